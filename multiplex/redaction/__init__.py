@@ -1,0 +1,17 @@
+"""Secret redaction (SPEC §9.1): known values (layer 1) and secret shapes (layer 2).
+
+A pure leaf: imports only the standard library and :mod:`multiplex._errors`.
+"""
+
+from multiplex.redaction._known import KnownValues, encoded_forms, looks_secret_name
+from multiplex.redaction._patterns import redact_patterns
+from multiplex.redaction._redactor import Redactor, redact_always
+
+__all__ = [
+    "KnownValues",
+    "Redactor",
+    "encoded_forms",
+    "looks_secret_name",
+    "redact_always",
+    "redact_patterns",
+]
