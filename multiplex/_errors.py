@@ -5,6 +5,7 @@
     MultiplexError(Exception)
     ├── ConfigError                       a config file or key is wrong (exit code 2)
     │   └── ProfileConfigError            ... inside one profile home
+    ├── RoutingError(LookupError)         no such profile, no route, or a profile not routable
     ├── UnscopedAccessError(LookupError)  a per-profile surface reached outside a turn
     ├── IsolationViolation                a turn wrote os.environ / changed the process cwd
     └── RuleSyntaxError(ValueError)       an allowlist or deny rule does not parse
@@ -23,6 +24,7 @@ __all__ = [
     "IsolationViolation",
     "MultiplexError",
     "ProfileConfigError",
+    "RoutingError",
     "RuleSyntaxError",
     "UnscopedAccessError",
 ]
@@ -61,6 +63,10 @@ class ConfigError(MultiplexError):
 
 class ProfileConfigError(ConfigError):
     """A profile home's ``config.yaml`` or ``.env`` is malformed."""
+
+
+class RoutingError(MultiplexError, LookupError):
+    """A turn names no served profile, matches no route, or its profile is broken."""
 
 
 class UnscopedAccessError(MultiplexError, LookupError):

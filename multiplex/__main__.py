@@ -1,0 +1,5 @@
+"""``python -m multiplex``."""
+
+from multiplex.cli import main
+
+main()

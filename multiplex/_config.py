@@ -1,0 +1,159 @@
+"""The supervisor config file, ``multiplex.yaml`` (SPEC §4)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from multiplex._errors import ConfigError
+from multiplex.profiles._yamlread import line_of, load_yaml_bytes
+
+__all__ = [
+    "CONFIG_ENV",
+    "GatewayConfig",
+    "ProfileEntry",
+    "RouteSpec",
+    "SupervisorConfig",
+    "WatchConfig",
+    "config_path_from",
+    "load_supervisor_config",
+]
+
+CONFIG_ENV = "MULTIPLEX_CONFIG"
+_ROUTE_FIELDS = ("platform", "user_id", "chat_id", "thread_id")
+
+
+def _ids_as_text(value: Any) -> Any:
+    # chat_id: 123 and chat_id: "123" name the same chat.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RouteSpec(_Model):
+    """One route: every field given must match the turn's."""
+
+    profile: str
+    platform: str | None = None
+    user_id: str | None = None
+    chat_id: str | None = None
+    thread_id: str | None = None
+
+    _coerce = field_validator(*_ROUTE_FIELDS, mode="before")(_ids_as_text)
+
+    @property
+    def specificity(self) -> tuple[bool, bool, bool, bool]:
+        """thread_id > chat_id > user_id > platform (SPEC §4)."""
+        return (
+            self.thread_id is not None,
+            self.chat_id is not None,
+            self.user_id is not None,
+            self.platform is not None,
+        )
+
+
+class ProfileEntry(_Model):
+    """An explicitly listed profile: a name in profiles_dir, or a name and a home."""
+
+    name: str
+    home: str
+
+
+class GatewayConfig(_Model):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+
+
+class WatchConfig(_Model):
+    mode: Literal["auto", "inotify", "polling", "off"] = "auto"
+    debounce_ms: int = Field(default=50, ge=0, le=60_000)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _bare_off(cls, value: Any) -> Any:
+        return "off" if value is False else value
+
+
+class SupervisorConfig(_Model):
+    """A validated ``multiplex.yaml``; relative paths are against its directory."""
+
+    profiles_dir: str = "profiles"
+    profiles: tuple[str | ProfileEntry, ...] | None = None
+    default_profile: str | None = "default"
+    routes: tuple[RouteSpec, ...] = ()
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    watch: WatchConfig = Field(default_factory=WatchConfig)
+    source: Path | None = None
+
+    @property
+    def base_dir(self) -> Path:
+        return self.source.parent if self.source is not None else Path.cwd()
+
+    @property
+    def default_is_explicit(self) -> bool:
+        return "default_profile" in self.model_fields_set
+
+    def homes(self) -> dict[str, Path]:
+        """Every profile home this config serves, by name, in a stable order."""
+        root = (self.base_dir / self.profiles_dir).resolve()
+        if self.profiles is None:
+            if not root.is_dir():
+                return {}
+            return {
+                d.name: d for d in sorted(root.iterdir()) if (d / "config.yaml").is_file()
+            }
+        homes: dict[str, Path] = {}
+        for entry in self.profiles:
+            if isinstance(entry, ProfileEntry):
+                homes[entry.name] = (self.base_dir / os.path.expanduser(entry.home)).resolve()
+            elif "/" in entry:
+                path = (self.base_dir / os.path.expanduser(entry)).resolve()
+                homes[path.name] = path
+            else:
+                homes[entry] = root / entry
+        return homes
+
+
+def config_path_from(option: str | Path | None) -> Path:
+    """``--config`` wins, then ``MULTIPLEX_CONFIG``, then ``./multiplex.yaml``."""
+    if option:
+        return Path(option)
+    return Path(os.environ.get(CONFIG_ENV) or "multiplex.yaml")
+
+
+def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> SupervisorConfig:
+    """Read and validate a supervisor config; ``ConfigError`` names file, key and line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if missing_ok:
+            return SupervisorConfig(source=path.resolve())
+        raise ConfigError("file not found", file=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", file=path) from None
+    try:
+        raw = load_yaml_bytes(data, file=path) if data.strip() else {}
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, file=path, line=exc.line) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError("the top level must be a mapping", file=path, line=1)
+    doc = {k: v for k, v in raw.items() if not (v is None and k != "default_profile" and k != "profiles")}
+    try:
+        return SupervisorConfig(**doc, source=path.resolve())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
+        key = ".".join(str(p) for p in loc) or None
+        message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":
+            message = "unknown key"
+        raise ConfigError(message, file=path, key=key, line=line_of(data, loc)) from None

@@ -1,0 +1,403 @@
+"""The approval gate: SPEC §7.2 in order, asking when it must, truthful always."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from multiplex._metrics import Metrics
+from multiplex.approval._checks import CheckInput, Conclusion, deny_set, run_static_checks
+from multiplex.approval._decision import (
+    DecidedBy,
+    Decision,
+    Outcome,
+    TraceStep,
+    Verdict,
+    VerdictOutcome,
+)
+from multiplex.approval._pending import Answer, Choice, PendingApproval, PendingTable, Resolution
+from multiplex.approval._prompt import Prompter, PromptUndeliverable
+from multiplex.approval._records import DecisionRecorder
+from multiplex.approval._sessions import SessionTable
+from multiplex.approval._smart import SmartApprover, consult
+from multiplex.approval.rules import exact_rule
+from multiplex.approval.shell import ParsedLine, parse_line
+from multiplex.profiles import Profile
+from multiplex.redaction import KnownValues
+from multiplex.scopes import ContextKind, ProfileScope, ProfileView
+
+__all__ = ["PENDING_KEY", "SESSIONS_KEY", "Gate"]
+
+log = logging.getLogger("multiplex.approval")
+SESSIONS_KEY = "approval.sessions"
+PENDING_KEY = "approval.pending"
+Listener = Callable[[str, PendingApproval], None]
+
+
+class Gate:
+    """Decides every command of every profile, each with that profile's rules.
+
+    ``evaluate`` is pure (``Supervisor.test``); ``decide`` may ask a human and
+    records the decision. A command may run only on ``Outcome.APPROVED``.
+    """
+
+    def __init__(
+        self,
+        *,
+        metrics: Metrics,
+        current_view: Callable[[str], ProfileView],
+        known_secrets: Callable[[], KnownValues],
+    ) -> None:
+        self._metrics = metrics
+        self._current_view = current_view
+        self.recorder = DecisionRecorder(metrics, known_secrets)
+        self._prompters: dict[tuple[str | None, str | None], Prompter] = {}
+        self._smart: dict[str | None, tuple[SmartApprover, float]] = {}
+        self._tables: dict[str, PendingTable] = {}
+        self._listeners: list[Listener] = []
+        self._lock = threading.Lock()
+
+    # -- per-profile state ------------------------------------------------------
+    def sessions(self, profile: Profile) -> SessionTable:
+        return profile.resource(SESSIONS_KEY, lambda p: SessionTable(p.name))
+
+    def pending(self, profile: Profile) -> PendingTable:
+        def create(p: Profile) -> PendingTable:
+            table = PendingTable(p.name)
+            table.subscribe(self._fan_out)
+            with self._lock:
+                self._tables[p.name] = table
+            return table
+
+        return profile.resource(PENDING_KEY, create)
+
+    def tables(self) -> dict[str, PendingTable]:
+        with self._lock:
+            return dict(self._tables)
+
+    def subscribe(self, listener: Listener) -> None:
+        """``listener(event, request)`` for every profile's approval events."""
+        self._listeners.append(listener)
+
+    def _fan_out(self, event: str, request: PendingApproval) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event, request)
+            except Exception:
+                log.exception("approval listener failed")
+
+    # -- who answers ------------------------------------------------------------
+    def set_prompter(
+        self, prompter: Prompter | None, *, profile: str | None = None, session: str | None = None
+    ) -> None:
+        """Register (or with None, remove) the prompter for interactive turns."""
+        key = (profile, session)
+        if prompter is None:
+            self._prompters.pop(key, None)
+        else:
+            self._prompters[key] = prompter
+
+    def _prompter_for(self, scope: ProfileScope) -> Prompter | None:
+        for key in ((scope.name, scope.session), (scope.name, None), (None, None)):
+            if key in self._prompters:
+                return self._prompters[key]
+        return None
+
+    def set_smart_approver(
+        self, approver: SmartApprover | None, *, profile: str | None = None, timeout: float = 10.0
+    ) -> None:
+        """The approver consulted in ``mode: smart`` (per profile, or for all)."""
+        if approver is None:
+            self._smart.pop(profile, None)
+        else:
+            self._smart[profile] = (approver, timeout)
+
+    def _can_answer(self, scope: ProfileScope) -> bool:
+        # SPEC §7.4: gateway/api turns are answered through the API; interactive
+        # ones need a registered prompter; cron/webhook/single_query: nobody.
+        if scope.context.unattended:
+            return False
+        if scope.context in (ContextKind.GATEWAY, ContextKind.API):
+            return True
+        return self._prompter_for(scope) is not None
+
+    # -- evaluation -------------------------------------------------------------
+    def _inputs(self, scope: ProfileScope, parsed: ParsedLine) -> tuple[CheckInput, ProfileView]:
+        # Rules come from the profile's CURRENT epoch and live store: a
+        # revocation takes effect at once, even inside a running turn.
+        view = self._current_view(scope.name)
+        session = self.sessions(scope.profile).get(scope.session)
+        data = CheckInput(
+            parsed=parsed,
+            approvals=view.approvals,
+            backend=view.backend,
+            host_access=view.host_access,
+            allowlist=scope.profile.allowlist.ruleset(),
+            session_grants=session.grants,
+            session_yolo=session.yolo,
+        )
+        return data, view
+
+    def evaluate(self, scope: ProfileScope, command: str) -> Verdict:
+        """What the gate would do (steps 1-9, then "ask"); writes nothing, asks nobody."""
+        parsed = parse_line(command)
+        data, view = self._inputs(scope, parsed)
+        trace, end, _finding = run_static_checks(data)
+        if end is None:
+            if view.approvals.mode == "smart":
+                has = scope.name in self._smart or None in self._smart
+                trace.append(
+                    TraceStep(
+                        "smart",
+                        "skipped",
+                        "would consult the smart approver" if has else "no approver configured",
+                    )
+                )
+            end = self._unattended(scope, view, trace) or Conclusion(
+                "ask", "a human must approve", None, None, "ask"
+            )
+            if end.step == "ask":
+                trace.append(TraceStep("ask", "ask", f"context {scope.context.value}"))
+        return Verdict(
+            profile=scope.name,
+            command=command,
+            outcome=VerdictOutcome(end.outcome),
+            cause=end.cause,
+            decided_by=end.decided_by,
+            rule=end.rule,
+            segments=tuple(c.argv for c in parsed.commands),
+            trace=tuple(trace),
+        )
+
+    def _unattended(
+        self, scope: ProfileScope, view: ProfileView, trace: list[TraceStep]
+    ) -> Conclusion | None:
+        if self._can_answer(scope):
+            trace.append(
+                TraceStep("unattended", "pass", f"context {scope.context.value} can answer")
+            )
+            return None
+        policy = view.approvals.unattended
+        cause = f"unattended: {scope.context.value}"
+        outcome = "approved" if policy == "approve" else "blocked"
+        trace.append(TraceStep("unattended", outcome, f"approvals.unattended: {policy}"))
+        return Conclusion(outcome, cause, DecidedBy.POLICY, None, "unattended")
+
+    def decide(self, scope: ProfileScope, command: str, *, run_id: str | None = None) -> Decision:
+        """Decide one command: steps 1-11; may wait for a human; always recorded."""
+        parsed = parse_line(command)
+        data, view = self._inputs(scope, parsed)
+        trace, end, _finding = run_static_checks(data)
+        choice: str | None = None
+        if end is None:
+            end = self._smart_step(scope, view, command, trace) or self._unattended(
+                scope, view, trace
+            )
+        if end is None:
+            decision, choice = self._ask(scope, view, command, parsed, run_id)
+        else:
+            outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
+            decision = Decision(
+                outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
+            )
+        decision = self.recheck(scope, command, parsed, decision)
+        self.recorder.record(
+            profile=scope.name,
+            home=scope.home,
+            session=scope.session,
+            turn_id=scope.turn_id,
+            context=scope.context.value,
+            command=command,
+            decision=decision,
+            choice=choice,
+        )
+        return decision
+
+    def _smart_step(
+        self, scope: ProfileScope, view: ProfileView, command: str, trace: list[TraceStep]
+    ) -> Conclusion | None:
+        if view.approvals.mode != "smart":
+            return None
+        entry = self._smart.get(scope.name) or self._smart.get(None)
+        if entry is None:
+            trace.append(TraceStep("smart", "escalate", "no approver configured"))
+            return None
+        verdict, detail = consult(entry[0], command, scope, entry[1])
+        trace.append(TraceStep("smart", verdict, detail))
+        if verdict == "approve":
+            return Conclusion("approved", detail, DecidedBy.SMART, None, "smart")
+        if verdict == "deny":
+            return Conclusion("blocked", detail, DecidedBy.SMART, None, "smart")
+        return None
+
+    # -- asking -----------------------------------------------------------------
+    def _ask(
+        self,
+        scope: ProfileScope,
+        view: ProfileView,
+        command: str,
+        parsed: ParsedLine,
+        run_id: str | None,
+    ) -> tuple[Decision, str]:
+        table = self.pending(scope.profile)
+        request = PendingApproval(
+            profile=scope.name,
+            session=scope.session,
+            turn_id=scope.turn_id,
+            command=command,
+            display=self.recorder.redact(command),
+            timeout=view.approvals.timeout,
+            context=scope.context.value,
+            run_id=run_id,
+            key=(scope.name, scope.session, command),
+        )
+        request.parent_turns = frozenset(_ancestors(scope))
+        target, leader = table.open(request)
+        if leader:
+            self._metrics.pending.labels(scope.name).inc()
+            self._deliver(scope, target)
+        resolution = target.wait()
+        if leader:
+            table.close(target)
+            self._metrics.pending.labels(scope.name).dec()
+        return self._resolved(scope, view, parsed, resolution, leader)
+
+    def _deliver(self, scope: ProfileScope, request: PendingApproval) -> None:
+        if scope.context is not ContextKind.INTERACTIVE:
+            return  # gateway/api: listeners (SSE, /v1/approvals) carry it
+        prompter = self._prompter_for(scope)
+        try:
+            if prompter is None:
+                raise PromptUndeliverable("no prompter is registered")
+            prompter.deliver(request)
+        except PromptUndeliverable as exc:
+            request.cancel(f"prompt could not be delivered: {exc}")
+        except Exception as exc:  # a raising prompter is "cancelled", never "denied"
+            request.cancel(f"prompt callback raised {type(exc).__name__}")
+
+    def _resolved(
+        self,
+        scope: ProfileScope,
+        view: ProfileView,
+        parsed: ParsedLine,
+        res: Resolution,
+        leader: bool,
+    ) -> tuple[Decision, str]:
+        epoch, waited = view.epoch, res.waited_ms
+        if res.timed_out:
+            cause = f"no answer within {view.approvals.timeout:g}s"
+            return Decision(
+                Outcome.TIMEOUT, cause, DecidedBy.NOBODY, None, epoch, waited
+            ), "timeout"
+        if res.answer is None:
+            cause = res.cancelled or "withdrawn"
+            return Decision(
+                Outcome.CANCELLED, cause, DecidedBy.NOBODY, None, epoch, waited
+            ), "cancelled"
+        answer = res.answer
+        if answer.choice is Choice.DENY:
+            cause = f"denied by user: {answer.reason}" if answer.reason else "denied by user"
+            return Decision(Outcome.DENIED, cause, DecidedBy.USER, None, epoch, waited), "deny"
+        rules = self._rules_for(parsed, answer)
+        if leader and answer.choice is Choice.SESSION and rules:
+            self.sessions(scope.profile).grant(scope.session, rules)
+        if leader and answer.choice is Choice.ALWAYS and rules:
+            for rule in rules:
+                scope.profile.allowlist.grant(rule)  # never raises on a failed write
+        saved = "; ".join(rules) if answer.choice is not Choice.ONCE and rules else None
+        cause = f"approved by user ({answer.choice.value})"
+        return Decision(
+            Outcome.APPROVED, cause, DecidedBy.USER, saved, epoch, waited
+        ), answer.choice.value
+
+    @staticmethod
+    def _rules_for(parsed: ParsedLine, answer: Answer) -> list[str]:
+        # SPEC §5: an "always" saves the exact command (or the approver's prefix),
+        # never a detector category. An unparseable line saves nothing.
+        if answer.rule:
+            return [answer.rule]
+        if parsed.error is not None:
+            return []
+        rules: list[str] = []
+        for command in parsed.commands:
+            if command.argv and not command.writes_file:
+                text = exact_rule(command.argv).text
+                if text not in rules:
+                    rules.append(text)
+        return rules
+
+    # -- step 11 ------------------------------------------------------------------
+    def recheck(
+        self, scope: ProfileScope, command: str, parsed: ParsedLine, decision: Decision
+    ) -> Decision:
+        """Just before running: a deny added or the granting rule revoked meanwhile blocks."""
+        if not decision.approved:
+            return decision
+        view = self._current_view(scope.name)
+        if view.epoch != decision.epoch:
+            deny = deny_set(view.approvals.deny)
+            for argv in parsed.match_argvs():
+                rule = deny.match(argv)
+                if rule is not None:
+                    return Decision(
+                        Outcome.BLOCKED,
+                        "revoked while waiting: deny rule added",
+                        DecidedBy.RULE,
+                        rule.text,
+                        view.epoch,
+                        decision.waited_ms,
+                    )
+        if decision.decided_by is DecidedBy.RULE:
+            store = scope.profile.allowlist.ruleset()
+            grants = self.sessions(scope.profile).get(scope.session).grants
+            if not all(store.matches(c.argv) or grants.matches(c.argv) for c in parsed.commands):
+                return Decision(
+                    Outcome.BLOCKED,
+                    "revoked while waiting: allowlist rule removed",
+                    DecidedBy.RULE,
+                    decision.rule,
+                    view.epoch,
+                    decision.waited_ms,
+                )
+        return decision
+
+    # -- ending waits -------------------------------------------------------------
+    def cancel_turn(self, scope: ProfileScope) -> None:
+        """A turn ended: its waits, and its delegated children's, are withdrawn."""
+        table = scope.profile.resources(PENDING_KEY).get(PENDING_KEY)
+        if isinstance(table, PendingTable) and len(table):
+            table.cancel_where(
+                lambda r: r.turn_id == scope.turn_id,
+                "the turn ended before the prompt was answered",
+            )
+            table.cancel_where(lambda r: scope.turn_id in r.parent_turns, "parent delegation ended")
+
+    def reset_session(self, profile: Profile, session: str, cause: str = "session reset") -> int:
+        """Drop the session's grants and yolo and cancel its waits (``/new``, ``/reset``)."""
+        self.sessions(profile).reset(session)
+        return self.pending(profile).cancel_where(lambda r: r.session == session, cause)
+
+    def cancel_run(self, run_id: str, cause: str = "run cancelled") -> int:
+        return sum(
+            t.cancel_where(lambda r: r.run_id == run_id, cause) for t in self.tables().values()
+        )
+
+    def cancel_all(self, cause: str) -> int:
+        return sum(t.cancel_where(lambda r: True, cause) for t in self.tables().values())
+
+    def find(self, approval_id: str) -> PendingApproval | None:
+        for table in self.tables().values():
+            request = table.get(approval_id)
+            if request is not None:
+                return request
+        return None
+
+
+def _ancestors(scope: ProfileScope) -> list[str]:
+    ids: list[str] = []
+    parent = scope.parent
+    while parent is not None:
+        ids.append(parent.turn_id)
+        parent = parent.parent
+    return ids

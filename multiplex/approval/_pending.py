@@ -1,0 +1,206 @@
+"""Approval requests that wait for a human, and every way a wait ends (SPEC §7.3, §7.5).
+
+A request is resolved exactly once: answered (once/session/always/deny),
+cancelled with a cause (nobody answered), or timed out. Identical concurrent
+requests in one session are coalesced: followers wait on the leader and get
+its resolution, cancellation cause included.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+__all__ = [
+    "Answer",
+    "Choice",
+    "PendingApproval",
+    "PendingTable",
+    "Resolution",
+]
+
+
+class Choice(enum.StrEnum):
+    """A human's answer to an approval request."""
+
+    ONCE = "once"
+    SESSION = "session"
+    ALWAYS = "always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the approver said; ``rule`` is the prefix chosen for ``always``/``session``."""
+
+    choice: Choice
+    rule: str | None = None
+    reason: str | None = None
+    by: str = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """How a wait ended: exactly one of ``answer``, ``cancelled`` or ``timed_out``."""
+
+    answer: Answer | None = None
+    cancelled: str | None = None
+    timed_out: bool = False
+    waited_ms: int = 0
+
+
+_ids = itertools.count(1)
+_PREFIX = os.urandom(3).hex()
+
+
+class PendingApproval:
+    """One open approval request of one profile's session."""
+
+    def __init__(
+        self,
+        *,
+        profile: str,
+        session: str,
+        turn_id: str,
+        command: str,
+        display: str,
+        timeout: float,
+        context: str,
+        run_id: str | None,
+        key: tuple[str, str, str],
+    ) -> None:
+        self.id = f"ap-{_PREFIX}-{next(_ids)}"
+        self.profile = profile
+        self.session = session
+        self.turn_id = turn_id
+        self.command = command
+        self.display = display  # redacted text shown to approvers
+        self.context = context
+        self.run_id = run_id
+        self.key = key
+        self.created_at = time.time()
+        self.expires_at = self.created_at + timeout
+        self.parent_turns: frozenset[str] = frozenset()
+        self._started = time.monotonic()
+        self._timeout = timeout
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._resolution: Resolution | None = None
+
+    @property
+    def open(self) -> bool:
+        return not self._done.is_set()
+
+    @property
+    def resolution(self) -> Resolution | None:
+        return self._resolution
+
+    def _resolve(self, resolution: Resolution) -> bool:
+        with self._lock:
+            if self._resolution is not None:
+                return False
+            waited = int((time.monotonic() - self._started) * 1000)
+            self._resolution = Resolution(
+                resolution.answer, resolution.cancelled, resolution.timed_out, waited
+            )
+        self._done.set()
+        return True
+
+    def answer(self, answer: Answer) -> bool:
+        """Record a human's answer; False if the request was already resolved."""
+        return self._resolve(Resolution(answer=answer))
+
+    def cancel(self, cause: str) -> bool:
+        """End the wait with nobody having answered; the cause says why."""
+        return self._resolve(Resolution(cancelled=cause))
+
+    def wait(self) -> Resolution:
+        """Block until resolved or ``approvals.timeout`` passes."""
+        remaining = self._timeout - (time.monotonic() - self._started)
+        if not self._done.wait(max(0.0, remaining)):
+            self._resolve(Resolution(timed_out=True))
+        resolution = self._resolution
+        assert resolution is not None
+        return resolution
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "approval_id": self.id,
+            "profile": self.profile,
+            "session": self.session,
+            "run_id": self.run_id,
+            "command": self.display,
+            "context": self.context,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+        }
+
+
+Listener = Callable[[str, PendingApproval], None]
+
+
+class PendingTable:
+    """The open approval requests of ONE profile (a per-profile resource)."""
+
+    def __init__(self, profile: str) -> None:
+        self.profile = profile
+        self._lock = threading.Lock()
+        self._open: dict[str, PendingApproval] = {}
+        self._by_key: dict[tuple[str, str, str], PendingApproval] = {}
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        """``listener(event, request)`` for approval.request / .resolved / .cancelled."""
+        self._listeners.append(listener)
+
+    def _emit(self, event: str, request: PendingApproval) -> None:
+        for listener in list(self._listeners):
+            listener(event, request)
+
+    def open(self, request: PendingApproval) -> tuple[PendingApproval, bool]:
+        """Register ``request``, or return the identical open one it follows.
+
+        Returns ``(request_to_wait_on, is_leader)``.
+        """
+        with self._lock:
+            leader = self._by_key.get(request.key)
+            if leader is not None and leader.open:
+                return leader, False
+            self._open[request.id] = request
+            self._by_key[request.key] = request
+        self._emit("approval.request", request)
+        return request, True
+
+    def close(self, request: PendingApproval) -> None:
+        """Forget a resolved request and tell listeners how it ended."""
+        with self._lock:
+            self._open.pop(request.id, None)
+            if self._by_key.get(request.key) is request:
+                del self._by_key[request.key]
+        resolution = request.resolution
+        if resolution is not None and resolution.answer is not None:
+            self._emit("approval.resolved", request)
+        else:
+            self._emit("approval.cancelled", request)
+
+    def get(self, approval_id: str) -> PendingApproval | None:
+        return self._open.get(approval_id)
+
+    def list_open(self) -> list[PendingApproval]:
+        with self._lock:
+            return [r for r in self._open.values() if r.open]
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def cancel_where(self, predicate: Callable[[PendingApproval], bool], cause: str) -> int:
+        """Cancel every open request matching ``predicate``; return how many."""
+        targets: Iterable[PendingApproval]
+        with self._lock:
+            targets = [r for r in self._open.values() if predicate(r)]
+        return sum(1 for r in targets if r.cancel(cause))

@@ -1,0 +1,96 @@
+"""Every decision counted, logged (redacted) and announced (SPEC §7.6)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from multiplex._metrics import Metrics
+from multiplex.approval._decision import Decision
+from multiplex.redaction import KnownValues, redact_always
+
+__all__ = ["DecisionRecorder", "PostApprovalResponse"]
+
+log = logging.getLogger("multiplex.approval")
+
+
+class PostApprovalResponse(Protocol):
+    """Hook called after every ASKED approval, answered or not.
+
+    ``choice`` is ``once``/``session``/``always``/``deny`` when a human answered,
+    ``cancelled`` or ``timeout`` when nobody did.
+    """
+
+    def __call__(
+        self, decision: Decision, *, choice: str, profile: str, session: str, command: str
+    ) -> None: ...
+
+
+class DecisionRecorder:
+    """Counts, logs and announces decisions; never raises into the gate."""
+
+    def __init__(self, metrics: Metrics, known_secrets: Callable[[], KnownValues]) -> None:
+        self._metrics = metrics
+        self._known = known_secrets
+        self.post_approval_response: list[PostApprovalResponse] = []
+
+    def redact(self, text: str) -> str:
+        """Audit-grade redaction: every profile's known values and every pattern."""
+        return redact_always(text, self._known())
+
+    def record(
+        self,
+        *,
+        profile: str,
+        home: Path,
+        session: str,
+        turn_id: str,
+        context: str,
+        command: str,
+        decision: Decision,
+        choice: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self._metrics.decisions.labels(
+            profile, decision.outcome.value, decision.decided_by.value
+        ).inc()
+        entry = {
+            "ts": time.time(),
+            "profile": profile,
+            "session": session,
+            "turn": turn_id,
+            "context": context,
+            "command": self.redact(command),
+            "outcome": decision.outcome.value,
+            "cause": self.redact(decision.cause),
+            "decided_by": decision.decided_by.value,
+            "rule": decision.rule,
+            "epoch": decision.epoch,
+            "waited_ms": decision.waited_ms,
+            **({"choice": choice} if choice else {}),
+            **(extra or {}),
+        }
+        try:
+            logs = home / "logs"
+            logs.mkdir(exist_ok=True)
+            # One write of one line in append mode: concurrent writers never interleave.
+            with (logs / "decisions.jsonl").open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            log.warning("profile %s: cannot append decisions.jsonl: %s", profile, exc.strerror)
+        if choice is not None:
+            for hook in list(self.post_approval_response):
+                try:
+                    hook(
+                        decision,
+                        choice=choice,
+                        profile=profile,
+                        session=session,
+                        command=self.redact(command),
+                    )
+                except Exception:
+                    log.exception("post_approval_response hook failed")

@@ -1,0 +1,51 @@
+"""The approval layer's per-profile surfaces, registered for the audit (SPEC §6.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from multiplex.approval._gate import PENDING_KEY, SESSIONS_KEY
+from multiplex.approval._pending import PendingTable
+from multiplex.approval._sessions import SessionTable
+from multiplex.scopes import ProfileScope, register_surface
+
+__all__: list[str] = []
+
+
+def _sessions(scope: ProfileScope) -> SessionTable | None:
+    found = scope.profile.resources(SESSIONS_KEY).get(SESSIONS_KEY)
+    return found if isinstance(found, SessionTable) else None
+
+
+def _render_sessions(table: SessionTable | None) -> dict[str, Any]:
+    if table is None:
+        return {}
+    return {
+        name: {"grants": sorted(state.grants.texts()), "yolo": state.yolo}
+        for name, state in sorted(table.sessions().items())
+    }
+
+
+def _pending(scope: ProfileScope) -> PendingTable | None:
+    found = scope.profile.resources(PENDING_KEY).get(PENDING_KEY)
+    return found if isinstance(found, PendingTable) else None
+
+
+def _render_pending(table: PendingTable | None) -> list[str]:
+    return [] if table is None else sorted(r.display for r in table.list_open())
+
+
+register_surface(
+    "session_grants",
+    _sessions,
+    render=_render_sessions,
+    description="session grants and session yolo",
+    owns=(SESSIONS_KEY,),
+)
+register_surface(
+    "pending_approvals",
+    _pending,
+    render=_render_pending,
+    description="open approval requests",
+    owns=(PENDING_KEY,),
+)

@@ -1,0 +1,69 @@
+"""``multiplex allowlist list|add|remove -p NAME`` (SPEC §8, §12).
+
+These go through the same lock and reconcile as a running supervisor, so they
+are safe while it runs; its watcher picks the change up.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from multiplex.approval.rules import parse_rule
+from multiplex.cli._app import app, emit_json, state_of
+from multiplex.profiles import AllowlistStore
+
+allowlist_app = typer.Typer(help="The permanent allowlist of a profile.", no_args_is_help=True)
+app.add_typer(allowlist_app, name="allowlist")
+
+ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name.")]
+
+
+def _store(ctx: typer.Context, name: str) -> AllowlistStore:
+    home = state_of(ctx).home_of(name)
+    return AllowlistStore(home / "config.yaml")
+
+
+@allowlist_app.command("list")
+def list_rules(
+    ctx: typer.Context,
+    profile: ProfileOpt,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The rules on disk (sorted)."""
+    rules = sorted(_store(ctx, profile).rules())
+    if as_json:
+        emit_json(rules)
+    else:
+        for rule in rules:
+            typer.echo(rule)
+
+
+@allowlist_app.command("add")
+def add_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
+    """Add a rule (written under the cross-process lock)."""
+    parse_rule(rule)  # a bad rule is exit 2 before anything is touched
+    store = _store(ctx, profile)
+    store.grant(rule)
+    if store.unsaved:
+        raise typer.Exit(_unsaved(store))
+    typer.echo(f"added: {rule}")
+
+
+@allowlist_app.command("remove")
+def remove_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
+    """Revoke a rule: an explicit revocation, effective at once in a running supervisor."""
+    store = _store(ctx, profile)
+    if rule.strip() not in store.rules():
+        typer.echo(f"multiplex: error: {store.config_path}: command_allowlist: no rule {rule!r}", err=True)
+        raise typer.Exit(2)
+    store.revoke(rule)
+    if rule.strip() in store.rules():
+        raise typer.Exit(_unsaved(store))
+    typer.echo(f"removed: {rule}")
+
+
+def _unsaved(store: AllowlistStore) -> int:
+    typer.echo(f"multiplex: error: {store.config_path}: command_allowlist: could not write the file (see the warning above)", err=True)
+    return 2

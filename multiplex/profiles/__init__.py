@@ -1,0 +1,33 @@
+"""Profile homes: config schema, loading, the allowlist store, YAML round trip (SPEC §3, §8)."""
+
+from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
+from multiplex.profiles._credentials import CredentialFile, plan_credential_files
+from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
+from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
+from multiplex.profiles._profile import Profile, ProfileState, ReloadResult
+from multiplex.profiles._schema import (
+    ApprovalSettings,
+    ProfileSettings,
+    SecuritySettings,
+    TerminalSettings,
+)
+
+__all__ = [
+    "AllowlistStore",
+    "ApprovalSettings",
+    "CredentialFile",
+    "LoadedConfig",
+    "Profile",
+    "ProfileSettings",
+    "ProfileState",
+    "ReconcileResult",
+    "ReloadResult",
+    "SecuritySettings",
+    "TerminalSettings",
+    "load_config",
+    "parse_config",
+    "parse_dotenv",
+    "plan_credential_files",
+    "read_allowlist",
+    "read_dotenv",
+]

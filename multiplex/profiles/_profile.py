@@ -1,0 +1,258 @@
+"""One served profile home and the per-profile resources it owns (SPEC §3, §6.1)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal, TypeVar
+
+from multiplex._errors import ProfileConfigError
+from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
+from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_secret_file
+from multiplex.profiles._dotenv import parse_dotenv
+from multiplex.profiles._loader import parse_config
+from multiplex.profiles._schema import ProfileSettings
+from multiplex.redaction import KnownValues, looks_secret_name
+
+__all__ = ["Profile", "ProfileState", "ReloadResult"]
+
+log = logging.getLogger("multiplex.profiles")
+T = TypeVar("T")
+_MAX_ENV_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileState:
+    """One config epoch of a profile: everything read from its files, validated."""
+
+    settings: ProfileSettings
+    dotenv: Mapping[str, str]
+    credentials: tuple[CredentialFile, ...]
+    known_secrets: KnownValues
+    secrets_digest: str
+    epoch: int
+    digest: str
+    warnings: tuple[str, ...]
+    loaded_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadResult:
+    """What one reload did: ``unchanged``, ``ok`` (new epoch) or ``error`` (kept the last good)."""
+
+    result: Literal["unchanged", "ok", "error"]
+    epoch: int
+    error: str | None = None
+    allowlist: ReconcileResult | None = None
+    mtime: float | None = None
+
+
+@dataclass(slots=True)
+class _Files:
+    config: bytes
+    env: bytes
+    mtime: float
+    digest: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.digest = hashlib.sha256(self.config + b"\0" + self.env).hexdigest()
+
+
+class Profile:
+    """A profile home served by this process.
+
+    It owns every per-profile resource (allowlist store, caches, session state,
+    pending approvals, ...) — nothing per-profile lives in process globals. A
+    broken config never raises out of :meth:`reload`: the profile keeps its last
+    good state (or has none, and is not routable) and reports the error.
+    """
+
+    def __init__(self, name: str, home: Path) -> None:
+        self.name = name
+        self.home = home.resolve()
+        self.config_path = self.home / "config.yaml"
+        self.env_path = self.home / ".env"
+        self._state: ProfileState | None = None
+        self._store: AllowlistStore | None = None
+        self._error: str | None = None
+        self._digest: str | None = None
+        self._last_reload: float | None = None
+        self._lock = threading.RLock()
+        self._resources: dict[str, object] = {}
+        self._listeners: list[Callable[[Profile, ReloadResult], None]] = []
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def status(self) -> Literal["ok", "error"]:
+        return "error" if self._error is not None else "ok"
+
+    @property
+    def error(self) -> str | None:
+        """The last load or reload error (one line), or None."""
+        return self._error
+
+    @property
+    def loaded(self) -> bool:
+        """Whether a valid config was ever loaded (only then is it routable)."""
+        return self._state is not None
+
+    @property
+    def state(self) -> ProfileState:
+        state = self._state
+        if state is None:
+            raise ProfileConfigError(self._error or "not loaded", file=self.config_path)
+        return state
+
+    @property
+    def epoch(self) -> int:
+        return self._state.epoch if self._state is not None else 0
+
+    @property
+    def last_reload(self) -> float | None:
+        return self._last_reload
+
+    @property
+    def allowlist(self) -> AllowlistStore:
+        store = self._store
+        if store is None:
+            raise ProfileConfigError(self._error or "not loaded", file=self.config_path)
+        return store
+
+    def resource(self, key: str, factory: Callable[[Profile], T]) -> T:
+        """The profile's own instance of a per-profile resource, created once."""
+        try:
+            return self._resources[key]  # type: ignore[return-value]
+        except KeyError:
+            with self._lock:
+                if key not in self._resources:
+                    self._resources[key] = factory(self)
+                return self._resources[key]  # type: ignore[return-value]
+
+    @property
+    def resource_keys(self) -> tuple[str, ...]:
+        return tuple(self._resources)
+
+    def resources(self, prefix: str = "") -> dict[str, object]:
+        """The per-profile resources whose key starts with ``prefix``."""
+        return {k: v for k, v in list(self._resources.items()) if k.startswith(prefix)}
+
+    def on_reload(self, listener: Callable[[Profile, ReloadResult], None]) -> None:
+        self._listeners.append(listener)
+
+    # -- loading -------------------------------------------------------------
+    def reload(self) -> ReloadResult:
+        """Re-read config.yaml and .env; a valid change makes a new epoch."""
+        with self._lock:
+            result = self._reload_locked()
+        for listener in self._listeners:
+            listener(self, result)
+        return result
+
+    def _reload_locked(self) -> ReloadResult:
+        self._last_reload = time.time()
+        try:
+            files = self._read_files()
+            if files.digest == self._digest and self._state is not None:
+                return ReloadResult("unchanged", self.epoch)  # touch-only or re-save
+            new = self._build_state(files)
+        except ProfileConfigError as exc:
+            self._error = str(exc)
+            log.warning("profile %s: %s", self.name, exc)
+            return ReloadResult("error", self.epoch, error=str(exc))
+        self._digest = files.digest
+        self._error = None
+        old = self._state
+        if self._store is None:
+            self._store = AllowlistStore(self.config_path, initial=new.settings.command_allowlist)
+            reconciled = None
+        else:
+            reconciled = self._store.reconcile(new.settings.command_allowlist)
+        if old is not None and _same_effect(old, new) and not (
+            reconciled and (reconciled.added or reconciled.removed)
+        ):
+            # Our own allowlist write (or a no-op edit): same settings, same epoch.
+            self._state = _with_epoch(new, old.epoch)
+            return ReloadResult("unchanged", old.epoch, allowlist=reconciled, mtime=files.mtime)
+        self._state = _with_epoch(new, (old.epoch if old else 0) + 1)
+        for warning in new.warnings:
+            log.warning("%s", warning)
+        return ReloadResult("ok", self._state.epoch, allowlist=reconciled, mtime=files.mtime)
+
+    def _read_files(self) -> _Files:
+        try:
+            config = self.config_path.read_bytes()
+            mtime = self.config_path.stat().st_mtime
+        except FileNotFoundError:
+            config, mtime = b"", 0.0
+        except OSError as exc:
+            raise ProfileConfigError(f"cannot read: {exc.strerror}", file=self.config_path) from None
+        try:
+            env = self.env_path.read_bytes()
+        except FileNotFoundError:
+            env = b""
+        except OSError as exc:
+            raise ProfileConfigError(f"cannot read: {exc.strerror}", file=self.env_path) from None
+        if len(env) > _MAX_ENV_BYTES:
+            raise ProfileConfigError("file is larger than 1 MiB; refused", file=self.env_path)
+        return _Files(config, env, mtime)
+
+    def _build_state(self, files: _Files) -> ProfileState:
+        loaded = parse_config(files.config, file=self.config_path)
+        try:
+            env_text = files.env.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProfileConfigError("not valid UTF-8", file=self.env_path) from None
+        dotenv = parse_dotenv(env_text, file=self.env_path)
+        creds, cred_warnings = plan_credential_files(
+            self.home, loaded.settings.terminal.credential_files, config=self.config_path
+        )
+        secrets = [v for k, v in dotenv.items() if looks_secret_name(k)]
+        for cred in creds:
+            secrets.extend(_secret_parts(read_secret_file(cred.source)))
+        return ProfileState(
+            settings=loaded.settings,
+            dotenv=MappingProxyType(dict(dotenv)),
+            credentials=creds,
+            known_secrets=KnownValues(secrets),
+            secrets_digest=hashlib.sha256("\0".join(sorted(secrets)).encode()).hexdigest(),
+            epoch=0,
+            digest=files.digest,
+            warnings=loaded.warnings + cred_warnings,
+            loaded_at=time.time(),
+        )
+
+    def __repr__(self) -> str:
+        return f"Profile({self.name!r}, home={str(self.home)!r}, status={self.status!r})"
+
+
+def _secret_parts(content: str) -> list[str]:
+    # The whole file, and each long token-like line (keys, PEM bodies, JSON values
+    # would otherwise leak line by line).
+    parts = [content.strip()]
+    parts.extend(
+        line.strip() for line in content.splitlines() if len(line.strip()) >= 20 and " " not in line.strip()
+    )
+    return [p for p in parts if p]
+
+
+def _same_effect(old: ProfileState, new: ProfileState) -> bool:
+    strip = {"command_allowlist": ()}
+    return (
+        old.settings.model_copy(update=strip) == new.settings.model_copy(update=strip)
+        and dict(old.dotenv) == dict(new.dotenv)
+        and old.credentials == new.credentials
+        and old.secrets_digest == new.secrets_digest
+    )
+
+
+def _with_epoch(state: ProfileState, epoch: int) -> ProfileState:
+    return ProfileState(
+        state.settings, state.dotenv, state.credentials, state.known_secrets,
+        state.secrets_digest, epoch, state.digest, state.warnings, state.loaded_at,
+    )

@@ -1,0 +1,139 @@
+"""The validated shape of a profile's ``config.yaml`` (SPEC §3.1).
+
+One ``ProfileSettings`` instance per home, built only from that home's file: the
+process environment never feeds it (``settings_customise_sources`` keeps only the
+values passed in).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+__all__ = [
+    "APPROVAL_TIMEOUT_MAX",
+    "APPROVAL_TIMEOUT_MIN",
+    "ApprovalSettings",
+    "Backend",
+    "ProfileSettings",
+    "SecuritySettings",
+    "TerminalSettings",
+    "clamp_timeout",
+]
+
+Backend = Literal["local", "docker", "ssh", "singularity", "modal", "daytona"]
+APPROVAL_TIMEOUT_MIN = 1.0
+APPROVAL_TIMEOUT_MAX = 31_536_000.0
+DEFAULT_PROTECTED = ("AGENTS.md", "SOUL.md", ".env", "config.yaml")
+
+
+class _Section(BaseModel):
+    # Unknown keys inside a section are kept out of the model; the loader warns.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class TerminalSettings(_Section):
+    """``terminal:`` — where and how a profile's commands run."""
+
+    backend: Backend = "local"
+    cwd: StrictStr | None = None
+    env: dict[StrictStr, StrictStr] = Field(default_factory=dict)
+    env_passthrough: tuple[StrictStr, ...] = ()
+    credential_files: tuple[StrictStr, ...] = ()
+    host_mounts: tuple[StrictStr, ...] = ()
+    timeout: float = Field(default=180.0, gt=0, allow_inf_nan=False)
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _scalars_to_text(cls, value: Any) -> Any:
+        # `PORT: 8080` is a number in YAML; a command env only holds text.
+        if isinstance(value, dict):
+            return {
+                k: (str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
+                for k, v in value.items()
+            }
+        return value
+
+    @field_validator("credential_files")
+    @classmethod
+    def _relative_inside_home(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # SPEC §3.1: paths relative to the home; no absolute paths, no "..".
+        for item in value:
+            if not item or item.startswith(("/", "~")):
+                raise ValueError(f"{item!r} must be a path relative to the profile home")
+            if ".." in item.replace("\\", "/").split("/"):
+                raise ValueError(f"{item!r} must not contain '..'")
+        return value
+
+
+class ApprovalSettings(_Section):
+    """``approvals:`` — how the gate decides for this profile."""
+
+    mode: Literal["manual", "strict", "smart", "off"] = "manual"
+    deny: tuple[StrictStr, ...] = ()
+    timeout: float = 300.0
+    unattended: Literal["deny", "approve"] = "deny"
+    protected_files: tuple[StrictStr, ...] = DEFAULT_PROTECTED
+    yolo: StrictBool = False
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _bare_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as False (SPEC §3.1).
+        return "off" if value is False else value
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        # YAML 1.1 reads `1e18` (no dot) as text; it is still a number of seconds.
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("must be a number of seconds")
+        return value
+
+
+class SecuritySettings(_Section):
+    """``security:``."""
+
+    redact_secrets: StrictBool = True
+
+
+class ProfileSettings(BaseSettings):
+    """Everything a profile's ``config.yaml`` can say, with SPEC defaults."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore")
+
+    terminal: TerminalSettings = Field(default_factory=TerminalSettings)
+    command_allowlist: tuple[StrictStr, ...] = ()
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # SPEC §3.1: process environment variables never override a profile.
+        return (init_settings,)
+
+
+def clamp_timeout(value: float) -> tuple[float, str | None]:
+    """Clamp an approval timeout into its range; return the value and a warning."""
+    if math.isnan(value):
+        return 300.0, "is not a number; using the default 300"
+    if value < APPROVAL_TIMEOUT_MIN:
+        return APPROVAL_TIMEOUT_MIN, f"{value:g} is below the minimum {APPROVAL_TIMEOUT_MIN:.0f}; clamped"
+    if value > APPROVAL_TIMEOUT_MAX:
+        return APPROVAL_TIMEOUT_MAX, f"{value:g} is above the maximum {APPROVAL_TIMEOUT_MAX:.0f}; clamped"
+    return value, None

@@ -1,0 +1,39 @@
+"""The contextvars scope, resolvers, per-profile caches and propagation (SPEC §6)."""
+
+from multiplex.scopes._caches import CACHE_PREFIX, ProfileCache
+from multiplex.scopes._executor import ScopedExecutor, run_in_scope
+from multiplex.scopes._resolve import CredentialMount
+from multiplex.scopes._scope import (
+    ContextKind,
+    ProfileScope,
+    bind,
+    current_scope,
+    peek_scope,
+    restore,
+    set_process_scope,
+)
+from multiplex.scopes._strict import install_strict_hook
+from multiplex.scopes._surfaces import SURFACES, Surface, SurfaceRegistry, register_surface
+from multiplex.scopes._view import ProfileView, build_view
+
+__all__ = [
+    "CACHE_PREFIX",
+    "SURFACES",
+    "ContextKind",
+    "CredentialMount",
+    "ProfileCache",
+    "ProfileScope",
+    "ProfileView",
+    "ScopedExecutor",
+    "Surface",
+    "SurfaceRegistry",
+    "bind",
+    "build_view",
+    "current_scope",
+    "install_strict_hook",
+    "peek_scope",
+    "register_surface",
+    "restore",
+    "run_in_scope",
+    "set_process_scope",
+]

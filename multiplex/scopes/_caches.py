@@ -1,0 +1,53 @@
+"""Per-profile caches (SPEC §6.2): one cache object per (resolved home, name)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, MutableMapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CACHE_PREFIX", "ProfileCache"]
+
+# Resource key prefix on the owning Profile; the "caches" surface owns it.
+CACHE_PREFIX = "cache:"
+
+
+class ProfileCache(MutableMapping[str, Any]):
+    """A thread-safe mapping that belongs to exactly one profile home.
+
+    ``directory`` is ``<home>/cache/<name>`` for caches that persist; it is
+    created on first use of :meth:`path`.
+    """
+
+    def __init__(self, home: Path, name: str) -> None:
+        self.home = home
+        self.name = name
+        self.directory = home / "cache" / name
+        self._data: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def path(self, *parts: str) -> Path:
+        """A path inside this cache's directory (created if missing)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return self.directory.joinpath(*parts)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        with self._lock:
+            del self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._data))
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ProfileCache({self.name!r}, home={str(self.home)!r}, size={len(self)})"

@@ -1,0 +1,105 @@
+"""Standalone-parity resolution rules (SPEC §6.2).
+
+Each function computes what a standalone process serving one profile would
+use, from that profile's files alone plus the small base of the process
+environment that every process inherits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from multiplex.profiles import CredentialFile, ProfileState, TerminalSettings
+
+__all__ = [
+    "CREDENTIALS_MOUNT_ROOT",
+    "CredentialMount",
+    "base_env",
+    "command_env",
+    "credential_mounts",
+    "redaction_switch",
+    "resolve_cwd",
+]
+
+CREDENTIALS_MOUNT_ROOT = "/run/credentials"
+_PLACEHOLDERS = {None, "", ".", "auto", "cwd"}
+_BASE_NAMES = ("PATH", "LANG", "TERM", "HOME")
+_FALSE = {"0", "false", "no", "off"}
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialMount:
+    """Where one credential file appears for a command.
+
+    ``target`` is ``/run/credentials/<relative>`` (read-only) for container
+    backends and ``<relative>`` inside the per-run ``$CREDENTIALS_DIRECTORY`` for
+    the local backend.
+    """
+
+    relative: str
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+def base_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """PATH, LANG, LC_*, TERM and HOME from the process environment; nothing else."""
+    return {
+        k: v for k, v in environ.items() if k in _BASE_NAMES or k.startswith("LC_")
+    }
+
+
+def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None) -> Path | None:
+    """The working directory of a profile's commands; None = the backend's default."""
+    value = terminal.cwd
+    if value is None or value.strip() in _PLACEHOLDERS:
+        if terminal.backend != "local":
+            return None
+        return Path(process_home) if process_home else None
+    value = value.strip()
+    if value == "~" or value.startswith("~/"):
+        base = process_home or str(Path.home())
+        return Path(base + value[1:])
+    path = Path(value)
+    return path if path.is_absolute() else home / path
+
+
+def command_env(state: ProfileState, base: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment of a profile's commands and the warnings it produced."""
+    terminal = state.settings.terminal
+    env = dict(base)
+    env.update(terminal.env)
+    warnings: list[str] = []
+    for name in terminal.env_passthrough:
+        if name in state.dotenv:
+            env[name] = state.dotenv[name]
+        else:
+            warnings.append(f"terminal.env_passthrough: {name} is not set in .env")
+    return env, tuple(warnings)
+
+
+def redaction_switch(state: ProfileState) -> bool:
+    """``security.redact_secrets``, overridden by ``.env`` MULTIPLEX_REDACT_SECRETS; unreadable = on."""
+    override = state.dotenv.get("MULTIPLEX_REDACT_SECRETS")
+    if override is not None:
+        word = override.strip().lower()
+        if word in _FALSE:
+            return False
+        if word in _TRUE:
+            return True
+        return True  # unreadable: fail safe
+    return state.settings.security.redact_secrets
+
+
+def credential_mounts(files: tuple[CredentialFile, ...], backend: str) -> tuple[CredentialMount, ...]:
+    """The mount plan of a profile's credential files for its backend (SPEC §9)."""
+    if backend == "local":
+        return tuple(CredentialMount(f.relative, f.source, os.path.normpath(f.relative)) for f in files)
+    return tuple(
+        CredentialMount(f.relative, f.source, f"{CREDENTIALS_MOUNT_ROOT}/{os.path.normpath(f.relative)}")
+        for f in files
+    )

@@ -1,0 +1,183 @@
+"""The turn scope: ONE ContextVar holding an immutable ProfileScope (SPEC §6.1)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from multiplex._errors import UnscopedAccessError
+from multiplex.scopes._caches import CACHE_PREFIX, ProfileCache
+
+if TYPE_CHECKING:
+    from multiplex.profiles import AllowlistStore, ApprovalSettings, Profile
+    from multiplex.redaction import KnownValues
+    from multiplex.scopes._resolve import CredentialMount
+    from multiplex.scopes._view import ProfileView
+
+__all__ = [
+    "ContextKind",
+    "ProfileScope",
+    "bind",
+    "current_scope",
+    "peek_scope",
+    "restore",
+    "set_process_scope",
+]
+
+
+class ContextKind(enum.StrEnum):
+    """Where a turn comes from; says whether a human can answer a prompt (SPEC §7.4)."""
+
+    INTERACTIVE = "interactive"
+    GATEWAY = "gateway"
+    API = "api"
+    CRON = "cron"
+    WEBHOOK = "webhook"
+    SINGLE_QUERY = "single_query"
+
+    @property
+    def unattended(self) -> bool:
+        """Nobody can ever answer a prompt in this kind of context."""
+        return self in (ContextKind.CRON, ContextKind.WEBHOOK, ContextKind.SINGLE_QUERY)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ProfileScope:
+    """One turn's immutable view of its own profile.
+
+    Everything a turn may reach of its profile is here or behind a method here;
+    nothing of another profile is. ``view`` is the profile's resolved settings
+    at the config epoch the turn started in.
+    """
+
+    view: ProfileView
+    session: str
+    turn_id: str
+    context: ContextKind
+    parent: ProfileScope | None
+    strict: bool
+    _profile: Profile = field(repr=False)
+    _others: Callable[[], KnownValues] = field(repr=False)
+
+    # -- the profile, at this turn's epoch -------------------------------------
+    @property
+    def name(self) -> str:
+        return self.view.name
+
+    @property
+    def home(self) -> Path:
+        return self.view.home
+
+    @property
+    def epoch(self) -> int:
+        return self.view.epoch
+
+    @property
+    def cwd(self) -> Path | None:
+        return self.view.cwd
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return self.view.env
+
+    @property
+    def backend(self) -> str:
+        return self.view.backend
+
+    @property
+    def redact_secrets(self) -> bool:
+        return self.view.redact_secrets
+
+    @property
+    def credential_mounts(self) -> tuple[CredentialMount, ...]:
+        return self.view.credential_mounts
+
+    @property
+    def approvals(self) -> ApprovalSettings:
+        return self.view.approvals
+
+    # -- live per-profile resources --------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        """The owning profile object (its live allowlist store, sessions, ...)."""
+        return self._profile
+
+    @property
+    def allowlist(self) -> AllowlistStore:
+        """The profile's live allowlist store (never a stale copy)."""
+        return self._profile.allowlist
+
+    def cache(self, name: str) -> ProfileCache:
+        """This profile's cache called ``name`` (one object per profile home)."""
+        home = self.view.home
+        return self._profile.resource(CACHE_PREFIX + name, lambda _p: ProfileCache(home, name))
+
+    def redact(self, text: str) -> str:
+        """Mask secrets in this profile's output (SPEC §9.1)."""
+        from multiplex.redaction import Redactor
+
+        return Redactor(
+            self.view.known_secrets, layer2=self.view.redact_secrets, others=self._others()
+        ).redact(text)
+
+    def __repr__(self) -> str:
+        return (
+            f"ProfileScope(name={self.name!r}, epoch={self.epoch}, session={self.session!r}, "
+            f"turn={self.turn_id!r}, context={self.context.value!r})"
+        )
+
+
+# SPEC §6.1: the one ContextVar. Its value is never mutated, only replaced.
+_SCOPE: ContextVar[ProfileScope | None] = ContextVar("multiplex_scope", default=None)
+
+
+class _ProcessScope:
+    # Standalone mode binds one profile for the whole process (SPEC §4); a
+    # thread started without a copied context still sees it. Multiplex mode
+    # never sets it.
+    scope: ProfileScope | None = None
+
+
+def current_scope() -> ProfileScope:
+    """The scope bound to the running turn.
+
+    Raises ``UnscopedAccessError`` outside any turn in multiplex mode: there is
+    no silent fallback to some launch profile.
+    """
+    scope = _SCOPE.get()
+    if scope is not None:
+        return scope
+    if _ProcessScope.scope is not None:
+        return _ProcessScope.scope
+    raise UnscopedAccessError(
+        "no profile scope is bound: run this inside Supervisor.turn(...) or propagate "
+        "the context (ScopedExecutor, run_in_scope)"
+    )
+
+
+def peek_scope() -> ProfileScope | None:
+    """The bound scope, or None (never raises)."""
+    return _SCOPE.get() or _ProcessScope.scope
+
+
+def bind(scope: ProfileScope | None) -> ProfileScope | None:
+    """Bind ``scope`` in the current context; return the scope it replaced."""
+    previous = _SCOPE.get()
+    _SCOPE.set(scope)
+    return previous
+
+
+def restore(previous: ProfileScope | None) -> None:
+    """Restore what :func:`bind` replaced (works across copied contexts, unlike reset)."""
+    _SCOPE.set(previous)
+
+
+def set_process_scope(scope: ProfileScope | None) -> None:
+    """Standalone mode only: bind ``scope`` for the whole process."""
+    _ProcessScope.scope = scope
+
+

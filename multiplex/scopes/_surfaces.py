@@ -1,0 +1,131 @@
+"""The surface registry: every per-profile thing a turn can reach (SPEC §6.1, §10).
+
+A surface has a name, a resolver (cheap: returns the live value or object for a
+scope) and a renderer (a JSON-able description the audit compares between a
+multiplexed turn and a standalone process). ``owns`` lists the resource-key
+prefixes on the Profile object that the surface accounts for: a per-profile
+resource no surface owns is a defect the test-suite catches.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from multiplex.scopes._caches import CACHE_PREFIX
+from multiplex.scopes._scope import ProfileScope
+
+__all__ = ["SURFACES", "Surface", "SurfaceRegistry", "register_surface"]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """One scoped surface: how to reach it from a scope and how to show it."""
+
+    name: str
+    resolve: Callable[[ProfileScope], Any]
+    render: Callable[[Any], Any] = _identity
+    description: str = ""
+    owns: tuple[str, ...] = ()
+
+
+class SurfaceRegistry:
+    """An ordered registry of surfaces (definitions only: no per-profile state)."""
+
+    def __init__(self) -> None:
+        self._surfaces: dict[str, Surface] = {}
+        self._lock = threading.Lock()
+
+    def register(self, surface: Surface) -> Surface:
+        with self._lock:
+            self._surfaces[surface.name] = surface
+        return surface
+
+    def __iter__(self) -> Iterator[Surface]:
+        return iter(tuple(self._surfaces.values()))
+
+    def __len__(self) -> int:
+        return len(self._surfaces)
+
+    def __getitem__(self, name: str) -> Surface:
+        return self._surfaces[name]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._surfaces)
+
+    def resolve_all(self, scope: ProfileScope) -> dict[str, Any]:
+        """Every surface's live value for ``scope``."""
+        return {s.name: s.resolve(scope) for s in self._surfaces.values()}
+
+    def render_all(self, scope: ProfileScope) -> dict[str, Any]:
+        """Every surface as JSON-able data (what the audit compares)."""
+        return {s.name: s.render(s.resolve(scope)) for s in self._surfaces.values()}
+
+    def owner_of(self, resource_key: str) -> Surface | None:
+        """The surface that accounts for a Profile resource key, if any."""
+        for surface in self._surfaces.values():
+            if any(resource_key.startswith(prefix) for prefix in surface.owns):
+                return surface
+        return None
+
+
+SURFACES = SurfaceRegistry()
+
+
+def register_surface(
+    name: str,
+    resolve: Callable[[ProfileScope], Any],
+    *,
+    render: Callable[[Any], Any] = _identity,
+    description: str = "",
+    owns: tuple[str, ...] = (),
+) -> Surface:
+    """Add a surface to the registry (the audit picks it up with no other change)."""
+    return SURFACES.register(Surface(name, resolve, render, description, owns))
+
+
+def _text(value: Any) -> Any:
+    return None if value is None else str(value)
+
+
+def _caches(scope: ProfileScope) -> dict[str, Any]:
+    found = scope.profile.resources(CACHE_PREFIX)
+    return {key[len(CACHE_PREFIX) :]: cache for key, cache in found.items()}
+
+
+def _render_caches(caches: dict[str, Any]) -> dict[str, Any]:
+    return {name: {"home": str(cache.home), "size": len(cache)} for name, cache in sorted(caches.items())}
+
+
+def _register_builtins() -> None:
+    reg = register_surface
+    reg("home", lambda s: s.home, render=_text, description="the profile home")
+    reg("epoch", lambda s: s.epoch, description="config epoch of the turn")
+    reg("cwd", lambda s: s.cwd, render=_text, description="working directory of commands")
+    reg("env", lambda s: s.env, render=lambda e: dict(sorted(e.items())), description="command environment")
+    reg("backend", lambda s: s.backend, description="terminal backend")
+    reg("redact_secrets", lambda s: s.redact_secrets, description="redaction switch")
+    reg(
+        "credential_mounts",
+        lambda s: s.credential_mounts,
+        render=lambda ms: [{"source": str(m.source), "target": m.target} for m in ms],
+        description="credential mount plan",
+    )
+    reg("allowlist", lambda s: s.allowlist, render=lambda st: sorted(st.rules()), description="permanent allowlist (live store)")
+    reg("deny", lambda s: s.approvals.deny, render=list, description="deny rules")
+    reg("approval_mode", lambda s: s.approvals.mode, description="approvals.mode")
+    reg("unattended", lambda s: s.approvals.unattended, description="approvals.unattended")
+    reg("approval_timeout", lambda s: s.approvals.timeout, description="approvals.timeout")
+    reg("protected_files", lambda s: s.approvals.protected_files, render=list, description="approvals.protected_files")
+    reg("yolo", lambda s: s.approvals.yolo, description="profile-level yolo")
+    reg("caches", _caches, render=_render_caches, description="per-profile caches", owns=(CACHE_PREFIX,))
+    reg("logs_dir", lambda s: s.view.logs_dir, render=_text, description="per-profile logs directory")
+
+
+_register_builtins()

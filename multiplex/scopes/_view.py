@@ -1,0 +1,71 @@
+"""A profile's resolved settings at one config epoch (what every turn reads)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from multiplex.profiles import ApprovalSettings, Profile
+from multiplex.redaction import KnownValues
+from multiplex.scopes._resolve import (
+    CredentialMount,
+    base_env,
+    command_env,
+    credential_mounts,
+    redaction_switch,
+    resolve_cwd,
+)
+
+__all__ = ["ProfileView", "build_view"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileView:
+    """Immutable, resolved per-epoch settings of one profile (SPEC §6.2)."""
+
+    name: str
+    home: Path
+    epoch: int
+    cwd: Path | None
+    env: Mapping[str, str]
+    backend: str
+    redact_secrets: bool
+    credential_mounts: tuple[CredentialMount, ...]
+    host_mounts: tuple[str, ...]
+    approvals: ApprovalSettings
+    timeout: float
+    known_secrets: KnownValues
+    logs_dir: Path
+    warnings: tuple[str, ...]
+
+    @property
+    def host_access(self) -> bool:
+        """Whether commands can touch the host (local backend, or mounts given)."""
+        return self.backend == "local" or bool(self.host_mounts)
+
+
+def build_view(profile: Profile, environ: Mapping[str, str] | None = None) -> ProfileView:
+    """Resolve ``profile``'s current state as a standalone process would."""
+    environ = os.environ if environ is None else environ
+    state = profile.state
+    terminal = state.settings.terminal
+    env, env_warnings = command_env(state, base_env(environ))
+    return ProfileView(
+        name=profile.name,
+        home=profile.home,
+        epoch=state.epoch,
+        cwd=resolve_cwd(terminal, profile.home, environ.get("HOME")),
+        env=MappingProxyType(env),
+        backend=terminal.backend,
+        redact_secrets=redaction_switch(state),
+        credential_mounts=credential_mounts(state.credentials, terminal.backend),
+        host_mounts=terminal.host_mounts,
+        approvals=state.settings.approvals,
+        timeout=terminal.timeout,
+        known_secrets=state.known_secrets,
+        logs_dir=profile.home / "logs",
+        warnings=state.warnings + env_warnings,
+    )
