@@ -1,0 +1,421 @@
+"""Shell command lines parsed into the simple commands they would run (SPEC §7.1).
+
+``parse_line`` reads a line with the tree-sitter bash grammar and returns every
+simple command in it: pipeline stages, list members, subshells, ``$(…)``, backticks
+and process substitutions, each wrapper (``sudo``, ``env``, ``xargs`` …) together
+with the program it wraps, and the recursively parsed payloads of ``bash -c``,
+``eval``, ``find -exec``, ``ssh host CMD`` and text piped into a bare shell. It
+never raises: a grammar error is reported in ``ParsedLine.error`` (no allow rule may
+match such a line) and the size limits in ``ParsedLine.over_limit`` (the gate blocks).
+This module is a pure leaf: it imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from dataclasses import dataclass
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from multiplex.approval.unwrap import NextStep, program_name, stdin_text_after, unwrap_step
+from multiplex.approval.variants import normalised_variants, unquote_words
+from multiplex.approval.words import (
+    describe_error,
+    flatten,
+    head,
+    may_substitute,
+    redirect_parts,
+    stages,
+    text,
+    word,
+)
+
+__all__ = [
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "MAX_SEGMENTS",
+    "ParsedLine",
+    "Redirect",
+    "SimpleCommand",
+    "parse_line",
+]
+
+MAX_CHARS = 128_000
+MAX_SEGMENTS = 25_000
+MAX_DEPTH = 16
+
+# Redirect targets that are not files: writing there changes nothing on disk (SPEC §5).
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Nodes whose children are simply more statements, walked in order.
+_CONTAINERS = frozenset(
+    {
+        "program",
+        "compound_statement",
+        "do_group",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "case_statement",
+        "case_item",
+        "negated_command",
+        "subshell",
+        "test_command",
+        "variable_assignment",
+        "variable_assignments",
+    }
+)
+# Constructs that nest a new level for MAX_DEPTH.
+_NESTING = frozenset(
+    {"subshell", "command_substitution", "process_substitution", "compound_statement"}
+)
+# Python frames are bounded separately so that no input can exhaust the stack.
+_MAX_FRAMES = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection: ``op`` as written (``>``, ``2>``, ``<<<`` …) and its target.
+
+    ``target`` is the unquoted target word; ``&1`` for a descriptor duplicate; for a
+    here-document (``<<``) the document text, for a here-string (``<<<``) the string.
+    """
+
+    op: str
+    target: str
+
+    @property
+    def writes_file(self) -> bool:
+        """An output redirection into a file other than /dev/null (fd dups are not)."""
+        if ">" not in self.op or self.target.startswith("&"):
+            return False
+        return self.target not in _NOT_FILES and not self.target.startswith("/dev/fd/")
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One program invocation as it would receive its arguments.
+
+    ``argv`` has quotes and escapes removed and expansions kept literally (``$HOME``);
+    ``VAR=x`` prefixes are not part of it. ``wrapped_by`` names the wrappers and
+    payload carriers (``sudo``, ``bash`` for ``bash -c``) stripped to reach it,
+    outermost first. ``upstream`` lists the program names of the earlier stages of the
+    pipeline feeding this command's standard input.
+    """
+
+    argv: tuple[str, ...]
+    redirects: tuple[Redirect, ...]
+    text: str
+    wrapped_by: tuple[str, ...] = ()
+    upstream: tuple[str, ...] = ()
+
+    @property
+    def writes_file(self) -> bool:
+        """Some redirection of this command writes a file (SPEC §5)."""
+        return any(r.writes_file for r in self.redirects)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    """A command line broken into everything it would run (SPEC §7.1).
+
+    ``error`` is set for a grammar error anywhere (also inside a payload): no allow
+    rule can match and the line counts as dangerous. ``over_limit`` is set when the
+    line passes MAX_CHARS, MAX_SEGMENTS or MAX_DEPTH: the gate blocks it.
+    ``variant_commands`` are the commands of the normalised ``variants`` and
+    ``fork_bombs`` the texts of functions that spawn themselves more than once.
+    """
+
+    line: str
+    commands: tuple[SimpleCommand, ...]
+    variants: tuple[str, ...] = ()
+    script_payloads: tuple[str, ...] = ()
+    error: str | None = None
+    over_limit: str | None = None
+    variant_commands: tuple[SimpleCommand, ...] = ()
+    fork_bombs: tuple[str, ...] = ()
+
+    def match_argvs(self) -> tuple[tuple[str, ...], ...]:
+        """Every argv deny rules and detection must see, deduplicated, order kept."""
+        seen: dict[tuple[str, ...], None] = {}
+        for cmd in self.commands + self.variant_commands:
+            if cmd.argv:
+                seen.setdefault(cmd.argv, None)
+        return tuple(seen)
+
+
+_local = threading.local()
+
+
+def _parser() -> Parser:
+    # tree_sitter.Parser is not thread-safe: one per thread.
+    parser: Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = Parser(Language(tree_sitter_bash.language()))
+        _local.parser = parser
+    return parser
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    depth: int
+    wrapped_by: tuple[str, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    upstream: tuple[tuple[str, ...], ...] = ()
+    stdin: str | None = None  # text known to flow into this command's stdin
+
+
+class _Limit(Exception):
+    """Raised inside the walk when a limit is passed; caught by ``parse_line``."""
+
+
+class _Walker:
+    """Collects the simple commands of one line and of every payload inside it."""
+
+    def __init__(self, *, strict: bool) -> None:
+        self.strict = strict  # variants are best effort: their errors are ignored
+        self.commands: dict[SimpleCommand, None] = {}
+        self.payloads: dict[str, None] = {}
+        self.fork_bombs: list[str] = []
+        self.error: str | None = None
+        self.over_limit: str | None = None
+        self.frames = 0
+        self.segments = 0
+
+    # ---- entry points -----------------------------------------------------------
+    def walktext(self, text: str, ctx: _Ctx, where: str) -> None:
+        if ctx.depth > MAX_DEPTH:
+            self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
+            raise _Limit
+        src = text.encode("utf-8", "surrogatepass")
+        root = _parser().parse(src).root_node
+        if root.has_error and self.error is None and self.strict:
+            self.error = describe_error(root, src, where)
+        self._node(root, src, ctx)
+
+    # ---- statements ---------------------------------------------------------------
+    def _node(self, node: Node, src: bytes, ctx: _Ctx) -> None:
+        self.frames += 1
+        if self.frames > _MAX_FRAMES:
+            self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
+            raise _Limit
+        try:
+            self._dispatch(node, src, ctx)
+        finally:
+            self.frames -= 1
+
+    def _dispatch(self, node: Node, src: bytes, ctx: _Ctx) -> None:
+        kind = node.type
+        if kind in _NESTING:
+            if kind.endswith("_substitution"):
+                ctx = _Ctx(ctx.depth + 1, ctx.wrapped_by)
+            else:  # a subshell or { …; } keeps the redirections and stdin around it
+                ctx = _Ctx(ctx.depth + 1, ctx.wrapped_by, ctx.redirects, ctx.upstream, ctx.stdin)
+            if ctx.depth > MAX_DEPTH:
+                self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
+                raise _Limit
+        if kind == "command":
+            self._command(node, src, ctx, [], node)
+        elif kind == "redirected_statement":
+            self._redirected(node, src, ctx)
+        elif kind == "pipeline":
+            self._pipeline(stages(node), src, ctx)
+        elif kind == "list":
+            for child in flatten(node, "list"):
+                self._node(child, src, _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects))
+        elif kind == "function_definition":
+            self._function(node, src, ctx)
+        elif kind in ("declaration_command", "unset_command"):
+            words = [text(c, src) for c in node.children if c.type != "comment"]
+            self._emit(tuple(words), ctx.redirects, text(node, src), ctx)
+            self._substitutions(node, src, ctx)
+        else:
+            if kind not in _CONTAINERS and kind not in _NESTING:
+                self._substitutions(node, src, ctx)
+                return
+            for child in node.named_children:
+                self._node(child, src, ctx)
+
+    def _substitutions(self, node: Node, src: bytes, ctx: _Ctx) -> None:
+        """Walk every ``$(…)``, backtick and ``<(…)`` inside a word-like node."""
+        stack = [node]
+        while stack:
+            child = stack.pop()
+            if child.type in ("command_substitution", "process_substitution"):
+                self._node(child, src, ctx)
+            else:
+                stack.extend(child.named_children)
+
+    def _pipeline(self, stages: list[Node], src: bytes, ctx: _Ctx) -> None:
+        upstream = ctx.upstream
+        stdin = ctx.stdin
+        for stage in stages:
+            argv, own_stdin = head(stage, src)
+            stage_ctx = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, upstream, own_stdin or stdin)
+            self._node(stage, src, stage_ctx)
+            upstream = (*upstream, argv)
+            stdin = stdin_text_after(argv, own_stdin or stdin)
+
+    def _redirected(self, node: Node, src: bytes, ctx: _Ctx) -> None:
+        redirects: list[Redirect] = []
+        extra: list[str] = []
+        tails: list[Node] = []
+        for child in node.children_by_field_name("redirect"):
+            redirects.append(Redirect(*redirect_parts(child, src, extra)))
+            self._substitutions(child, src, ctx)
+            if child.type != "heredoc_redirect":
+                continue
+            # The grammar nests what follows "<<EOF" (more redirects, "| sh") in it.
+            for inner in child.named_children:
+                if inner.type.endswith("_redirect"):
+                    redirects.append(Redirect(*redirect_parts(inner, src, extra)))
+                elif inner.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                    tails.append(inner)
+        body = node.child_by_field_name("body")
+        if body is not None and body.type == "command":
+            argv = self._command(body, src, ctx, redirects, node, extra)
+        else:
+            all_redirects = ctx.redirects + tuple(redirects)
+            if body is None:
+                self._emit((), all_redirects, text(node, src), ctx)
+            else:
+                self._node(body, src, _Ctx(ctx.depth, ctx.wrapped_by, all_redirects))
+            argv = ()
+        heredoc = next((r.target for r in redirects if r.op.startswith("<<")), ctx.stdin)
+        for tail in tails:
+            if tail.type == "pipeline":
+                stdin = stdin_text_after(argv, heredoc)
+                tail_ctx = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, (argv,), stdin)
+                self._pipeline(stages(tail), src, tail_ctx)
+            else:
+                self._node(tail, src, _Ctx(ctx.depth, ctx.wrapped_by))
+
+    def _function(self, node: Node, src: bytes, ctx: _Ctx) -> None:
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        before = len(self.commands)
+        self._node(body, src, ctx)
+        name = text(name_node, src) if name_node is not None else ""
+        inner = list(self.commands)[before:]
+        calls = sum(1 for c in inner if c.argv[:1] == (name,))
+        body_text = text(body, src)
+        backgrounded = "&" in body_text.replace("&&", "")
+        if calls >= 2 or (calls == 1 and backgrounded):
+            self.fork_bombs.append(text(node, src))
+
+    def _command(
+        self,
+        node: Node,
+        src: bytes,
+        ctx: _Ctx,
+        redirects: list[Redirect],
+        text_node: Node,
+        extra: list[str] | None = None,
+    ) -> tuple[str, ...]:
+        argv: list[str] = []
+        own = list(redirects)
+        for child in node.named_children:
+            kind = child.type
+            if kind == "variable_assignment":
+                self._substitutions(child, src, ctx)
+            elif kind.endswith("_redirect"):
+                own.append(Redirect(*redirect_parts(child, src, argv)))
+                self._substitutions(child, src, ctx)
+            elif kind != "comment":
+                value = child.named_children[0] if kind == "command_name" else child
+                argv.append(word(value, src))
+                if may_substitute(value, src):
+                    self._substitutions(child, src, ctx)
+        argv.extend(extra or ())
+        result = tuple(argv)
+        self._emit(result, ctx.redirects + tuple(own), text(text_node, src), ctx)
+        return result
+
+    # ---- commands, wrappers and payloads ---------------------------------------
+    def _emit(
+        self, argv: tuple[str, ...], redirects: tuple[Redirect, ...], text: str, ctx: _Ctx
+    ) -> None:
+        wrapped = ctx.wrapped_by
+        upstream = tuple(program_name(a[0]) for a in ctx.upstream if a)
+        while True:
+            cmd = SimpleCommand(argv, redirects, text, wrapped, upstream)
+            self.commands.setdefault(cmd, None)
+            self.segments += 1
+            if self.segments > MAX_SEGMENTS:
+                self.over_limit = f"more than {MAX_SEGMENTS} simple commands"
+                raise _Limit
+            if not argv:
+                return
+            step = unwrap_step(argv, redirects, ctx.stdin)
+            self._step(step, argv, ctx, wrapped)
+            if step.inner is None:
+                return
+            wrapped = (*wrapped, program_name(argv[0]))
+            argv = step.inner
+            text = shlex.join(argv)
+
+    def _step(
+        self, step: NextStep, argv: tuple[str, ...], ctx: _Ctx, wrapped: tuple[str, ...]
+    ) -> None:
+        carrier = (*wrapped, program_name(argv[0]))
+        for script in step.scripts:
+            self.payloads.setdefault(script, None)
+        for payload in step.shell_payloads:
+            where = f"{carrier[-1]} payload"
+            self.walktext(payload, _Ctx(ctx.depth + 1, carrier), where)
+        for sub in step.sub_commands:
+            if ctx.depth + 1 > MAX_DEPTH:
+                self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
+                raise _Limit
+            self._emit(sub, (), shlex.join(sub), _Ctx(ctx.depth + 1, carrier))
+
+
+def _walk(line: str, *, strict: bool) -> _Walker:
+    walker = _Walker(strict=strict)
+    try:
+        walker.walktext(line, _Ctx(0), "command line")
+    except _Limit:
+        pass
+    except RecursionError:
+        walker.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
+    return walker
+
+
+def parse_line(line: str) -> ParsedLine:
+    """Parse one command line; never raises (SPEC §7.1)."""
+    if len(line) > MAX_CHARS:
+        return ParsedLine(line, (), over_limit=f"longer than {MAX_CHARS} characters")
+    walker = _walk(line, strict=True)
+    variants = normalised_variants(line)
+    primary = walker.commands
+    extra: dict[SimpleCommand, None] = {}
+    bombs = list(walker.fork_bombs)
+    payloads = dict(walker.payloads)
+    requoted = unquote_words(line) if variants else line
+    for variant in variants:
+        if variant == requoted:
+            # Only single-word quotes/escapes removed: the grammar already unquoted
+            # those words exactly this way, so a second parse would add nothing.
+            continue
+        other = _walk(variant, strict=False)
+        for cmd in other.commands:
+            if cmd not in primary:
+                extra.setdefault(cmd, None)
+        bombs.extend(b for b in other.fork_bombs if b not in bombs)
+        payloads.update(other.payloads)
+    return ParsedLine(
+        line=line,
+        commands=tuple(primary),
+        variants=variants,
+        script_payloads=tuple(payloads),
+        error=walker.error,
+        over_limit=walker.over_limit,
+        variant_commands=tuple(extra),
+        fork_bombs=tuple(bombs),
+    )
