@@ -98,7 +98,7 @@ def render_message(decision: Decision) -> str:
         case Outcome.CANCELLED:
             return (
                 f"BLOCKED: the command was not approved: the approval prompt was not answered ({cause}). "
-                "Nobody denied it, but silence is not consent, so it did not run."
+                "Silence is not consent, so it did not run; no user refused it."
             )
         case Outcome.TIMEOUT:
             return (

@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     from multiplex.cli import _commands  # noqa: F401  (registers the sub-commands)
 
     try:
-        app(args=argv, standalone_mode=False)
+        # standalone_mode=False: click hands back typer.Exit codes as the return value.
+        code = app(args=argv, standalone_mode=False)
     except MultiplexError as exc:
         sys.stderr.write(f"multiplex: error: {exc}\n")
         sys.exit(2)
@@ -78,4 +79,4 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("multiplex: interrupted\n")
         sys.exit(130)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
