@@ -6,7 +6,6 @@ import json
 import sys
 from typing import Annotated, Any
 
-import click
 import typer
 
 from multiplex._errors import MultiplexError
@@ -65,17 +64,16 @@ def main(argv: list[str] | None = None) -> None:
     except MultiplexError as exc:
         sys.stderr.write(f"multiplex: error: {exc}\n")
         sys.exit(2)
-    except click.UsageError as exc:
-        exc.show()
-        sys.exit(2)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.Abort:
+    except typer.Abort:
         sys.stderr.write("multiplex: aborted\n")
         sys.exit(130)
+    except Exception as exc:
+        # Usage errors from typer's (possibly vendored) click: show them, exit 2.
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            sys.exit(code)
+        raise
     except KeyboardInterrupt:
         sys.stderr.write("multiplex: interrupted\n")
         sys.exit(130)
