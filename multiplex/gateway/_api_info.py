@@ -1,0 +1,117 @@
+"""Profiles, decisions, identity, the live event stream, health and metrics (SPEC §11)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from multiplex._describe import describe_profile
+from multiplex._errors import MultiplexError
+from multiplex.gateway._api_runs import visible_approval_requests
+from multiplex.gateway._auth import Caller, Principal
+from multiplex.gateway._gateway import Gateway
+from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
+from multiplex.gateway._models import DecisionRow, ProfileOut, WhoAmI
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+def _describe(gw: Gateway, name: str) -> dict[str, Any]:
+    try:
+        data = describe_profile(gw.sup, name)
+    except MultiplexError as exc:  # described as far as it can be, never a 500
+        profile = gw.sup.profiles[name]
+        data = {"name": name, "home": str(profile.home), "status": "error", "error": str(exc)}
+        data.update(epoch=profile.epoch, last_reload=profile.last_reload)
+    return data
+
+
+@router.get("/v1/profiles", response_model=list[ProfileOut], responses=ERRORS)
+async def list_profiles(caller: Caller, gw: GatewayDep) -> list[dict[str, Any]]:
+    """Each visible profile's effective settings (secrets masked), epoch, reload status, error."""
+    return [_describe(gw, name) for name in gw.sup.profiles if caller.sees(name)]
+
+
+@router.get("/v1/profiles/{name}", response_model=ProfileOut, responses=ERRORS)
+async def get_profile(name: str, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+    """One profile's effective settings (secrets masked), epoch, last reload, error."""
+    if not caller.sees(name) or name not in gw.sup.profiles:
+        raise no_profile(caller, name)
+    return _describe(gw, name)
+
+
+@router.get("/v1/decisions", response_model=list[DecisionRow], responses=ERRORS)
+async def recent_decisions(
+    caller: Caller, gw: GatewayDep, limit: int = Query(50, ge=1, le=500)
+) -> list[dict[str, Any]]:
+    """Recent gate decisions this token may see, newest first (in memory; the log is on disk)."""
+    return gw.feed.recent(limit, caller.sees)
+
+
+@router.get("/v1/whoami", response_model=WhoAmI, responses=ERRORS)
+async def whoami(caller: Caller) -> dict[str, Any]:
+    """Which role the bearer token has (the dashboard's sign-in check)."""
+    return {"role": caller.role, "profile": caller.profile}
+
+
+@router.get(
+    "/v1/events",
+    responses={**ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "SSE stream."}},
+)
+async def all_events(caller: Caller, gw: GatewayDep) -> Any:
+    """Every approval.* and run.* event this token may see; open requests re-sent on connect."""
+    return sse_response(_live(gw, caller))
+
+
+async def _live(gw: Gateway, caller: Principal) -> AsyncIterator[bytes]:
+    sub = gw.hub.subscribe(
+        lambda e: caller.sees(e.profile) and e.name.startswith(("approval.", "run."))
+    )
+    try:
+        yield b": connected\n\n"
+        sent: set[str] = set()
+        for event in visible_approval_requests(gw, caller):
+            sent.add(event.data["approval_id"])
+            yield event.frame()
+        async for live in sub.events():
+            if live is None:
+                yield b": keepalive\n\n"
+            elif live.name == "approval.request" and live.data["approval_id"] in sent:
+                sent.discard(live.data["approval_id"])
+            else:
+                yield live.frame()
+    finally:
+        gw.hub.unsubscribe(sub)
+
+
+@router.get("/metrics", responses={**ERRORS, 200: {"content": {"text/plain": {}}}})
+async def metrics(caller: Caller, gw: GatewayDep) -> Response:
+    """Prometheus text (admin token: the labels name every profile)."""
+    if not caller.admin:
+        raise HTTPException(status_code=404, detail="not found")
+    return Response(gw.sup.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """Liveness: the process answers HTTP. No auth."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", responses={503: {"description": "The watcher is not running."}})
+async def readyz(gw: GatewayDep) -> JSONResponse:
+    """Readiness: the config watcher is alive (or ``watch.mode: off``). No auth."""
+    watcher = gw.sup.watcher
+    body = {
+        "ready": gw.ready,
+        "watch_mode": gw.sup.config.watch.mode,
+        "watcher_alive": watcher is not None and watcher.alive,
+        "shutting_down": gw.shutting_down,
+    }
+    return JSONResponse(body, status_code=200 if gw.ready else 503)

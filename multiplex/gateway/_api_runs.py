@@ -1,0 +1,205 @@
+"""``/v1/runs``, approvals and sessions (SPEC §11)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query
+
+from multiplex._errors import RoutingError
+from multiplex.approval._pending import Answer, Choice
+from multiplex.gateway._auth import Caller, Principal
+from multiplex.gateway._events import Event, make_event, sse
+from multiplex.gateway._gateway import Gateway
+from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, not_found, sse_response
+from multiplex.gateway._models import (
+    AnswerIn,
+    ApprovalOut,
+    CancelOut,
+    OkOut,
+    ResetOut,
+    RunCreated,
+    RunIn,
+    RunOut,
+    TestIn,
+    VerdictOut,
+)
+from multiplex.gateway._runs import Run, ShuttingDown, approval_row
+
+__all__ = ["router", "visible_approval_requests"]
+
+router = APIRouter()
+RUN_EVENTS = frozenset(
+    {
+        "approval.request",
+        "approval.resolved",
+        "approval.cancelled",
+        "command.finished",
+        "run.finished",
+    }
+)
+
+
+def _run_for(gw: Gateway, caller: Principal, run_id: str) -> Run:
+    run = gw.runs.get(run_id)
+    if run is None or not caller.sees(run.profile):
+        raise not_found(f"no run {run_id!r}")
+    return run
+
+
+def _target(gw: Gateway, caller: Principal, body: RunIn) -> str:
+    sup = gw.sup
+    try:
+        if body.profile is not None:
+            name = body.profile
+        elif body.route is not None:
+            name = sup.route(**body.route.model_dump())
+        else:
+            name = sup.route()
+    except RoutingError as exc:
+        raise not_found(str(exc)) from None
+    if not caller.sees(name):
+        raise no_profile(caller, name)
+    try:
+        sup.view(name)  # unknown or broken: not routable
+    except RoutingError as exc:
+        raise no_profile(caller, name, str(exc)) from None
+    return name
+
+
+@router.post("/v1/runs", status_code=202, response_model=RunCreated, responses=ERRORS)
+async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+    """Queue a run of ``commands`` in a profile's session; poll it or follow its events."""
+    profile = _target(gw, caller, body)
+    try:
+        run = gw.runs.submit(profile, body.session_id, body.context, list(body.commands))
+    except ShuttingDown as exc:
+        raise HTTPException(status_code=503, detail=str(exc)) from None
+    with run.lock:
+        status = run.status
+    return {"run_id": run.run_id, "status": status}
+
+
+@router.get("/v1/runs/{run_id}", response_model=RunOut, responses=ERRORS)
+async def get_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+    """A run's status, each gated command's result, and its open approval if any."""
+    return _run_for(gw, caller, run_id).snapshot()
+
+
+@router.post(
+    "/v1/runs/{run_id}/approval",
+    response_model=OkOut,
+    responses={**ERRORS, 409: {"description": "That approval is not open, or not this run's."}},
+)
+async def answer_approval(
+    run_id: str, body: AnswerIn, caller: Caller, gw: GatewayDep
+) -> dict[str, bool]:
+    """Answer the run's open approval: once, session, always (saves a rule) or deny."""
+    run = _run_for(gw, caller, run_id)
+    request = gw.sup.gate.find(body.approval_id)
+    if request is None or request.run_id != run.run_id or request.profile != run.profile:
+        raise HTTPException(
+            status_code=409, detail=f"approval {body.approval_id!r} is not open for this run"
+        )
+    answer = Answer(Choice(body.choice), reason=body.reason or None, by=caller.label)
+    if not request.answer(answer):
+        raise HTTPException(
+            status_code=409, detail=f"approval {body.approval_id!r} was already resolved"
+        )
+    return {"ok": True}
+
+
+@router.post("/v1/runs/{run_id}/cancel", response_model=CancelOut, responses=ERRORS)
+async def cancel_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+    """Cancel the run: its pending approval ends "run cancelled"; later commands never run."""
+    run = _run_for(gw, caller, run_id)
+    cancelled = gw.runs.cancel(run)
+    # A parked or queued run ends within milliseconds; a running command is let finish.
+    await asyncio.to_thread(run.done.wait, 1.0)
+    with run.lock:
+        status = run.status
+    return {"run_id": run.run_id, "status": status, "cancelled": cancelled}
+
+
+@router.get(
+    "/v1/runs/{run_id}/events",
+    responses={**ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "SSE stream."}},
+)
+async def run_events(run_id: str, caller: Caller, gw: GatewayDep) -> Any:
+    """Server-sent events of one run; the open approval.request is re-sent on connect."""
+    run = _run_for(gw, caller, run_id)
+    return sse_response(_run_stream(gw, run))
+
+
+async def _run_stream(gw: Gateway, run: Run) -> AsyncIterator[bytes]:
+    sub = gw.hub.subscribe(lambda e: e.run_id == run.run_id and e.name in RUN_EVENTS)
+    try:
+        yield b": connected\n\n"  # the subscription exists from here on
+        with run.lock:
+            pending, finished = run.pending, run.finished
+        sent: set[str] = set()
+        if pending is not None and pending.open:
+            sent.add(pending.id)
+            yield sse("approval.request", approval_row(pending))
+        if finished:
+            yield sse("run.finished", run.snapshot())
+            return
+        async for event in sub.events():
+            if event is None:
+                yield b": keepalive\n\n"
+                continue
+            if event.name == "approval.request" and event.data["approval_id"] in sent:
+                continue
+            yield event.frame()
+            if event.name == "run.finished":
+                return
+    finally:
+        gw.hub.unsubscribe(sub)
+
+
+@router.get("/v1/approvals", response_model=list[ApprovalOut], responses=ERRORS)
+async def list_approvals(
+    caller: Caller, gw: GatewayDep, state: Literal["open"] = Query("open")
+) -> list[dict[str, Any]]:
+    """Every open approval request this token may see, oldest first."""
+    rows = [
+        approval_row(request)
+        for name, table in gw.sup.gate.tables().items()
+        if caller.sees(name)
+        for request in table.list_open()
+    ]
+    return sorted(rows, key=lambda r: r["created_at"])
+
+
+@router.post("/v1/sessions/{profile}/{session}/reset", response_model=ResetOut, responses=ERRORS)
+async def reset_session(
+    profile: str, session: str, caller: Caller, gw: GatewayDep
+) -> dict[str, int]:
+    """``/new``: drop the session's grants; its pending approvals end "session reset"."""
+    if not caller.sees(profile) or profile not in gw.sup.profiles:
+        raise no_profile(caller, profile)
+    return {"cancelled": gw.sup.reset_session(profile, session)}
+
+
+@router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)
+async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+    """What the gate would do for a command (SPEC §12 Verdict): pure, writes nothing."""
+    if not caller.sees(body.profile):
+        raise no_profile(caller, body.profile)
+    try:
+        verdict = gw.sup.test(body.profile, body.command, context=body.context)
+    except RoutingError as exc:
+        raise no_profile(caller, body.profile, str(exc)) from None
+    return verdict.as_dict()
+
+
+def visible_approval_requests(gw: Gateway, caller: Principal) -> list[Event]:
+    """Every open approval.request the caller may see, as events (replayed on connect)."""
+    return [
+        make_event("approval.request", approval_row(request), name, request.run_id)
+        for name, table in gw.sup.gate.tables().items()
+        if caller.sees(name)
+        for request in table.list_open()
+    ]

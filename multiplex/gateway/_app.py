@@ -1,0 +1,81 @@
+"""The FastAPI app of the HTTP gateway (SPEC §11)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+
+from multiplex._errors import RoutingError
+from multiplex._supervisor import Supervisor
+from multiplex.gateway import _api_info, _api_runs
+from multiplex.gateway._gateway import Gateway
+
+__all__ = ["STATIC_DIR", "create_app"]
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+_STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
+_PLACEHOLDER = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>multiplex</title></head>
+<body><h1>multiplex gateway</h1>
+<p>The dashboard page is not installed. The API is at <a href="/docs">/docs</a>.</p>
+</body></html>
+"""
+
+
+def create_app(
+    sup: Supervisor,
+    *,
+    admin_token: str,
+    grace: float = 10.0,
+    max_workers: int = 256,
+    keep_runs: int = 1000,
+) -> FastAPI:
+    """The gateway app for ``sup``: API, dashboard and health, with ``admin_token`` for admins.
+
+    The app never starts or closes the supervisor; its lifespan end withdraws
+    pending approvals and waits up to ``grace`` seconds for running commands.
+    """
+    gateway = Gateway(sup, admin_token=admin_token, max_workers=max_workers, keep_runs=keep_runs)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await asyncio.to_thread(gateway.drain, grace)
+
+    app = FastAPI(
+        title="multiplex gateway",
+        version="0.1.0",
+        summary="Runs, approvals and profiles of many agent profile homes (SPEC §11).",
+        lifespan=lifespan,
+    )
+    app.state.gateway = gateway
+    app.include_router(_api_runs.router)
+    app.include_router(_api_info.router)
+
+    @app.exception_handler(RoutingError)
+    async def _routing(request: Request, exc: RoutingError) -> JSONResponse:
+        return JSONResponse({"detail": " ".join(str(exc).split())}, status_code=404)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def dashboard() -> Response:
+        page = STATIC_DIR / "dashboard.html"
+        if page.is_file():
+            return FileResponse(page, media_type="text/html; charset=utf-8")
+        return HTMLResponse(_PLACEHOLDER)
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static(name: str) -> Response:
+        # One flat directory; a name with a slash or a leading dot never matches.
+        if _STATIC_NAME.fullmatch(name):
+            path = STATIC_DIR / name
+            if path.is_file():
+                return FileResponse(path)
+        return JSONResponse({"detail": "not found"}, status_code=404)
+
+    return app

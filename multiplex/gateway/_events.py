@@ -1,0 +1,148 @@
+"""Fan-out of approval and run events to server-sent-event streams (SPEC §11).
+
+Events are published from any thread (the gate calls its listeners from the
+waiting worker thread); each subscriber lives on the event loop that created
+it and receives events through ``loop.call_soon_threadsafe``, so publishing
+never blocks and never touches a loop from the wrong thread. A subscriber that
+falls too far behind is closed rather than allowed to grow without bound: its
+client reconnects and is re-sent every open approval request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["KEEPALIVE_SECONDS", "Event", "EventHub", "Subscription", "make_event", "sse"]
+
+KEEPALIVE_SECONDS = 15.0
+_QUEUE_LIMIT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event: its SSE name, JSON payload, and whose it is (for filtering)."""
+
+    name: str
+    data: dict[str, Any]
+    profile: str
+    run_id: str | None = None
+    encoded: bytes = field(default=b"", compare=False)
+
+    def frame(self) -> bytes:
+        return self.encoded or sse(self.name, self.data)
+
+
+def sse(name: str, data: dict[str, Any]) -> bytes:
+    """One ``text/event-stream`` frame: ``event: name`` and one ``data:`` JSON line."""
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {name}\ndata: {payload}\n\n".encode()
+
+
+def make_event(name: str, data: dict[str, Any], profile: str, run_id: str | None = None) -> Event:
+    """An event with its frame encoded once, however many streams carry it."""
+    return Event(name, data, profile, run_id, sse(name, data))
+
+
+_CLOSE = object()
+
+
+class Subscription:
+    """One stream's queue of events, filtered by ``accepts``."""
+
+    def __init__(self, hub: EventHub, accepts: Callable[[Event], bool]) -> None:
+        self._hub = hub
+        self.accepts = accepts
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self.closed = False
+
+    def _put(self, item: object) -> None:
+        # Runs on this subscription's loop.
+        if self.closed:
+            return
+        if item is _CLOSE or self._queue.qsize() >= _QUEUE_LIMIT:
+            self.closed = True
+            self._queue.put_nowait(_CLOSE)
+            return
+        self._queue.put_nowait(item)
+
+    def offer(self, event: Event) -> None:
+        """Thread-safe: queue ``event`` if this stream wants it."""
+        if self.closed or not self.accepts(event):
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._put, event)
+        except RuntimeError:  # the loop is closed: the stream is gone
+            self.closed = True
+
+    def close(self) -> None:
+        """Thread-safe: end the stream after what is already queued."""
+        try:
+            self._loop.call_soon_threadsafe(self._put, _CLOSE)
+        except RuntimeError:
+            self.closed = True
+
+    async def events(self, keepalive: float = KEEPALIVE_SECONDS) -> AsyncIterator[Event | None]:
+        """Queued events in order; ``None`` after ``keepalive`` seconds of silence."""
+        try:
+            while True:
+                try:
+                    item = await asyncio.wait_for(self._queue.get(), keepalive)
+                except TimeoutError:
+                    yield None
+                    continue
+                if item is _CLOSE:
+                    return
+                assert isinstance(item, Event)
+                yield item
+        finally:
+            self._hub.unsubscribe(self)
+
+
+class EventHub:
+    """Every live SSE subscription of one gateway."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subs: list[Subscription] = []
+        self._closed = False
+
+    def subscribe(self, accepts: Callable[[Event], bool]) -> Subscription:
+        """A new subscription (call on the event loop that will read it)."""
+        sub = Subscription(self, accepts)
+        with self._lock:
+            if self._closed:
+                sub.closed = True
+                sub._queue.put_nowait(_CLOSE)
+            else:
+                self._subs.append(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            if sub in self._subs:
+                self._subs.remove(sub)
+
+    def publish(self, event: Event) -> None:
+        """Thread-safe, non-blocking: offer ``event`` to every subscription."""
+        with self._lock:
+            subs = list(self._subs)
+        for sub in subs:
+            sub.offer(event)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._subs)
+
+    def close(self) -> None:
+        """End every stream (shutdown); later subscriptions end at once."""
+        with self._lock:
+            self._closed = True
+            subs, self._subs = self._subs, []
+        for sub in subs:
+            sub.close()

@@ -1,0 +1,89 @@
+"""The gateway's state: one per app, wired to one supervisor (SPEC §11)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any
+
+from multiplex._supervisor import Supervisor
+from multiplex.gateway._auth import Authenticator
+from multiplex.gateway._events import EventHub
+from multiplex.gateway._feed import DecisionFeed
+from multiplex.gateway._logs import log_event
+from multiplex.gateway._runs import RunRegistry
+from multiplex.profiles import Profile, ReloadResult
+
+__all__ = ["Gateway"]
+
+
+class Gateway:
+    """Auth, runs, event fan-out and the decisions feed of one supervisor.
+
+    Built by ``create_app``; subscribes to the supervisor's gate, recorder and
+    profile reloads once. :meth:`begin_shutdown` and :meth:`drain` implement
+    the graceful stop; the supervisor itself is closed by whoever opened it.
+    """
+
+    def __init__(
+        self, sup: Supervisor, *, admin_token: str, max_workers: int = 256, keep_runs: int = 1000
+    ) -> None:
+        self.sup = sup
+        self.auth = Authenticator(sup, admin_token)
+        self.hub = EventHub()
+        self.feed = DecisionFeed(sup.gate.recorder.redact)
+        self.runs = RunRegistry(sup, self.hub, self.feed, max_workers=max_workers, keep=keep_runs)
+        self._shutdown_lock = threading.Lock()
+        self._drained = False
+        self.shutting_down = False
+        sup.gate.subscribe(self.runs.on_gate_event)
+        sup.gate.recorder.post_approval_response.append(self.feed.hook)
+        for profile in sup.profiles.values():
+            profile.on_reload(self._reloaded)
+
+    def _reloaded(self, profile: Profile, result: ReloadResult) -> None:
+        if result.result == "unchanged":
+            return
+        fields: dict[str, Any] = {
+            "profile": profile.name,
+            "result": result.result,
+            "epoch": profile.epoch,
+            "status": profile.status,
+        }
+        if profile.error:
+            fields["error"] = self.sup.gate.recorder.redact(profile.error)
+        log_event("reload", **fields)
+
+    @property
+    def ready(self) -> bool:
+        """``/readyz``: the watcher is alive, or watching is off by choice."""
+        if self.shutting_down:
+            return False
+        if self.sup.config.watch.mode == "off":
+            return True
+        watcher = self.sup.watcher
+        return watcher is not None and watcher.alive
+
+    def begin_shutdown(self) -> None:
+        """Stop taking runs, withdraw every pending approval, end every stream. Idempotent."""
+        with self._shutdown_lock:
+            if self.shutting_down:
+                return
+            self.shutting_down = True
+        cancelled = self.runs.begin_shutdown()
+        self.hub.close()
+        log_event(
+            "shutdown.begin", approvals_cancelled=cancelled, runs_active=len(self.runs.active())
+        )
+
+    def drain(self, grace: float) -> None:
+        """Let running commands finish for up to ``grace`` seconds, then let go. Idempotent."""
+        self.begin_shutdown()
+        with self._shutdown_lock:
+            if self._drained:
+                return
+            self._drained = True
+        clean = self.runs.drain(grace)
+        with contextlib.suppress(ValueError):
+            self.sup.gate.recorder.post_approval_response.remove(self.feed.hook)
+        log_event("shutdown.drained", clean=clean, runs_left=len(self.runs.active()))

@@ -1,0 +1,199 @@
+"""Request and response bodies of the HTTP API (SPEC §11), as pydantic models.
+
+The models are the OpenAPI schema too: Schemathesis fuzzes the gateway from it,
+so every constraint written here is one the handlers may rely on.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "AnswerIn",
+    "ApprovalOut",
+    "CancelOut",
+    "DecisionOut",
+    "DecisionRow",
+    "OkOut",
+    "PendingOut",
+    "ProfileOut",
+    "ResetOut",
+    "ResultOut",
+    "RouteIn",
+    "RunContext",
+    "RunCreated",
+    "RunIn",
+    "RunOut",
+    "RunStatus",
+    "TestContext",
+    "TestIn",
+    "TraceOut",
+    "VerdictOut",
+    "WhoAmI",
+]
+
+# SPEC §7.4: a run is answered through the API or by policy; "interactive"
+# would need a terminal prompter this process does not have (422).
+RunContext = Literal["gateway", "api", "cron", "webhook", "single_query"]
+TestContext = Literal["interactive", "gateway", "api", "cron", "webhook", "single_query"]
+RunStatus = Literal["queued", "running", "waiting_for_approval", "completed", "failed", "cancelled"]
+Choice = Literal["once", "session", "always", "deny"]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Command = Annotated[str, Field(min_length=1, max_length=65_536)]
+RouteId = Annotated[str, Field(max_length=200)] | int | None
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RouteIn(_In):
+    """Where a turn comes from; the supervisor's routes pick the profile (SPEC §4)."""
+
+    platform: Annotated[str, Field(max_length=200)] | None = None
+    user_id: RouteId = None
+    chat_id: RouteId = None
+    thread_id: RouteId = None
+
+
+class RunIn(_In):
+    """``POST /v1/runs``: either ``profile`` or ``route`` (neither = the default profile)."""
+
+    profile: Name | None = None
+    route: RouteIn | None = None
+    session_id: Name = "default"
+    context: RunContext = "api"
+    commands: list[Command] = Field(min_length=1, max_length=100)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> RunIn:
+        if self.profile is not None and self.route is not None:
+            raise ValueError("give either profile or route, not both")
+        return self
+
+
+class AnswerIn(_In):
+    """``POST /v1/runs/{id}/approval``."""
+
+    approval_id: Name
+    choice: Choice
+    reason: Annotated[str, Field(max_length=500)] | None = None
+
+
+class TestIn(_In):
+    """``POST /v1/approvals/test``: what the gate would do; writes nothing."""
+
+    profile: Name
+    command: Command
+    context: TestContext = "api"
+
+
+class RunCreated(BaseModel):
+    run_id: str
+    status: RunStatus
+
+
+class DecisionOut(BaseModel):
+    outcome: Literal["approved", "denied", "cancelled", "timeout", "blocked"]
+    cause: str
+    decided_by: Literal["rule", "user", "policy", "smart", "nobody"]
+    rule: str | None
+    message: str
+
+
+class ResultOut(BaseModel):
+    """One command that reached the gate; ``exit_code`` is null when it did not run."""
+
+    command: str
+    decision: DecisionOut
+    exit_code: int | None
+    stdout: str
+    stderr: str
+
+
+class PendingOut(BaseModel):
+    approval_id: str
+    command: str
+    created_at: float
+    expires_at: float
+
+
+class RunOut(BaseModel):
+    """``GET /v1/runs/{id}``."""
+
+    run_id: str
+    profile: str
+    session_id: str
+    context: RunContext
+    status: RunStatus
+    results: list[ResultOut]
+    pending_approval: PendingOut | None
+    created_at: float
+    finished_at: float | None
+    error: str | None = None
+
+
+class ApprovalOut(BaseModel):
+    """One open approval request (``GET /v1/approvals``)."""
+
+    approval_id: str
+    run_id: str | None
+    profile: str
+    session_id: str
+    command: str
+    created_at: float
+    expires_at: float
+
+
+class OkOut(BaseModel):
+    ok: bool
+
+
+class CancelOut(BaseModel):
+    run_id: str
+    status: RunStatus
+    cancelled: int
+
+
+class ResetOut(BaseModel):
+    cancelled: int
+
+
+class TraceOut(BaseModel):
+    step: str
+    result: str
+    detail: str
+
+
+class VerdictOut(BaseModel):
+    """The Verdict JSON of SPEC §12 (``approvals test --json``)."""
+
+    profile: str
+    command: str
+    outcome: Literal["approved", "blocked", "ask"]
+    cause: str
+    decided_by: str | None
+    rule: str | None
+    segments: list[list[str]]
+    trace: list[TraceOut]
+
+
+class WhoAmI(BaseModel):
+    role: Literal["admin", "profile"]
+    profile: str | None
+
+
+class DecisionRow(BaseModel):
+    ts: float
+    profile: str
+    session_id: str
+    command: str
+    outcome: str
+    cause: str
+    decided_by: str
+    rule: str | None
+
+
+ProfileOut = dict[str, Any]

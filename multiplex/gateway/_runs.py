@@ -1,0 +1,344 @@
+"""Runs: commands submitted over HTTP, executed one by one off the event loop (SPEC §11).
+
+Each run executes in a worker thread of a :class:`ScopedExecutor` and calls
+``Supervisor.run`` for its commands in order, so the gate, the scope and the
+redaction are exactly those of any other turn. While ``Supervisor.run`` waits
+for a human, the gate's ``approval.request`` (whose ``run_id`` names the run)
+marks the run ``waiting_for_approval``. A refused command stops the run; the
+commands after it are not run.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict, deque
+from typing import Any
+
+from multiplex._errors import MultiplexError
+from multiplex._execution import RunResult
+from multiplex._supervisor import Supervisor
+from multiplex.approval._decision import Outcome
+from multiplex.approval._pending import PendingApproval
+from multiplex.gateway._events import EventHub, make_event
+from multiplex.gateway._feed import ASKED, DecisionFeed
+from multiplex.gateway._logs import log_event
+from multiplex.scopes import ScopedExecutor
+
+__all__ = ["FINAL", "Run", "RunRegistry", "ShuttingDown", "approval_row"]
+
+log = logging.getLogger("multiplex.gateway")
+FINAL = frozenset({"completed", "failed", "cancelled"})
+RUN_CANCELLED = "run cancelled"
+SHUTDOWN = "supervisor shutting down"
+
+
+class ShuttingDown(RuntimeError):
+    """The gateway is draining and accepts no new run."""
+
+
+def approval_row(request: PendingApproval) -> dict[str, Any]:
+    """An open approval as the API shows it (``command`` is the redacted display)."""
+    return {
+        "approval_id": request.id,
+        "run_id": request.run_id,
+        "profile": request.profile,
+        "session_id": request.session,
+        "command": request.display,
+        "created_at": request.created_at,
+        "expires_at": request.expires_at,
+    }
+
+
+def _result_row(result: RunResult) -> dict[str, Any]:
+    d = result.decision
+    return {
+        "command": result.command,
+        "decision": {
+            "outcome": d.outcome.value,
+            "cause": d.cause,
+            "decided_by": d.decided_by.value,
+            "rule": d.rule,
+            "message": d.message,
+        },
+        "exit_code": result.exit_code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+    }
+
+
+class Run:
+    """One submitted run; every field is read and written under its lock."""
+
+    def __init__(
+        self, run_id: str, profile: str, session_id: str, context: str, commands: list[str]
+    ) -> None:
+        self.run_id = run_id
+        self.profile = profile
+        self.session_id = session_id
+        self.context = context
+        self.commands = tuple(commands)
+        self.created_at = time.time()
+        self.finished_at: float | None = None
+        self.status = "queued"
+        self.results: list[dict[str, Any]] = []
+        self.pending: PendingApproval | None = None
+        self.error: str | None = None
+        self.cancel_requested = False
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ``GET /v1/runs/{id}`` document."""
+        with self.lock:
+            pending = self.pending
+            return {
+                "run_id": self.run_id,
+                "profile": self.profile,
+                "session_id": self.session_id,
+                "context": self.context,
+                "status": self.status,
+                "results": list(self.results),
+                "pending_approval": None
+                if pending is None
+                else {
+                    "approval_id": pending.id,
+                    "command": pending.display,
+                    "created_at": pending.created_at,
+                    "expires_at": pending.expires_at,
+                },
+                "created_at": self.created_at,
+                "finished_at": self.finished_at,
+                "error": self.error,
+            }
+
+
+class RunRegistry:
+    """Every live run and the last ``keep`` finished ones, with their execution."""
+
+    def __init__(
+        self,
+        sup: Supervisor,
+        hub: EventHub,
+        feed: DecisionFeed,
+        *,
+        max_workers: int = 256,
+        keep: int = 1000,
+    ) -> None:
+        self._sup = sup
+        self._hub = hub
+        self._feed = feed
+        self._keep = keep
+        self._runs: OrderedDict[str, Run] = OrderedDict()
+        self._finished: deque[str] = deque()
+        self._lock = threading.Lock()
+        self._executor = ScopedExecutor(max_workers=max_workers, thread_name_prefix="multiplex-run")
+        self.closing = False
+
+    # -- lookup --------------------------------------------------------------------
+    def get(self, run_id: str) -> Run | None:
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def active(self) -> list[Run]:
+        with self._lock:
+            return [r for r in self._runs.values() if not r.finished]
+
+    # -- submission ------------------------------------------------------------------
+    def submit(self, profile: str, session_id: str, context: str, commands: list[str]) -> Run:
+        """Queue a run; its commands start in a worker thread at once."""
+        if self.closing:
+            raise ShuttingDown(SHUTDOWN)
+        run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands)
+        with self._lock:
+            self._runs[run.run_id] = run
+        log_event(
+            "run.started",
+            run_id=run.run_id,
+            profile=profile,
+            session_id=session_id,
+            context=context,
+            commands=len(commands),
+        )
+        self._publish_run("run.started", run)
+        try:
+            self._executor.submit(self._execute, run)
+        except RuntimeError:  # the executor was shut down under us
+            self._finish(run, "cancelled", SHUTDOWN)
+        return run
+
+    def cancel(self, run: Run, cause: str = RUN_CANCELLED) -> int:
+        """Withdraw the run's pending approvals; commands not yet run never run."""
+        with run.lock:
+            if run.finished:
+                return 0
+            run.cancel_requested = True
+        return self._sup.gate.cancel_run(run.run_id, cause)
+
+    # -- execution (worker thread) -------------------------------------------------------
+    def _execute(self, run: Run) -> None:
+        with run.lock:
+            if run.finished:
+                return
+            if run.cancel_requested or self.closing:
+                start = False
+            else:
+                run.status, start = "running", True
+        if not start:
+            self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
+            return
+        try:
+            self._commands(run)
+        except Exception as exc:  # never leave a run "running" forever
+            log.exception("run %s failed", run.run_id)
+            self._finish(run, "failed", f"internal error: {type(exc).__name__}")
+
+    def _commands(self, run: Run) -> None:
+        for index, command in enumerate(run.commands):
+            with run.lock:
+                stop = run.cancel_requested or self.closing
+            if stop:
+                self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
+                return
+            try:
+                result = self._sup.run(
+                    command,
+                    profile=run.profile,
+                    session=run.session_id,
+                    context=run.context,
+                    run_id=run.run_id,
+                )
+            except (MultiplexError, ValueError, OSError) as exc:
+                # e.g. the profile broke since submission, or a NUL byte in the line.
+                self._finish(run, "failed", " ".join(str(exc).split())[:500])
+                return
+            row = _result_row(result)
+            with run.lock:
+                run.results.append(row)
+            decision = result.decision
+            if decision.decided_by not in ASKED:  # asked ones arrive through the hook
+                self._feed.add(
+                    decision, profile=run.profile, session=run.session_id, command=command
+                )
+            self._hub.publish(
+                make_event(
+                    "command.finished",
+                    {"run_id": run.run_id, "profile": run.profile, "index": index, **row},
+                    run.profile,
+                    run.run_id,
+                )
+            )
+            if not decision.approved:
+                # SPEC §11: commands after a refused one are not run.
+                status = "cancelled" if decision.outcome is Outcome.CANCELLED else "failed"
+                self._finish(run, status, None)
+                return
+        self._finish(run, "completed", None)
+
+    def _finish(self, run: Run, status: str, error: str | None) -> None:
+        with run.lock:
+            if run.finished:
+                return
+            run.status = status
+            run.error = error
+            run.pending = None
+            run.finished_at = time.time()
+        self._sup.metrics.runs.labels(run.profile, status).inc()
+        log_event(
+            "run.finished",
+            run_id=run.run_id,
+            profile=run.profile,
+            session_id=run.session_id,
+            status=status,
+            commands_run=len(run.results),
+            duration_ms=int(((run.finished_at or 0) - run.created_at) * 1000),
+            error=error,
+        )
+        self._publish_run("run.finished", run)
+        run.done.set()
+        with self._lock:
+            self._finished.append(run.run_id)
+            while len(self._finished) > self._keep:
+                self._runs.pop(self._finished.popleft(), None)
+
+    def _publish_run(self, name: str, run: Run) -> None:
+        self._hub.publish(make_event(name, run.snapshot(), run.profile, run.run_id))
+
+    # -- the gate's events (called synchronously from the waiting thread) ---------------
+    def on_gate_event(self, event: str, request: PendingApproval) -> None:
+        run = self.get(request.run_id) if request.run_id else None
+        if run is not None and run.profile != request.profile:
+            run = None  # a run_id that is not ours, reused by another caller
+        if event == "approval.request":
+            self._asked(run, request)
+        else:
+            self._settled(run, event, request)
+
+    def _asked(self, run: Run | None, request: PendingApproval) -> None:
+        withdraw: str | None = None
+        if run is not None:
+            with run.lock:
+                if run.cancel_requested or self.closing:
+                    # Cancelled between two commands: the next prompt is withdrawn at once.
+                    withdraw = SHUTDOWN if self.closing else RUN_CANCELLED
+                else:
+                    run.pending = request
+                    run.status = "waiting_for_approval"
+        row = approval_row(request)
+        log_event("approval.asked", **row)
+        self._hub.publish(make_event("approval.request", row, request.profile, request.run_id))
+        if withdraw is not None:
+            request.cancel(withdraw)
+
+    def _settled(self, run: Run | None, event: str, request: PendingApproval) -> None:
+        if run is not None:
+            with run.lock:
+                if run.pending is request:
+                    run.pending = None
+                    if not run.finished:
+                        run.status = "running"
+        data: dict[str, Any] = {
+            "approval_id": request.id,
+            "run_id": request.run_id,
+            "profile": request.profile,
+            "session_id": request.session,
+        }
+        res = request.resolution
+        if event == "approval.resolved" and res is not None and res.answer is not None:
+            data["choice"] = res.answer.choice.value
+            data["by"] = res.answer.by
+            log_event("approval.answered", **data)
+        else:
+            timed_out = res is not None and res.timed_out
+            data["outcome"] = "timeout" if timed_out else "cancelled"
+            data["cause"] = (
+                "approvals.timeout passed" if timed_out else (res.cancelled if res else None)
+            )
+            log_event("approval.cancelled", **data)
+        self._hub.publish(make_event(event, data, request.profile, request.run_id))
+
+    # -- shutdown ------------------------------------------------------------------------
+    def begin_shutdown(self) -> int:
+        """Refuse new runs and withdraw every pending approval (SIGTERM/SIGINT)."""
+        self.closing = True
+        return self._sup.gate.cancel_all(SHUTDOWN)
+
+    def drain(self, grace: float) -> bool:
+        """Wait up to ``grace`` seconds for running commands; True if all ended."""
+        deadline = time.monotonic() + grace
+        for run in self.active():
+            run.done.wait(max(0.0, deadline - time.monotonic()))
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        left = self.active()
+        for run in left:
+            with run.lock:
+                never_started = run.status == "queued"
+            if never_started:
+                self._finish(run, "cancelled", SHUTDOWN)
+        return not self.active()
