@@ -106,9 +106,7 @@ class SupervisorConfig(_Model):
         if self.profiles is None:
             if not root.is_dir():
                 return {}
-            return {
-                d.name: d for d in sorted(root.iterdir()) if (d / "config.yaml").is_file()
-            }
+            return {d.name: d for d in sorted(root.iterdir()) if (d / "config.yaml").is_file()}
         homes: dict[str, Path] = {}
         for entry in self.profiles:
             if isinstance(entry, ProfileEntry):
@@ -146,7 +144,11 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a mapping", file=path, line=1)
-    doc = {k: v for k, v in raw.items() if not (v is None and k != "default_profile" and k != "profiles")}
+    doc = {
+        k: v
+        for k, v in raw.items()
+        if not (v is None and k != "default_profile" and k != "profiles")
+    }
     try:
         return SupervisorConfig(**doc, source=path.resolve())
     except ValidationError as exc:

@@ -7,6 +7,7 @@ and the profile's credential files materialised for the run alone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -121,14 +122,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(_KILL_GRACE)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # grandchildren that ignored TERM
-    except ProcessLookupError:
-        pass
 
 
 def execute(scope: ProfileScope, command: str, *, timeout: float | None = None) -> Execution:

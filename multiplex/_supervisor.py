@@ -28,7 +28,6 @@ from multiplex.scopes import (
     ProfileView,
     build_view,
     install_strict_hook,
-    current_scope,
     peek_scope,
     set_process_scope,
 )
@@ -68,7 +67,9 @@ class Supervisor:
         self._close_hooks: list[Callable[[], None]] = []
         self._watcher: ConfigWatcher | None = None
         self.started_at = time.time()
-        self.gate = Gate(metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets)
+        self.gate = Gate(
+            metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets
+        )
         self._turn_end_hooks.append(self.gate.cancel_turn)
         for profile in self._profiles.values():
             profile.on_reload(self._after_reload)
@@ -111,7 +112,9 @@ class Supervisor:
         if default is None or default in self._profiles:
             return default
         if self.config.default_is_explicit:
-            raise ConfigError(f"profile {default!r} is not served", file=self.config.source, key="default_profile")
+            raise ConfigError(
+                f"profile {default!r} is not served", file=self.config.source, key="default_profile"
+            )
         return None
 
     def _check_routes(self) -> None:
@@ -205,18 +208,20 @@ class Supervisor:
         Inside another turn, the new one is a delegated child of it.
         """
         name = profile if profile is not None else self.router.route()
-        kind = ContextKind(context)
-        return Turn(lambda: self._scope_for(name, session, kind, parent), self._turn_ended)
+        kind = context if isinstance(context, ContextKind) else ContextKind(context)
+        return Turn(self._scope_for, (name, session, kind, parent), self._turn_ended)
 
     def _scope_for(
         self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None
     ) -> ProfileScope:
-        view = self.view(name)
+        view = self._views.get(name)
+        if view is None:
+            view = self.view(name)  # raises the right RoutingError
         return ProfileScope(
             view,
             session,
             f"t{next(self._turn_ids)}",
-            ContextKind(context),
+            context if isinstance(context, ContextKind) else ContextKind(context),
             parent if parent is not None else peek_scope(),
             self.strict,
             self._profiles[name],
@@ -232,7 +237,13 @@ class Supervisor:
             hook(scope)
 
     # -- the gate and execution ------------------------------------------------
-    def test(self, profile: str, command: str, context: str | ContextKind = ContextKind.API, session: str = "test") -> Verdict:
+    def test(
+        self,
+        profile: str,
+        command: str,
+        context: str | ContextKind = ContextKind.API,
+        session: str = "test",
+    ) -> Verdict:
         """What the gate would do for ``command`` in ``profile``: pure, never asks."""
         return self.gate.evaluate(self._scope_for(profile, session, context, None), command)
 
@@ -258,7 +269,9 @@ class Supervisor:
 
     def _run_in(self, scope: ProfileScope, command: str, run_id: str | None) -> RunResult:
         decision = self.gate.decide(scope, command, run_id=run_id)
-        mounts = tuple({"source": str(m.source), "target": m.target} for m in scope.credential_mounts)
+        mounts = tuple(
+            {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
+        )
         if not decision.approved:
             return RunResult(command, decision, mounts=mounts)
         if scope.backend != "local":
@@ -268,8 +281,15 @@ class Supervisor:
         done = execute(scope, command)
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         return RunResult(
-            command, decision, done.exit_code, scope.redact(done.stdout), scope.redact(done.stderr),
-            done.timed_out, done.truncated, done.duration_ms, mounts,
+            command,
+            decision,
+            done.exit_code,
+            scope.redact(done.stdout),
+            scope.redact(done.stderr),
+            done.timed_out,
+            done.truncated,
+            done.duration_ms,
+            mounts,
         )
 
     def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
@@ -281,11 +301,17 @@ class Supervisor:
         """Start watching every home's files (SPEC §4 ``watch``)."""
         if self._watcher is None:
             watch = self.config.watch
-            watcher = ConfigWatcher(self._on_file_change, mode=watch.mode, debounce_ms=watch.debounce_ms)
+            watcher = ConfigWatcher(
+                self._on_file_change, mode=watch.mode, debounce_ms=watch.debounce_ms
+            )
             for name, profile in self._profiles.items():
                 watcher.watch(name, profile.home)
             watcher.start()
             self._watcher = watcher
+            # An edit made between the initial load and the watcher's start
+            # produced no event: one pass catches it (unchanged files are no-ops).
+            for profile in self._profiles.values():
+                profile.reload()
         return self
 
     @property

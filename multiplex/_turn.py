@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import TracebackType
 
-from multiplex.scopes import ProfileScope, bind, restore
+from multiplex.scopes import ContextKind, ProfileScope, bind, restore
 
 __all__ = ["Turn"]
 
@@ -17,14 +17,16 @@ class Turn:
     another turn makes a delegated child: its ``parent`` is the enclosing scope.
     """
 
-    __slots__ = ("_build", "_ended", "_previous", "_scope")
+    __slots__ = ("_args", "_build", "_ended", "_previous", "_scope")
 
     def __init__(
         self,
-        build: Callable[[], ProfileScope],
+        build: Callable[[str, str, ContextKind, ProfileScope | None], ProfileScope],
+        args: tuple[str, str, ContextKind, ProfileScope | None],
         ended: Callable[[ProfileScope], None],
     ) -> None:
         self._build = build
+        self._args = args
         self._ended = ended
         self._scope: ProfileScope | None = None
         self._previous: ProfileScope | None = None
@@ -34,7 +36,7 @@ class Turn:
         return self._scope
 
     def __enter__(self) -> ProfileScope:
-        scope = self._build()
+        scope = self._build(*self._args)
         self._previous = bind(scope)
         self._scope = scope
         return scope

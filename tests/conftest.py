@@ -40,7 +40,9 @@ def write_home(
 def make_home(tmp_path: Path) -> HomeFactory:
     root = tmp_path / "profiles"
 
-    def make(name: str, config: str = "", env: str | None = None, files: dict[str, str] | None = None) -> Path:
+    def make(
+        name: str, config: str = "", env: str | None = None, files: dict[str, str] | None = None
+    ) -> Path:
         return write_home(root, name, config, env, files)
 
     return make
@@ -82,7 +84,9 @@ def _no_process_scope() -> Iterator[None]:
     set_process_scope(None)
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None):  # type: ignore[no-untyped-def]
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None
+):  # type: ignore[no-untyped-def]
     """Run the real ``multiplex`` console script in a subprocess."""
     import subprocess
     import sys

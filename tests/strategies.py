@@ -30,7 +30,11 @@ def profile_configs(draw: st.DrawFn, index: int) -> str:
     return profile_config(index, backend, redact, rules)
 
 
-def turn_plans(profiles: int, max_turns: int = 300, min_turns: int = 1) -> st.SearchStrategy[list[tuple[int, str]]]:
+def turn_plans(
+    profiles: int, max_turns: int = 300, min_turns: int = 1
+) -> st.SearchStrategy[list[tuple[int, str]]]:
     """Interleavings of turns: (profile index, how the turn's work runs)."""
     how = st.sampled_from(["inline", "thread", "task", "child", "map"])
-    return st.lists(st.tuples(st.integers(0, profiles - 1), how), min_size=min_turns, max_size=max_turns)
+    return st.lists(
+        st.tuples(st.integers(0, profiles - 1), how), min_size=min_turns, max_size=max_turns
+    )

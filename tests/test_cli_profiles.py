@@ -7,7 +7,16 @@ from pathlib import Path
 
 from tests.conftest import REPO, run_cli
 
-LIST_FIELDS = {"name", "home", "backend", "cwd", "redact_secrets", "allowlist_size", "status", "error"}
+LIST_FIELDS = {
+    "name",
+    "home",
+    "backend",
+    "cwd",
+    "redact_secrets",
+    "allowlist_size",
+    "status",
+    "error",
+}
 
 
 def test_list_json_on_the_example_config() -> None:
@@ -35,12 +44,18 @@ def test_broken_profile_is_listed_with_its_error(make_home, write_config) -> Non
 
 
 def test_show_masks_secrets(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
-    make_home("p", "terminal:\n  env: {DB_PASSWORD: hunter2-literal-pw, MODE: fast}\n  env_passthrough: [API_KEY]\n",
-              env="API_KEY=sk-live-secret-value-777\n")
+    make_home(
+        "p",
+        "terminal:\n  env: {DB_PASSWORD: hunter2-literal-pw, MODE: fast}\n  env_passthrough: [API_KEY]\n",
+        env="API_KEY=sk-live-secret-value-777\n",
+    )
     config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
     result = run_cli("--config", str(config), "profiles", "show", "p", "--json")
     assert result.returncode == 0, result.stderr
-    assert "hunter2-literal-pw" not in result.stdout and "sk-live-secret-value-777" not in result.stdout
+    assert (
+        "hunter2-literal-pw" not in result.stdout
+        and "sk-live-secret-value-777" not in result.stdout
+    )
     data = json.loads(result.stdout)
     assert data["settings"]["terminal"]["env"]["MODE"] == "fast"
     assert data["command_env"]["API_KEY"].startswith("[REDACTED")
@@ -63,7 +78,11 @@ def test_config_errors_exit_2_with_one_line(tmp_path: Path, write_config) -> Non
     bad = write_config("profiles_dir: profiles\nroutes: {not: a list}\n")
     result = run_cli("--config", str(bad), "profiles", "list")
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "multiplex.yaml" in result.stderr and "routes" in result.stderr
+    assert (
+        result.stderr.count("\n") == 1
+        and "multiplex.yaml" in result.stderr
+        and "routes" in result.stderr
+    )
     assert "Traceback" not in result.stderr
     missing = run_cli("--config", str(tmp_path / "nope.yaml"), "profiles", "list")
     assert missing.returncode == 2 and "file not found" in missing.stderr
@@ -72,7 +91,9 @@ def test_config_errors_exit_2_with_one_line(tmp_path: Path, write_config) -> Non
 
 
 def test_standalone_mode_serves_one_profile() -> None:
-    result = run_cli("--config", str(REPO / "multiplex.yaml"), "-p", "research", "profiles", "list", "--json")
+    result = run_cli(
+        "--config", str(REPO / "multiplex.yaml"), "-p", "research", "profiles", "list", "--json"
+    )
     assert result.returncode == 0, result.stderr
     assert [r["name"] for r in json.loads(result.stdout)] == ["research"]
 

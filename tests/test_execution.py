@@ -20,11 +20,22 @@ def sup(make_home, supervisor_of, tmp_path) -> Supervisor:  # type: ignore[no-un
         "  credential_files: [credentials/token.txt, credentials/nested/key.json]\n  timeout: 2\n"
         "approvals:\n  mode: off\n",
         env="API_TOKEN=token-a-0123456789\nNOT_PASSED=zzz-hidden\n",
-        files={"work/.keep": "", "credentials/token.txt": "cred-a-abcdef123456\n", "credentials/nested/key.json": '{"k": "v"}'},
+        files={
+            "work/.keep": "",
+            "credentials/token.txt": "cred-a-abcdef123456\n",
+            "credentials/nested/key.json": '{"k": "v"}',
+        },
     )
-    make_home("b", "terminal:\n  cwd: /tmp\napprovals:\n  mode: off\n", env="B_SECRET=bsecret-value-424242\n")
-    make_home("dock", "terminal:\n  backend: docker\n  credential_files: [credentials/t.txt]\n",
-              files={"credentials/t.txt": "docker-cred-value-1234"})
+    make_home(
+        "b",
+        "terminal:\n  cwd: /tmp\napprovals:\n  mode: off\n",
+        env="B_SECRET=bsecret-value-424242\n",
+    )
+    make_home(
+        "dock",
+        "terminal:\n  backend: docker\n  credential_files: [credentials/t.txt]\n",
+        files={"credentials/t.txt": "docker-cred-value-1234"},
+    )
     return supervisor_of("profiles_dir: profiles\ndefault_profile: a\n")  # type: ignore[no-any-return]
 
 
@@ -34,7 +45,10 @@ def run(sup: Supervisor, command: str, profile: str = "a"):  # type: ignore[no-u
 
 def test_cwd_and_env_are_the_scopes(sup: Supervisor) -> None:
     process_cwd = os.getcwd()
-    result = run(sup, 'pwd; echo "$GREETING"; echo "${NOT_PASSED:-unset}"; echo "${PYTEST_CURRENT_TEST:-clean}"')
+    result = run(
+        sup,
+        'pwd; echo "$GREETING"; echo "${NOT_PASSED:-unset}"; echo "${PYTEST_CURRENT_TEST:-clean}"',
+    )
     lines = result.stdout.splitlines()
     assert lines[0] == str(sup.profiles["a"].home / "work")
     assert lines[1:] == ["hello-a", "unset", "clean"]
@@ -43,10 +57,17 @@ def test_cwd_and_env_are_the_scopes(sup: Supervisor) -> None:
 
 
 def test_credentials_directory_lifecycle(sup: Supervisor) -> None:
-    result = run(sup, 'echo "$CREDENTIALS_DIRECTORY"; stat -c "%a" "$CREDENTIALS_DIRECTORY" '
-                      '"$CREDENTIALS_DIRECTORY/credentials/token.txt"; wc -c < "$CREDENTIALS_DIRECTORY/credentials/nested/key.json"')
+    result = run(
+        sup,
+        'echo "$CREDENTIALS_DIRECTORY"; stat -c "%a" "$CREDENTIALS_DIRECTORY" '
+        '"$CREDENTIALS_DIRECTORY/credentials/token.txt"; wc -c < "$CREDENTIALS_DIRECTORY/credentials/nested/key.json"',
+    )
     directory, dir_mode, file_mode, content = result.stdout.splitlines()
-    assert (dir_mode, file_mode, content.strip()) == ("700", "400", "10")  # content itself is redacted
+    assert (dir_mode, file_mode, content.strip()) == (
+        "700",
+        "400",
+        "10",
+    )  # content itself is redacted
     assert not Path(directory).exists()  # removed afterwards
 
 
@@ -80,7 +101,10 @@ def test_output_is_capped(sup: Supervisor) -> None:
 
 
 def test_secret_printed_by_the_command_is_redacted(sup: Supervisor) -> None:
-    result = run(sup, 'echo "$API_TOKEN"; cat "$CREDENTIALS_DIRECTORY/credentials/token.txt"; echo bsecret-value-424242')
+    result = run(
+        sup,
+        'echo "$API_TOKEN"; cat "$CREDENTIALS_DIRECTORY/credentials/token.txt"; echo bsecret-value-424242',
+    )
     assert "token-a-0123456789" not in result.stdout and "cred-a-abcdef123456" not in result.stdout
     assert "bsecret-value-424242" not in result.stdout  # another profile's secret, always
     assert result.stdout.count("[REDACTED:") == 3
@@ -89,8 +113,12 @@ def test_secret_printed_by_the_command_is_redacted(sup: Supervisor) -> None:
 def test_container_backend_reports_the_mount_plan(sup: Supervisor) -> None:
     result = run(sup, "ls", "dock")
     assert result.decision.outcome is Outcome.APPROVED and result.exit_code is None
-    assert result.mounts == ({"source": str(sup.profiles["dock"].home / "credentials/t.txt"),
-                              "target": "/run/credentials/credentials/t.txt"},)
+    assert result.mounts == (
+        {
+            "source": str(sup.profiles["dock"].home / "credentials/t.txt"),
+            "target": "/run/credentials/credentials/t.txt",
+        },
+    )
 
 
 def test_missing_cwd_is_reported_not_crashed(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]

@@ -34,7 +34,10 @@ def sup(make_home, supervisor_of) -> Supervisor:  # type: ignore[no-untyped-def]
         ({"platform": "telegram", "user_id": "u1"}, "tg-user"),
         ({"platform": "telegram", "user_id": "u1", "chat_id": "123"}, "tg-chat"),  # chat beats user
         ({"platform": "telegram", "user_id": "u1", "chat_id": 123, "thread_id": "t9"}, "tg-thread"),
-        ({"platform": "telegram", "chat_id": "123", "thread_id": "other"}, "tg-chat"),  # all fields must match
+        (
+            {"platform": "telegram", "chat_id": "123", "thread_id": "other"},
+            "tg-chat",
+        ),  # all fields must match
         ({"platform": "slack", "chat_id": "7"}, "any-chat-7"),
         ({"platform": "telegram", "chat_id": "7"}, "any-chat-7"),  # chat beats platform
         ({"platform": "webhook", "user_id": "x"}, "hooks"),
@@ -49,14 +52,18 @@ def test_most_specific_route_wins(sup: Supervisor, origin: dict[str, str], expec
 def test_route_to_unserved_profile_is_a_config_error(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
     make_home("a")
     with pytest.raises(ConfigError) as info:
-        supervisor_of("profiles_dir: profiles\ndefault_profile: a\nroutes:\n  - {profile: ghost, platform: x}\n")
+        supervisor_of(
+            "profiles_dir: profiles\ndefault_profile: a\nroutes:\n  - {profile: ghost, platform: x}\n"
+        )
     assert "routes.0.profile" in str(info.value) and "ghost" in str(info.value)
     assert "multiplex.yaml" in str(info.value)
 
 
 def test_null_default_refuses_unrouted_turns(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
     make_home("a")
-    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: null\nroutes:\n  - {profile: a, platform: x}\n")
+    sup = supervisor_of(
+        "profiles_dir: profiles\ndefault_profile: null\nroutes:\n  - {profile: a, platform: x}\n"
+    )
     assert sup.route(platform="x") == "a"
     with pytest.raises(RoutingError):
         sup.route(platform="y")
@@ -93,5 +100,7 @@ def test_explicit_profiles_list(tmp_path, make_home, supervisor_of) -> None:  # 
     extra = tmp_path / "elsewhere" / "x"
     extra.mkdir(parents=True)
     (extra / "config.yaml").write_text("")
-    sup = supervisor_of(f"profiles_dir: profiles\ndefault_profile: a\nprofiles: [a, {extra}, {{name: renamed, home: profiles/b}}]\n")
+    sup = supervisor_of(
+        f"profiles_dir: profiles\ndefault_profile: a\nprofiles: [a, {extra}, {{name: renamed, home: profiles/b}}]\n"
+    )
     assert sorted(sup.profiles) == ["a", "renamed", "x"]

@@ -17,7 +17,7 @@ from multiplex.approval.rules import RuleSet
 from multiplex.approval.shell import ParsedLine
 from multiplex.profiles import ApprovalSettings
 
-__all__ = ["CheckInput", "Conclusion", "run_static_checks", "deny_set"]
+__all__ = ["CheckInput", "Conclusion", "deny_set", "run_static_checks"]
 
 
 @dataclass(frozen=True, slots=True)

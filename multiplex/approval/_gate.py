@@ -365,7 +365,7 @@ class Gate:
     # -- ending waits -------------------------------------------------------------
     def cancel_turn(self, scope: ProfileScope) -> None:
         """A turn ended: its waits, and its delegated children's, are withdrawn."""
-        table = scope.profile.resources(PENDING_KEY).get(PENDING_KEY)
+        table = scope.profile.get_resource(PENDING_KEY)
         if isinstance(table, PendingTable) and len(table):
             table.cancel_where(
                 lambda r: r.turn_id == scope.turn_id,

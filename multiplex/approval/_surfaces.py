@@ -13,7 +13,7 @@ __all__: list[str] = []
 
 
 def _sessions(scope: ProfileScope) -> SessionTable | None:
-    found = scope.profile.resources(SESSIONS_KEY).get(SESSIONS_KEY)
+    found = scope.profile.get_resource(SESSIONS_KEY)
     return found if isinstance(found, SessionTable) else None
 
 
@@ -27,7 +27,7 @@ def _render_sessions(table: SessionTable | None) -> dict[str, Any]:
 
 
 def _pending(scope: ProfileScope) -> PendingTable | None:
-    found = scope.profile.resources(PENDING_KEY).get(PENDING_KEY)
+    found = scope.profile.get_resource(PENDING_KEY)
     return found if isinstance(found, PendingTable) else None
 
 

@@ -56,7 +56,9 @@ def remove_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
     """Revoke a rule: an explicit revocation, effective at once in a running supervisor."""
     store = _store(ctx, profile)
     if rule.strip() not in store.rules():
-        typer.echo(f"multiplex: error: {store.config_path}: command_allowlist: no rule {rule!r}", err=True)
+        typer.echo(
+            f"multiplex: error: {store.config_path}: command_allowlist: no rule {rule!r}", err=True
+        )
         raise typer.Exit(2)
     store.revoke(rule)
     if rule.strip() in store.rules():
@@ -65,5 +67,8 @@ def remove_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
 
 
 def _unsaved(store: AllowlistStore) -> int:
-    typer.echo(f"multiplex: error: {store.config_path}: command_allowlist: could not write the file (see the warning above)", err=True)
+    typer.echo(
+        f"multiplex: error: {store.config_path}: command_allowlist: could not write the file (see the warning above)",
+        err=True,
+    )
     return 2

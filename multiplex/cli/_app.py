@@ -27,11 +27,18 @@ def _global(
     ctx: typer.Context,
     config: Annotated[
         str | None,
-        typer.Option("--config", help="Supervisor config file (default: $MULTIPLEX_CONFIG or ./multiplex.yaml)."),
+        typer.Option(
+            "--config",
+            help="Supervisor config file (default: $MULTIPLEX_CONFIG or ./multiplex.yaml).",
+        ),
     ] = None,
     profile: Annotated[
         str | None,
-        typer.Option("-p", "--profile", help="Standalone mode: serve only this profile, bound for the whole process."),
+        typer.Option(
+            "-p",
+            "--profile",
+            help="Standalone mode: serve only this profile, bound for the whole process.",
+        ),
     ] = None,
 ) -> None:
     ctx.obj = CliState(config, profile)

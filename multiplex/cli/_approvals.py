@@ -28,7 +28,9 @@ def test_command(
     ctx: typer.Context,
     profile: ProfileOpt,
     command: CommandArg,
-    context: Annotated[str, typer.Option("--context", help="interactive|gateway|api|cron|webhook|single_query")] = "api",
+    context: Annotated[
+        str, typer.Option("--context", help="interactive|gateway|api|cron|webhook|single_query")
+    ] = "api",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """What the gate would do, step by step. Pure: writes nothing, asks nobody."""
@@ -57,7 +59,9 @@ def exec_command(
     ctx: typer.Context,
     profile: ProfileOpt,
     command: CommandArg,
-    session: Annotated[str, typer.Option("--session", help="Session id (grants live per session).")] = "cli",
+    session: Annotated[
+        str, typer.Option("--session", help="Session id (grants live per session).")
+    ] = "cli",
 ) -> None:
     """Gate and run one command in the profile's scope, asking on the terminal."""
     sup = state_of(ctx).supervisor(profile)

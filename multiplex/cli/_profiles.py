@@ -62,10 +62,7 @@ def init_profile(ctx: typer.Context, name: str) -> None:
     """Create a new profile home with a commented config.yaml."""
     state = state_of(ctx)
     config = state.config()
-    if "/" in name:
-        home = Path(name)
-    else:
-        home = config.base_dir / config.profiles_dir / name
+    home = Path(name) if "/" in name else config.base_dir / config.profiles_dir / name
     if (home / "config.yaml").exists():
         raise ConfigError("a profile home already exists here", file=home / "config.yaml")
     for sub in ("credentials", "cache", "logs"):

@@ -44,5 +44,7 @@ class CliState:
         name = profile or self.profile
         if name is not None:
             config = self.config()
-            return Supervisor.standalone(self.home_of(name), name=Path(name).name, config=config, context=context)
+            return Supervisor.standalone(
+                self.home_of(name), name=Path(name).name, config=config, context=context
+            )
         return Supervisor.from_config(self.config_path)

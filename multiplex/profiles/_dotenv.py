@@ -48,9 +48,7 @@ def parse_dotenv(text: str, *, file: Path | str = ".env") -> dict[str, str]:
         name, sep, rest = raw.partition("=")
         name = name.strip()
         if not sep or not _NAME.fullmatch(name):
-            raise ProfileConfigError(
-                "expected KEY=value", file=file, key=name or None, line=lineno
-            )
+            raise ProfileConfigError("expected KEY=value", file=file, key=name or None, line=lineno)
         rest = rest.strip()
         if rest[:1] in ("'", '"'):
             quote = rest[0]

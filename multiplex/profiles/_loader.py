@@ -21,7 +21,13 @@ __all__ = ["LoadedConfig", "load_config", "parse_config", "read_allowlist", "rec
 
 _SECTIONS = {
     "terminal": {
-        "backend", "cwd", "env", "env_passthrough", "credential_files", "host_mounts", "timeout",
+        "backend",
+        "cwd",
+        "env",
+        "env_passthrough",
+        "credential_files",
+        "host_mounts",
+        "timeout",
     },
     "approvals": {"mode", "deny", "timeout", "unattended", "protected_files", "yolo"},
     "security": {"redact_secrets"},
@@ -40,7 +46,9 @@ class LoadedConfig:
     digest: str
 
 
-def recover_rule_list(value: Any, *, file: Path | str, key: str) -> tuple[list[str] | Any, str | None]:
+def recover_rule_list(
+    value: Any, *, file: Path | str, key: str
+) -> tuple[list[str] | Any, str | None]:
     """Recover a legacy stringified rule list; return (value, warning or None).
 
     ``"['git status', 'ls *']"`` becomes the list it spells and a single string
@@ -103,7 +111,9 @@ def parse_config(data: bytes, *, file: Path | str) -> LoadedConfig:
     return LoadedConfig(settings, tuple(warnings), hashlib.sha256(data).hexdigest())
 
 
-def _recover_in(doc: dict[str, Any], path: tuple[str, ...], file: Path | str, warnings: list[str]) -> None:
+def _recover_in(
+    doc: dict[str, Any], path: tuple[str, ...], file: Path | str, warnings: list[str]
+) -> None:
     parent: Any = doc
     for part in path[:-1]:
         parent = parent.get(part) if isinstance(parent, dict) else None

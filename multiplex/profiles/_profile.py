@@ -138,6 +138,10 @@ class Profile:
     def resource_keys(self) -> tuple[str, ...]:
         return tuple(self._resources)
 
+    def get_resource(self, key: str) -> object | None:
+        """The resource under ``key`` if it was created, else None (never creates)."""
+        return self._resources.get(key)
+
     def resources(self, prefix: str = "") -> dict[str, object]:
         """The per-profile resources whose key starts with ``prefix``."""
         return {k: v for k, v in list(self._resources.items()) if k.startswith(prefix)}
@@ -173,8 +177,10 @@ class Profile:
             reconciled = None
         else:
             reconciled = self._store.reconcile(new.settings.command_allowlist)
-        if old is not None and _same_effect(old, new) and not (
-            reconciled and (reconciled.added or reconciled.removed)
+        if (
+            old is not None
+            and _same_effect(old, new)
+            and not (reconciled and (reconciled.added or reconciled.removed))
         ):
             # Our own allowlist write (or a no-op edit): same settings, same epoch.
             self._state = _with_epoch(new, old.epoch)
@@ -191,7 +197,9 @@ class Profile:
         except FileNotFoundError:
             config, mtime = b"", 0.0
         except OSError as exc:
-            raise ProfileConfigError(f"cannot read: {exc.strerror}", file=self.config_path) from None
+            raise ProfileConfigError(
+                f"cannot read: {exc.strerror}", file=self.config_path
+            ) from None
         try:
             env = self.env_path.read_bytes()
         except FileNotFoundError:
@@ -236,7 +244,9 @@ def _secret_parts(content: str) -> list[str]:
     # would otherwise leak line by line).
     parts = [content.strip()]
     parts.extend(
-        line.strip() for line in content.splitlines() if len(line.strip()) >= 20 and " " not in line.strip()
+        line.strip()
+        for line in content.splitlines()
+        if len(line.strip()) >= 20 and " " not in line.strip()
     )
     return [p for p in parts if p]
 
@@ -253,6 +263,13 @@ def _same_effect(old: ProfileState, new: ProfileState) -> bool:
 
 def _with_epoch(state: ProfileState, epoch: int) -> ProfileState:
     return ProfileState(
-        state.settings, state.dotenv, state.credentials, state.known_secrets,
-        state.secrets_digest, epoch, state.digest, state.warnings, state.loaded_at,
+        state.settings,
+        state.dotenv,
+        state.credentials,
+        state.known_secrets,
+        state.secrets_digest,
+        epoch,
+        state.digest,
+        state.warnings,
+        state.loaded_at,
     )

@@ -133,7 +133,13 @@ def clamp_timeout(value: float) -> tuple[float, str | None]:
     if math.isnan(value):
         return 300.0, "is not a number; using the default 300"
     if value < APPROVAL_TIMEOUT_MIN:
-        return APPROVAL_TIMEOUT_MIN, f"{value:g} is below the minimum {APPROVAL_TIMEOUT_MIN:.0f}; clamped"
+        return (
+            APPROVAL_TIMEOUT_MIN,
+            f"{value:g} is below the minimum {APPROVAL_TIMEOUT_MIN:.0f}; clamped",
+        )
     if value > APPROVAL_TIMEOUT_MAX:
-        return APPROVAL_TIMEOUT_MAX, f"{value:g} is above the maximum {APPROVAL_TIMEOUT_MAX:.0f}; clamped"
+        return (
+            APPROVAL_TIMEOUT_MAX,
+            f"{value:g} is above the maximum {APPROVAL_TIMEOUT_MAX:.0f}; clamped",
+        )
     return value, None

@@ -1,6 +1,6 @@
 """The contextvars scope, resolvers, per-profile caches and propagation (SPEC §6)."""
 
-from multiplex.scopes._caches import CACHE_PREFIX, ProfileCache
+from multiplex.scopes._caches import CACHES_KEY, ProfileCache, ProfileCaches
 from multiplex.scopes._executor import ScopedExecutor, run_in_scope
 from multiplex.scopes._resolve import CredentialMount
 from multiplex.scopes._scope import (
@@ -17,11 +17,12 @@ from multiplex.scopes._surfaces import SURFACES, Surface, SurfaceRegistry, regis
 from multiplex.scopes._view import ProfileView, build_view
 
 __all__ = [
-    "CACHE_PREFIX",
+    "CACHES_KEY",
     "SURFACES",
     "ContextKind",
     "CredentialMount",
     "ProfileCache",
+    "ProfileCaches",
     "ProfileScope",
     "ProfileView",
     "ScopedExecutor",

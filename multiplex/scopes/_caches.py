@@ -7,10 +7,29 @@ from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CACHE_PREFIX", "ProfileCache"]
+__all__ = ["CACHES_KEY", "ProfileCache", "ProfileCaches"]
 
-# Resource key prefix on the owning Profile; the "caches" surface owns it.
-CACHE_PREFIX = "cache:"
+# Resource key on the owning Profile; the "caches" surface owns it.
+CACHES_KEY = "caches"
+
+
+class ProfileCaches:
+    """Every named cache of one profile home (a per-profile resource)."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._caches: dict[str, ProfileCache] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> ProfileCache:
+        cache = self._caches.get(name)
+        if cache is None:
+            with self._lock:
+                cache = self._caches.setdefault(name, ProfileCache(self.home, name))
+        return cache
+
+    def all(self) -> dict[str, ProfileCache]:
+        return dict(self._caches)
 
 
 class ProfileCache(MutableMapping[str, Any]):

@@ -23,7 +23,11 @@ class ScopedExecutor(ThreadPoolExecutor):
 
     def submit(self, fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> Future[R]:
         context = contextvars.copy_context()
-        return super().submit(context.run, fn, *args, **kwargs)
+
+        def call() -> R:
+            return context.run(fn, *args, **kwargs)
+
+        return super().submit(call)
 
 
 def run_in_scope(fn: Callable[..., R], *args: object, **kwargs: object) -> Callable[..., R]:

@@ -48,9 +48,7 @@ class CredentialMount:
 
 def base_env(environ: Mapping[str, str]) -> dict[str, str]:
     """PATH, LANG, LC_*, TERM and HOME from the process environment; nothing else."""
-    return {
-        k: v for k, v in environ.items() if k in _BASE_NAMES or k.startswith("LC_")
-    }
+    return {k: v for k, v in environ.items() if k in _BASE_NAMES or k.startswith("LC_")}
 
 
 def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None) -> Path | None:
@@ -68,7 +66,9 @@ def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None
     return path if path.is_absolute() else home / path
 
 
-def command_env(state: ProfileState, base: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+def command_env(
+    state: ProfileState, base: Mapping[str, str]
+) -> tuple[dict[str, str], tuple[str, ...]]:
     """The environment of a profile's commands and the warnings it produced."""
     terminal = state.settings.terminal
     env = dict(base)
@@ -95,11 +95,17 @@ def redaction_switch(state: ProfileState) -> bool:
     return state.settings.security.redact_secrets
 
 
-def credential_mounts(files: tuple[CredentialFile, ...], backend: str) -> tuple[CredentialMount, ...]:
+def credential_mounts(
+    files: tuple[CredentialFile, ...], backend: str
+) -> tuple[CredentialMount, ...]:
     """The mount plan of a profile's credential files for its backend (SPEC §9)."""
     if backend == "local":
-        return tuple(CredentialMount(f.relative, f.source, os.path.normpath(f.relative)) for f in files)
+        return tuple(
+            CredentialMount(f.relative, f.source, os.path.normpath(f.relative)) for f in files
+        )
     return tuple(
-        CredentialMount(f.relative, f.source, f"{CREDENTIALS_MOUNT_ROOT}/{os.path.normpath(f.relative)}")
+        CredentialMount(
+            f.relative, f.source, f"{CREDENTIALS_MOUNT_ROOT}/{os.path.normpath(f.relative)}"
+        )
         for f in files
     )

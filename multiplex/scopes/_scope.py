@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from multiplex._errors import UnscopedAccessError
-from multiplex.scopes._caches import CACHE_PREFIX, ProfileCache
+from multiplex.scopes._caches import CACHES_KEY, ProfileCache, ProfileCaches
 
 if TYPE_CHECKING:
     from multiplex.profiles import AllowlistStore, ApprovalSettings, Profile
@@ -113,8 +113,12 @@ class ProfileScope:
 
     def cache(self, name: str) -> ProfileCache:
         """This profile's cache called ``name`` (one object per profile home)."""
-        home = self.view.home
-        return self._profile.resource(CACHE_PREFIX + name, lambda _p: ProfileCache(home, name))
+        caches = self._profile.get_resource(CACHES_KEY)
+        if caches is None:
+            home = self.view.home
+            caches = self._profile.resource(CACHES_KEY, lambda _p: ProfileCaches(home))
+        assert isinstance(caches, ProfileCaches)
+        return caches.get(name)
 
     def redact(self, text: str) -> str:
         """Mask secrets in this profile's output (SPEC §9.1)."""
@@ -179,5 +183,3 @@ def restore(previous: ProfileScope | None) -> None:
 def set_process_scope(scope: ProfileScope | None) -> None:
     """Standalone mode only: bind ``scope`` for the whole process."""
     _ProcessScope.scope = scope
-
-

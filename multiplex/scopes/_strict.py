@@ -12,7 +12,12 @@ from multiplex.scopes._scope import _SCOPE
 __all__ = ["install_strict_hook"]
 
 # os.environ writes go through os.putenv / os.unsetenv; chdir has its own event.
-_GUARDED = {"os.putenv": "os.environ", "os.unsetenv": "os.environ", "os.chdir": "the process cwd", "os.fchdir": "the process cwd"}
+_GUARDED = {
+    "os.putenv": "os.environ",
+    "os.unsetenv": "os.environ",
+    "os.chdir": "the process cwd",
+    "os.fchdir": "the process cwd",
+}
 _installed = threading.Lock()
 _state = {"installed": False}
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
-from multiplex.scopes._caches import CACHE_PREFIX
+from multiplex.scopes._caches import CACHES_KEY, ProfileCaches
 from multiplex.scopes._scope import ProfileScope
 
 __all__ = ["SURFACES", "Surface", "SurfaceRegistry", "register_surface"]
@@ -94,38 +95,66 @@ def _text(value: Any) -> Any:
     return None if value is None else str(value)
 
 
-def _caches(scope: ProfileScope) -> dict[str, Any]:
-    found = scope.profile.resources(CACHE_PREFIX)
-    return {key[len(CACHE_PREFIX) :]: cache for key, cache in found.items()}
+def _caches(scope: ProfileScope) -> ProfileCaches | None:
+    found = scope.profile.get_resource(CACHES_KEY)
+    return found if isinstance(found, ProfileCaches) else None
 
 
-def _render_caches(caches: dict[str, Any]) -> dict[str, Any]:
-    return {name: {"home": str(cache.home), "size": len(cache)} for name, cache in sorted(caches.items())}
+def _render_caches(caches: ProfileCaches | None) -> dict[str, Any]:
+    if caches is None:
+        return {}
+    return {name: {"home": str(c.home), "size": len(c)} for name, c in sorted(caches.all().items())}
 
 
 def _register_builtins() -> None:
     reg = register_surface
-    reg("home", lambda s: s.home, render=_text, description="the profile home")
-    reg("epoch", lambda s: s.epoch, description="config epoch of the turn")
-    reg("cwd", lambda s: s.cwd, render=_text, description="working directory of commands")
-    reg("env", lambda s: s.env, render=lambda e: dict(sorted(e.items())), description="command environment")
-    reg("backend", lambda s: s.backend, description="terminal backend")
-    reg("redact_secrets", lambda s: s.redact_secrets, description="redaction switch")
+    reg("home", attrgetter("view.home"), render=_text, description="the profile home")
+    reg("epoch", attrgetter("view.epoch"), description="config epoch of the turn")
+    reg("cwd", attrgetter("view.cwd"), render=_text, description="working directory of commands")
+    reg(
+        "env",
+        attrgetter("view.env"),
+        render=lambda e: dict(sorted(e.items())),
+        description="command environment",
+    )
+    reg("backend", attrgetter("view.backend"), description="terminal backend")
+    reg("redact_secrets", attrgetter("view.redact_secrets"), description="redaction switch")
     reg(
         "credential_mounts",
-        lambda s: s.credential_mounts,
+        attrgetter("view.credential_mounts"),
         render=lambda ms: [{"source": str(m.source), "target": m.target} for m in ms],
         description="credential mount plan",
     )
-    reg("allowlist", lambda s: s.allowlist, render=lambda st: sorted(st.rules()), description="permanent allowlist (live store)")
-    reg("deny", lambda s: s.approvals.deny, render=list, description="deny rules")
-    reg("approval_mode", lambda s: s.approvals.mode, description="approvals.mode")
-    reg("unattended", lambda s: s.approvals.unattended, description="approvals.unattended")
-    reg("approval_timeout", lambda s: s.approvals.timeout, description="approvals.timeout")
-    reg("protected_files", lambda s: s.approvals.protected_files, render=list, description="approvals.protected_files")
-    reg("yolo", lambda s: s.approvals.yolo, description="profile-level yolo")
-    reg("caches", _caches, render=_render_caches, description="per-profile caches", owns=(CACHE_PREFIX,))
-    reg("logs_dir", lambda s: s.view.logs_dir, render=_text, description="per-profile logs directory")
+    reg(
+        "allowlist",
+        attrgetter("profile.allowlist"),
+        render=lambda st: sorted(st.rules()),
+        description="permanent allowlist (live store)",
+    )
+    reg("deny", attrgetter("view.approvals.deny"), render=list, description="deny rules")
+    reg("approval_mode", attrgetter("view.approvals.mode"), description="approvals.mode")
+    reg("unattended", attrgetter("view.approvals.unattended"), description="approvals.unattended")
+    reg("approval_timeout", attrgetter("view.approvals.timeout"), description="approvals.timeout")
+    reg(
+        "protected_files",
+        attrgetter("view.approvals.protected_files"),
+        render=list,
+        description="approvals.protected_files",
+    )
+    reg("yolo", attrgetter("view.approvals.yolo"), description="profile-level yolo")
+    reg(
+        "caches",
+        _caches,
+        render=_render_caches,
+        description="per-profile caches",
+        owns=(CACHES_KEY,),
+    )
+    reg(
+        "logs_dir",
+        attrgetter("view.logs_dir"),
+        render=_text,
+        description="per-profile logs directory",
+    )
 
 
 _register_builtins()

@@ -41,7 +41,8 @@ def in_thread(fn: Callable[[], object]) -> tuple[threading.Thread, list[object]]
 
 def counted(sup: Supervisor, outcome: str, by: str, profile: str = "p") -> float:
     value = sup.metrics.registry.get_sample_value(
-        "multiplex_approval_decisions_total", {"profile": profile, "outcome": outcome, "decided_by": by}
+        "multiplex_approval_decisions_total",
+        {"profile": profile, "outcome": outcome, "decided_by": by},
     )
     return value or 0.0
 
@@ -53,16 +54,31 @@ def assert_unanswered(sup: Supervisor, result: object, outcome: Outcome, cause: 
     assert decision.decided_by.value == "nobody"
     assert result.exit_code is None  # type: ignore[attr-defined]  # the command did not run
     message = decision.message.lower()
-    assert "denied" not in message and "not answered" in message and "silence is not consent" in message
+    assert (
+        "denied" not in message
+        and "not answered" in message
+        and "silence is not consent" in message
+    )
     assert counted(sup, outcome.value, "nobody") >= 1
 
 
 def test_answers_once_session_always_deny(sup: Supervisor, make_home) -> None:  # type: ignore[no-untyped-def]
-    answers = iter([Answer(Choice.ONCE), Answer(Choice.SESSION), Answer(Choice.ALWAYS), Answer(Choice.DENY, reason="not now")])
+    answers = iter(
+        [
+            Answer(Choice.ONCE),
+            Answer(Choice.SESSION),
+            Answer(Choice.ALWAYS),
+            Answer(Choice.DENY, reason="not now"),
+        ]
+    )
     sup.gate.set_prompter(CallbackPrompter(lambda _r: next(answers)))
     run = lambda cmd: sup.run(cmd, profile="p", session="s", context="interactive")  # noqa: E731
     once = run(DANGEROUS)
-    assert once.decision.outcome is Outcome.APPROVED and once.decision.decided_by.value == "user" and once.exit_code == 0
+    assert (
+        once.decision.outcome is Outcome.APPROVED
+        and once.decision.decided_by.value == "user"
+        and once.exit_code == 0
+    )
     session = run("rm -rf ./other")
     assert session.decision.outcome is Outcome.APPROVED
     again = run("rm -rf ./other")  # the session grant answers without asking
@@ -82,7 +98,10 @@ def test_timeout(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-d
     sup = supervisor_of("profiles_dir: profiles\ndefault_profile: t\n")
     result = sup.run(DANGEROUS, profile="t", context="api")
     assert result.decision.outcome is Outcome.TIMEOUT and result.decision.waited_ms >= 900
-    assert "not answered in time" in result.decision.message and "denied" not in result.decision.message
+    assert (
+        "not answered in time" in result.decision.message
+        and "denied" not in result.decision.message
+    )
     assert counted(sup, "timeout", "nobody", "t") == 1
 
 
@@ -101,7 +120,12 @@ def test_prompter_that_raises_on_delivery(sup: Supervisor) -> None:
             raise OSError("no tty")
 
     sup.gate.set_prompter(Broken())
-    assert_unanswered(sup, sup.run(DANGEROUS, profile="p", context="interactive"), Outcome.CANCELLED, "prompt callback raised OSError")
+    assert_unanswered(
+        sup,
+        sup.run(DANGEROUS, profile="p", context="interactive"),
+        Outcome.CANCELLED,
+        "prompt callback raised OSError",
+    )
 
 
 def test_terminal_owned_by_another_prompt(sup: Supervisor) -> None:
@@ -111,7 +135,9 @@ def test_terminal_owned_by_another_prompt(sup: Supervisor) -> None:
     with os.fdopen(read_fd) as stdin, open(os.devnull, "w") as out:
         prompter = TerminalPrompter(stdin, out)
         sup.gate.set_prompter(prompter)
-        first, box = in_thread(lambda: sup.run(DANGEROUS, profile="p", session="a", context="interactive"))
+        first, box = in_thread(
+            lambda: sup.run(DANGEROUS, profile="p", session="a", context="interactive")
+        )
         wait_open(sup)
         second = sup.run("rm -rf ./elsewhere", profile="p", session="b", context="interactive")
         assert_unanswered(sup, second, Outcome.CANCELLED, "another prompt owns the terminal")
@@ -125,7 +151,9 @@ def test_eof_on_the_terminal(sup: Supervisor) -> None:
     import io
 
     sup.gate.set_prompter(TerminalPrompter(io.StringIO(""), io.StringIO()))
-    assert_unanswered(sup, sup.run(DANGEROUS, profile="p", context="interactive"), Outcome.CANCELLED, "EOF")
+    assert_unanswered(
+        sup, sup.run(DANGEROUS, profile="p", context="interactive"), Outcome.CANCELLED, "EOF"
+    )
 
 
 def test_interrupt_on_the_terminal(sup: Supervisor) -> None:
@@ -136,7 +164,12 @@ def test_interrupt_on_the_terminal(sup: Supervisor) -> None:
             raise KeyboardInterrupt
 
     sup.gate.set_prompter(TerminalPrompter(Interrupting(), io.StringIO()))
-    assert_unanswered(sup, sup.run(DANGEROUS, profile="p", context="interactive"), Outcome.CANCELLED, "interrupted")
+    assert_unanswered(
+        sup,
+        sup.run(DANGEROUS, profile="p", context="interactive"),
+        Outcome.CANCELLED,
+        "interrupted",
+    )
 
 
 def _parked(sup: Supervisor, **kwargs: object) -> tuple[threading.Thread, list[object]]:
@@ -148,10 +181,14 @@ def _parked(sup: Supervisor, **kwargs: object) -> tuple[threading.Thread, list[o
 def test_turn_ended(sup: Supervisor) -> None:
     def turn() -> object:
         with sup.turn("p", context="api") as scope:
-            threading.Timer(0.3, lambda: sup._turn_ended(scope)).start()  # the turn's owner tears it down
+            threading.Timer(
+                0.3, lambda: sup._turn_ended(scope)
+            ).start()  # the turn's owner tears it down
             return sup.run(DANGEROUS)
 
-    assert_unanswered(sup, turn(), Outcome.CANCELLED, "the turn ended before the prompt was answered")
+    assert_unanswered(
+        sup, turn(), Outcome.CANCELLED, "the turn ended before the prompt was answered"
+    )
 
 
 def test_session_reset(sup: Supervisor) -> None:
@@ -170,7 +207,9 @@ def test_parent_delegation_ended(sup: Supervisor) -> None:
             results.append(sup.run(DANGEROUS))
 
     with sup.turn("p", context="api") as parent:
-        child = threading.Thread(target=__import__("contextvars").copy_context().run, args=(child_work,))
+        child = threading.Thread(
+            target=__import__("contextvars").copy_context().run, args=(child_work,)
+        )
         child.start()
         wait_open(sup)
         sup.gate.cancel_turn(parent)  # the parent's turn ends while the child waits
@@ -190,7 +229,10 @@ def test_run_stopped_and_request_withdrawn(sup: Supervisor) -> None:
 
 
 def test_identical_prompts_are_coalesced(sup: Supervisor) -> None:
-    threads = [in_thread(lambda: sup.run(DANGEROUS, profile="p", session="c", context="api")) for _ in range(3)]
+    threads = [
+        in_thread(lambda: sup.run(DANGEROUS, profile="p", session="c", context="api"))
+        for _ in range(3)
+    ]
     requests = wait_open(sup)
     time.sleep(0.2)
     assert len(sup.gate.tables()["p"].list_open()) == 1  # one prompt for three identical asks
@@ -201,7 +243,10 @@ def test_identical_prompts_are_coalesced(sup: Supervisor) -> None:
 
 
 def test_cancelled_leader_cancels_followers_with_the_same_cause(sup: Supervisor) -> None:
-    threads = [in_thread(lambda: sup.run(DANGEROUS, profile="p", session="c", context="api")) for _ in range(3)]
+    threads = [
+        in_thread(lambda: sup.run(DANGEROUS, profile="p", session="c", context="api"))
+        for _ in range(3)
+    ]
     wait_open(sup)
     time.sleep(0.2)
     sup.reset_session("p", "c")
@@ -212,10 +257,12 @@ def test_cancelled_leader_cancels_followers_with_the_same_cause(sup: Supervisor)
 
 def test_post_approval_response_hook(sup: Supervisor) -> None:
     seen: list[tuple[str, str]] = []
-    sup.gate.recorder.post_approval_response.append(lambda d, *, choice, **_: seen.append((choice, d.outcome.value)))
+    sup.gate.recorder.post_approval_response.append(
+        lambda d, *, choice, **_: seen.append((choice, d.outcome.value))
+    )
     sup.gate.set_prompter(CallbackPrompter(lambda _r: "deny"))
     sup.run(DANGEROUS, profile="p", context="interactive")
-    thread, box = _parked(sup, run_id="r2")
+    thread, _box = _parked(sup, run_id="r2")
     sup.gate.cancel_run("r2")
     thread.join(10)
     sup.run("ls", profile="p", context="api")  # not asked: no hook
@@ -228,17 +275,29 @@ def test_decisions_log_is_redacted(make_home, supervisor_of) -> None:  # type: i
     home = make_home("r", "", env="API_TOKEN=super-secret-value-9876\n")
     sup = supervisor_of("profiles_dir: profiles\ndefault_profile: r\n")
     sup.run("echo super-secret-value-9876", profile="r", context="cron")
-    entries = [json.loads(line) for line in (home / "logs" / "decisions.jsonl").read_text().splitlines()]
+    entries = [
+        json.loads(line) for line in (home / "logs" / "decisions.jsonl").read_text().splitlines()
+    ]
     assert entries and "super-secret-value-9876" not in json.dumps(entries)
     assert entries[-1]["outcome"] == "approved" and entries[-1]["profile"] == "r"
 
 
 def test_protected_files_go_through_the_ask_path(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
-    make_home("w", "command_allowlist: ['tee *', 'cp *']\napprovals:\n  protected_files: [AGENTS.md, '*.pem']\n")
+    make_home(
+        "w",
+        "command_allowlist: ['tee *', 'cp *']\napprovals:\n  protected_files: [AGENTS.md, '*.pem']\n",
+    )
     sup = supervisor_of("profiles_dir: profiles\ndefault_profile: w\n")
-    for line in ("echo hi > AGENTS.md", "tee AGENTS.md", "cp x ./keys/server.pem", "sed -i s/a/b/ AGENTS.md"):
+    for line in (
+        "echo hi > AGENTS.md",
+        "tee AGENTS.md",
+        "cp x ./keys/server.pem",
+        "sed -i s/a/b/ AGENTS.md",
+    ):
         verdict = sup.test("w", line)
         assert verdict.outcome == "ask", (line, verdict.trace)
     assert sup.test("w", "tee notes.md").outcome == "approved"
     result = sup.run("echo hi > AGENTS.md", profile="w", context="cron")
-    assert result.decision.outcome is Outcome.BLOCKED and result.decision.cause == "unattended: cron"
+    assert (
+        result.decision.outcome is Outcome.BLOCKED and result.decision.cause == "unattended: cron"
+    )

@@ -14,7 +14,10 @@ def snapshot(root: Path) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     for path in sorted(root.rglob("*")):
         if path.is_file():
-            out[str(path)] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+            out[str(path)] = (
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+                path.stat().st_mtime_ns,
+            )
     return out
 
 
@@ -22,14 +25,50 @@ def test_approvals_test_json_and_purity(make_home, write_config, tmp_path) -> No
     make_home("p", "command_allowlist: ['git status']\napprovals:\n  deny: ['git push *']\n")
     config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
     before = snapshot(tmp_path)
-    result = run_cli("--config", str(config), "approvals", "test", "-p", "p", "--json", "--", "git push origin main")
+    result = run_cli(
+        "--config",
+        str(config),
+        "approvals",
+        "test",
+        "-p",
+        "p",
+        "--json",
+        "--",
+        "git push origin main",
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"profile", "command", "outcome", "cause", "decided_by", "rule", "segments", "trace"}
-    assert data["outcome"] == "blocked" and data["rule"] == "git push *" and data["decided_by"] == "rule"
+    assert set(data) == {
+        "profile",
+        "command",
+        "outcome",
+        "cause",
+        "decided_by",
+        "rule",
+        "segments",
+        "trace",
+    }
+    assert (
+        data["outcome"] == "blocked"
+        and data["rule"] == "git push *"
+        and data["decided_by"] == "rule"
+    )
     assert data["segments"] == [["git", "push", "origin", "main"]]
     assert all(set(step) == {"step", "result", "detail"} for step in data["trace"])
-    text = run_cli("--config", str(config), "approvals", "test", "-p", "p", "--context", "cron", "--", "rm", "-rf", "build")
+    text = run_cli(
+        "--config",
+        str(config),
+        "approvals",
+        "test",
+        "-p",
+        "p",
+        "--context",
+        "cron",
+        "--",
+        "rm",
+        "-rf",
+        "build",
+    )
     assert text.returncode == 0
     assert "unattended" in text.stdout and "verdict:  blocked" in text.stdout
     assert snapshot(tmp_path) == before  # writes nothing, not even a log line
@@ -40,7 +79,11 @@ def test_approvals_test_unknown_profile_exit_2(make_home, write_config) -> None:
     config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
     result = run_cli("--config", str(config), "approvals", "test", "-p", "ghost", "--", "ls")
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "ghost" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        result.stderr.count("\n") == 1
+        and "ghost" in result.stderr
+        and "Traceback" not in result.stderr
+    )
 
 
 def test_exec_runs_and_refuses(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
@@ -55,10 +98,27 @@ def test_exec_runs_and_refuses(make_home, write_config) -> None:  # type: ignore
 def test_exec_asks_on_the_terminal(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
     make_home("p", "")
     config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
-    yes = run_cli("--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir && echo done", stdin="o\n")
-    assert yes.returncode == 0 and "done" in yes.stdout and "[o]nce [s]ession [a]lways [d]eny" in yes.stderr
-    no = run_cli("--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin="d\n")
+    yes = run_cli(
+        "--config",
+        str(config),
+        "exec",
+        "-p",
+        "p",
+        "--",
+        "rm -rf ./no-such-dir && echo done",
+        stdin="o\n",
+    )
+    assert (
+        yes.returncode == 0
+        and "done" in yes.stdout
+        and "[o]nce [s]ession [a]lways [d]eny" in yes.stderr
+    )
+    no = run_cli(
+        "--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin="d\n"
+    )
     assert no.returncode == 1 and "the user denied" in no.stderr
-    eof = run_cli("--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin="")
+    eof = run_cli(
+        "--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin=""
+    )
     assert eof.returncode == 1 and "not answered" in eof.stderr and "denied" not in eof.stderr
     assert "EOF" in eof.stderr

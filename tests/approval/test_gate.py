@@ -25,7 +25,12 @@ BYPASSES = {
 @pytest.mark.parametrize("bypass", sorted(BYPASSES))
 def test_deny_beats_every_bypass(make_home, supervisor_of, bypass: str) -> None:  # type: ignore[no-untyped-def]
     sup = _sup(make_home, supervisor_of, BYPASSES[bypass])
-    for line in ("git push origin main", "GIT push origin main", "/usr/bin/git push x", "bash -c 'git push x'"):
+    for line in (
+        "git push origin main",
+        "GIT push origin main",
+        "/usr/bin/git push x",
+        "bash -c 'git push x'",
+    ):
         verdict = sup.test("p", line)
         assert verdict.outcome == "blocked", (bypass, line, verdict.trace)
         assert verdict.rule == "git push *" and verdict.decided_by == "rule"
@@ -62,14 +67,20 @@ def test_session_yolo_is_per_session_and_not_process_wide(make_home, supervisor_
         "git status 'unterminated",
     ],
 )
-def test_allow_rules_never_approve_something_not_allowed(make_home, supervisor_of, line: str) -> None:  # type: ignore[no-untyped-def]
+def test_allow_rules_never_approve_something_not_allowed(
+    make_home, supervisor_of, line: str
+) -> None:  # type: ignore[no-untyped-def]
     sup = _sup(make_home, supervisor_of, "command_allowlist: ['git status', 'git log *', 'ls *']\n")
     verdict = sup.test("p", line)
     assert verdict.decided_by != "rule" or verdict.outcome != "approved", verdict.trace
 
 
 def test_allow_rule_approves_every_matching_segment(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
-    sup = _sup(make_home, supervisor_of, "approvals:\n  mode: strict\ncommand_allowlist: ['git status', 'git log *', 'ls *']\n")
+    sup = _sup(
+        make_home,
+        supervisor_of,
+        "approvals:\n  mode: strict\ncommand_allowlist: ['git status', 'git log *', 'ls *']\n",
+    )
     verdict = sup.test("p", "git status && git log --oneline | ls -la 2>/dev/null")
     assert verdict.outcome == "approved" and verdict.decided_by == "rule"
     assert verdict.segments == (("git", "status"), ("git", "log", "--oneline"), ("ls", "-la"))
@@ -80,7 +91,12 @@ def test_strict_mode_asks_for_everything_not_allowlisted(make_home, supervisor_o
     sup = _sup(make_home, supervisor_of, "approvals:\n  mode: strict\n")
     assert sup.test("p", "echo hello").outcome == "ask"
     make_home("m", "")
-    assert supervisor_of("profiles_dir: profiles\ndefault_profile: m\n").test("m", "echo hello").outcome == "approved"
+    assert (
+        supervisor_of("profiles_dir: profiles\ndefault_profile: m\n")
+        .test("m", "echo hello")
+        .outcome
+        == "approved"
+    )
 
 
 def test_container_without_host_access_skips_heuristics_only(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
@@ -95,7 +111,17 @@ def test_container_without_host_access_skips_heuristics_only(make_home, supervis
 def test_trace_lists_the_steps_in_order(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
     sup = _sup(make_home, supervisor_of, "")
     steps = [t.step for t in sup.test("p", "rm -rf build", context="api").trace]
-    assert steps == ["parse", "hardline", "deny", "yolo", "container", "allowlist", "detection", "unattended", "ask"]
+    assert steps == [
+        "parse",
+        "hardline",
+        "deny",
+        "yolo",
+        "container",
+        "allowlist",
+        "detection",
+        "unattended",
+        "ask",
+    ]
 
 
 @pytest.mark.parametrize("context", ["cron", "webhook", "single_query"])
@@ -107,7 +133,10 @@ def test_unattended_contexts_get_the_policy_at_once(make_home, supervisor_of, co
     blocked = sup.run("rm -rf ./nothing-here", profile="deny", context=context)
     approved = sup.run("rm -rf ./nothing-here", profile="allow", context=context)
     elapsed = time.monotonic() - started
-    assert blocked.decision.outcome is Outcome.BLOCKED and blocked.decision.cause == f"unattended: {context}"
+    assert (
+        blocked.decision.outcome is Outcome.BLOCKED
+        and blocked.decision.cause == f"unattended: {context}"
+    )
     assert blocked.decision.decided_by.value == "policy" and blocked.decision.waited_ms == 0
     assert "user" not in blocked.decision.message.lower().replace("no user was asked", "")
     assert approved.decision.outcome is Outcome.APPROVED and approved.exit_code == 0
@@ -117,7 +146,10 @@ def test_unattended_contexts_get_the_policy_at_once(make_home, supervisor_of, co
 def test_interactive_without_prompter_is_unattended(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
     sup = _sup(make_home, supervisor_of, "approvals:\n  timeout: 3600\n")
     result = sup.run("rm -rf ./x", profile="p", context="interactive")
-    assert result.decision.outcome is Outcome.BLOCKED and result.decision.cause == "unattended: interactive"
+    assert (
+        result.decision.outcome is Outcome.BLOCKED
+        and result.decision.cause == "unattended: interactive"
+    )
 
 
 def test_over_limits_and_parse_errors(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]

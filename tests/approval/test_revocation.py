@@ -30,24 +30,34 @@ def atomic_write(path, text: str) -> None:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def live(make_home, supervisor_of) -> Supervisor:  # type: ignore[no-untyped-def]
     make_home("p", "command_allowlist:\n  - git status\napprovals:\n  timeout: 30\n")
-    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: p\nwatch: {mode: auto, debounce_ms: 20}\n")
+    sup = supervisor_of(
+        "profiles_dir: profiles\ndefault_profile: p\nwatch: {mode: auto, debounce_ms: 20}\n"
+    )
     sup.start()
     return sup  # type: ignore[no-any-return]
 
 
-def test_deny_added_by_hand_while_prompt_pending_blocks_even_if_answered_once(live: Supervisor) -> None:
+def test_deny_added_by_hand_while_prompt_pending_blocks_even_if_answered_once(
+    live: Supervisor,
+) -> None:
     config = live.profiles["p"].config_path
     box: list[object] = []
-    thread = threading.Thread(target=lambda: box.append(live.run("rm -rf ./data", profile="p", context="api")))
+    thread = threading.Thread(
+        target=lambda: box.append(live.run("rm -rf ./data", profile="p", context="api"))
+    )
     thread.start()
     wait_for(lambda: bool(live.gate.tables().get("p") and live.gate.tables()["p"].list_open()))
     epoch = live.profiles["p"].epoch
-    atomic_write(config, "command_allowlist:\n  - git status\napprovals:\n  timeout: 30\n  deny: ['rm *']\n")
+    atomic_write(
+        config, "command_allowlist:\n  - git status\napprovals:\n  timeout: 30\n  deny: ['rm *']\n"
+    )
     wait_for(lambda: live.profiles["p"].epoch > epoch)  # the watcher saw the hand edit
     live.gate.tables()["p"].list_open()[0].answer(Answer(Choice.ONCE))
     thread.join(10)
     decision = box[0].decision  # type: ignore[attr-defined]
-    assert decision.outcome is Outcome.BLOCKED and decision.cause.startswith("revoked while waiting")
+    assert decision.outcome is Outcome.BLOCKED and decision.cause.startswith(
+        "revoked while waiting"
+    )
     assert decision.rule == "rm *" and box[0].exit_code is None  # type: ignore[attr-defined]
 
 
@@ -61,7 +71,10 @@ def test_revoked_allowlist_rule_takes_effect_at_once_and_is_asked_again(live: Su
     assert second.decision.decided_by.value == "rule" and len(asked) == 1
     # The operator deletes the saved line by hand.
     text = profile.config_path.read_text()
-    atomic_write(profile.config_path, "\n".join(line for line in text.splitlines() if "rm -rf" not in line) + "\n")
+    atomic_write(
+        profile.config_path,
+        "\n".join(line for line in text.splitlines() if "rm -rf" not in line) + "\n",
+    )
     wait_for(lambda: "rm -rf ./site" not in profile.allowlist.rules())
     third = live.run("rm -rf ./site", profile="p", session="s", context="interactive")
     assert len(asked) == 2 and third.decision.decided_by.value == "user"  # asked again
@@ -69,12 +82,16 @@ def test_revoked_allowlist_rule_takes_effect_at_once_and_is_asked_again(live: Su
 
 
 def test_in_flight_check_uses_the_current_store(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
-    make_home("p", "approvals:\n  mode: strict\n  timeout: 30\ncommand_allowlist: ['make deploy']\n")
+    make_home(
+        "p", "approvals:\n  mode: strict\n  timeout: 30\ncommand_allowlist: ['make deploy']\n"
+    )
     sup = supervisor_of("profiles_dir: profiles\ndefault_profile: p\n")
     with sup.turn("p", context="cron"):  # the turn started with the rule present
         sup.profiles["p"].allowlist.revoke("make deploy")
         result = sup.run("make deploy")
-    assert result.decision.outcome is Outcome.BLOCKED and result.decision.cause == "unattended: cron"
+    assert (
+        result.decision.outcome is Outcome.BLOCKED and result.decision.cause == "unattended: cron"
+    )
 
 
 def test_malformed_edit_keeps_the_last_good_config(live: Supervisor) -> None:
@@ -84,13 +101,21 @@ def test_malformed_edit_keeps_the_last_good_config(live: Supervisor) -> None:
     wait_for(lambda: profile.status == "error")
     assert profile.epoch == epoch and profile.allowlist.allows(["git", "status"])
     assert "command_allowlist" in (profile.error or "")
-    errors = live.metrics.registry.get_sample_value("multiplex_config_reloads_total", {"profile": "p", "result": "error"})
+    errors = live.metrics.registry.get_sample_value(
+        "multiplex_config_reloads_total", {"profile": "p", "result": "error"}
+    )
     assert errors and errors >= 1
-    assert live.test("p", "git status").outcome == "approved"  # still served on the last good config
+    assert (
+        live.test("p", "git status").outcome == "approved"
+    )  # still served on the last good config
     atomic_write(profile.config_path, "command_allowlist:\n  - ls *\n")
     wait_for(lambda: profile.status == "ok" and profile.epoch > epoch)
-    assert not profile.allowlist.allows(["git", "status"]) and profile.allowlist.allows(["ls", "-la"])
-    latency = live.metrics.registry.get_sample_value("multiplex_revocation_latency_seconds_count", {})
+    assert not profile.allowlist.allows(["git", "status"]) and profile.allowlist.allows(
+        ["ls", "-la"]
+    )
+    latency = live.metrics.registry.get_sample_value(
+        "multiplex_revocation_latency_seconds_count", {}
+    )
     assert latency and latency >= 1
 
 

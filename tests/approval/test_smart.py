@@ -21,13 +21,20 @@ def sup(make_home, supervisor_of) -> Supervisor:  # type: ignore[no-untyped-def]
 def test_smart_approve_and_deny(sup: Supervisor) -> None:
     sup.gate.set_smart_approver(lambda command, scope: "approve" if "build" in command else "deny")
     approved = sup.run(CMD, profile="s", context="cron")
-    assert approved.decision.outcome is Outcome.APPROVED and approved.decision.decided_by.value == "smart"
+    assert (
+        approved.decision.outcome is Outcome.APPROVED
+        and approved.decision.decided_by.value == "smart"
+    )
     blocked = sup.run("rm -rf ./src", profile="s", context="cron")
-    assert blocked.decision.outcome is Outcome.BLOCKED and blocked.decision.decided_by.value == "smart"
+    assert (
+        blocked.decision.outcome is Outcome.BLOCKED and blocked.decision.decided_by.value == "smart"
+    )
     assert "smart approver" in blocked.decision.message
 
 
-def test_smart_errors_and_timeouts_escalate_with_a_warning(sup: Supervisor, caplog: pytest.LogCaptureFixture) -> None:
+def test_smart_errors_and_timeouts_escalate_with_a_warning(
+    sup: Supervisor, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(command: str, scope: object) -> str:
         raise ValueError("model offline")
 
@@ -38,8 +45,13 @@ def test_smart_errors_and_timeouts_escalate_with_a_warning(sup: Supervisor, capl
     caplog.set_level(logging.WARNING, logger="multiplex.approval.smart")
     for approver, text in ((broken, "raised ValueError"), (slow, "timed out after")):
         sup.gate.set_smart_approver(approver, timeout=0.2)
-        result = sup.run(CMD, profile="s", context="cron")  # escalated -> nobody can answer -> policy
-        assert result.decision.outcome is Outcome.BLOCKED and result.decision.cause == "unattended: cron"
+        result = sup.run(
+            CMD, profile="s", context="cron"
+        )  # escalated -> nobody can answer -> policy
+        assert (
+            result.decision.outcome is Outcome.BLOCKED
+            and result.decision.cause == "unattended: cron"
+        )
         assert any(text in r.getMessage() for r in caplog.records)
     assert any("after 0." in r.getMessage() for r in caplog.records)  # elapsed time is logged
 

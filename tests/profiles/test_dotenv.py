@@ -25,8 +25,14 @@ def test_forms() -> None:
     )
     env = parse_dotenv(text)
     assert env == {
-        "A": "1", "B": "two", "C": "single $NOT expanded", "D": "line\nbreak",
-        "E": "value", "F": "multi\nline", "G": "", "H": "a=b=c",
+        "A": "1",
+        "B": "two",
+        "C": "single $NOT expanded",
+        "D": "line\nbreak",
+        "E": "value",
+        "F": "multi\nline",
+        "G": "",
+        "H": "a=b=c",
     }
 
 
@@ -46,7 +52,9 @@ def test_dotenv_never_reaches_os_environ(make_home, supervisor_of) -> None:  # t
     assert "MULTIPLEX_TEST_ONLY_IN_DOTENV" not in os.environ
 
 
-def test_process_variable_does_not_override_profile_value(make_home, supervisor_of, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_process_variable_does_not_override_profile_value(
+    make_home, supervisor_of, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("SHARED_NAME", "from-process")
     make_home("a", "terminal:\n  env_passthrough: [SHARED_NAME]\n", env="SHARED_NAME=from-a\n")
     make_home("b", "terminal:\n  env: {SHARED_NAME: from-b-config}\n")

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from multiplex import ProfileScope, ScopedExecutor, Supervisor, UnscopedAccessError, current_scope, run_in_scope
+from multiplex import (
+    ProfileScope,
+    ScopedExecutor,
+    Supervisor,
+    UnscopedAccessError,
+    current_scope,
+    run_in_scope,
+)
 from tests.conftest import write_home
 from tests.strategies import profile_config, turn_plans
 
@@ -23,12 +30,25 @@ def sup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
     root = tmp_path_factory.mktemp("iso")
     rng = random.Random(20261129)
     configs = [
-        profile_config(i, rng.choice(["local", "local", "docker", "ssh"]), rng.random() < 0.5, [f"r{rng.randrange(99)}"])
+        profile_config(
+            i,
+            rng.choice(["local", "local", "docker", "ssh"]),
+            rng.random() < 0.5,
+            [f"r{rng.randrange(99)}"],
+        )
         for i in range(N_PROFILES)
     ]
     for i, text in enumerate(configs):
-        write_home(root / "profiles", f"p{i}", text, env=f"SECRET_TOKEN_{i}=canary-secret-value-{i:04d}\n",
-                   files={f"credentials/token-{i}.txt": f"canary-credential-{i:04d}-abcdef\n", f"work-{i}/.keep": ""})
+        write_home(
+            root / "profiles",
+            f"p{i}",
+            text,
+            env=f"SECRET_TOKEN_{i}=canary-secret-value-{i:04d}\n",
+            files={
+                f"credentials/token-{i}.txt": f"canary-credential-{i:04d}-abcdef\n",
+                f"work-{i}/.keep": "",
+            },
+        )
     config = root / "multiplex.yaml"
     config.write_text("profiles_dir: profiles\ndefault_profile: null\n")
     supervisor = Supervisor.from_config(config)
@@ -56,7 +76,9 @@ def expect(sup: Supervisor, name: str) -> None:
     assert set(cache) == {name}
     # Another profile's secret is masked here whatever this profile's switch says.
     other = (int(index) + 1) % N_PROFILES
-    assert f"canary-secret-value-{other:04d}" not in scope.redact(f"x canary-secret-value-{other:04d} y")
+    assert f"canary-secret-value-{other:04d}" not in scope.redact(
+        f"x canary-secret-value-{other:04d} y"
+    )
 
 
 def run_plan(sup: Supervisor, plan: list[tuple[int, str]], pool: ScopedExecutor) -> None:
@@ -100,9 +122,13 @@ def run_plan(sup: Supervisor, plan: list[tuple[int, str]], pool: ScopedExecutor)
 
 
 @pytest.mark.slow
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plan=turn_plans(N_PROFILES, max_turns=400, min_turns=150))
-def test_interleaved_turns_see_only_their_own_profile(sup: Supervisor, plan: list[tuple[int, str]]) -> None:
+def test_interleaved_turns_see_only_their_own_profile(
+    sup: Supervisor, plan: list[tuple[int, str]]
+) -> None:
     with ScopedExecutor(max_workers=8) as pool:
         run_plan(sup, plan, pool)
     with pytest.raises(UnscopedAccessError):

@@ -11,7 +11,9 @@ from multiplex import Supervisor
 
 
 @pytest.mark.parametrize("cwd", ["null", "'.'", "auto", "cwd", "''"])
-def test_placeholder_cwd_is_home_for_local_and_default_elsewhere(make_home, supervisor_of, cwd: str) -> None:  # type: ignore[no-untyped-def]
+def test_placeholder_cwd_is_home_for_local_and_default_elsewhere(
+    make_home, supervisor_of, cwd: str
+) -> None:  # type: ignore[no-untyped-def]
     make_home("loc", f"terminal:\n  cwd: {cwd}\n")
     make_home("dock", f"terminal:\n  backend: docker\n  cwd: {cwd}\n")
     sup = supervisor_of()
@@ -34,7 +36,11 @@ def test_cwd_forms(make_home, supervisor_of) -> None:  # type: ignore[no-untyped
 def test_command_env_is_base_plus_profile_only(make_home, supervisor_of, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     monkeypatch.setenv("UNRELATED_PROCESS_VAR", "nope")
-    make_home("a", "terminal:\n  env: {A: '1'}\n  env_passthrough: [TOKEN_A, MISSING]\n", env="TOKEN_A=secret-a-123456\nOTHER=x\n")
+    make_home(
+        "a",
+        "terminal:\n  env: {A: '1'}\n  env_passthrough: [TOKEN_A, MISSING]\n",
+        env="TOKEN_A=secret-a-123456\nOTHER=x\n",
+    )
     sup = supervisor_of()
     env = dict(sup.view("a").env)
     assert env["A"] == "1" and env["TOKEN_A"] == "secret-a-123456" and env["LC_ALL"] == "C.UTF-8"
@@ -45,18 +51,33 @@ def test_command_env_is_base_plus_profile_only(make_home, supervisor_of, monkeyp
 
 @pytest.mark.parametrize(
     ("config_value", "dotenv", "expected"),
-    [("true", "", True), ("false", "", False), ("true", "MULTIPLEX_REDACT_SECRETS=0", False),
-     ("false", "MULTIPLEX_REDACT_SECRETS=yes", True), ("false", "MULTIPLEX_REDACT_SECRETS=garbage", True)],
+    [
+        ("true", "", True),
+        ("false", "", False),
+        ("true", "MULTIPLEX_REDACT_SECRETS=0", False),
+        ("false", "MULTIPLEX_REDACT_SECRETS=yes", True),
+        ("false", "MULTIPLEX_REDACT_SECRETS=garbage", True),
+    ],
 )
-def test_redaction_switch(make_home, supervisor_of, config_value: str, dotenv: str, expected: bool) -> None:  # type: ignore[no-untyped-def]
+def test_redaction_switch(
+    make_home, supervisor_of, config_value: str, dotenv: str, expected: bool
+) -> None:  # type: ignore[no-untyped-def]
     make_home("a", f"security:\n  redact_secrets: {config_value}\n", env=dotenv + "\n")
     assert supervisor_of().view("a").redact_secrets is expected
 
 
 def test_credential_plan_per_backend(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
     files = {"credentials/gh.txt": "token-value-abcdef\n", "credentials/sub/aws.json": "{}"}
-    make_home("loc", "terminal:\n  credential_files: [credentials/gh.txt, credentials/sub/aws.json]\n", files=files)
-    make_home("dock", "terminal:\n  backend: docker\n  credential_files: [credentials/gh.txt]\n", files=files)
+    make_home(
+        "loc",
+        "terminal:\n  credential_files: [credentials/gh.txt, credentials/sub/aws.json]\n",
+        files=files,
+    )
+    make_home(
+        "dock",
+        "terminal:\n  backend: docker\n  credential_files: [credentials/gh.txt]\n",
+        files=files,
+    )
     sup = supervisor_of()
     loc = sup.view("loc").credential_mounts
     assert [m.target for m in loc] == ["credentials/gh.txt", "credentials/sub/aws.json"]
@@ -80,7 +101,11 @@ def test_symlink_escaping_home_is_rejected(make_home, supervisor_of, tmp_path) -
 
 
 def test_symlink_inside_home_is_fine(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
-    home = make_home("a", "terminal:\n  credential_files: [credentials/link]\n", files={"secrets/real.txt": "value-123456"})
+    home = make_home(
+        "a",
+        "terminal:\n  credential_files: [credentials/link]\n",
+        files={"secrets/real.txt": "value-123456"},
+    )
     (home / "credentials").mkdir()
     (home / "credentials" / "link").symlink_to(home / "secrets" / "real.txt")
     mounts = supervisor_of().view("a").credential_mounts
@@ -103,7 +128,9 @@ def test_caches_are_keyed_by_profile_home(make_home, supervisor_of) -> None:  # 
 
 def test_redaction_through_the_scope(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
     make_home("on", "", env="API_TOKEN=own-secret-value-111\n")
-    make_home("off", "security:\n  redact_secrets: false\n", env="DB_PASSWORD=off-secret-value-222\n")
+    make_home(
+        "off", "security:\n  redact_secrets: false\n", env="DB_PASSWORD=off-secret-value-222\n"
+    )
     sup = supervisor_of()
     gh = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     with sup.turn("off") as scope:

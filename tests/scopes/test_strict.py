@@ -14,7 +14,7 @@ def test_strict_turn_cannot_write_environ_or_chdir(make_home, supervisor_of, tmp
     sup = supervisor_of(strict=True)
     before_cwd = os.getcwd()
     with sup.turn("a"):
-        with pytest.raises(IsolationViolation, match="os.environ"):
+        with pytest.raises(IsolationViolation, match=r"os\.environ"):
             os.environ["MULTIPLEX_STRICT_PROBE"] = "1"
         with pytest.raises(IsolationViolation, match="cwd"):
             os.chdir(tmp_path)
