@@ -25,7 +25,7 @@ def test_every_outcome_is_counted(make_home, supervisor_of) -> None:  # type: ig
     for choice, run_id in ((Choice.DENY, "r1"), (None, "r2")):
         box: list[object] = []
         thread = threading.Thread(
-            target=lambda r=run_id: box.append(
+            target=lambda r=run_id, b=box: b.append(
                 sup.run("rm -rf ./y", profile="p", context="api", run_id=r)
             )
         )
