@@ -53,12 +53,12 @@ class ConfigError(MultiplexError):
         self.key = key
         self.line = line
         self.reason = message
-        where = self.file or "<config>"
-        if line is not None:
+        where = self.file or ""
+        if line is not None and where:
             where += f":{line}"
         if key:
-            where += f": {key}"
-        super().__init__(f"{where}: {message}")
+            where = f"{where}: {key}" if where else key
+        super().__init__(f"{where}: {message}" if where else message)
 
 
 class ProfileConfigError(ConfigError):

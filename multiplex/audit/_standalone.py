@@ -23,10 +23,9 @@ from multiplex.audit._canaries import CANARY_MANIFEST_ENV
 
 __all__ = ["PROBE_ENTRY", "ProbeResult", "Progress", "probe_argv", "run_probes"]
 
-# The CLI's own entry point, importing the audit command module explicitly so
-# the probe works whether or not the command table already lists it; it is
-# exactly what `python -m multiplex ARGS...` runs.
-PROBE_ENTRY = "import multiplex.cli._audit; from multiplex.cli import main; main()"
+# SPEC §10: the probe is the real CLI, `multiplex -p NAME audit --probe --json`,
+# run with this interpreter so it sees the same installation.
+PROBE_ENTRY = ("-m", "multiplex")
 
 Progress = Callable[[int, int, str], None]
 
@@ -48,8 +47,7 @@ def probe_argv(config: Path, name: str) -> list[str]:
     """The command line of the probe for profile ``name``."""
     return [
         sys.executable,
-        "-c",
-        PROBE_ENTRY,
+        *PROBE_ENTRY,
         "--config",
         str(config),
         "-p",

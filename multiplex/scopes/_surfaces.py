@@ -48,6 +48,11 @@ class SurfaceRegistry:
             self._surfaces[surface.name] = surface
         return surface
 
+    def unregister(self, name: str) -> Surface | None:
+        """Remove a surface (extensions and tests that registered their own)."""
+        with self._lock:
+            return self._surfaces.pop(name, None)
+
     def __iter__(self) -> Iterator[Surface]:
         return iter(tuple(self._surfaces.values()))
 

@@ -110,7 +110,7 @@ def run_multiplex(
     full["PYTHONPATH"] = str(REPO)
     full.update(env or {})
     return subprocess.run(
-        [sys.executable, "-c", PROBE_ENTRY, *args],
+        [sys.executable, *PROBE_ENTRY, *args],
         cwd=cwd,
         env=full,
         capture_output=True,
