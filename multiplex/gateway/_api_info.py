@@ -65,13 +65,13 @@ async def whoami(caller: Caller) -> dict[str, Any]:
     responses={**ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "SSE stream."}},
 )
 async def all_events(caller: Caller, gw: GatewayDep) -> Any:
-    """Every approval.* and run.* event this token may see; open requests re-sent on connect."""
+    """Every approval.*, run.* and command.* event this token may see; open requests re-sent on connect."""
     return sse_response(_live(gw, caller))
 
 
 async def _live(gw: Gateway, caller: Principal) -> AsyncIterator[bytes]:
     sub = gw.hub.subscribe(
-        lambda e: caller.sees(e.profile) and e.name.startswith(("approval.", "run."))
+        lambda e: caller.sees(e.profile) and e.name.startswith(("approval.", "run.", "command."))
     )
     try:
         yield b": connected\n\n"

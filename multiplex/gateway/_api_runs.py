@@ -54,6 +54,8 @@ def _target(gw: Gateway, caller: Principal, body: RunIn) -> str:
     try:
         if body.profile is not None:
             name = body.profile
+        elif body.route is None and caller.profile is not None:
+            name = caller.profile  # a profile token's runs default to its own profile
         elif body.route is not None:
             name = sup.route(**body.route.model_dump())
         else:
