@@ -1,0 +1,577 @@
+// The approvals dashboard (SPEC §11 `GET /`). Plain JavaScript, no build step.
+//
+// Rules this file keeps:
+// - every piece of server data is inserted with textContent / text nodes, never
+//   innerHTML (commands and causes are attacker-influenced text);
+// - outcomes are shown truthfully (SPEC §7.3): "cancelled" and "timeout" mean
+//   nobody answered and are labelled "not answered", never "denied";
+// - live updates come from the SSE stream /v1/events (read with fetch so the
+//   token stays in a header); if it errors the page polls /v1/approvals every
+//   2 s and retries the stream every few seconds.
+"use strict";
+
+(function () {
+  const TOKEN_KEY = "multiplex.token";
+  const POLL_MS = 2000;
+  const PROFILES_EVERY_MS = 10000;
+  const SSE_RETRY_MS = 5000;
+  const TOAST_MS = 6000;
+
+  const OUTCOME_LABELS = {
+    approved: "approved",
+    denied: "denied",
+    blocked: "blocked",
+    cancelled: "not answered",
+    timeout: "not answered",
+  };
+  const CHOICE_LABELS = {
+    once: "Approved once",
+    session: "Approved for the session",
+    always: "Always allowed",
+    deny: "Denied",
+  };
+
+  const state = {
+    token: null,
+    whoami: null,
+    approvals: new Map(), // approval_id -> approval object
+    answeredHere: new Set(), // ids this tab answered: no second toast from the stream
+    stream: null, // AbortController of the open event stream
+    pollTimer: null,
+    sseRetryTimer: null,
+    profilesTimer: null,
+    decisionsTimer: null,
+    decisionsLate: null,
+    tickTimer: null,
+  };
+
+  const $ = (id) => document.getElementById(id);
+
+  // --- small DOM builder: strings become text nodes, so nothing is parsed as HTML
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "testid") node.dataset.testid = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function toast(message, kind) {
+    const node = el("div", { class: "toast " + (kind || "info"), testid: "toast" }, message);
+    $("toasts").append(node);
+    setTimeout(() => node.remove(), TOAST_MS);
+  }
+
+  // --- API ---------------------------------------------------------------
+  class HttpError extends Error {
+    constructor(status, detail) {
+      super(detail || "HTTP " + status);
+      this.status = status;
+    }
+  }
+
+  async function api(path, options) {
+    const opts = options || {};
+    const headers = { Authorization: "Bearer " + state.token };
+    if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+    const response = await fetch(path, {
+      method: opts.method || "GET",
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      cache: "no-store",
+    });
+    if (response.status === 401 && !opts.signingIn) {
+      signOut("The token was refused (401). Sign in again.");
+      throw new HttpError(401, "unauthorized");
+    }
+    if (!response.ok) {
+      let detail = "";
+      try {
+        const body = await response.json();
+        detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail || body);
+      } catch (_) {
+        detail = response.statusText;
+      }
+      throw new HttpError(response.status, detail);
+    }
+    return response.json();
+  }
+
+  // --- formatting ----------------------------------------------------------
+  function sessionOf(item) {
+    return item.session_id !== undefined && item.session_id !== null ? item.session_id : item.session;
+  }
+
+  function formatTime(value) {
+    if (value === null || value === undefined || value === "") return "—";
+    const date = typeof value === "number" ? new Date(value * 1000) : new Date(value);
+    if (Number.isNaN(date.getTime())) return String(value);
+    const today = new Date().toDateString() === date.toDateString();
+    return today ? date.toLocaleTimeString() : date.toLocaleString();
+  }
+
+  function formatLeft(expiresAt) {
+    const left = Math.round(Number(expiresAt) - Date.now() / 1000);
+    if (!Number.isFinite(left)) return "no expiry";
+    if (left <= 0) return "expiring…";
+    const h = Math.floor(left / 3600);
+    const m = Math.floor((left % 3600) / 60);
+    const s = left % 60;
+    if (h > 0) return h + "h " + m + "m left";
+    if (m > 0) return m + "m " + String(s).padStart(2, "0") + "s left";
+    return s + "s left";
+  }
+
+  // --- pending approvals ---------------------------------------------------
+  function renderApprovals() {
+    const root = $("pending");
+    const byProfile = new Map();
+    for (const a of state.approvals.values()) {
+      if (!byProfile.has(a.profile)) byProfile.set(a.profile, []);
+      byProfile.get(a.profile).push(a);
+    }
+    // Keep a card the user is typing a reason into: rebuild only what changed.
+    const wanted = new Set(state.approvals.keys());
+    for (const card of root.querySelectorAll("[data-approval-id]")) {
+      if (!wanted.has(card.dataset.approvalId)) card.remove();
+    }
+    const names = [...byProfile.keys()].sort();
+    for (const name of names) {
+      let group = root.querySelector('[data-profile-group="' + CSS.escape(name) + '"]');
+      if (!group) {
+        group = el(
+          "div",
+          { class: "group", "data-profile-group": name, testid: "approval-group" },
+          el("h3", {}, name, " ", el("span", { class: "count" }, "")),
+          el("div", { class: "cards" }),
+        );
+        root.append(group);
+      }
+      const cards = group.querySelector(".cards");
+      const items = byProfile.get(name).sort((x, y) => x.created_at - y.created_at);
+      for (const a of items) {
+        if (!cards.querySelector('[data-approval-id="' + CSS.escape(a.approval_id) + '"]')) {
+          cards.append(approvalCard(a));
+        }
+      }
+      group.querySelector("h3 .count").textContent = String(items.length);
+    }
+    for (const group of root.querySelectorAll("[data-profile-group]")) {
+      if (!byProfile.has(group.dataset.profileGroup)) group.remove();
+    }
+    // Sorted groups: re-append in order (moves nodes, keeps their state).
+    for (const name of names) {
+      root.append(root.querySelector('[data-profile-group="' + CSS.escape(name) + '"]'));
+    }
+    $("pending-count").textContent = String(state.approvals.size);
+    $("pending-empty").hidden = state.approvals.size > 0;
+    tick();
+  }
+
+  function approvalCard(a) {
+    const reasonId = "reason-" + a.approval_id;
+    const reason = el("input", {
+      id: reasonId,
+      type: "text",
+      class: "reason",
+      placeholder: "reason (sent with Deny)",
+      maxlength: 500,
+      testid: "deny-reason",
+    });
+    const button = (testid, label, choice, cls, title) =>
+      el(
+        "button",
+        {
+          type: "button",
+          class: cls,
+          testid,
+          title,
+          "aria-label": label + ": " + a.command,
+          // SPEC §11 answers go to POST /v1/runs/{id}/approval: a request that
+          // belongs to no run (an embedding runtime's turn) is shown, not answerable here.
+          disabled: !a.run_id,
+          onclick: () => answer(a, choice, card),
+        },
+        label,
+      );
+    const card = el(
+      "article",
+      { class: "card", testid: "approval-card", "data-approval-id": a.approval_id, "data-profile": a.profile },
+      el(
+        "div",
+        { class: "meta" },
+        el("span", { class: "tag", testid: "approval-profile" }, a.profile),
+        el("span", {}, "session ", el("strong", { testid: "approval-session" }, sessionOf(a) || "—")),
+        el("span", { class: "muted" }, "run ", a.run_id || "—"),
+        el("span", { class: "left", testid: "time-left", "data-expires": a.expires_at }, ""),
+      ),
+      el("pre", { class: "command", testid: "approval-command" }, a.command),
+      a.run_id ? null : el("p", { class: "muted" }, "Not started through the API: answer it where the turn runs."),
+      el(
+        "div",
+        { class: "actions" },
+        button("approve-once", "Approve once", "once", "ok", "Run this command this one time"),
+        button("approve-session", "Approve for session", "session", "ok",
+          "Allow matching commands for the rest of this session"),
+        button("approve-always", "Always allow", "always", "warn",
+          "Save a rule to this profile's permanent allowlist"),
+        el("label", { class: "visually-hidden", for: reasonId }, "Reason for denying"),
+        reason,
+        button("deny", "Deny", "deny", "bad", "Refuse this command (the reason is sent to the agent)"),
+      ),
+    );
+    return card;
+  }
+
+  async function answer(a, choice, card) {
+    const buttons = card.querySelectorAll("button");
+    buttons.forEach((b) => (b.disabled = true));
+    const body = { approval_id: a.approval_id, choice };
+    const reason = card.querySelector("input.reason").value.trim();
+    if (choice === "deny" && reason) body.reason = reason;
+    state.answeredHere.add(a.approval_id);
+    try {
+      await api("/v1/runs/" + encodeURIComponent(a.run_id) + "/approval", { method: "POST", body });
+      toast(CHOICE_LABELS[choice] + ": " + a.command, choice === "deny" ? "bad" : "ok");
+      state.approvals.delete(a.approval_id);
+      renderApprovals();
+      refreshDecisionsSoon();
+    } catch (err) {
+      if (err.status === 409 || err.status === 404) {
+        toast("No longer open (answered or withdrawn elsewhere): " + a.command, "info");
+        state.approvals.delete(a.approval_id);
+        renderApprovals();
+      } else if (err.status !== 401) {
+        state.answeredHere.delete(a.approval_id);
+        toast("Answer failed: " + err.message, "bad");
+        buttons.forEach((b) => (b.disabled = false));
+      }
+    }
+  }
+
+  function tick() {
+    for (const node of document.querySelectorAll("[data-expires]")) {
+      node.textContent = formatLeft(node.dataset.expires);
+    }
+  }
+
+  function addApproval(a) {
+    // A late re-send of a request this tab already answered must not come back.
+    if (!a || !a.approval_id || state.answeredHere.has(a.approval_id)) return;
+    state.approvals.set(a.approval_id, a);
+    renderApprovals();
+  }
+
+  function dropApproval(event, a) {
+    if (!a || !state.approvals.has(a.approval_id)) return;
+    const known = state.approvals.get(a.approval_id);
+    state.approvals.delete(a.approval_id);
+    renderApprovals();
+    if (state.answeredHere.has(a.approval_id)) return;
+    if (event === "approval.resolved") {
+      const choice = a.choice || (a.answer && a.answer.choice);
+      const label = CHOICE_LABELS[choice] || "Answered";
+      toast(label + " elsewhere: " + known.command, choice === "deny" ? "bad" : "ok");
+    } else if (event === "approval.gone") {
+      toastGone(known);
+    } else {
+      const why = a.outcome === "timeout" ? "timed out" : a.cause || "withdrawn";
+      toast("Not answered (" + why + "): " + known.command, "info");
+    }
+    refreshDecisionsSoon();
+  }
+
+  // Polling cannot tell how a request ended; the run can (SPEC §11 GET /v1/runs/{id}).
+  async function toastGone(a) {
+    let decision = null;
+    try {
+      const run = await api("/v1/runs/" + encodeURIComponent(a.run_id));
+      const last = run.results && run.results[run.results.length - 1];
+      if (last && last.command === a.command) decision = last.decision;
+    } catch (_) {
+      // the run is gone or not ours: say only what we know
+    }
+    if (!decision) {
+      toast("No longer pending (answered or withdrawn elsewhere): " + a.command, "info");
+    } else if (decision.outcome === "cancelled" || decision.outcome === "timeout") {
+      toast("Not answered (" + (decision.cause || decision.outcome) + "): " + a.command, "info");
+    } else {
+      const kind = decision.outcome === "approved" ? "ok" : "bad";
+      toast(decision.outcome + " (" + decision.cause + "): " + a.command, kind);
+    }
+  }
+
+  async function loadApprovals() {
+    const list = await api("/v1/approvals?state=open");
+    const seen = new Set();
+    for (const a of list) {
+      seen.add(a.approval_id);
+      if (!state.answeredHere.has(a.approval_id)) state.approvals.set(a.approval_id, a);
+    }
+    for (const id of [...state.approvals.keys()]) {
+      if (!seen.has(id)) dropApproval("approval.gone", { approval_id: id });
+    }
+    renderApprovals();
+  }
+
+  // --- profiles ------------------------------------------------------------
+  async function loadProfiles() {
+    const rows = await api("/v1/profiles");
+    const body = $("profiles");
+    const dash = (v) => (v === null || v === undefined || v === "" ? "—" : v);
+    // A broken profile's message gets a full-width row of its own: it names the
+    // file, key and line (SPEC §3.1), too long for a table cell.
+    body.replaceChildren(
+      ...rows.flatMap((p) => [
+        el(
+          "tr",
+          { testid: "profile-row", "data-profile": p.name, class: p.status === "ok" ? "" : "broken" },
+          el("th", { scope: "row" }, p.name),
+          el(
+            "td",
+            { testid: "profile-status" },
+            el("span", { class: "badge " + (p.status === "ok" ? "ok" : "bad") }, p.status),
+          ),
+          el("td", { class: "num" }, dash(p.epoch)),
+          el("td", { class: "nowrap" }, formatTime(p.last_reload)),
+          el("td", {}, dash(p.backend)),
+          el("td", { class: "num" }, dash(p.allowlist_size)),
+        ),
+        p.error
+          ? el(
+              "tr",
+              { class: "broken error-row", "data-error-of": p.name },
+              el("td", { colspan: 6, class: "error-text", testid: "profile-error" }, p.error),
+            )
+          : null,
+      ].filter(Boolean)),
+    );
+  }
+
+  // --- decisions -----------------------------------------------------------
+  async function loadDecisions() {
+    const rows = await api("/v1/decisions?limit=50");
+    $("decisions").replaceChildren(
+      ...rows.map((d) => {
+        const label = OUTCOME_LABELS[d.outcome] || d.outcome;
+        const detail = d.outcome === "cancelled" || d.outcome === "timeout" ? d.outcome : null;
+        return el(
+          "tr",
+          { testid: "decision-row", "data-outcome": d.outcome, "data-profile": d.profile },
+          el("td", { class: "nowrap" }, formatTime(d.ts)),
+          el("td", {}, d.profile, el("div", { class: "muted" }, sessionOf(d) || "")),
+          el("td", {}, el("code", { class: "command-inline", testid: "decision-command" }, d.command)),
+          el(
+            "td",
+            {},
+            el("span", { class: "badge outcome-" + d.outcome, testid: "decision-outcome" }, label),
+            detail ? el("div", { class: "muted" }, detail === "timeout" ? "timed out" : "cancelled") : null,
+          ),
+          el("td", { testid: "decision-cause" }, d.cause || "", d.rule ? el("div", { class: "muted" }, "rule: " + d.rule) : null),
+          el("td", { testid: "decision-by" }, d.decided_by || ""),
+        );
+      }),
+    );
+    $("decisions-empty").hidden = rows.length > 0;
+  }
+
+  function scheduleDecisions(delay) {
+    clearTimeout(state.decisionsTimer);
+    state.decisionsTimer = setTimeout(() => loadDecisions().catch(reportLoadError), delay);
+  }
+
+  // After an approval event the decision line is written by the run's thread a
+  // moment later: look now-ish and once more shortly after.
+  function refreshDecisionsSoon() {
+    scheduleDecisions(300);
+    clearTimeout(state.decisionsLate);
+    state.decisionsLate = setTimeout(() => loadDecisions().catch(() => {}), 1500);
+  }
+
+  function reportLoadError(err) {
+    if (err && err.status !== 401) toast("Refresh failed: " + err.message, "bad");
+  }
+
+  // --- live updates ----------------------------------------------------------
+  function setLive(text, kind) {
+    const node = $("live");
+    node.textContent = text;
+    node.className = "live " + kind;
+  }
+
+  // The stream is read with fetch() rather than EventSource so the token goes
+  // in the Authorization header: a token in the URL would land in access logs
+  // and browser history.
+  const STREAM_HANDLERS = {
+    "approval.request": (data) => addApproval(data),
+    "approval.resolved": (data) => dropApproval("approval.resolved", data || {}),
+    "approval.cancelled": (data) => dropApproval("approval.cancelled", data || {}),
+    "command.finished": () => scheduleDecisions(300),
+    "run.finished": () => scheduleDecisions(300),
+  };
+
+  // One SSE frame (the lines before a blank line), per the text/event-stream format.
+  function dispatchFrame(frame) {
+    let name = "message";
+    const data = [];
+    for (const raw of frame.split("\n")) {
+      const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+      if (!line || line.startsWith(":")) continue; // comments are keep-alives
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+    }
+    const handler = STREAM_HANDLERS[name];
+    if (!handler || data.length === 0) return;
+    let payload = null;
+    try {
+      payload = JSON.parse(data.join("\n"));
+    } catch (_) {
+      return;
+    }
+    handler(payload);
+  }
+
+  async function connectStream() {
+    closeStream();
+    const controller = new AbortController();
+    state.stream = controller;
+    try {
+      const response = await fetch("/v1/events", {
+        headers: { Authorization: "Bearer " + state.token, Accept: "text/event-stream" },
+        cache: "no-store",
+        signal: controller.signal,
+      });
+      if (response.status === 401) {
+        signOut("The token was refused (401). Sign in again.");
+        return;
+      }
+      if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
+      stopPolling();
+      setLive("live", "ok");
+      // The stream re-sends open requests; a full reload also drops any that
+      // ended while we were disconnected.
+      loadApprovals().catch(reportLoadError);
+      scheduleDecisions(0);
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          dispatchFrame(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+        }
+      }
+      throw new Error("stream ended");
+    } catch (_) {
+      if (controller.signal.aborted) return; // closed on purpose (sign-out, reconnect)
+      // Fall back to polling at once and retry the stream later.
+      state.stream = null;
+      startPolling();
+      state.sseRetryTimer = setTimeout(connectStream, SSE_RETRY_MS);
+    }
+  }
+
+  function closeStream() {
+    clearTimeout(state.sseRetryTimer);
+    if (state.stream) state.stream.abort();
+    state.stream = null;
+  }
+
+  function startPolling() {
+    if (state.pollTimer) return;
+    setLive("polling every 2 s", "warn");
+    let round = 0;
+    state.pollTimer = setInterval(() => {
+      round += 1;
+      loadApprovals().catch(() => {});
+      if (round % 3 === 0) loadDecisions().catch(() => {});
+    }, POLL_MS);
+  }
+
+  function stopPolling() {
+    clearInterval(state.pollTimer);
+    state.pollTimer = null;
+  }
+
+  // --- sign in / out -----------------------------------------------------------
+  async function signIn(token) {
+    state.token = token;
+    $("signin-error").textContent = "";
+    let who;
+    try {
+      who = await api("/v1/whoami", { signingIn: true });
+    } catch (err) {
+      state.token = null;
+      sessionStorage.removeItem(TOKEN_KEY);
+      $("signin-error").textContent =
+        err.status === 401 ? "That token was not accepted." : "Sign-in failed: " + err.message;
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, token);
+    state.whoami = who;
+    $("who-text").textContent = who.role === "admin" ? "admin (all profiles)" : "profile " + who.profile;
+    $("signin").hidden = true;
+    $("app").hidden = false;
+    $("who").hidden = false;
+    $("token").value = "";
+    await Promise.all([loadApprovals(), loadProfiles(), loadDecisions()]).catch(reportLoadError);
+    connectStream();
+    // Reload status has no event of its own; decisions are reconciled too in
+    // case a run.finished event was missed.
+    state.profilesTimer = setInterval(() => {
+      loadProfiles().catch(() => {});
+      scheduleDecisions(0);
+    }, PROFILES_EVERY_MS);
+    state.tickTimer = setInterval(tick, 1000);
+  }
+
+  function signOut(message) {
+    closeStream();
+    stopPolling();
+    clearInterval(state.profilesTimer);
+    clearInterval(state.tickTimer);
+    clearTimeout(state.decisionsTimer);
+    clearTimeout(state.decisionsLate);
+    sessionStorage.removeItem(TOKEN_KEY);
+    state.token = null;
+    state.whoami = null;
+    state.approvals.clear();
+    state.answeredHere.clear();
+    $("pending").replaceChildren();
+    $("profiles").replaceChildren();
+    $("decisions").replaceChildren();
+    $("app").hidden = true;
+    $("who").hidden = true;
+    $("signin").hidden = false;
+    $("signin-error").textContent = message || "";
+    setLive("offline", "");
+    $("token").focus();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("signin-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const token = $("token").value.trim();
+      if (token) signIn(token);
+    });
+    $("sign-out").addEventListener("click", () => signOut("Signed out."));
+    const saved = sessionStorage.getItem(TOKEN_KEY);
+    if (saved) signIn(saved);
+    else $("token").focus();
+  });
+})();

@@ -1,0 +1,354 @@
+"""The approvals dashboard (SPEC §11 `GET /`) driven in a real headless Chromium.
+
+A real uvicorn server serves the real app over real profile homes; the test
+submits runs over HTTP, and answers them by clicking in the page. No browser is
+downloaded: Debian's ``chromium`` is driven through Playwright's
+``executable_path`` (``make test`` installs it with apt).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from multiplex import Supervisor
+from tests.conftest import HomeFactory
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 15_000  # every wait in the browser is bounded
+ADMIN_TOKEN = "dash-admin-3f9a1c"
+ALPHA_TOKEN = "alpha-token-7d21e0"
+BETA_TOKEN = "beta-token-51c8aa"
+
+# approvals.timeout is short so a failing test never leaves a run parked for long.
+PARKING_CONFIG = """\
+terminal:
+  cwd: work
+approvals:
+  mode: manual
+  timeout: 60
+"""
+
+
+@dataclass(frozen=True)
+class Gateway:
+    """A live server: its base URL, the supervisor behind it and the homes."""
+
+    url: str
+    sup: Supervisor
+    homes: dict[str, Path]
+
+    def client(self, token: str = ADMIN_TOKEN) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=10
+        )
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+    """Poll ``predicate`` until it returns something truthy, at most ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def gateway(make_home: HomeFactory, supervisor_of: Callable[..., Supervisor]) -> Iterator[Gateway]:
+    """Real homes, a real supervisor, the real app in a real uvicorn on loopback."""
+    uvicorn = pytest.importorskip("uvicorn")
+    try:
+        from multiplex.gateway import create_app
+    except ImportError as exc:  # the HTTP API is a sibling module; say what is missing
+        pytest.fail(f"multiplex.gateway.create_app is not importable: {exc}")
+
+    homes = {
+        "alpha": make_home(
+            "alpha",
+            PARKING_CONFIG,
+            env=f"MULTIPLEX_TOKEN={ALPHA_TOKEN}\n",
+            files={"work/scratch/keep.txt": "x\n"},
+        ),
+        "beta": make_home(
+            "beta",
+            PARKING_CONFIG,
+            env=f"MULTIPLEX_TOKEN={BETA_TOKEN}\n",
+            files={"work/scratch/keep.txt": "x\n"},
+        ),
+        # SPEC §3.1: a malformed shape is an error; the dashboard lists it with its message.
+        "broken": make_home("broken", "command_allowlist: {git: status}\n"),
+    }
+    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: null\n")
+    app = create_app(sup, admin_token=ADMIN_TOKEN)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True
+    )
+    thread.start()
+    wait_for(lambda: server.started or not thread.is_alive(), "uvicorn to start", 15)
+    assert server.started, "uvicorn did not start (see the log above)"
+    try:
+        yield Gateway(f"http://127.0.0.1:{port}", sup, homes)
+    finally:
+        # Unblock every parked run before stopping the server.
+        sup.gate.cancel_all("test ended")
+        server.should_exit = True
+        thread.join(15)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium not installed: apt-get install chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors  # read by the tests: no uncaught script error is allowed
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def sign_in(page: Any, gw: Gateway, token: str, live: str = "live") -> None:
+    page.goto(gw.url + "/")
+    page.get_by_test_id("token-input").fill(token)
+    page.get_by_test_id("sign-in").click()
+    expect(page.get_by_test_id("whoami")).to_be_visible()
+    # "live": the SSE stream is open; from here on the page updates without reloading.
+    expect(page.get_by_test_id("live-status")).to_have_text(live)
+
+
+def submit(gw: Gateway, profile: str, command: str, session: str = "s1") -> str:
+    with gw.client() as http:
+        body = {"profile": profile, "session_id": session, "context": "api", "commands": [command]}
+        response = http.post("/v1/runs", json=body)
+    assert response.status_code == 202, response.text
+    run_id: str = response.json()["run_id"]
+    return run_id
+
+
+def run_state(gw: Gateway, run_id: str) -> dict[str, Any]:
+    with gw.client() as http:
+        response = http.get(f"/v1/runs/{run_id}")
+    assert response.status_code == 200, response.text
+    state: dict[str, Any] = response.json()
+    return state
+
+
+def wait_status(gw: Gateway, run_id: str, *statuses: str) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        state = run_state(gw, run_id)
+        return state if state["status"] in statuses else None
+
+    result: dict[str, Any] = wait_for(done, f"run {run_id} to reach {statuses}")
+    return result
+
+
+def expect(locator: Any) -> Any:
+    """Playwright's ``expect`` with the bounded wait of this file."""
+    from playwright.sync_api import expect as pw_expect
+
+    pw_expect.set_options(timeout=WAIT_MS)
+    return pw_expect(locator)
+
+
+def test_admin_approves_once_live_and_sees_the_decision(
+    gateway: Gateway, page: Any, tmp_path: Path
+) -> None:
+    sign_in(page, gateway, ADMIN_TOKEN)
+
+    # Profiles panel: every served profile, the broken one with its error text.
+    rows = page.get_by_test_id("profile-row")
+    expect(rows).to_have_count(3)
+    broken = page.locator('[data-testid="profile-row"][data-profile="broken"]')
+    expect(broken.get_by_test_id("profile-status")).to_contain_text("error")
+    broken_error = page.locator('[data-error-of="broken"]').get_by_test_id("profile-error")
+    expect(broken_error).to_contain_text("command_allowlist")
+    alpha_row = page.locator('[data-testid="profile-row"][data-profile="alpha"]')
+    expect(alpha_row).to_contain_text("ok")
+    expect(alpha_row).to_contain_text("local")
+
+    # Marker that a reload would wipe: the card must arrive live.
+    page.evaluate("window.__sameDocument = true")
+    expect(page.get_by_test_id("approval-card")).to_have_count(0)
+    scratch = gateway.homes["alpha"] / "work" / "scratch"
+    run_id = submit(gateway, "alpha", "rm -rf ./scratch")
+    wait_status(gateway, run_id, "waiting_for_approval")
+
+    card = page.get_by_test_id("approval-card")
+    expect(card).to_have_count(1)
+    expect(card.get_by_test_id("approval-command")).to_have_text("rm -rf ./scratch")
+    expect(card.get_by_test_id("approval-profile")).to_have_text("alpha")
+    expect(card.get_by_test_id("approval-session")).to_have_text("s1")
+    expect(card.get_by_test_id("time-left")).to_contain_text("left")
+    assert page.evaluate("window.__sameDocument") is True, "the page reloaded"
+    assert scratch.exists(), "the command ran before anyone approved it"
+    page.screenshot(path=str(tmp_path / "pending.png"), full_page=True)
+
+    card.get_by_test_id("approve-once").click()
+    expect(card).to_have_count(0)
+    expect(page.get_by_test_id("toast").first).to_contain_text("Approved once")
+
+    state = wait_status(gateway, run_id, "completed", "failed", "cancelled")
+    assert state["status"] == "completed", state
+    decision = state["results"][0]["decision"]
+    assert (decision["outcome"], decision["decided_by"]) == ("approved", "user"), decision
+    assert state["results"][0]["exit_code"] == 0
+    assert not scratch.exists(), "approved command did not run"
+
+    approved = page.locator('[data-testid="decision-row"][data-outcome="approved"]')
+    expect(approved.first).to_contain_text("rm -rf ./scratch")
+    expect(approved.first.get_by_test_id("decision-by")).to_have_text("user")
+    expect(approved.first.get_by_test_id("decision-outcome")).to_have_text("approved")
+
+    # A request withdrawn elsewhere leaves the page live, and is "not answered",
+    # never "denied" (SPEC §7.3).
+    other = submit(gateway, "beta", "rm -rf ./scratch", session="s2")
+    expect(page.get_by_test_id("approval-card")).to_have_count(1)
+    with gateway.client() as http:
+        assert http.post(f"/v1/runs/{other}/cancel").status_code == 200
+    expect(page.get_by_test_id("approval-card")).to_have_count(0)
+    expect(page.get_by_test_id("toasts")).to_contain_text("Not answered")
+    withdrawn = page.locator('[data-testid="decision-row"][data-outcome="cancelled"]')
+    expect(withdrawn.first.get_by_test_id("decision-outcome")).to_have_text("not answered")
+    expect(page.get_by_test_id("decisions-table")).not_to_contain_text("denied")
+    assert (gateway.homes["beta"] / "work" / "scratch").exists()
+
+    shot = tmp_path / "dashboard.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 20_000, "screenshot is suspiciously small (blank page?)"
+    assert page.errors == []
+
+
+def test_profile_token_sees_only_its_own_and_denies_with_a_reason(
+    gateway: Gateway, page: Any, tmp_path: Path
+) -> None:
+    # Markup in a command must be shown as text, never parsed (SPEC §9.1/§11).
+    hostile = 'rm -rf "./scratch/<b id=injected>x</b><img src=x onerror=window.__xss=1>"'
+    mine = submit(gateway, "alpha", hostile)
+    theirs = submit(gateway, "beta", "rm -rf ./scratch")
+    wait_status(gateway, mine, "waiting_for_approval")
+    wait_status(gateway, theirs, "waiting_for_approval")
+
+    page.goto(gateway.url + "/")
+    page.get_by_test_id("token-input").fill("not-a-token")
+    page.get_by_test_id("token-input").press("Enter")
+    expect(page.get_by_test_id("sign-in-error")).to_contain_text("not accepted")
+    assert page.evaluate("sessionStorage.length") == 0
+
+    sign_in(page, gateway, ALPHA_TOKEN)
+    expect(page.get_by_test_id("whoami")).to_contain_text("alpha")
+    cards = page.get_by_test_id("approval-card")
+    expect(cards).to_have_count(1)
+    expect(cards).to_have_attribute("data-profile", "alpha")
+    expect(page.get_by_test_id("profile-row")).to_have_count(1)
+    expect(page.get_by_test_id("profile-row")).to_have_attribute("data-profile", "alpha")
+    expect(page.locator("[data-profile='beta']")).to_have_count(0)
+
+    command = cards.get_by_test_id("approval-command")
+    expect(command).to_contain_text("<b id=injected>x</b>")
+    assert page.locator("#injected").count() == 0
+    assert page.evaluate("window.__xss === undefined")
+
+    # Keyboard only: type the reason, Tab to Deny, press Enter.
+    cards.get_by_test_id("deny-reason").fill("not on a Friday")
+    cards.get_by_test_id("deny-reason").press("Tab")
+    expect(cards.get_by_test_id("deny")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(cards).to_have_count(0)
+
+    state = wait_status(gateway, mine, "completed", "failed", "cancelled")
+    assert state["status"] != "completed", state
+    decision = state["results"][0]["decision"]
+    assert (decision["outcome"], decision["decided_by"]) == ("denied", "user"), decision
+    assert "not on a Friday" in decision["cause"]
+    assert state["results"][0]["exit_code"] is None
+    assert (gateway.homes["alpha"] / "work" / "scratch" / "keep.txt").exists()
+
+    denied = page.locator('[data-testid="decision-row"][data-outcome="denied"]')
+    expect(denied.first.get_by_test_id("decision-outcome")).to_have_text("denied")
+    expect(denied.first.get_by_test_id("decision-cause")).to_contain_text("not on a Friday")
+
+    # Beta's request was never shown to alpha and is still waiting for beta.
+    assert run_state(gateway, theirs)["status"] == "waiting_for_approval"
+    with gateway.client(BETA_TOKEN) as http:
+        open_for_beta = http.get("/v1/approvals", params={"state": "open"}).json()
+    assert [a["profile"] for a in open_for_beta] == ["beta"]
+
+    page.get_by_test_id("sign-out").click()
+    expect(page.get_by_test_id("token-input")).to_be_visible()
+    assert page.evaluate("sessionStorage.length") == 0
+    page.screenshot(path=str(tmp_path / "signed-out.png"))
+    assert page.errors == []
+
+
+def test_without_the_event_stream_the_page_polls_and_reconnects(
+    gateway: Gateway, page: Any
+) -> None:
+    # A proxy that breaks long-lived responses: the stream fails at once.
+    page.route("**/v1/events", lambda route: route.abort())
+    sign_in(page, gateway, ADMIN_TOKEN, live="polling every 2 s")
+
+    page.evaluate("window.__sameDocument = true")
+    run_id = submit(gateway, "beta", "rm -rf ./scratch")
+    card = page.get_by_test_id("approval-card")
+    expect(card).to_have_count(1)
+    expect(card.get_by_test_id("approval-command")).to_have_text("rm -rf ./scratch")
+    card.get_by_test_id("approve-once").click()
+    expect(card).to_have_count(0)
+    state = wait_status(gateway, run_id, "completed", "failed", "cancelled")
+    assert state["results"][0]["decision"]["outcome"] == "approved", state
+    assert not (gateway.homes["beta"] / "work" / "scratch").exists()
+
+    # The stream comes back: the page returns to live updates by itself.
+    page.unroute("**/v1/events")
+    expect(page.get_by_test_id("live-status")).to_have_text("live")
+    assert page.evaluate("window.__sameDocument") is True, "the page reloaded"
+    assert page.errors == []
