@@ -112,7 +112,7 @@ _bearer = HTTPBearer(
 )
 
 
-def principal_of(
+async def principal_of(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:

@@ -19,7 +19,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def gateway_of(request: Request) -> Gateway:
+async def gateway_of(request: Request) -> Gateway:
     gateway = request.app.state.gateway
     assert isinstance(gateway, Gateway)
     return gateway

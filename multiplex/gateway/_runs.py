@@ -226,14 +226,15 @@ class RunRegistry:
                 self._feed.add(
                     decision, profile=run.profile, session=run.session_id, command=command
                 )
-            self._hub.publish(
-                make_event(
-                    "command.finished",
-                    {"run_id": run.run_id, "profile": run.profile, "index": index, **row},
-                    run.profile,
-                    run.run_id,
+            if len(self._hub):
+                self._hub.publish(
+                    make_event(
+                        "command.finished",
+                        {"run_id": run.run_id, "profile": run.profile, "index": index, **row},
+                        run.profile,
+                        run.run_id,
+                    )
                 )
-            )
             if not decision.approved:
                 # SPEC §11: commands after a refused one are not run.
                 status = "cancelled" if decision.outcome is Outcome.CANCELLED else "failed"
@@ -268,7 +269,8 @@ class RunRegistry:
                 self._runs.pop(self._finished.popleft(), None)
 
     def _publish_run(self, name: str, run: Run) -> None:
-        self._hub.publish(make_event(name, run.snapshot(), run.profile, run.run_id))
+        if len(self._hub):  # nobody listening: skip building the snapshot
+            self._hub.publish(make_event(name, run.snapshot(), run.profile, run.run_id))
 
     # -- the gate's events (called synchronously from the waiting thread) ---------------
     def on_gate_event(self, event: str, request: PendingApproval) -> None:
