@@ -74,11 +74,12 @@ async def _live(gw: Gateway, caller: Principal) -> AsyncIterator[bytes]:
         lambda e: caller.sees(e.profile) and e.name.startswith(("approval.", "run.", "command."))
     )
     try:
-        yield b": connected\n\n"
+        head = [b": connected\n\n"]
         sent: set[str] = set()
         for event in visible_approval_requests(gw, caller):
             sent.add(event.data["approval_id"])
-            yield event.frame()
+            head.append(event.frame())
+        yield b"".join(head)
         async for live in sub.events():
             if live is None:
                 yield b": keepalive\n\n"

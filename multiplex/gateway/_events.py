@@ -92,7 +92,8 @@ class Subscription:
         try:
             while True:
                 try:
-                    item = await asyncio.wait_for(self._queue.get(), keepalive)
+                    async with asyncio.timeout(keepalive):  # no task per wait, unlike wait_for
+                        item = await self._queue.get()
                 except TimeoutError:
                     yield None
                     continue
