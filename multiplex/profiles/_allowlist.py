@@ -1,0 +1,249 @@
+"""The permanent allowlist store of one profile (SPEC §8).
+
+``command_allowlist`` in ``<home>/config.yaml`` belongs to the operator. The
+store keeps this process's view of it and writes its own grants through to it
+without ever undoing an edit the operator made by hand:
+
+    baseline  = the list the file held the last time this process synchronised
+    effective = on_disk_now ∪ (in_memory − baseline)
+
+recomputed on every write and every reload, after which the baseline is what
+the file holds. A hand revocation therefore disappears from memory at once, a
+hand addition is never removed, and only :meth:`AllowlistStore.revoke` removes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from multiplex._errors import RuleSyntaxError
+from multiplex.approval.rules import Rule, RuleSet, parse_rule
+from multiplex.profiles._loader import read_allowlist
+from multiplex.profiles._roundtrip import AllowlistMemo, commit_grants, update_allowlist
+
+__all__ = ["AllowlistStore", "ReconcileResult"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileResult:
+    """How the effective rules changed: texts that became allowed, and ones that stopped."""
+
+    added: frozenset[str]
+    removed: frozenset[str]
+
+
+class _Snapshot:
+    """An immutable view of the effective rules; its RuleSet is built on first use."""
+
+    __slots__ = ("_ruleset", "rules", "texts")
+
+    def __init__(self, texts: tuple[str, ...], rules: tuple[Rule, ...]) -> None:
+        self.texts = texts
+        self.rules = rules
+        self._ruleset: RuleSet | None = None
+
+    def ruleset(self) -> RuleSet:
+        ruleset = self._ruleset
+        if ruleset is None:
+            # Two readers may both build it; they build equal sets, and either may win.
+            ruleset = self._ruleset = RuleSet(self.rules)
+        return ruleset
+
+
+class AllowlistStore:
+    """One profile's command_allowlist: the operator's file plus this process's own grants.
+
+    Readers (:meth:`allows`, :meth:`match`, :meth:`rules`, :meth:`ruleset`) never
+    lock: they read an immutable snapshot that writers swap whole. :meth:`grant`
+    and :meth:`revoke` write through to the file under a cross-process lock; a
+    failed write is logged at WARNING, never raised, and retried on the next
+    write, while the change stays in effect for this process.
+    """
+
+    def __init__(
+        self,
+        config_path: Path,
+        *,
+        initial: Iterable[str] | None = None,
+        lock_timeout: float = 10.0,
+    ) -> None:
+        self._path = Path(config_path)
+        self._lock_timeout = lock_timeout
+        self._lock = threading.Lock()  # guards the state below (held briefly, never over I/O)
+        self._write_lock = threading.Lock()  # one write of this store at a time
+        self._memo = AllowlistMemo()
+        on_disk = list(initial) if initial is not None else read_allowlist(self._path)
+        self._disk: list[str] = on_disk  # the file as last synchronised: the baseline, in order
+        self._pending: dict[str, None] = {}  # in_memory − baseline: grants not on disk (ordered)
+        self._revoking: set[str] = set()  # revocations not yet written to disk
+        self._parsed: dict[str, Rule | None] = {}
+        self._snapshot = self._build_snapshot()
+
+    @property
+    def config_path(self) -> Path:
+        """The config.yaml this store reads and writes."""
+        return self._path
+
+    @property
+    def unsaved(self) -> frozenset[str]:
+        """Grants in effect for this process that are not on disk yet."""
+        with self._lock:
+            disk = set(self._disk)
+            return frozenset(p for p in self._pending if p not in disk)
+
+    # -- reading (lock-free) --------------------------------------------------
+    def rules(self) -> list[str]:
+        """Effective rule texts: the on-disk order first, then unpersisted grants."""
+        return list(self._snapshot.texts)
+
+    def ruleset(self) -> RuleSet:
+        """The current immutable RuleSet (rules that do not parse are left out)."""
+        return self._snapshot.ruleset()
+
+    def match(self, argv: Sequence[str]) -> str | None:
+        """The text of the first effective rule that allows ``argv``, or None."""
+        rule = self._snapshot.ruleset().match(argv)
+        return rule.text if rule is not None else None
+
+    def allows(self, argv: Sequence[str]) -> bool:
+        """True if an effective rule allows ``argv``."""
+        return self._snapshot.ruleset().match(argv) is not None
+
+    # -- changing ---------------------------------------------------------------
+    def grant(self, rule: str) -> None:
+        """Allow ``rule`` now and write it through to the file.
+
+        Raises ``RuleSyntaxError`` for a rule that does not parse; never raises
+        for a failed write (logged; kept in memory; retried on the next write).
+        A grant made after the operator removed the same rule by hand is a new
+        approval: it is written again.
+        """
+        text = parse_rule(rule).text
+        with self._lock:
+            self._revoking.discard(text)
+            # Granting removes the text from the baseline (SPEC §8: in_memory − baseline),
+            # so the write adds it even if the file held it once and lost it by hand.
+            self._pending[text] = None
+            self._publish()
+        self._write()
+
+    def revoke(self, rule: str) -> bool:
+        """Remove ``rule`` from memory and from the file; True if it was present anywhere.
+
+        This is the only way the process removes an entry (SPEC §8). A failed
+        write is logged, not raised; the rule stays revoked in this process and
+        the removal is retried on the next write.
+        """
+        if not isinstance(rule, str) or not rule.strip():
+            raise RuleSyntaxError(f"invalid rule {rule!r}: empty rule")
+        norm = rule.strip()
+        with self._lock:
+            present = any(text.strip() == norm for text in self._snapshot.texts)
+            for text in [p for p in self._pending if p.strip() == norm]:
+                del self._pending[text]
+            self._revoking.add(norm)
+            self._publish()
+        seen = self._write()
+        return present or any(text.strip() == norm for text in seen)
+
+    def reload(self) -> ReconcileResult:
+        """Re-read the file and reconcile; a malformed file raises ProfileConfigError."""
+        with self._write_lock:  # not interleaved with this store's own writes
+            on_disk = read_allowlist(self._path)
+            return self.reconcile(on_disk)
+
+    def reconcile(self, on_disk: Sequence[str]) -> ReconcileResult:
+        """Adopt ``on_disk`` (already read and validated by the caller) as the file's list.
+
+        ``effective = on_disk ∪ (in_memory − baseline)``; the baseline becomes
+        ``on_disk``. Entries the operator removed leave memory now.
+        """
+        with self._lock:
+            return self._synchronised(list(on_disk), written_revocations=frozenset())
+
+    # -- internals --------------------------------------------------------------
+    def _write(self) -> list[str]:
+        """Write pending grants and revocations; return the list read under the lock."""
+        with self._write_lock:
+            with self._lock:
+                pending = list(self._pending)
+                revoking = frozenset(self._revoking)
+            seen: list[str] = []
+
+            def compute(on_disk: list[str]) -> list[str]:
+                seen[:] = on_disk
+                kept = [text for text in on_disk if text.strip() not in revoking]
+                present = set(kept)
+                return kept + [text for text in pending if text not in present]
+
+            try:
+                if revoking:  # revocations are rare; they write alone and see the file first
+                    written = update_allowlist(
+                        self._path, compute, lock_timeout=self._lock_timeout, memo=self._memo
+                    )
+                else:  # grants share one write with other processes granting now
+                    written = commit_grants(
+                        self._path, pending, lock_timeout=self._lock_timeout, memo=self._memo
+                    )
+                    seen = written
+            except Exception as exc:  # SPEC §8: a failed write never raises into the gate
+                log.warning(
+                    "%s: command_allowlist: could not save (%s); %d grant(s) and %d revocation(s)"
+                    " stay in effect for this process and are retried on the next write",
+                    self._path,
+                    exc,
+                    len(pending),
+                    len(revoking),
+                )
+                return seen
+            with self._lock:
+                self._synchronised(written, written_revocations=revoking)
+            return seen
+
+    def _synchronised(
+        self, on_disk: list[str], *, written_revocations: frozenset[str]
+    ) -> ReconcileResult:
+        """Make ``on_disk`` the baseline and recompute the effective rules (lock held)."""
+        before = set(self._snapshot.texts)
+        self._disk = on_disk
+        present = set(on_disk)
+        for text in [p for p in self._pending if p in present]:
+            del self._pending[text]  # on disk now: part of the baseline
+        self._revoking -= written_revocations
+        self._publish()
+        after = set(self._snapshot.texts)
+        return ReconcileResult(frozenset(after - before), frozenset(before - after))
+
+    def _publish(self) -> None:
+        """Swap in a new snapshot of the effective rules (lock held)."""
+        self._snapshot = self._build_snapshot()
+
+    def _build_snapshot(self) -> _Snapshot:
+        revoking = self._revoking
+        texts = dict.fromkeys(t for t in self._disk if not revoking or t.strip() not in revoking)
+        texts.update(self._pending)
+        parsed = self._parsed
+        if len(parsed) > 2 * len(texts) + 64:  # forget rules no longer in use
+            parsed = self._parsed = {t: parsed[t] for t in texts if t in parsed}
+        rules: list[Rule] = []
+        for text in texts:
+            if text not in parsed:
+                parsed[text] = self._parse_on_disk(text)
+            rule = parsed[text]
+            if rule is not None:
+                rules.append(rule)
+        return _Snapshot(tuple(texts), tuple(rules))
+
+    def _parse_on_disk(self, text: str) -> Rule | None:
+        try:
+            return parse_rule(text)
+        except RuleSyntaxError as exc:
+            # The operator's entry stays in the file; it just allows nothing.
+            log.warning("%s: command_allowlist: %s; ignored", self._path, exc)
+            return None
