@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +78,7 @@ class AllowlistStore:
         self._lock_timeout = lock_timeout
         self._lock = threading.Lock()  # guards the state below (held briefly, never over I/O)
         self._write_lock = threading.Lock()  # one write of this store at a time
+        self._writes = 0
         self._memo = AllowlistMemo()
         on_disk = list(initial) if initial is not None else read_allowlist(self._path)
         self._disk: list[str] = on_disk  # the file as last synchronised: the baseline, in order
@@ -158,6 +160,22 @@ class AllowlistStore:
             on_disk = read_allowlist(self._path)
             return self.reconcile(on_disk)
 
+    @property
+    def writes(self) -> int:
+        """How many times this store has written the file (a reader's cache key)."""
+        return self._writes
+
+    @contextmanager
+    def writes_paused(self) -> Iterator[None]:
+        """No write of this store runs inside the block.
+
+        A caller that reads the file itself and then calls :meth:`reconcile`
+        (the profile's reload) does both inside, so a grant written between
+        its read and its reconcile cannot drop out of memory.
+        """
+        with self._write_lock:
+            yield
+
     def reconcile(self, on_disk: Sequence[str]) -> ReconcileResult:
         """Adopt ``on_disk`` (already read and validated by the caller) as the file's list.
 
@@ -204,6 +222,7 @@ class AllowlistStore:
                 return seen
             with self._lock:
                 self._synchronised(written, written_revocations=revoking)
+                self._writes += 1
             return seen
 
     def _synchronised(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import logging
 import threading
@@ -82,6 +84,7 @@ class Profile:
         self._store: AllowlistStore | None = None
         self._error: str | None = None
         self._digest: str | None = None
+        self._store_writes = 0
         self._last_reload: float | None = None
         self._lock = threading.RLock()
         self._resources: dict[str, object] = {}
@@ -152,7 +155,9 @@ class Profile:
     # -- loading -------------------------------------------------------------
     def reload(self) -> ReloadResult:
         """Re-read config.yaml and .env; a valid change makes a new epoch."""
-        with self._lock:
+        store = self._store
+        # Our own allowlist writes wait while we read and reconcile (see writes_paused).
+        with self._lock, (store.writes_paused() if store is not None else contextlib.nullcontext()):
             result = self._reload_locked()
         for listener in self._listeners:
             listener(self, result)
@@ -162,8 +167,12 @@ class Profile:
         self._last_reload = time.time()
         try:
             files = self._read_files()
-            if files.digest == self._digest and self._state is not None:
-                return ReloadResult("unchanged", self.epoch)  # touch-only or re-save
+            writes = self._store.writes if self._store is not None else 0
+            if files.digest == self._digest and writes == self._store_writes and self._state is not None:
+                # A touch or a re-save. (After our own write the digest we hold is
+                # stale: an edit back to those exact bytes must still reconcile.)
+                return ReloadResult("unchanged", self.epoch)
+            self._store_writes = writes
             new = self._build_state(files)
         except ProfileConfigError as exc:
             self._error = str(exc)
@@ -262,14 +271,4 @@ def _same_effect(old: ProfileState, new: ProfileState) -> bool:
 
 
 def _with_epoch(state: ProfileState, epoch: int) -> ProfileState:
-    return ProfileState(
-        state.settings,
-        state.dotenv,
-        state.credentials,
-        state.known_secrets,
-        state.secrets_digest,
-        epoch,
-        state.digest,
-        state.warnings,
-        state.loaded_at,
-    )
+    return dataclasses.replace(state, epoch=epoch)
