@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -79,6 +80,11 @@ class Gate:
     def subscribe(self, listener: Listener) -> None:
         """``listener(event, request)`` for every profile's approval events."""
         self._listeners.append(listener)
+
+    def unsubscribe(self, listener: Listener) -> None:
+        """Stop calling ``listener`` (a no-op if it was not subscribed)."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
 
     def _fan_out(self, event: str, request: PendingApproval) -> None:
         for listener in list(self._listeners):
