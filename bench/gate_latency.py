@@ -17,27 +17,49 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import percentile, write_home  # noqa: E402
+from _common import percentile, write_home
 
-from multiplex import Supervisor  # noqa: E402
-from multiplex.approval.shell import parse_line  # noqa: E402
+from multiplex import Supervisor
+from multiplex.approval.shell import parse_line
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = [
-    "git status", "git diff --stat", "git log --oneline -20", "git add -A && git commit -m 'wip {n}'",
-    "ls -la src/{w}", "cat src/{w}/main.py | head -50", "grep -rn 'TODO' src/{w}", "find . -name '*.py' | wc -l",
-    "python -m pytest tests/test_{w}.py -q", "npm run test:{w}", "npm install --save-dev {w}",
-    "docker ps -a", "kubectl get pods -n {w}", "curl -sS https://api.example.test/{w} -o out.json",
-    "sed -n '1,40p' src/{w}.py", "awk '{{print $1}}' data/{w}.csv | sort | uniq -c", "jq '.items[]' {w}.json",
-    "make build && make test", "rm -rf build/{w}", "mkdir -p out/{w} && cp -r assets out/{w}/",
-    "echo $PATH | tr ':' '\\n'", "tar czf {w}.tgz src/", "pip install -e '.[test]'", "cargo build --release",
-    "git push origin feature/{w}", "bash -c 'cd src && ls'", "sudo systemctl restart {w}", "xargs -n1 echo < list.txt",
+    "git status",
+    "git diff --stat",
+    "git log --oneline -20",
+    "git add -A && git commit -m 'wip {n}'",
+    "ls -la src/{w}",
+    "cat src/{w}/main.py | head -50",
+    "grep -rn 'TODO' src/{w}",
+    "find . -name '*.py' | wc -l",
+    "python -m pytest tests/test_{w}.py -q",
+    "npm run test:{w}",
+    "npm install --save-dev {w}",
+    "docker ps -a",
+    "kubectl get pods -n {w}",
+    "curl -sS https://api.example.test/{w} -o out.json",
+    "sed -n '1,40p' src/{w}.py",
+    "awk '{{print $1}}' data/{w}.csv | sort | uniq -c",
+    "jq '.items[]' {w}.json",
+    "make build && make test",
+    "rm -rf build/{w}",
+    "mkdir -p out/{w} && cp -r assets out/{w}/",
+    "echo $PATH | tr ':' '\\n'",
+    "tar czf {w}.tgz src/",
+    "pip install -e '.[test]'",
+    "cargo build --release",
+    "git push origin feature/{w}",
+    "bash -c 'cd src && ls'",
+    "sudo systemctl restart {w}",
+    "xargs -n1 echo < list.txt",
 ]
 
 
 def corpus(rng: random.Random) -> list[str]:
     words = ["api", "core", "auth", "billing", "search", "ui", "db", "cli"]
-    lines = [t.format(n=i, w=rng.choice(words)) for i, t in enumerate(rng.choices(TEMPLATES, k=900))]
+    lines = [
+        t.format(n=i, w=rng.choice(words)) for i, t in enumerate(rng.choices(TEMPLATES, k=900))
+    ]
     ordinary = (REPO / "tests/approval/corpus/ordinary.txt").read_text().splitlines()
     lines += [line for line in ordinary if line.strip() and not line.startswith("#")][:100]
     return lines[:1000]
@@ -54,10 +76,25 @@ def timed(fn, items: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     rng = random.Random(7)
-    programs = [f"tool{i}" for i in range(400)] + ["git", "npm", "python", "ls", "cat", "docker", "kubectl", "make"]
-    allow = {f"{rng.choice(programs)} {rng.choice(['run', 'get', 'build', 'show', 'x'])}-{i} *" for i in range(10_000)}
-    allow = sorted(allow)[:10_000] + ["git status", "git diff *", "ls *"]
-    deny = [f"{rng.choice(programs)} {rng.choice(['delete', 'push', 'drop', 'rm'])}-{i} *" for i in range(197)]
+    programs = [f"tool{i}" for i in range(400)] + [
+        "git",
+        "npm",
+        "python",
+        "ls",
+        "cat",
+        "docker",
+        "kubectl",
+        "make",
+    ]
+    allow = {
+        f"{rng.choice(programs)} {rng.choice(['run', 'get', 'build', 'show', 'x'])}-{i} *"
+        for i in range(10_000)
+    }
+    allow = [*sorted(allow)[:10000], "git status", "git diff *", "ls *"]
+    deny = [
+        f"{rng.choice(programs)} {rng.choice(['delete', 'push', 'drop', 'rm'])}-{i} *"
+        for i in range(197)
+    ]
     deny += ["git push --force *", "kubectl delete *", "terraform destroy *"]
     lines = corpus(rng)
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,11 +118,17 @@ def main() -> None:
         sup.close()
     p50, p99 = statistics.median(gate), percentile(gate, 99)
     q50, q99 = statistics.median(parse), percentile(parse, 99)
-    print(f"corpus: {len(lines)} commands; profile: {len(allow)} allow rules, {len(deny)} deny rules; verdicts {outcomes}")
-    print(f"gate decision (steps 1-9, no prompt): p50 {p50:.1f} us, p99 {p99:.1f} us   (targets: p50 <= 150 us, p99 <= 1000 us)")
+    print(
+        f"corpus: {len(lines)} commands; profile: {len(allow)} allow rules, {len(deny)} deny rules; verdicts {outcomes}"
+    )
+    print(
+        f"gate decision (steps 1-9, no prompt): p50 {p50:.1f} us, p99 {p99:.1f} us   (targets: p50 <= 150 us, p99 <= 1000 us)"
+    )
     print(f"parsing alone (the floor):            p50 {q50:.1f} us, p99 {q99:.1f} us")
     print(f"ratio gate/parse: p50 {p50 / q50:.2f}x, p99 {p99 / q99:.2f}x")
-    print(f"full decide() incl. decisions.jsonl + metrics (cron): p50 {statistics.median(decide):.1f} us, p99 {percentile(decide, 99):.1f} us")
+    print(
+        f"full decide() incl. decisions.jsonl + metrics (cron): p50 {statistics.median(decide):.1f} us, p99 {percentile(decide, 99):.1f} us"
+    )
 
 
 if __name__ == "__main__":

@@ -259,13 +259,15 @@ class Gate:
             key=(scope.name, scope.session, command),
         )
         request.parent_turns = frozenset(_ancestors(scope))
-        target, leader = table.open(request)
+        leader = table.open(request)
         if leader:
             self._metrics.pending.labels(scope.name).inc()
-            self._deliver(scope, target)
-        resolution = target.wait()
+            self._deliver(scope, request)
+        resolution = request.wait()
+        if request.leader is not None and resolution.timed_out:
+            request.leader.wait()  # the shared prompt timed out: settle it for everyone
+        table.close(request)
         if leader:
-            table.close(target)
             self._metrics.pending.labels(scope.name).dec()
         return self._resolved(scope, view, parsed, resolution, leader)
 

@@ -86,6 +86,10 @@ class PendingApproval:
         self.created_at = time.time()
         self.expires_at = self.created_at + timeout
         self.parent_turns: frozenset[str] = frozenset()
+        # Coalescing: a follower waits on its own object (so its turn, run or
+        # session can withdraw it alone) but shares the leader's answer.
+        self.leader: PendingApproval | None = None
+        self._followers: list[PendingApproval] = []
         self._started = time.monotonic()
         self._timeout = timeout
         self._done = threading.Event()
@@ -108,11 +112,30 @@ class PendingApproval:
             self._resolution = Resolution(
                 resolution.answer, resolution.cancelled, resolution.timed_out, waited
             )
+            followers, self._followers = self._followers, []
         self._done.set()
+        for follower in followers:  # a cancelled leader cancels them with the same cause
+            follower._resolve(resolution)
         return True
 
+    def follow(self, leader: PendingApproval) -> None:
+        """Share ``leader``'s resolution (an identical prompt already open)."""
+        self.leader = leader
+        self._started, self._timeout = leader._started, leader._timeout
+        self.expires_at = leader.expires_at
+        with leader._lock:
+            if leader._resolution is None:
+                leader._followers.append(self)
+                return
+        self._resolve(leader._resolution)
+
     def answer(self, answer: Answer) -> bool:
-        """Record a human's answer; False if the request was already resolved."""
+        """Record a human's answer; False if the request was already resolved.
+
+        Answering a follower answers the shared prompt (its leader).
+        """
+        if self.leader is not None:
+            return self.leader.answer(answer)
         return self._resolve(Resolution(answer=answer))
 
     def cancel(self, cause: str) -> bool:
@@ -162,19 +185,22 @@ class PendingTable:
         for listener in list(self._listeners):
             listener(event, request)
 
-    def open(self, request: PendingApproval) -> tuple[PendingApproval, bool]:
-        """Register ``request``, or return the identical open one it follows.
+    def open(self, request: PendingApproval) -> bool:
+        """Register ``request``; True if it leads, False if it follows an identical open one.
 
-        Returns ``(request_to_wait_on, is_leader)``.
+        A leader is announced as ``approval.request``; a follower as
+        ``approval.joined`` (its ``leader`` is the prompt a human sees).
         """
         with self._lock:
             leader = self._by_key.get(request.key)
-            if leader is not None and leader.open:
-                return leader, False
             self._open[request.id] = request
-            self._by_key[request.key] = request
-        self._emit("approval.request", request)
-        return request, True
+            if leader is not None and leader.open:
+                request.follow(leader)
+            else:
+                self._by_key[request.key] = request
+                leader = None
+        self._emit("approval.request" if leader is None else "approval.joined", request)
+        return leader is None
 
     def close(self, request: PendingApproval) -> None:
         """Forget a resolved request and tell listeners how it ended."""
@@ -192,8 +218,9 @@ class PendingTable:
         return self._open.get(approval_id)
 
     def list_open(self) -> list[PendingApproval]:
+        """The open prompts (leaders; followers share their leader's prompt)."""
         with self._lock:
-            return [r for r in self._open.values() if r.open]
+            return [r for r in self._open.values() if r.open and r.leader is None]
 
     def __len__(self) -> int:
         return len(self._open)

@@ -101,7 +101,9 @@ async def answer_approval(
     """Answer the run's open approval: once, session, always (saves a rule) or deny."""
     run = _run_for(gw, caller, run_id)
     request = gw.sup.gate.find(body.approval_id)
-    if request is None or request.run_id != run.run_id or request.profile != run.profile:
+    # A run whose identical prompt was coalesced shows (and may answer) its leader's.
+    mine = request is not None and (request is run.pending or request.run_id == run.run_id)
+    if request is None or not mine or request.profile != run.profile:
         raise HTTPException(
             status_code=409, detail=f"approval {body.approval_id!r} is not open for this run"
         )

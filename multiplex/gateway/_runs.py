@@ -279,8 +279,23 @@ class RunRegistry:
             run = None  # a run_id that is not ours, reused by another caller
         if event == "approval.request":
             self._asked(run, request)
+        elif event == "approval.joined":
+            self._joined(run, request)
         else:
             self._settled(run, event, request)
+
+    def _joined(self, run: Run | None, request: PendingApproval) -> None:
+        # An identical prompt is already open in this session: this run waits on
+        # it and shows the leader's approval (answering it answers both).
+        if run is None or request.leader is None:
+            return
+        with run.lock:
+            if run.cancel_requested or self.closing:
+                withdraw = SHUTDOWN if self.closing else RUN_CANCELLED
+            else:
+                run.pending, run.status, withdraw = request.leader, "waiting_for_approval", None
+        if withdraw is not None:
+            request.cancel(withdraw)
 
     def _asked(self, run: Run | None, request: PendingApproval) -> None:
         withdraw: str | None = None
@@ -301,10 +316,14 @@ class RunRegistry:
     def _settled(self, run: Run | None, event: str, request: PendingApproval) -> None:
         if run is not None:
             with run.lock:
-                if run.pending is request:
+                if run.pending is request or (
+                    request.leader is not None and run.pending is request.leader
+                ):
                     run.pending = None
                     if not run.finished:
                         run.status = "running"
+        if request.leader is not None:
+            return  # a follower: its leader's events already told every client
         data: dict[str, Any] = {
             "approval_id": request.id,
             "run_id": request.run_id,

@@ -301,3 +301,23 @@ def test_protected_files_go_through_the_ask_path(make_home, supervisor_of) -> No
     assert (
         result.decision.outcome is Outcome.BLOCKED and result.decision.cause == "unattended: cron"
     )
+
+
+def test_a_follower_withdrawn_alone_leaves_the_leader_open(sup: Supervisor) -> None:
+    leader_thread, leader_box = in_thread(
+        lambda: sup.run(DANGEROUS, profile="p", session="c", context="api", run_id="lead")
+    )
+    wait_open(sup)
+    follower_thread, follower_box = in_thread(
+        lambda: sup.run(DANGEROUS, profile="p", session="c", context="api", run_id="follow")
+    )
+    deadline = time.monotonic() + 10
+    while len(sup.gate.tables()["p"]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sup.gate.cancel_run("follow") == 1
+    follower_thread.join(10)
+    assert_unanswered(sup, follower_box[0], Outcome.CANCELLED, "run cancelled")
+    (prompt,) = sup.gate.tables()["p"].list_open()
+    prompt.answer(Answer(Choice.ONCE))
+    leader_thread.join(10)
+    assert leader_box[0].decision.outcome is Outcome.APPROVED  # type: ignore[attr-defined]
