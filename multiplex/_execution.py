@@ -22,7 +22,7 @@ from typing import IO, Any
 from multiplex.approval._decision import Decision
 from multiplex.scopes import ProfileScope
 
-__all__ = ["OUTPUT_CAP", "Execution", "RunResult", "execute"]
+__all__ = ["OUTPUT_CAP", "Execution", "ProcessTracker", "RunResult", "execute"]
 
 OUTPUT_CAP = 1024 * 1024  # bytes per stream (SPEC §9)
 _SHELL = shutil.which("bash") or "/bin/sh"
@@ -103,6 +103,34 @@ class _Capped:
         return self.data.decode("utf-8", "replace")
 
 
+class ProcessTracker:
+    """The commands a supervisor is running now, so a shutdown can end them."""
+
+    def __init__(self) -> None:
+        self._procs: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+
+    def add(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.add(proc)
+
+    def discard(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def __len__(self) -> int:
+        return len(self._procs)
+
+    def kill_all(self) -> int:
+        """Kill every running command's process group; return how many."""
+        with self._lock:
+            procs = list(self._procs)
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        return len(procs)
+
+
 def _materialise(scope: ProfileScope) -> Path | None:
     # SPEC §9: a private per-run directory (0700), files 0400, removed afterwards.
     if not scope.credential_mounts:
@@ -128,7 +156,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)  # grandchildren that ignored TERM
 
 
-def execute(scope: ProfileScope, command: str, *, timeout: float | None = None) -> Execution:
+def execute(
+    scope: ProfileScope,
+    command: str,
+    *,
+    timeout: float | None = None,
+    tracker: ProcessTracker | None = None,
+) -> Execution:
     """Run ``command`` for the local backend in ``scope``; never touches os.environ or cwd."""
     limit = scope.view.timeout if timeout is None else timeout
     started = time.monotonic()
@@ -150,16 +184,22 @@ def execute(scope: ProfileScope, command: str, *, timeout: float | None = None) 
             start_new_session=True,  # its own process group: a timeout kills all of it
         )
         assert proc.stdout is not None and proc.stderr is not None
+        if tracker is not None:
+            tracker.add(proc)
         out, err = _Capped(proc.stdout), _Capped(proc.stderr)
         timed_out = False
         try:
-            proc.wait(limit)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        # Also reap the group when the shell exited but left children behind.
-        _kill_group(proc)
-        if proc.returncode is None:
-            proc.wait()
+            try:
+                proc.wait(limit)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            # Also reap the group when the shell exited but left children behind.
+            _kill_group(proc)
+            if proc.returncode is None:
+                proc.wait()
+        finally:
+            if tracker is not None:
+                tracker.discard(proc)
         stdout, stderr = out.text(5.0), err.text(5.0)
         if timed_out:
             stderr += f"\n[multiplex: killed after terminal.timeout {limit:g}s]"

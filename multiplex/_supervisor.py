@@ -13,7 +13,7 @@ from typing import Literal
 
 from multiplex._config import SupervisorConfig, config_path_from, load_supervisor_config
 from multiplex._errors import ConfigError, RoutingError
-from multiplex._execution import RunResult, execute
+from multiplex._execution import ProcessTracker, RunResult, execute
 from multiplex._metrics import Metrics
 from multiplex._routing import Router
 from multiplex._turn import Turn
@@ -67,6 +67,7 @@ class Supervisor:
         self._close_hooks: list[Callable[[], None]] = []
         self._watcher: ConfigWatcher | None = None
         self.started_at = time.time()
+        self.processes = ProcessTracker()
         self.gate = Gate(
             metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets
         )
@@ -278,7 +279,7 @@ class Supervisor:
             # Running containers/remote hosts is out of scope here (SPEC §9): report the plan.
             note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
             return RunResult(command, decision, None, "", note, mounts=mounts)
-        done = execute(scope, command)
+        done = execute(scope, command, tracker=self.processes)
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         return RunResult(
             command,
@@ -326,8 +327,12 @@ class Supervisor:
     def on_close(self, hook: Callable[[], None]) -> None:
         self._close_hooks.append(hook)
 
+    def kill_running(self) -> int:
+        """Kill every command still running (the end of a graceful shutdown)."""
+        return self.processes.kill_all()
+
     def close(self) -> None:
-        """Stop the watcher and everything started on close hooks; idempotent."""
+        """Stop the watcher, close hooks and any command still running; idempotent."""
         for hook in reversed(self._close_hooks):
             try:
                 hook()
@@ -337,6 +342,7 @@ class Supervisor:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        self.kill_running()
 
     def __enter__(self) -> Supervisor:
         return self.start()

@@ -84,6 +84,10 @@ class Gateway:
                 return
             self._drained = True
         clean = self.runs.drain(grace)
+        if not clean:  # SPEC: finish or kill running commands
+            killed = self.sup.kill_running()
+            log_event("shutdown.killed", commands=killed)
+            clean = self.runs.drain(5.0)
         with contextlib.suppress(ValueError):
             self.sup.gate.recorder.post_approval_response.remove(self.feed.hook)
         log_event("shutdown.drained", clean=clean, runs_left=len(self.runs.active()))
