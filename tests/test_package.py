@@ -62,6 +62,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "multiplex.approval.rules",
         "multiplex.approval.shell",
+        "multiplex.approval.parsed",
         "multiplex.approval.detection",
         "multiplex.approval.catalogue",
         "multiplex.approval.unwrap",

@@ -7,7 +7,9 @@ with the program it wraps, and the recursively parsed payloads of ``bash -c``,
 ``eval``, ``find -exec``, ``ssh host CMD`` and text piped into a bare shell. It
 never raises: a grammar error is reported in ``ParsedLine.error`` (no allow rule may
 match such a line) and the size limits in ``ParsedLine.over_limit`` (the gate blocks).
-This module is a pure leaf: it imports nothing else of the package.
+The values it returns are defined in ``approval.parsed`` and re-exported here.
+A pure leaf: of the package it imports only its fellow leaves (parsed, unwrap,
+variants, words).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from multiplex.approval.parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.approval.unwrap import NextStep, program_name, stdin_text_after, unwrap_step
 from multiplex.approval.variants import normalised_variants, unquote_words
 from multiplex.approval.words import (
@@ -46,8 +49,6 @@ MAX_CHARS = 128_000
 MAX_SEGMENTS = 25_000
 MAX_DEPTH = 16
 
-# Redirect targets that are not files: writing there changes nothing on disk (SPEC §5).
-_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 # Nodes whose children are simply more statements, walked in order.
 _CONTAINERS = frozenset(
     {
@@ -75,77 +76,6 @@ _NESTING = frozenset(
 )
 # Python frames are bounded separately so that no input can exhaust the stack.
 _MAX_FRAMES = 120
-
-
-@dataclass(frozen=True, slots=True)
-class Redirect:
-    """One redirection: ``op`` as written (``>``, ``2>``, ``<<<`` …) and its target.
-
-    ``target`` is the unquoted target word; ``&1`` for a descriptor duplicate; for a
-    here-document (``<<``) the document text, for a here-string (``<<<``) the string.
-    """
-
-    op: str
-    target: str
-
-    @property
-    def writes_file(self) -> bool:
-        """An output redirection into a file other than /dev/null (fd dups are not)."""
-        if ">" not in self.op or self.target.startswith("&"):
-            return False
-        return self.target not in _NOT_FILES and not self.target.startswith("/dev/fd/")
-
-
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
-    """One program invocation as it would receive its arguments.
-
-    ``argv`` has quotes and escapes removed and expansions kept literally (``$HOME``);
-    ``VAR=x`` prefixes are not part of it. ``wrapped_by`` names the wrappers and
-    payload carriers (``sudo``, ``bash`` for ``bash -c``) stripped to reach it,
-    outermost first. ``upstream`` lists the program names of the earlier stages of the
-    pipeline feeding this command's standard input.
-    """
-
-    argv: tuple[str, ...]
-    redirects: tuple[Redirect, ...]
-    text: str
-    wrapped_by: tuple[str, ...] = ()
-    upstream: tuple[str, ...] = ()
-
-    @property
-    def writes_file(self) -> bool:
-        """Some redirection of this command writes a file (SPEC §5)."""
-        return any(r.writes_file for r in self.redirects)
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedLine:
-    """A command line broken into everything it would run (SPEC §7.1).
-
-    ``error`` is set for a grammar error anywhere (also inside a payload): no allow
-    rule can match and the line counts as dangerous. ``over_limit`` is set when the
-    line passes MAX_CHARS, MAX_SEGMENTS or MAX_DEPTH: the gate blocks it.
-    ``variant_commands`` are the commands of the normalised ``variants`` and
-    ``fork_bombs`` the texts of functions that spawn themselves more than once.
-    """
-
-    line: str
-    commands: tuple[SimpleCommand, ...]
-    variants: tuple[str, ...] = ()
-    script_payloads: tuple[str, ...] = ()
-    error: str | None = None
-    over_limit: str | None = None
-    variant_commands: tuple[SimpleCommand, ...] = ()
-    fork_bombs: tuple[str, ...] = ()
-
-    def match_argvs(self) -> tuple[tuple[str, ...], ...]:
-        """Every argv deny rules and detection must see, deduplicated, order kept."""
-        seen: dict[tuple[str, ...], None] = {}
-        for cmd in self.commands + self.variant_commands:
-            if cmd.argv:
-                seen.setdefault(cmd.argv, None)
-        return tuple(seen)
 
 
 _local = threading.local()
