@@ -157,7 +157,7 @@ class Profile:
         """Re-read config.yaml and .env; a valid change makes a new epoch."""
         store = self._store
         # Our own allowlist writes wait while we read and reconcile (see writes_paused).
-        with self._lock, (store.writes_paused() if store is not None else contextlib.nullcontext()):
+        with self._lock, store.writes_paused() if store is not None else contextlib.nullcontext():
             result = self._reload_locked()
         for listener in self._listeners:
             listener(self, result)
@@ -168,7 +168,11 @@ class Profile:
         try:
             files = self._read_files()
             writes = self._store.writes if self._store is not None else 0
-            if files.digest == self._digest and writes == self._store_writes and self._state is not None:
+            if (
+                files.digest == self._digest
+                and writes == self._store_writes
+                and self._state is not None
+            ):
                 # A touch or a re-save. (After our own write the digest we hold is
                 # stale: an edit back to those exact bytes must still reconcile.)
                 return ReloadResult("unchanged", self.epoch)
