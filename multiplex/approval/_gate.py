@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 from multiplex._metrics import Metrics
+from multiplex.approval._answers import decision_for, rules_to_save
 from multiplex.approval._checks import CheckInput, Conclusion, deny_set, run_static_checks
 from multiplex.approval._decision import (
     DecidedBy,
@@ -17,12 +18,11 @@ from multiplex.approval._decision import (
     Verdict,
     VerdictOutcome,
 )
-from multiplex.approval._pending import Answer, Choice, PendingApproval, PendingTable, Resolution
+from multiplex.approval._pending import Choice, PendingApproval, PendingTable, Resolution
 from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
-from multiplex.approval.rules import exact_rule
 from multiplex.approval.shell import ParsedLine, parse_line
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
@@ -292,48 +292,15 @@ class Gate:
         res: Resolution,
         leader: bool,
     ) -> tuple[Decision, str]:
-        epoch, waited = view.epoch, res.waited_ms
-        if res.timed_out:
-            cause = f"no answer within {view.approvals.timeout:g}s"
-            return Decision(
-                Outcome.TIMEOUT, cause, DecidedBy.NOBODY, None, epoch, waited
-            ), "timeout"
-        if res.answer is None:
-            cause = res.cancelled or "withdrawn"
-            return Decision(
-                Outcome.CANCELLED, cause, DecidedBy.NOBODY, None, epoch, waited
-            ), "cancelled"
-        answer = res.answer
-        if answer.choice is Choice.DENY:
-            cause = f"denied by user: {answer.reason}" if answer.reason else "denied by user"
-            return Decision(Outcome.DENIED, cause, DecidedBy.USER, None, epoch, waited), "deny"
-        rules = self._rules_for(parsed, answer)
-        if leader and answer.choice is Choice.SESSION and rules:
-            self.sessions(scope.profile).grant(scope.session, rules)
-        if leader and answer.choice is Choice.ALWAYS and rules:
-            for rule in rules:
-                scope.profile.allowlist.grant(rule)  # never raises on a failed write
-        saved = "; ".join(rules) if answer.choice is not Choice.ONCE and rules else None
-        cause = f"approved by user ({answer.choice.value})"
-        return Decision(
-            Outcome.APPROVED, cause, DecidedBy.USER, saved, epoch, waited
-        ), answer.choice.value
-
-    @staticmethod
-    def _rules_for(parsed: ParsedLine, answer: Answer) -> list[str]:
-        # SPEC §5: an "always" saves the exact command (or the approver's prefix),
-        # never a detector category. An unparseable line saves nothing.
-        if answer.rule:
-            return [answer.rule]
-        if parsed.error is not None:
-            return []
-        rules: list[str] = []
-        for command in parsed.commands:
-            if command.argv and not command.writes_file:
-                text = exact_rule(command.argv).text
-                if text not in rules:
-                    rules.append(text)
-        return rules
+        rules = rules_to_save(parsed, res.answer) if res.answer is not None else []
+        if leader and rules and res.answer is not None:
+            # Followers share the answer; only the leader records the grant.
+            if res.answer.choice is Choice.SESSION:
+                self.sessions(scope.profile).grant(scope.session, rules)
+            else:
+                for rule in rules:
+                    scope.profile.allowlist.grant(rule)  # never raises on a failed write
+        return decision_for(res, epoch=view.epoch, timeout=view.approvals.timeout, saved=rules)
 
     # -- step 11 ------------------------------------------------------------------
     def recheck(
