@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,19 +10,9 @@ import pytest
 from multiplex.audit import PLUGINS_ENV, AuditReport, render_html, run_audit
 from multiplex.scopes import SURFACES, register_surface
 from tests.audit import REPO
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.conftest import write_home
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HOSTILE = "<script>alert('x')</script><img src=https://example.invalid/x.png>"
 
 
@@ -60,12 +49,11 @@ def audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins: str) -> Audi
 
 def open_in_chromium(page_path: Path) -> tuple[str, list[str], int]:
     """(verdict text, URLs requested, number of script elements) as real Chromium renders the page."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"chromium not found at {CHROMIUM} (apt-get install -y chromium)")
+    require_chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     requests: list[str] = []
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
             page.on("request", lambda r: requests.append(r.url))

@@ -20,21 +20,11 @@ import httpx
 import pytest
 
 from multiplex import Supervisor
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.conftest import HomeFactory
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 WAIT_MS = 15_000  # every wait in the browser is bounded
 ADMIN_TOKEN = "dash-admin-3f9a1c"
 ALPHA_TOKEN = "alpha-token-7d21e0"
@@ -128,8 +118,7 @@ def gateway(make_home: HomeFactory, supervisor_of: Callable[..., Supervisor]) ->
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium not installed: apt-get install chromium")
+    require_chromium()
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as pw:
         chromium = pw.chromium.launch(
