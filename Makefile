@@ -33,7 +33,7 @@ test: install chromium
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: install
-	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: install
 	$(BIN)/ruff check .
