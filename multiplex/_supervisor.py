@@ -68,6 +68,7 @@ class Supervisor:
         self._watcher: ConfigWatcher | None = None
         self.started_at = time.time()
         self.processes = ProcessTracker()
+        self._known_secrets_fn = self.known_secrets  # one bound method, not one per turn
         self.gate = Gate(
             metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets
         )
@@ -226,7 +227,7 @@ class Supervisor:
             parent if parent is not None else peek_scope(),
             self.strict,
             self._profiles[name],
-            self.known_secrets,
+            self._known_secrets_fn,
         )
 
     def on_turn_end(self, hook: Callable[[ProfileScope], None]) -> None:
