@@ -43,7 +43,6 @@ approvals:
   mode: strict
   timeout: 5
 """
-UP = "from multiplex.cli import _up; from multiplex.cli._app import main; main()"
 
 
 def make_homes(root: Path, count: int) -> list[str]:
@@ -63,8 +62,8 @@ def start_server(root: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
         proc = subprocess.Popen(
             [
                 sys.executable,
-                "-c",
-                UP,
+                "-m",
+                "multiplex",
                 "--config",
                 str(root / "multiplex.yaml"),
                 "up",

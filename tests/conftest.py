@@ -74,6 +74,16 @@ def supervisor_of(write_config: Callable[[str], Path]) -> Iterator[Callable[...,
         sup.close()
 
 
+@pytest.fixture
+def registry() -> Iterator[None]:
+    """Put the surface registry back after a test registered its own surfaces."""
+    from multiplex.scopes import SURFACES
+
+    saved = SURFACES.snapshot()
+    yield
+    SURFACES.restore(saved)
+
+
 @pytest.fixture(autouse=True)
 def _no_process_scope() -> Iterator[None]:
     # Standalone supervisors bind a process-wide scope; never let it leak

@@ -53,6 +53,17 @@ class SurfaceRegistry:
         with self._lock:
             return self._surfaces.pop(name, None)
 
+    def snapshot(self) -> dict[str, Surface]:
+        """The registry's current contents, for :meth:`restore`."""
+        with self._lock:
+            return dict(self._surfaces)
+
+    def restore(self, saved: dict[str, Surface]) -> None:
+        """Put back what :meth:`snapshot` returned (tests that inject surfaces)."""
+        with self._lock:
+            self._surfaces.clear()
+            self._surfaces.update(saved)
+
     def __iter__(self) -> Iterator[Surface]:
         return iter(tuple(self._surfaces.values()))
 

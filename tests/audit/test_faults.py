@@ -8,14 +8,13 @@ through ``MULTIPLEX_AUDIT_PLUGINS`` (see docs/audit.md).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from multiplex.audit import PLUGINS_ENV, AuditReport, run_audit
-from multiplex.scopes import SURFACES, ProfileScope, register_surface
+from multiplex.scopes import ProfileScope, register_surface
 from tests.audit import REPO
 from tests.conftest import write_home
 
@@ -89,14 +88,6 @@ def consistent_extra() -> None:
 
 
 # -- fixtures -------------------------------------------------------------------
-@pytest.fixture
-def registry() -> Iterator[None]:
-    """Restore the surface registry after a test registered faults in it."""
-    saved = dict(SURFACES._surfaces)
-    yield
-    with SURFACES._lock:
-        SURFACES._surfaces.clear()
-        SURFACES._surfaces.update(saved)
 
 
 @pytest.fixture

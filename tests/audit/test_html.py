@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from multiplex.audit import PLUGINS_ENV, AuditReport, render_html, run_audit
-from multiplex.scopes import SURFACES, register_surface
+from multiplex.scopes import register_surface
 from tests.audit import REPO
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.conftest import write_home
@@ -25,15 +24,6 @@ def leaky_surface() -> None:
     """A fault: every profile sees whichever profile resolved first (a divergence)."""
     first: dict[str, str] = {}
     register_surface("leaky_first", lambda scope: first.setdefault("name", scope.name))
-
-
-@pytest.fixture
-def registry() -> Iterator[None]:
-    saved = dict(SURFACES._surfaces)
-    yield
-    with SURFACES._lock:
-        SURFACES._surfaces.clear()
-        SURFACES._surfaces.update(saved)
 
 
 def audit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins: str) -> AuditReport:

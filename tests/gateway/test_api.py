@@ -381,8 +381,6 @@ def test_stopping_cancels_parked_runs_as_shutdown(gateway: Gateway) -> None:
 
 # -- multiplex up (a real process) ------------------------------------------------------------
 
-UP = "from multiplex.cli import _up; from multiplex.cli._app import main; main()"
-
 
 def _start_up(
     root: Path, *args: str, token: str | None = ADMIN
@@ -394,8 +392,8 @@ def _start_up(
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-c",
-            UP,
+            "-m",
+            "multiplex",
             "--config",
             str(root / "multiplex.yaml"),
             "up",
@@ -484,8 +482,8 @@ def test_multiplex_up_refuses_a_busy_port_in_one_line(tmp_path: Path) -> None:
         result = subprocess.run(
             [
                 sys.executable,
-                "-c",
-                UP,
+                "-m",
+                "multiplex",
                 "--config",
                 str(tmp_path / "multiplex.yaml"),
                 "up",
