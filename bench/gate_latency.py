@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import percentile, write_home
 
 from multiplex import Supervisor
-from multiplex.approval.shell import parse_line
+from multiplex.shell import parse_line
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = [

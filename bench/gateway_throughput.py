@@ -1,4 +1,4 @@
-"""Gateway throughput: runs/s over HTTP against running `true` directly (SPEC §11).
+"""Gateway throughput: runs/s over HTTP against running `true` directly (docs/gateway.md).
 
 Starts `multiplex up` in a subprocess on a free loopback port over 20 generated
 profiles (each allowlisting `true`), then for a fixed time N client threads

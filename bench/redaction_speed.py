@@ -1,4 +1,4 @@
-"""Throughput of Redactor.redact (SPEC §9.1) and evidence that it grows linearly.
+"""Throughput of Redactor.redact (docs/redaction.md) and evidence that it grows linearly.
 
 Prints, for realistic log text with some secrets at 10 KB, 100 KB and 1 MB and for
 adversarial text, the median MB/s of a full Redactor (own known values, other

@@ -12,7 +12,6 @@ from multiplex._errors import (
     RuleSyntaxError,
     UnscopedAccessError,
 )
-from multiplex._supervisor import Supervisor
 from multiplex.approval._decision import DecidedBy, Decision, Outcome, Verdict
 from multiplex.profiles import AllowlistStore, Profile
 from multiplex.scopes import (
@@ -23,6 +22,7 @@ from multiplex.scopes import (
     register_surface,
     run_in_scope,
 )
+from multiplex.supervision import Supervisor
 
 __all__ = [
     "AllowlistStore",

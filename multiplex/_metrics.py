@@ -1,4 +1,4 @@
-"""Prometheus metrics of one supervisor (SPEC §7.6), in its own registry.
+"""Prometheus metrics of one supervisor (docs/approvals.md#records), in its own registry.
 
 A registry per supervisor keeps two supervisors in one process (tests, the
 audit) from sharing counters.

@@ -1,4 +1,4 @@
-"""SPEC §12: ``multiplex profiles list|show|init`` and exit codes."""
+"""docs/cli.md: ``multiplex profiles list|show|init`` and exit codes."""
 
 from __future__ import annotations
 

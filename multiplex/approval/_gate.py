@@ -1,4 +1,4 @@
-"""The approval gate: SPEC §7.2 in order, asking when it must, truthful always."""
+"""The approval gate: docs/approvals.md#order-of-checks in order, asking when it must, truthful always."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from multiplex._metrics import Metrics
 from multiplex.approval._answers import decision_for, rules_to_save
-from multiplex.approval._checks import CheckInput, Conclusion, deny_set, run_static_checks
 from multiplex.approval._decision import (
     DecidedBy,
     Decision,
@@ -23,10 +22,11 @@ from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
-from multiplex.approval.shell import ParsedLine, parse_line
+from multiplex.approval._static_checks import CheckInput, Conclusion, deny_set, run_static_checks
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView
+from multiplex.shell import ParsedLine, parse_line
 
 __all__ = ["PENDING_KEY", "SESSIONS_KEY", "Gate"]
 
@@ -120,7 +120,7 @@ class Gate:
             self._smart[profile] = (approver, timeout)
 
     def _can_answer(self, scope: ProfileScope) -> bool:
-        # SPEC §7.4: gateway/api turns are answered through the API; interactive
+        # docs/approvals.md#who-can-answer: gateway/api turns are answered through the API; interactive
         # ones need a registered prompter; cron/webhook/single_query: nobody.
         if scope.context.unattended:
             return False

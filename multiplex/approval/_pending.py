@@ -1,4 +1,4 @@
-"""Approval requests that wait for a human, and every way a wait ends (SPEC §7.3, §7.5).
+"""Approval requests that wait for a human, and every way a wait ends (docs/approvals.md#outcomes-and-what-the-agent-sees, docs/approvals.md#sessions).
 
 A request is resolved exactly once: answered (once/session/always/deny),
 cancelled with a cause (nobody answered), or timed out. Identical concurrent

@@ -1,4 +1,4 @@
-"""Every decision counted, logged (redacted) and announced (SPEC §7.6)."""
+"""Every decision counted, logged (redacted) and announced (docs/approvals.md#records)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the audit reports: surface rows, leaks, and the whole report (SPEC §10, §12)."""
+"""What the audit reports: surface rows, leaks, and the whole report (docs/audit.md, docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ class AuditReport:
 
     @property
     def exit_code(self) -> int:
-        """SPEC §12: 1 on any divergence or leak, else 0."""
+        """docs/cli.md: 1 on any divergence or leak, else 0."""
         return 0 if self.ok else 1
 
     @property
@@ -116,7 +116,7 @@ class AuditReport:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        """The ``audit --json`` document (SPEC §12)."""
+        """The ``audit --json`` document (docs/cli.md)."""
         return {
             "ok": self.ok,
             "surfaces": [r.as_dict() for r in self.rows],

@@ -1,4 +1,4 @@
-"""``multiplex allowlist list|add|remove -p NAME`` (SPEC §8, §12).
+"""``multiplex allowlist list|add|remove -p NAME`` (docs/allowlist.md, docs/cli.md).
 
 These go through the same lock and reconcile as a running supervisor, so they
 are safe while it runs; its watcher picks the change up.
@@ -10,12 +10,12 @@ from typing import Annotated
 
 import typer
 
-from multiplex.approval.rules import parse_rule
-from multiplex.cli._app import app, emit_json, state_of
+from multiplex.cli._output import emit_json
+from multiplex.cli._state import state_of
 from multiplex.profiles import AllowlistStore
+from multiplex.shell import parse_rule
 
 allowlist_app = typer.Typer(help="The permanent allowlist of a profile.", no_args_is_help=True)
-app.add_typer(allowlist_app, name="allowlist")
 
 ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name.")]
 

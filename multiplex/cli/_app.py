@@ -1,17 +1,21 @@
-"""The ``multiplex`` command line (SPEC §12). The library never imports this."""
+"""The ``multiplex`` command line (docs/cli.md). The library never imports this."""
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from multiplex._errors import MultiplexError
+from multiplex.cli._allowlist import allowlist_app
+from multiplex.cli._approvals import approvals_app, exec_command
+from multiplex.cli._audit import audit
+from multiplex.cli._profiles import profiles_app
 from multiplex.cli._state import CliState
+from multiplex.cli._up import up
 
-__all__ = ["app", "emit_json", "main", "state_of"]
+__all__ = ["app", "main"]
 
 app = typer.Typer(
     name="multiplex",
@@ -44,27 +48,18 @@ def _global(
     ctx.obj = CliState(config, profile)
 
 
-def state_of(ctx: typer.Context) -> CliState:
-    obj = ctx.find_root().obj
-    assert isinstance(obj, CliState)
-    return obj
-
-
-def emit_json(data: Any) -> None:
-    """Print JSON on stdout (plain print: rich would wrap long lines)."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print a one-line error and return the Exit to raise."""
-    sys.stderr.write(f"multiplex: error: {message}\n")
-    return typer.Exit(code)
+# Every command, in one explicit list: the modules above define them, this one
+# places them on the root app (no module registers itself by being imported).
+app.command("up")(up)
+app.command("exec")(exec_command)
+app.command("audit")(audit)
+app.add_typer(profiles_app, name="profiles")
+app.add_typer(allowlist_app, name="allowlist")
+app.add_typer(approvals_app, name="approvals")
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: exit 2 with one line for every user error, never a traceback."""
-    from multiplex.cli import _commands  # noqa: F401  (registers the sub-commands)
-
     try:
         # standalone_mode=False: click hands back typer.Exit codes as the return value.
         code = app(args=argv, standalone_mode=False)

@@ -1,4 +1,4 @@
-"""``multiplex approvals test`` and ``multiplex exec`` (SPEC §7, §12)."""
+"""``multiplex approvals test`` and ``multiplex exec`` (docs/approvals.md, docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from multiplex.approval._prompt import TerminalPrompter
-from multiplex.cli._app import app, emit_json, state_of
+from multiplex.cli._output import emit_json
+from multiplex.cli._state import state_of
 
 approvals_app = typer.Typer(help="The approval gate.", no_args_is_help=True)
-app.add_typer(approvals_app, name="approvals")
 
 ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name.")]
 CommandArg = Annotated[list[str], typer.Argument(help="The command line (after --).")]
@@ -54,7 +54,6 @@ def test_command(
     typer.echo(f"verdict:  {verdict.outcome.value} ({verdict.cause}; decided by {by}){rule}")
 
 
-@app.command("exec")
 def exec_command(
     ctx: typer.Context,
     profile: ProfileOpt,

@@ -1,4 +1,4 @@
-"""``multiplex profiles list|show|init`` (SPEC §12)."""
+"""``multiplex profiles list|show|init`` (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from multiplex._describe import describe_profile, profile_row
 from multiplex._errors import ConfigError
-from multiplex.cli._app import app, emit_json, state_of
+from multiplex.cli._output import emit_json
+from multiplex.cli._state import state_of
 from multiplex.cli._templates import CONFIG_TEMPLATE
+from multiplex.supervision import describe_profile, profile_row
 
 profiles_app = typer.Typer(help="Profile homes: list, show, init.", no_args_is_help=True)
-app.add_typer(profiles_app, name="profiles")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 

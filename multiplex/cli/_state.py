@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from multiplex._config import SupervisorConfig, config_path_from, load_supervisor_config
-from multiplex._errors import RoutingError
-from multiplex._supervisor import Supervisor
+import typer
 
-__all__ = ["CliState"]
+from multiplex._errors import RoutingError
+from multiplex.supervision import (
+    Supervisor,
+    SupervisorConfig,
+    config_path_from,
+    load_supervisor_config,
+)
+
+__all__ = ["CliState", "state_of"]
 
 
 @dataclass(slots=True)
@@ -48,3 +54,10 @@ class CliState:
                 self.home_of(name), name=Path(name).name, config=config, context=context
             )
         return Supervisor.from_config(self.config_path)
+
+
+def state_of(ctx: typer.Context) -> CliState:
+    """The global options of this invocation (set by the root callback)."""
+    obj = ctx.find_root().obj
+    assert isinstance(obj, CliState)
+    return obj

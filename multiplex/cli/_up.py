@@ -1,4 +1,4 @@
-"""``multiplex up [--host H] [--port P]``: serve the HTTP gateway (SPEC §11, §12)."""
+"""``multiplex up [--host H] [--port P]``: serve the HTTP gateway (docs/gateway.md, docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ from typing import Annotated
 
 import typer
 
-from multiplex.cli._app import app, state_of
+from multiplex.cli._state import state_of
 
 __all__ = ["ADMIN_TOKEN_ENV", "up"]
 
 ADMIN_TOKEN_ENV = "MULTIPLEX_ADMIN_TOKEN"
 
 
-@app.command("up")
 def up(
     ctx: typer.Context,
     host: Annotated[

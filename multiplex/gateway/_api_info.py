@@ -1,4 +1,4 @@
-"""Profiles, decisions, identity, the live event stream, health and metrics (SPEC §11)."""
+"""Profiles, decisions, identity, the live event stream, health and metrics (docs/gateway.md)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from multiplex._describe import describe_profile
 from multiplex._errors import MultiplexError
 from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
 from multiplex.gateway._models import DecisionRow, ProfileOut, WhoAmI
+from multiplex.supervision import describe_profile
 
 __all__ = ["router"]
 

@@ -1,4 +1,4 @@
-"""``/v1/runs``, approvals and sessions (SPEC §11)."""
+"""``/v1/runs``, approvals and sessions (docs/gateway.md)."""
 
 from __future__ import annotations
 
@@ -193,7 +193,7 @@ async def reset_session(
 
 @router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)
 async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
-    """What the gate would do for a command (SPEC §12 Verdict): pure, writes nothing."""
+    """What the gate would do for a command (docs/cli.md Verdict): pure, writes nothing."""
     if not caller.sees(body.profile):
         raise no_profile(caller, body.profile)
     try:

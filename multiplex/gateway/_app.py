@@ -1,4 +1,4 @@
-"""The FastAPI app of the HTTP gateway (SPEC §11)."""
+"""The FastAPI app of the HTTP gateway (docs/gateway.md)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from multiplex._errors import RoutingError
-from multiplex._supervisor import Supervisor
 from multiplex.gateway import _api_info, _api_runs
 from multiplex.gateway._gateway import Gateway
+from multiplex.supervision import Supervisor
 
 __all__ = ["STATIC_DIR", "create_app"]
 
@@ -51,7 +51,7 @@ def create_app(
     app = FastAPI(
         title="multiplex gateway",
         version="0.1.0",
-        summary="Runs, approvals and profiles of many agent profile homes (SPEC §11).",
+        summary="Runs, approvals and profiles of many agent profile homes (docs/gateway.md).",
         lifespan=lifespan,
     )
     app.state.gateway = gateway

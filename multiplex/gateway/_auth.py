@@ -1,4 +1,4 @@
-"""Bearer tokens: the admin sees every profile, a profile token only its own (SPEC §11).
+"""Bearer tokens: the admin sees every profile, a profile token only its own (docs/gateway.md).
 
 A token is compared with EVERY known token (admin and each profile's
 ``MULTIPLEX_TOKEN``) by ``hmac.compare_digest`` over fixed-length SHA-256
@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from multiplex._supervisor import Supervisor
+from multiplex.supervision import Supervisor
 
 __all__ = ["TOKEN_KEY", "Authenticator", "Caller", "Principal", "principal_of"]
 

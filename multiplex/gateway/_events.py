@@ -1,4 +1,4 @@
-"""Fan-out of approval and run events to server-sent-event streams (SPEC §11).
+"""Fan-out of approval and run events to server-sent-event streams (docs/gateway.md).
 
 Events are published from any thread (the gate calls its listeners from the
 waiting worker thread); each subscriber lives on the event loop that created

@@ -1,4 +1,4 @@
-"""The gateway's state: one per app, wired to one supervisor (SPEC §11)."""
+"""The gateway's state: one per app, wired to one supervisor (docs/gateway.md)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import contextlib
 import threading
 from typing import Any
 
-from multiplex._supervisor import Supervisor
 from multiplex.gateway._auth import Authenticator
 from multiplex.gateway._events import EventHub
 from multiplex.gateway._feed import DecisionFeed
 from multiplex.gateway._logs import log_event
 from multiplex.gateway._runs import RunRegistry
 from multiplex.profiles import Profile, ReloadResult
+from multiplex.supervision import Supervisor
 
 __all__ = ["Gateway"]
 
@@ -84,7 +84,7 @@ class Gateway:
                 return
             self._drained = True
         clean = self.runs.drain(grace)
-        if not clean:  # SPEC: finish or kill running commands
+        if not clean:  # finish or kill running commands
             killed = self.sup.kill_running()
             log_event("shutdown.killed", commands=killed)
             clean = self.runs.drain(5.0)

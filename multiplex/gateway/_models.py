@@ -1,4 +1,4 @@
-"""Request and response bodies of the HTTP API (SPEC §11), as pydantic models.
+"""Request and response bodies of the HTTP API (docs/gateway.md), as pydantic models.
 
 The models are the OpenAPI schema too: Schemathesis fuzzes the gateway from it,
 so every constraint written here is one the handlers may rely on.
@@ -34,7 +34,7 @@ __all__ = [
     "WhoAmI",
 ]
 
-# SPEC §7.4: a run is answered through the API or by policy; "interactive"
+# docs/approvals.md#who-can-answer: a run is answered through the API or by policy; "interactive"
 # would need a terminal prompter this process does not have (422).
 RunContext = Literal["gateway", "api", "cron", "webhook", "single_query"]
 TestContext = Literal["interactive", "gateway", "api", "cron", "webhook", "single_query"]
@@ -50,7 +50,7 @@ class _In(BaseModel):
 
 
 class RouteIn(_In):
-    """Where a turn comes from; the supervisor's routes pick the profile (SPEC §4)."""
+    """Where a turn comes from; the supervisor's routes pick the profile (docs/configuration.md#supervisor-config-multiplexyaml)."""
 
     platform: Annotated[str, Field(max_length=200)] | None = None
     user_id: RouteId = None
@@ -168,7 +168,7 @@ class TraceOut(BaseModel):
 
 
 class VerdictOut(BaseModel):
-    """The Verdict JSON of SPEC §12 (``approvals test --json``)."""
+    """The Verdict JSON of docs/cli.md (``approvals test --json``)."""
 
     profile: str
     command: str

@@ -1,4 +1,4 @@
-"""Runs: commands submitted over HTTP, executed one by one off the event loop (SPEC §11).
+"""Runs: commands submitted over HTTP, executed one by one off the event loop (docs/gateway.md).
 
 Each run executes in a worker thread of a :class:`ScopedExecutor` and calls
 ``Supervisor.run`` for its commands in order, so the gate, the scope and the
@@ -18,14 +18,14 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from multiplex._errors import MultiplexError
-from multiplex._execution import RunResult
-from multiplex._supervisor import Supervisor
 from multiplex.approval._decision import Outcome
 from multiplex.approval._pending import PendingApproval
+from multiplex.execution import RunResult
 from multiplex.gateway._events import EventHub, make_event
 from multiplex.gateway._feed import ASKED, DecisionFeed
 from multiplex.gateway._logs import log_event
 from multiplex.scopes import ScopedExecutor
+from multiplex.supervision import Supervisor
 
 __all__ = ["FINAL", "Run", "RunRegistry", "ShuttingDown", "approval_row"]
 
@@ -236,7 +236,7 @@ class RunRegistry:
                     )
                 )
             if not decision.approved:
-                # SPEC §11: commands after a refused one are not run.
+                # docs/gateway.md: commands after a refused one are not run.
                 status = "cancelled" if decision.outcome is Outcome.CANCELLED else "failed"
                 self._finish(run, status, None)
                 return

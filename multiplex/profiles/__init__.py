@@ -1,4 +1,4 @@
-"""Profile homes: config schema, loading, the allowlist store, YAML round trip (SPEC §3, §8)."""
+"""Profile homes: config schema, loading, the allowlist store, YAML round trip (docs/configuration.md#profile-home, docs/allowlist.md)."""
 
 from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files

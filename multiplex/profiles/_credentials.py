@@ -1,4 +1,4 @@
-"""Validate a profile's credential files (SPEC §3.1, §9)."""
+"""Validate a profile's credential files (docs/configuration.md#configyaml-keys, docs/execution.md)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def plan_credential_files(
     """Resolve credential paths inside ``home``; return the files and warnings.
 
     Symlinks are resolved and the target re-checked: a file that resolves
-    outside the home is a configuration error (SPEC §3.1). A missing file is a
+    outside the home is a configuration error (docs/configuration.md#configyaml-keys). A missing file is a
     warning and is left out of the plan.
     """
     root = home.resolve()

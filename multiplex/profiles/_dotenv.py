@@ -1,4 +1,4 @@
-"""Parse a profile's ``.env`` without touching ``os.environ`` (SPEC §3)."""
+"""Parse a profile's ``.env`` without touching ``os.environ`` (docs/configuration.md#profile-home)."""
 
 from __future__ import annotations
 

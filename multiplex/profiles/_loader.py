@@ -1,4 +1,4 @@
-"""Read and validate one profile's ``config.yaml`` (SPEC §3.1).
+"""Read and validate one profile's ``config.yaml`` (docs/configuration.md#configyaml-keys).
 
 Reading never writes: a malformed file is reported and left byte-for-byte as is.
 """

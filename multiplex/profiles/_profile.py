@@ -1,4 +1,4 @@
-"""One served profile home and the per-profile resources it owns (SPEC §3, §6.1)."""
+"""One served profile home and the per-profile resources it owns (docs/configuration.md#profile-home, docs/multiplexing.md#the-model)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The validated shape of a profile's ``config.yaml`` (SPEC §3.1).
+"""The validated shape of a profile's ``config.yaml`` (docs/configuration.md#configyaml-keys).
 
 One ``ProfileSettings`` instance per home, built only from that home's file: the
 process environment never feeds it (``settings_customise_sources`` keeps only the
@@ -60,7 +60,7 @@ class TerminalSettings(_Section):
     @field_validator("credential_files")
     @classmethod
     def _relative_inside_home(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        # SPEC §3.1: paths relative to the home; no absolute paths, no "..".
+        # docs/configuration.md#configyaml-keys: paths relative to the home; no absolute paths, no "..".
         for item in value:
             if not item or item.startswith(("/", "~")):
                 raise ValueError(f"{item!r} must be a path relative to the profile home")
@@ -82,7 +82,7 @@ class ApprovalSettings(_Section):
     @field_validator("mode", mode="before")
     @classmethod
     def _bare_off(cls, value: Any) -> Any:
-        # YAML 1.1 reads a bare `off` as False (SPEC §3.1).
+        # YAML 1.1 reads a bare `off` as False (docs/configuration.md#configyaml-keys).
         return "off" if value is False else value
 
     @field_validator("timeout", mode="before")
@@ -106,7 +106,7 @@ class SecuritySettings(_Section):
 
 
 class ProfileSettings(BaseSettings):
-    """Everything a profile's ``config.yaml`` can say, with SPEC defaults."""
+    """Everything a profile's ``config.yaml`` can say, with the documented defaults (docs/configuration.md)."""
 
     model_config = SettingsConfigDict(frozen=True, extra="ignore")
 
@@ -124,7 +124,7 @@ class ProfileSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # SPEC §3.1: process environment variables never override a profile.
+        # docs/configuration.md#configyaml-keys: process environment variables never override a profile.
         return (init_settings,)
 
 

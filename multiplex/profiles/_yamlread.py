@@ -1,4 +1,4 @@
-"""Fast, bounded YAML reads (SPEC §3.1: PyYAML's C safe loader, 1 MiB, no aliases)."""
+"""Fast, bounded YAML reads (docs/configuration.md#configyaml-keys: PyYAML's C safe loader, 1 MiB, no aliases)."""
 
 from __future__ import annotations
 

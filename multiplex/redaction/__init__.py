@@ -1,4 +1,4 @@
-"""Secret redaction (SPEC §9.1): known values (layer 1) and secret shapes (layer 2).
+"""Secret redaction (docs/redaction.md): known values (layer 1) and secret shapes (layer 2).
 
 A pure leaf: imports only the standard library and :mod:`multiplex._errors`.
 """

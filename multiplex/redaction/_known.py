@@ -1,4 +1,4 @@
-"""Layer 1 of redaction: a profile's known secret values (SPEC §9.1).
+"""Layer 1 of redaction: a profile's known secret values (docs/redaction.md).
 
 A profile knows some of its secrets literally: the values of ``.env`` variables
 whose names look secret, and the contents of its credential files. Those exact

@@ -1,4 +1,4 @@
-"""Layer 2 of redaction: secrets recognised by their shape (SPEC §9.1).
+"""Layer 2 of redaction: secrets recognised by their shape (docs/redaction.md).
 
 Vendor-prefixed token formats, ``KEY=value`` assignments with secret-looking
 names, Authorization and Cookie headers, PEM private keys, JWTs and passwords in

@@ -24,7 +24,7 @@ __all__ = ["ProfileView", "build_view"]
 
 @dataclass(frozen=True, slots=True)
 class ProfileView:
-    """Immutable, resolved per-epoch settings of one profile (SPEC §6.2)."""
+    """Immutable, resolved per-epoch settings of one profile (docs/configuration.md#resolution-what-a-command-of-the-profile-gets)."""
 
     name: str
     home: Path

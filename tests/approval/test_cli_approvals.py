@@ -1,4 +1,4 @@
-"""``multiplex approvals test``: pure, prints the steps, SPEC §12 JSON."""
+"""``multiplex approvals test``: pure, prints the steps, docs/cli.md JSON."""
 
 from __future__ import annotations
 

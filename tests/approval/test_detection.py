@@ -1,4 +1,4 @@
-"""Hardline, dangerous and protected-file detection (SPEC §7.2 steps 2 and 7, §7.7)."""
+"""Hardline, dangerous and protected-file detection (docs/approvals.md#order-of-checks steps 2 and 7, docs/approvals.md#protected-files)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from multiplex.approval.detection import (
+from multiplex.shell import (
     DANGEROUS,
     HARDLINE,
     Finding,
     find_dangerous,
     find_hardline,
     find_protected_write,
+    parse_line,
 )
-from multiplex.approval.shell import parse_line
 
 CORPUS = Path(__file__).parent / "corpus"
 # Corpus lines are one command each; these stand for characters a line cannot hold.
@@ -71,7 +71,7 @@ def test_ordinary_commands_are_not_flagged(line: str) -> None:
 
 @pytest.mark.parametrize(("rule", "command"), DENY_CASES)
 def test_deny_rules_see_through_disguise(rule: str, command: str) -> None:
-    rules = pytest.importorskip("multiplex.approval.rules")
+    rules = pytest.importorskip("multiplex.shell._rules")
     parsed_rule = rules.parse_rule(rule)
     argvs = parse_line(command).match_argvs()
     assert any(parsed_rule.matches(argv, ignore_case_program=True) for argv in argvs), argvs
@@ -239,7 +239,7 @@ def test_plain_rm_of_one_file_is_not_dangerous() -> None:
     assert danger("rm notes.txt") is None
 
 
-# ---- protected files (SPEC §7.7) --------------------------------------------------
+# ---- protected files (docs/approvals.md#protected-files) --------------------------------------------------
 @pytest.mark.parametrize(
     "line",
     [

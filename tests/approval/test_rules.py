@@ -1,4 +1,4 @@
-"""The rule language (SPEC §5): word-by-word globs, prefix rules, program names, errors."""
+"""The rule language (docs/allowlist.md#rules): word-by-word globs, prefix rules, program names, errors."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multiplex._errors import MultiplexError, RuleSyntaxError
-from multiplex.approval.rules import MAX_RULE_LENGTH, RuleSet, exact_rule, parse_rule
+from multiplex.shell import MAX_RULE_LENGTH, RuleSet, exact_rule, parse_rule
 
 
 def matches(rule: str, argv: list[str], *, ignore_case_program: bool = False) -> bool:
     return parse_rule(rule).matches(argv, ignore_case_program=ignore_case_program)
 
 
-# --- SPEC §5 examples ---------------------------------------------------------------
+# --- docs/allowlist.md#rules examples ---------------------------------------------------------------
 
 
 def test_exact_rule_matches_only_that_command() -> None:
@@ -312,7 +312,7 @@ argvs = st.builds(
 
 
 def reference_matches(tokens: tuple[str, ...], argv: list[str], ignore_case: bool) -> bool:
-    """SPEC §5 stated directly, independent of the module's compiled matchers."""
+    """docs/allowlist.md#rules stated directly, independent of the module's compiled matchers."""
     if not argv:
         return False
     program = argv[0] if "/" in tokens[0] else argv[0].rsplit("/", 1)[-1]

@@ -1,4 +1,4 @@
-"""Parsing command lines into simple commands (SPEC §7.1)."""
+"""Parsing command lines into simple commands (docs/approvals.md#parsing)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from multiplex.approval.shell import (
+from multiplex.shell import (
     MAX_CHARS,
     MAX_DEPTH,
     MAX_SEGMENTS,

@@ -1,4 +1,4 @@
-"""The isolation audit passes on honest homes and finds canaries where they must not be (SPEC §10)."""
+"""The isolation audit passes on honest homes and finds canaries where they must not be (docs/audit.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §3.1 validation: a corpus of valid, legacy and malformed config files."""
+"""docs/configuration.md#configyaml-keys validation: a corpus of valid, legacy and malformed config files."""
 
 from __future__ import annotations
 

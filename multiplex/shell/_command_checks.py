@@ -1,9 +1,9 @@
-"""Checks of one simple command against the catalogue (SPEC §7.2 steps 2 and 7).
+"""Checks of one simple command against the catalogue (docs/approvals.md#order-of-checks steps 2 and 7).
 
 Each check takes the program basename (lower-cased) and the arguments and returns
 the ``Pattern`` the command shows, or None; path helpers say which targets are
 system directories, homes or block devices. A pure leaf: stdlib and
-``approval.catalogue`` only.
+``shell._catalogue`` only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from multiplex.approval.catalogue import (
+from multiplex.shell._catalogue import (
     ACCOUNT,
     BLOCK_DEVICE_WRITE,
     CRONTAB,

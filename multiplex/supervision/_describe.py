@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from multiplex._supervisor import Supervisor
 from multiplex.profiles import Profile
 from multiplex.redaction import looks_secret_name, redact_always
+from multiplex.supervision._supervisor import Supervisor
 
 __all__ = ["describe_profile", "profile_row"]
 
@@ -14,7 +14,7 @@ MASK = "[REDACTED:known]"
 
 
 def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
-    """One row of ``profiles list`` (SPEC §12 field names)."""
+    """One row of ``profiles list`` (docs/cli.md field names)."""
     row: dict[str, Any] = {
         "name": profile.name,
         "home": str(profile.home),

@@ -1,4 +1,4 @@
-"""The command-rule language of allowlists and deny lists (SPEC §5).
+"""The command-rule language of allowlists and deny lists (docs/allowlist.md#rules).
 
 A rule is a string split like a shell command (``shlex``). Each token is an
 ``fnmatch`` glob over exactly ONE argv word, so a glob never reaches into the
@@ -11,7 +11,7 @@ Quoting only groups words: ``'*.txt'`` is still a glob. A literal ``*``, ``?``
 or ``[`` is written ``[*]``, ``[?]``, ``[[]``; :func:`exact_rule` does this for
 you when it turns an approved argv into a rule that matches that argv only.
 
-This module is a pure leaf (SPEC §2): it imports the standard library and
+This module is a pure leaf (docs/design.md): it imports the standard library and
 ``multiplex._errors`` only.
 """
 
@@ -110,7 +110,7 @@ class Rule:
     def matches(self, argv: Sequence[str], *, ignore_case_program: bool = False) -> bool:
         """True if ``argv`` (program first) matches this rule word by word.
 
-        ``ignore_case_program`` (deny rules, SPEC §5) compares the program
+        ``ignore_case_program`` (deny rules, docs/allowlist.md#rules) compares the program
         casefolded on both sides; every other word stays case-sensitive. An
         empty argv matches nothing.
         """
@@ -186,8 +186,8 @@ def exact_rule(argv: Sequence[str], *, prefix: bool = False) -> Rule:
     """A rule that matches exactly ``argv`` (glob characters escaped, words quoted).
 
     With ``prefix=True`` a final ``*`` is appended, so it also matches any
-    further words. This is how an "always" answer saves a command (SPEC §5,
-    §7.3): a word such as ``*`` in the approved command stays literal.
+    further words. This is how an "always" answer saves a command (docs/allowlist.md#rules,
+    docs/approvals.md#outcomes-and-what-the-agent-sees): a word such as ``*`` in the approved command stays literal.
     Raises :class:`RuleSyntaxError` for an empty argv or a word the rule
     language cannot hold (control characters).
     """

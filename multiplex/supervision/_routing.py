@@ -1,11 +1,11 @@
-"""Route a turn to a profile: most specific route wins (SPEC §4)."""
+"""Route a turn to a profile: most specific route wins (docs/configuration.md#supervisor-config-multiplexyaml)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from multiplex._config import RouteSpec
 from multiplex._errors import RoutingError
+from multiplex.supervision._config import RouteSpec
 
 __all__ = ["Router"]
 

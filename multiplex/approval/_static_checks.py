@@ -1,4 +1,4 @@
-"""Steps 1-7 of SPEC §7.2: the checks that never ask anyone. Pure: they write nothing."""
+"""Steps 1-7 of docs/approvals.md#order-of-checks: the checks that never ask anyone. Pure: they write nothing."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from multiplex.approval._decision import DecidedBy, TraceStep
-from multiplex.approval.detection import (
+from multiplex.profiles import ApprovalSettings
+from multiplex.shell import (
     Finding,
+    ParsedLine,
+    RuleSet,
     find_dangerous,
     find_hardline,
     find_protected_write,
 )
-from multiplex.approval.rules import RuleSet
-from multiplex.approval.shell import ParsedLine
-from multiplex.profiles import ApprovalSettings
 
 __all__ = ["CheckInput", "Conclusion", "deny_set", "run_static_checks"]
 
@@ -46,7 +46,7 @@ class CheckInput:
 
 @lru_cache(maxsize=1024)
 def deny_set(rules: tuple[str, ...]) -> RuleSet:
-    """Deny rules, compiled once per distinct tuple; program names ignore case (SPEC §5)."""
+    """Deny rules, compiled once per distinct tuple; program names ignore case (docs/allowlist.md#rules)."""
     return RuleSet(rules, ignore_case_program=True)
 
 
@@ -62,7 +62,7 @@ def _deny_match(parsed: ParsedLine, rules: tuple[str, ...]) -> tuple[str, Sequen
 
 
 def _allow_match(data: CheckInput) -> str | None:
-    # SPEC §5: EVERY simple command must match, none may write a file.
+    # docs/allowlist.md#rules: EVERY simple command must match, none may write a file.
     parsed = data.parsed
     if parsed.error is not None or not parsed.commands:
         return None

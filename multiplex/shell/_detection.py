@@ -1,4 +1,4 @@
-"""Hardline, dangerous-command and protected-file detection (SPEC §7.2, §7.7).
+"""Hardline, dangerous-command and protected-file detection (docs/approvals.md#order-of-checks, docs/approvals.md#protected-files).
 
 Every check runs over ALL simple commands of a parsed line (wrappers, payloads,
 substitutions) and over the commands of its normalised variants, so disguise
@@ -10,7 +10,7 @@ are parsed and checked like a line of their own.
 Plain ``rm FILE`` (no ``-r``/``-f``) is NOT dangerous: deleting one named file is
 routine for an agent and ``rm`` refuses directories and asks for write-protected
 files; ``rm -r``/``-f`` and deletes of system paths are flagged.
-A pure leaf: stdlib, ``approval.shell`` and ``approval.catalogue`` only.
+A pure leaf: stdlib, ``shell._parse`` and ``shell._catalogue`` only.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
-from multiplex.approval.catalogue import (
+from multiplex.shell._catalogue import (
     BLOCK_DEVICE_WRITE,
     CLOUD_METADATA,
     DANGEROUS,
@@ -40,7 +40,7 @@ from multiplex.approval.catalogue import (
     Finding,
     Pattern,
 )
-from multiplex.approval.checks import (
+from multiplex.shell._command_checks import (
     catastrophic_path,
     dangerous_check,
     expand_braces,
@@ -50,8 +50,8 @@ from multiplex.approval.checks import (
     program,
     short_flags,
 )
-from multiplex.approval.shell import ParsedLine, SimpleCommand, parse_line
-from multiplex.approval.unwrap import SHELLS, unwrap_step
+from multiplex.shell._parse import ParsedLine, SimpleCommand, parse_line
+from multiplex.shell._unwrap import SHELLS, unwrap_step
 
 __all__ = [
     "DANGEROUS",
@@ -142,7 +142,7 @@ def _home(path: str) -> str:
 
 
 def write_targets(cmd: SimpleCommand) -> Iterator[str]:
-    """Paths ``cmd`` writes, creates, replaces or deletes (SPEC §7.7)."""
+    """Paths ``cmd`` writes, creates, replaces or deletes (docs/approvals.md#protected-files)."""
     for r in cmd.redirects:
         if r.writes_file or (
             r.target.startswith("/dev/") and ">" in r.op and r.target != "/dev/null"
@@ -208,7 +208,7 @@ def _cd_then_delete(commands: Sequence[SimpleCommand]) -> SimpleCommand | None:
 
 
 def find_hardline(parsed: ParsedLine, _depth: int = 0) -> Finding | None:
-    """The first hardline pattern in the line (SPEC §7.2 step 2), or None."""
+    """The first hardline pattern in the line (docs/approvals.md#order-of-checks step 2), or None."""
     for cmd in _all(parsed):
         found = _hardline_command(cmd)
         if found is not None:
@@ -311,7 +311,7 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
 
 
 def find_dangerous(parsed: ParsedLine, _depth: int = 0) -> Finding | None:
-    """The first dangerous pattern in the line (SPEC §7.2 step 7), or None.
+    """The first dangerous pattern in the line (docs/approvals.md#order-of-checks step 7), or None.
 
     A parse error (pattern ``unparseable``), a passed limit and every hardline
     pattern count as dangerous too.
@@ -361,7 +361,7 @@ def _protected(path: str, patterns: Sequence[str]) -> bool:
 
 
 def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
-    """A write to a path matching one of the ``protected`` globs (SPEC §7.7), or None.
+    """A write to a path matching one of the ``protected`` globs (docs/approvals.md#protected-files), or None.
 
     A glob matches the basename or the path; writes are output redirections, ``tee``,
     ``cp``/``mv``/``install``/``ln`` destinations, ``sed -i``/``perl -i`` files,

@@ -1,4 +1,4 @@
-"""The supervisor: many profile homes in one process (SPEC §1, §4, §6, §13)."""
+"""The supervisor: many profile homes in one process (docs/design.md, docs/configuration.md#supervisor-config-multiplexyaml, docs/multiplexing.md, docs/design.md#the-python-api)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,11 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Literal
 
-from multiplex._config import SupervisorConfig, config_path_from, load_supervisor_config
 from multiplex._errors import ConfigError, RoutingError
-from multiplex._execution import ProcessTracker, RunResult, execute
 from multiplex._metrics import Metrics
-from multiplex._routing import Router
-from multiplex._turn import Turn
-from multiplex._watcher import ConfigWatcher
 from multiplex.approval import Gate
 from multiplex.approval._decision import Verdict
+from multiplex.execution import ProcessTracker, RunResult, execute
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
 from multiplex.scopes import (
@@ -31,6 +27,10 @@ from multiplex.scopes import (
     peek_scope,
     set_process_scope,
 )
+from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
+from multiplex.supervision._routing import Router
+from multiplex.supervision._turn import Turn
+from multiplex.watching import ConfigWatcher
 
 __all__ = ["Supervisor"]
 
@@ -99,7 +99,7 @@ class Supervisor:
         strict: bool = False,
         context: str = "interactive",
     ) -> Supervisor:
-        """Serve one profile with its scope bound for the whole process (SPEC §4)."""
+        """Serve one profile with its scope bound for the whole process (docs/configuration.md#supervisor-config-multiplexyaml)."""
         path = Path(home).resolve()
         profile = Profile(name or path.name, path)
         base = config or SupervisorConfig()
@@ -120,7 +120,7 @@ class Supervisor:
         return None
 
     def _check_routes(self) -> None:
-        # SPEC §4: a route to an unserved profile is an error at load, never a
+        # docs/configuration.md#supervisor-config-multiplexyaml: a route to an unserved profile is an error at load, never a
         # silent fallback to the default profile.
         for index, route in enumerate(self.config.routes):
             if route.profile not in self._profiles:
@@ -277,7 +277,7 @@ class Supervisor:
         if not decision.approved:
             return RunResult(command, decision, mounts=mounts)
         if scope.backend != "local":
-            # Running containers/remote hosts is out of scope here (SPEC §9): report the plan.
+            # Running containers/remote hosts is out of scope here (docs/execution.md): report the plan.
             note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
             return RunResult(command, decision, None, "", note, mounts=mounts)
         done = execute(scope, command, tracker=self.processes)
@@ -300,7 +300,7 @@ class Supervisor:
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> Supervisor:
-        """Start watching every home's files (SPEC §4 ``watch``)."""
+        """Start watching every home's files (docs/configuration.md#supervisor-config-multiplexyaml ``watch``)."""
         if self._watcher is None:
             watch = self.config.watch
             watcher = ConfigWatcher(

@@ -1,4 +1,4 @@
-"""Normalised variants of a command line and ANSI-C string decoding (SPEC §7.1).
+"""Normalised variants of a command line and ANSI-C string decoding (docs/approvals.md#parsing).
 
 A variant strips what hides a command from a matcher without changing what the
 shell would run: ANSI escapes, NUL and invisible characters, fullwidth letters
@@ -61,7 +61,7 @@ def _strip_controls(text: str) -> str:
 
 
 def normalised_variants(line: str) -> tuple[str, ...]:
-    """The normalised forms of ``line`` (SPEC §7.1), deduplicated, without ``line``.
+    """The normalised forms of ``line`` (docs/approvals.md#parsing), deduplicated, without ``line``.
 
     ANSI escapes, NUL and other control/format characters are stripped and NFKC
     applied; then ``$IFS`` becomes a space and a whole-word ``{a,b}`` its words; then quotes around a single word and

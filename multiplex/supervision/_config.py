@@ -1,4 +1,4 @@
-"""The supervisor config file, ``multiplex.yaml`` (SPEC §4)."""
+"""The supervisor config file, ``multiplex.yaml`` (docs/configuration.md#supervisor-config-multiplexyaml)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class RouteSpec(_Model):
 
     @property
     def specificity(self) -> tuple[bool, bool, bool, bool]:
-        """thread_id > chat_id > user_id > platform (SPEC §4)."""
+        """thread_id > chat_id > user_id > platform (docs/configuration.md#supervisor-config-multiplexyaml)."""
         return (
             self.thread_id is not None,
             self.chat_id is not None,

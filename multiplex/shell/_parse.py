@@ -1,4 +1,4 @@
-"""Shell command lines parsed into the simple commands they would run (SPEC §7.1).
+"""Shell command lines parsed into the simple commands they would run (docs/approvals.md#parsing).
 
 ``parse_line`` reads a line with the tree-sitter bash grammar and returns every
 simple command in it: pipeline stages, list members, subshells, ``$(…)``, backticks
@@ -7,7 +7,7 @@ with the program it wraps, and the recursively parsed payloads of ``bash -c``,
 ``eval``, ``find -exec``, ``ssh host CMD`` and text piped into a bare shell. It
 never raises: a grammar error is reported in ``ParsedLine.error`` (no allow rule may
 match such a line) and the size limits in ``ParsedLine.over_limit`` (the gate blocks).
-The values it returns are defined in ``approval.parsed`` and re-exported here.
+The values it returns are defined in ``shell._parsed`` and re-exported here.
 A pure leaf: of the package it imports only its fellow leaves (parsed, unwrap,
 variants, words).
 """
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from multiplex.approval.parsed import ParsedLine, Redirect, SimpleCommand
-from multiplex.approval.unwrap import NextStep, program_name, stdin_text_after, unwrap_step
-from multiplex.approval.variants import normalised_variants, unquote_words
-from multiplex.approval.words import (
+from multiplex.shell._parsed import ParsedLine, Redirect, SimpleCommand
+from multiplex.shell._unwrap import NextStep, program_name, stdin_text_after, unwrap_step
+from multiplex.shell._variants import normalised_variants, unquote_words
+from multiplex.shell._words import (
     describe_error,
     flatten,
     head,
@@ -318,7 +318,7 @@ def _walk(line: str, *, strict: bool) -> _Walker:
 
 
 def parse_line(line: str) -> ParsedLine:
-    """Parse one command line; never raises (SPEC §7.1)."""
+    """Parse one command line; never raises (docs/approvals.md#parsing)."""
     if len(line) > MAX_CHARS:
         return ParsedLine(line, (), over_limit=f"longer than {MAX_CHARS} characters")
     walker = _walk(line, strict=True)

@@ -1,4 +1,4 @@
-"""``Supervisor.turn(...)``: bind a scope for a block, sync or async (SPEC §6.1)."""
+"""``Supervisor.turn(...)``: bind a scope for a block, sync or async (docs/multiplexing.md#the-model)."""
 
 from __future__ import annotations
 

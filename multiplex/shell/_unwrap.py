@@ -1,6 +1,6 @@
-"""What one argv runs next: wrappers, shell payloads and script payloads (SPEC §7.1).
+"""What one argv runs next: wrappers, shell payloads and script payloads (docs/approvals.md#parsing).
 
-Pure functions over argv words used by ``approval.shell``: ``unwrap_step`` says
+Pure functions over argv words used by ``shell._parse``: ``unwrap_step`` says
 which program a wrapper (``sudo``, ``env``, ``timeout``, ``xargs`` …) runs, which
 texts are shell code to parse recursively (``bash -c``, ``eval``, ``ssh host CMD``,
 text piped into a bare shell) and which are script code for detection to scan
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from multiplex.approval.variants import decode_ansi_c
+from multiplex.shell._variants import decode_ansi_c
 
 __all__ = [
     "SHELLS",

@@ -1,7 +1,7 @@
 """The config watcher: tells the supervisor when a home's config.yaml or .env may have changed.
 
-SPEC §1 and §8: operators edit ``config.yaml`` by hand while the process runs, and
-a revocation takes effect at once; SPEC §4 ``watch: {mode, debounce_ms}``; SPEC §11
+docs/design.md and docs/allowlist.md: operators edit ``config.yaml`` by hand while the process runs, and
+a revocation takes effect at once; docs/configuration.md#supervisor-config-multiplexyaml ``watch: {mode, debounce_ms}``; docs/gateway.md
 ``/readyz`` reports ``ConfigWatcher.alive``.
 
 How homes are watched (one observer, one inotify instance, few watches):
@@ -47,7 +47,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from multiplex._errors import ConfigError
-from multiplex._watch_debounce import Debouncer
+from multiplex.watching._debounce import Debouncer
 
 __all__ = ["WATCHED_FILES", "ConfigWatcher", "WatchMode"]
 
@@ -55,7 +55,7 @@ logger = logging.getLogger("multiplex.watcher")
 
 WatchMode = Literal["auto", "inotify", "polling", "off"]
 
-# SPEC §3: the two files of a home that a reload reads.
+# docs/configuration.md#profile-home: the two files of a home that a reload reads.
 WATCHED_FILES: frozenset[str] = frozenset({"config.yaml", ".env"})
 
 # Only events that can mean "content changed"; opens, reads and closes without a

@@ -1,8 +1,8 @@
-"""The values ``parse_line`` returns: redirections, simple commands, parsed lines (SPEC §7.1).
+"""The values ``parse_line`` returns: redirections, simple commands, parsed lines (docs/approvals.md#parsing).
 
 Frozen, hashable and free of tree-sitter nodes, so deny rules, detection and the
 gate can keep and compare them; the limits they mention (MAX_CHARS …) are
-:mod:`multiplex.approval.shell`'s. A pure leaf: it imports only the stdlib.
+:mod:`multiplex.shell._parse`'s. A pure leaf: it imports only the stdlib.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 __all__ = ["ParsedLine", "Redirect", "SimpleCommand"]
 
-# Redirect targets that are not files: writing there changes nothing on disk (SPEC §5).
+# Redirect targets that are not files: writing there changes nothing on disk (docs/allowlist.md#rules).
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
@@ -53,13 +53,13 @@ class SimpleCommand:
 
     @property
     def writes_file(self) -> bool:
-        """Some redirection of this command writes a file (SPEC §5)."""
+        """Some redirection of this command writes a file (docs/allowlist.md#rules)."""
         return any(r.writes_file for r in self.redirects)
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedLine:
-    """A command line broken into everything it would run (SPEC §7.1).
+    """A command line broken into everything it would run (docs/approvals.md#parsing).
 
     ``error`` is set for a grammar error anywhere (also inside a payload): no allow
     rule can match and the line counts as dangerous. ``over_limit`` is set when the

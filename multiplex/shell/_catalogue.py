@@ -1,4 +1,4 @@
-"""The named patterns of SPEC §7.2: hardline (step 2) and dangerous (step 7).
+"""The named patterns of docs/approvals.md#order-of-checks: hardline (step 2) and dangerous (step 7).
 
 Each ``Pattern`` has a stable ``name`` and a sentence an operator reads. The
 check functions here look at ONE simple command's argv (program matched by
@@ -70,7 +70,7 @@ def _p(name: str, description: str) -> Pattern:
     return Pattern(name, description)
 
 
-# SPEC §7.2 step 2: blocked, nothing bypasses these.
+# docs/approvals.md#order-of-checks step 2: blocked, nothing bypasses these.
 DELETE_SYSTEM = _p("delete-system", "Deletes /, a system directory or a home directory.")
 MKFS = _p("mkfs", "Creates a filesystem, erasing the device it is pointed at.")
 BLOCK_DEVICE_WRITE = _p("block-device-write", "Writes raw data onto a disk or memory device.")
@@ -88,7 +88,7 @@ HARDLINE: tuple[Pattern, ...] = (
     RUNLEVEL,
 )
 
-# SPEC §7.2 step 7: these ask (unless an allow rule covers every simple command).
+# docs/approvals.md#order-of-checks step 7: these ask (unless an allow rule covers every simple command).
 UNPARSEABLE = _p("unparseable", "The line does not parse as shell, so nothing can be vouched for.")
 OVER_LIMIT = _p("over-limit", "The line is too long or nested too deeply to check.")
 RECURSIVE_DELETE = _p("recursive-delete", "Deletes recursively or by force (rm -r/-f).")

@@ -1,6 +1,6 @@
 """tree-sitter bash nodes turned into the words and redirections a program receives.
 
-Helpers of ``approval.shell`` (SPEC §7.1): quotes and escapes removed, ``$'…'``
+Helpers of ``shell._parse`` (docs/approvals.md#parsing): quotes and escapes removed, ``$'…'``
 decoded, expansions kept literally (``"$HOME"`` stays ``$HOME``). A pure leaf.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from multiplex.approval.variants import decode_ansi_c
+from multiplex.shell._variants import decode_ansi_c
 
 __all__ = [
     "describe_error",

@@ -1,4 +1,4 @@
-"""Run an approved command inside its scope (SPEC §9).
+"""Run an approved command inside its scope (docs/execution.md).
 
 A subprocess in its own process group, with the scope's cwd and command env
 only, ``terminal.timeout`` killing the whole group, output capped per stream,
@@ -24,7 +24,7 @@ from multiplex.scopes import ProfileScope
 
 __all__ = ["OUTPUT_CAP", "Execution", "ProcessTracker", "RunResult", "execute"]
 
-OUTPUT_CAP = 1024 * 1024  # bytes per stream (SPEC §9)
+OUTPUT_CAP = 1024 * 1024  # bytes per stream (docs/execution.md)
 _SHELL = shutil.which("bash") or "/bin/sh"
 _KILL_GRACE = 2.0
 
@@ -132,7 +132,7 @@ class ProcessTracker:
 
 
 def _materialise(scope: ProfileScope) -> Path | None:
-    # SPEC §9: a private per-run directory (0700), files 0400, removed afterwards.
+    # docs/execution.md: a private per-run directory (0700), files 0400, removed afterwards.
     if not scope.credential_mounts:
         return None
     directory = Path(tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-"))
