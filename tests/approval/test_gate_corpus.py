@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from multiplex import Supervisor
-from tests.approval.test_detection import DENY_CASES, HARDLINE_LINES, ORDINARY_LINES
+from tests.shell.test_detection import DENY_CASES, HARDLINE_LINES, ORDINARY_LINES
 
 BYPASSES = {
     "yolo": "approvals:\n  yolo: true\n",
