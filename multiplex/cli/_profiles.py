@@ -29,19 +29,26 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(rows)
         return
-    table = Table("name", "status", "backend", "cwd", "redact", "allowlist", "home", "error")
+    table = Table(
+        "name", "status", "backend", "sandbox", "cwd", "redact", "allowlist", "home", "error"
+    )
     for row in rows:
         table.add_row(
             row["name"],
             row["status"],
             str(row["backend"] or "-"),
+            str(row["sandbox"] or "-"),
             str(row["cwd"] or "-"),
             "-" if row["redact_secrets"] is None else ("on" if row["redact_secrets"] else "off"),
             "-" if row["allowlist_size"] is None else str(row["allowlist_size"]),
             row["home"],
             row["error"] or "",
         )
-    Console(width=200).print(table)
+    console = Console(width=200)
+    console.print(table)
+    for row in rows:
+        if row["sandbox_warning"]:  # docs/execution.md#the-sandbox
+            console.print(f"warning: {row['name']}: {row['sandbox_warning']}")
 
 
 @profiles_app.command("show")

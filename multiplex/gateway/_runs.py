@@ -66,6 +66,8 @@ def _result_row(result: RunResult) -> dict[str, Any]:
         "exit_code": result.exit_code,
         "stdout": result.stdout,
         "stderr": result.stderr,
+        "backend": result.backend,
+        "sandbox": result.sandbox,
     }
 
 
@@ -174,11 +176,13 @@ class RunRegistry:
         return run
 
     def cancel(self, run: Run, cause: str = RUN_CANCELLED) -> int:
-        """Withdraw the run's pending approvals; commands not yet run never run."""
+        """Withdraw the run's pending approvals and stop its running command; the rest never run."""
         with run.lock:
             if run.finished:
                 return 0
             run.cancel_requested = True
+        # A command already running is stopped too (its whole tree, its container).
+        self._sup.cancel_commands(run.run_id, wait=False)
         return self._sup.gate.cancel_run(run.run_id, cause)
 
     # -- execution (worker thread) -------------------------------------------------------
@@ -240,7 +244,10 @@ class RunRegistry:
                 status = "cancelled" if decision.outcome is Outcome.CANCELLED else "failed"
                 self._finish(run, status, None)
                 return
-        self._finish(run, "completed", None)
+        with run.lock:
+            stop = run.cancel_requested or self.closing
+        # A cancel that stopped the last command mid-run still cancels the run.
+        self._finish(run, "cancelled" if stop else "completed", None)
 
     def _finish(self, run: Run, status: str, error: str | None) -> None:
         with run.lock:

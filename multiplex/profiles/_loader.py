@@ -14,21 +14,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from multiplex._errors import ProfileConfigError
-from multiplex.profiles._schema import ProfileSettings, clamp_timeout
+from multiplex.profiles._schema import ProfileSettings, TerminalSettings, clamp_timeout
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
 
 __all__ = ["LoadedConfig", "load_config", "parse_config", "read_allowlist", "recover_rule_list"]
 
 _SECTIONS = {
-    "terminal": {
-        "backend",
-        "cwd",
-        "env",
-        "env_passthrough",
-        "credential_files",
-        "host_mounts",
-        "timeout",
-    },
+    "terminal": set(TerminalSettings.model_fields),
     "approvals": {"mode", "deny", "timeout", "unattended", "protected_files", "yolo"},
     "security": {"redact_secrets"},
     "command_allowlist": None,

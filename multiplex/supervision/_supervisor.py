@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import logging
 import threading
@@ -276,11 +278,9 @@ class Supervisor:
         )
         if not decision.approved:
             return RunResult(command, decision, mounts=mounts)
-        if scope.backend != "local":
-            # Running containers/remote hosts is out of scope here (docs/execution.md): report the plan.
-            note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
-            return RunResult(command, decision, None, "", note, mounts=mounts)
-        done = execute(scope, command, tracker=self.processes)
+        done = execute(
+            scope, command, tracker=self.processes, run_id=run_id, hidden=self.hidden_paths
+        )
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         return RunResult(
             command,
@@ -292,7 +292,30 @@ class Supervisor:
             done.truncated,
             done.duration_ms,
             mounts,
+            backend=done.backend,
+            sandbox=None if done.error is not None else done.sandbox,
         )
+
+    @functools.cached_property
+    def hidden_paths(self) -> tuple[Path, ...]:
+        """What a sandboxed command never sees: every home, the folders holding them, this config (docs/execution.md#the-sandbox)."""
+        paths: set[Path] = set()
+        for profile in self._profiles.values():
+            paths.update((profile.home, profile.home.parent))
+        with contextlib.suppress(ConfigError, OSError):
+            paths.update(home for home in self.config.homes().values())
+            paths.add((self.config.base_dir / self.config.profiles_dir).resolve())
+        if self.config.source is not None:
+            paths.add(self.config.source)
+        paths.discard(Path("/"))
+        return tuple(sorted(paths))
+
+    def cancel_commands(self, run_id: str, *, wait: bool = True) -> int:
+        """Stop the commands of run ``run_id`` now running (and any it starts later).
+
+        ``wait=False`` returns at once; the stop (up to a short grace) goes on in the background.
+        """
+        return self.processes.cancel(run_id, wait=wait)
 
     def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
         """``/new``, ``/reset``: drop the session's grants and cancel its pending approvals."""
