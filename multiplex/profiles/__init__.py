@@ -7,6 +7,7 @@ from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, 
 from multiplex.profiles._profile import Profile, ProfileState, ReloadResult
 from multiplex.profiles._schema import (
     ApprovalSettings,
+    CodeExecutionSettings,
     ProfileSettings,
     SecuritySettings,
     TerminalSettings,
@@ -15,6 +16,7 @@ from multiplex.profiles._schema import (
 __all__ = [
     "AllowlistStore",
     "ApprovalSettings",
+    "CodeExecutionSettings",
     "CredentialFile",
     "LoadedConfig",
     "Profile",

@@ -13,6 +13,7 @@ from multiplex.profiles._yamlread import line_of, load_yaml_bytes
 
 __all__ = [
     "CONFIG_ENV",
+    "CodeExecutionConfig",
     "GatewayConfig",
     "ProfileEntry",
     "RouteSpec",
@@ -81,6 +82,12 @@ class WatchConfig(_Model):
         return "off" if value is False else value
 
 
+class CodeExecutionConfig(_Model):
+    """``code_execution:`` of ``multiplex.yaml``: limits across every profile (docs/kernels.md#configuration)."""
+
+    max_kernels: int = Field(default=16, ge=1, le=10_000)
+
+
 class SupervisorConfig(_Model):
     """A validated ``multiplex.yaml``; relative paths are against its directory."""
 
@@ -90,6 +97,7 @@ class SupervisorConfig(_Model):
     routes: tuple[RouteSpec, ...] = ()
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     source: Path | None = None
 
     @property
