@@ -26,6 +26,8 @@ DOCUMENTED_NAMES = {
     "RuleSyntaxError",
 }
 EXTRA_PUBLIC = {
+    "CallbackPrompter",
+    "TerminalPrompter",
     "ContextKind",
     "DecidedBy",
     "Profile",

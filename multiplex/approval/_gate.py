@@ -23,6 +23,7 @@ from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
 from multiplex.approval._static_checks import CheckInput, Conclusion, deny_set, run_static_checks
+from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView
@@ -194,14 +195,16 @@ class Gate:
         """Decide one command: steps 1-11; may wait for a human; always recorded."""
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
-        trace, end, _finding = run_static_checks(data)
+        trace, end, finding = run_static_checks(data)
         choice: str | None = None
         if end is None:
             end = self._smart_step(scope, view, command, trace) or self._unattended(
                 scope, view, trace
             )
+        interrupted = False
         if end is None:
-            decision, choice = self._ask(scope, view, command, parsed, run_id)
+            why = why_asked(scope, view.backend, trace, finding)
+            decision, choice, interrupted = self._ask(scope, view, command, parsed, run_id, why)
         else:
             outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
             decision = Decision(
@@ -218,6 +221,10 @@ class Gate:
             decision=decision,
             choice=choice,
         )
+        if interrupted:
+            # Ctrl-C at the prompt: recorded as cancelled ("interrupted"), then
+            # the interrupt goes on to the caller (docs/approvals.md#records).
+            raise KeyboardInterrupt
         return decision
 
     def _smart_step(
@@ -245,7 +252,8 @@ class Gate:
         command: str,
         parsed: ParsedLine,
         run_id: str | None,
-    ) -> tuple[Decision, str]:
+        why: Why,
+    ) -> tuple[Decision, str, bool]:
         table = self.pending(scope.profile)
         request = PendingApproval(
             profile=scope.name,
@@ -257,19 +265,29 @@ class Gate:
             context=scope.context.value,
             run_id=run_id,
             key=(scope.name, scope.session, command),
+            why=why,
         )
         request.parent_turns = frozenset(_ancestors(scope))
         leader = table.open(request)
         if leader:
             self._metrics.pending.labels(scope.name).inc()
-            self._deliver(scope, request)
-        resolution = request.wait()
-        if request.leader is not None and resolution.timed_out:
-            request.leader.wait()  # the shared prompt timed out: settle it for everyone
+        interrupted = False
+        try:
+            if leader:
+                self._deliver(scope, request)
+            resolution = request.wait()
+            if request.leader is not None and resolution.timed_out:
+                request.leader.wait()  # the shared prompt timed out: settle it for everyone
+        except KeyboardInterrupt:
+            interrupted = True
+            request.cancel("interrupted")
+            assert request.resolution is not None
+            resolution = request.resolution
         table.close(request)
         if leader:
             self._metrics.pending.labels(scope.name).dec()
-        return self._resolved(scope, view, parsed, resolution, leader)
+        decision, choice = self._resolved(scope, view, parsed, resolution, leader)
+        return decision, choice, interrupted
 
     def _deliver(self, scope: ProfileScope, request: PendingApproval) -> None:
         if scope.context is not ContextKind.INTERACTIVE:

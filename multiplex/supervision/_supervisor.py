@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import logging
 import threading
@@ -140,7 +141,9 @@ class Supervisor:
         try:
             return self._profiles[name]
         except KeyError:
-            raise RoutingError(f"no profile named {name!r} is served") from None
+            close = difflib.get_close_matches(name, list(self._profiles), n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise RoutingError(f"no profile named {name!r} is served{hint}") from None
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""
