@@ -27,7 +27,7 @@ from multiplex.gateway._logs import log_event
 from multiplex.scopes import ScopedExecutor
 from multiplex.supervision import Supervisor
 
-__all__ = ["FINAL", "Run", "RunRegistry", "ShuttingDown", "approval_row"]
+__all__ = ["FINAL", "Run", "RunRegistry", "ShuttingDown", "TooManyRuns", "approval_row"]
 
 log = logging.getLogger("multiplex.gateway")
 FINAL = frozenset({"completed", "failed", "cancelled"})
@@ -37,6 +37,10 @@ SHUTDOWN = "supervisor shutting down"
 
 class ShuttingDown(RuntimeError):
     """The gateway is draining and accepts no new run."""
+
+
+class TooManyRuns(RuntimeError):
+    """The profile already has ``gateway.max_runs_per_profile`` runs running or parked."""
 
 
 def approval_row(request: PendingApproval) -> dict[str, Any]:
@@ -130,8 +134,11 @@ class RunRegistry:
         *,
         max_workers: int = 256,
         keep: int = 1000,
+        per_profile: int = 32,
     ) -> None:
         self._sup = sup
+        self._per_profile = per_profile
+        self._live: dict[str, int] = {}  # unfinished runs by profile, under _lock
         self._hub = hub
         self._feed = feed
         self._keep = keep
@@ -157,6 +164,14 @@ class RunRegistry:
             raise ShuttingDown(SHUTDOWN)
         run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands)
         with self._lock:
+            live = self._live.get(profile, 0)
+            if live >= self._per_profile:
+                # docs/gateway.md#limits: one profile's backlog never delays another's.
+                raise TooManyRuns(
+                    f"profile {profile!r} has {live} runs running or waiting "
+                    f"(gateway.max_runs_per_profile: {self._per_profile})"
+                )
+            self._live[profile] = live + 1
             self._runs[run.run_id] = run
         log_event(
             "run.started",
@@ -264,6 +279,11 @@ class RunRegistry:
         self._publish_run("run.finished", run)
         run.done.set()
         with self._lock:
+            left = self._live.get(run.profile, 1) - 1
+            if left > 0:
+                self._live[run.profile] = left
+            else:
+                self._live.pop(run.profile, None)
             self._finished.append(run.run_id)
             while len(self._finished) > self._keep:
                 self._runs.pop(self._finished.popleft(), None)

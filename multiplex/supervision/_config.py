@@ -67,8 +67,14 @@ class ProfileEntry(_Model):
 
 
 class GatewayConfig(_Model):
+    """``gateway:`` in ``multiplex.yaml`` (docs/configuration.md#supervisor-config-multiplexyaml)."""
+
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
+    # docs/gateway.md#limits: runs running or parked per profile; beyond it 429.
+    max_runs_per_profile: int = Field(default=32, ge=1, le=100_000)
+    # docs/gateway.md#limits: a larger request body answers 413 unread.
+    max_request_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
 
 
 class WatchConfig(_Model):
