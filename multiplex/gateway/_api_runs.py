@@ -26,7 +26,8 @@ from multiplex.gateway._models import (
     TestIn,
     VerdictOut,
 )
-from multiplex.gateway._runs import Run, ShuttingDown, TooManyRuns, approval_row
+from multiplex.gateway._run import Run, approval_row
+from multiplex.gateway._runs import ShuttingDown, TooManyRuns
 
 __all__ = ["router", "visible_approval_requests"]
 
