@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from multiplex._errors import RoutingError
+from multiplex._errors import ConfigError, RoutingError
 from multiplex.gateway import _api_info, _api_runs
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._limits import BodyLimit, validation_error
@@ -44,6 +44,9 @@ def create_app(
     pending approvals and waits up to ``grace`` seconds for running commands.
     The limits of ``sup.config.gateway`` apply (docs/gateway.md#limits).
     """
+    if sup.config.cluster is not None:
+        # Not yet served: refusing beats silently running one process (docs/cluster.md).
+        raise ConfigError("cluster mode is not served by this version yet", key="cluster")
     limits = sup.config.gateway
     gateway = Gateway(
         sup,

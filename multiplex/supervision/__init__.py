@@ -8,6 +8,8 @@ settings (secrets masked) for the CLI and the API. See docs/design.md.
 
 from multiplex.supervision._config import (
     CONFIG_ENV,
+    REDIS_URL_ENV,
+    ClusterConfig,
     GatewayConfig,
     ProfileEntry,
     RouteSpec,
@@ -23,6 +25,8 @@ from multiplex.supervision._turn import ParkedRun, Turn
 
 __all__ = [
     "CONFIG_ENV",
+    "REDIS_URL_ENV",
+    "ClusterConfig",
     "GatewayConfig",
     "ParkedRun",
     "ProfileEntry",
