@@ -17,6 +17,7 @@ from multiplex.approval._decision import (
     Verdict,
     VerdictOutcome,
 )
+from multiplex.approval._parked import Parked
 from multiplex.approval._pending import Choice, PendingApproval, PendingTable, Resolution
 from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._records import DecisionRecorder
@@ -193,23 +194,38 @@ class Gate:
 
     def decide(self, scope: ProfileScope, command: str, *, run_id: str | None = None) -> Decision:
         """Decide one command: steps 1-11; may wait for a human; always recorded."""
+        step = self.begin(scope, command, run_id=run_id)
+        return step.wait() if isinstance(step, Parked) else step
+
+    def begin(
+        self, scope: ProfileScope, command: str, *, run_id: str | None = None
+    ) -> Decision | Parked:
+        """:meth:`decide`, but a wait for a human comes back as :class:`Parked`, to be ended
+        (``wait()``, or ``when_settled`` then ``finish()``): only then is it rechecked and recorded."""
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
         trace, end, finding = run_static_checks(data)
-        choice: str | None = None
         if end is None:
             end = self._smart_step(scope, view, command, trace) or self._unattended(
                 scope, view, trace
             )
-        interrupted = False
         if end is None:
             why = why_asked(scope, view.backend, trace, finding)
-            decision, choice, interrupted = self._ask(scope, view, command, parsed, run_id, why)
-        else:
-            outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
-            decision = Decision(
-                outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
-            )
+            return self._ask(scope, view, command, parsed, run_id, why)
+        outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
+        decision = Decision(
+            outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
+        )
+        return self._conclude(scope, command, parsed, decision, None)
+
+    def _conclude(
+        self,
+        scope: ProfileScope,
+        command: str,
+        parsed: ParsedLine,
+        decision: Decision,
+        choice: str | None,
+    ) -> Decision:
         decision = self.recheck(scope, command, parsed, decision)
         self.recorder.record(
             profile=scope.name,
@@ -221,10 +237,6 @@ class Gate:
             decision=decision,
             choice=choice,
         )
-        if interrupted:
-            # Ctrl-C at the prompt: recorded as cancelled ("interrupted"), then
-            # the interrupt goes on to the caller (docs/approvals.md#records).
-            raise KeyboardInterrupt
         return decision
 
     def _smart_step(
@@ -253,7 +265,7 @@ class Gate:
         parsed: ParsedLine,
         run_id: str | None,
         why: Why,
-    ) -> tuple[Decision, str, bool]:
+    ) -> Parked:
         table = self.pending(scope.profile)
         request = PendingApproval(
             profile=scope.name,
@@ -269,25 +281,23 @@ class Gate:
         )
         request.parent_turns = frozenset(_ancestors(scope))
         leader = table.open(request)
+        interrupted = False
         if leader:
             self._metrics.pending.labels(scope.name).inc()
-        interrupted = False
-        try:
-            if leader:
+            try:
                 self._deliver(scope, request)
-            resolution = request.wait()
-            if request.leader is not None and resolution.timed_out:
-                request.leader.wait()  # the shared prompt timed out: settle it for everyone
-        except KeyboardInterrupt:
-            interrupted = True
-            request.cancel("interrupted")
-            assert request.resolution is not None
-            resolution = request.resolution
-        table.close(request)
-        if leader:
-            self._metrics.pending.labels(scope.name).dec()
-        decision, choice = self._resolved(scope, view, parsed, resolution, leader)
-        return decision, choice, interrupted
+            except KeyboardInterrupt:  # Ctrl-C as the prompt appeared: the same as at it
+                request.cancel("interrupted")
+                interrupted = True
+
+        def conclude(resolution: Resolution) -> Decision:
+            table.close(request)
+            if leader:
+                self._metrics.pending.labels(scope.name).dec()
+            decision, choice = self._resolved(scope, view, parsed, resolution, leader)
+            return self._conclude(scope, command, parsed, decision, choice)
+
+        return Parked(request, conclude, interrupted=interrupted)
 
     def _deliver(self, scope: ProfileScope, request: PendingApproval) -> None:
         if scope.context is not ContextKind.INTERACTIVE:

@@ -99,6 +99,7 @@ class PendingApproval:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._resolution: Resolution | None = None
+        self._settled: list[Callable[[], None]] = []
 
     @property
     def open(self) -> bool:
@@ -117,10 +118,38 @@ class PendingApproval:
                 resolution.answer, resolution.cancelled, resolution.timed_out, waited
             )
             followers, self._followers = self._followers, []
+            settled, self._settled = self._settled, []
         self._done.set()
         for follower in followers:  # a cancelled leader cancels them with the same cause
             follower._resolve(resolution)
+        for callback in settled:
+            callback()
         return True
+
+    @property
+    def deadline(self) -> float:
+        """When ``approvals.timeout`` passes (``time.monotonic()`` clock)."""
+        return self._started + self._timeout
+
+    def when_settled(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once, right after the request is resolved (at once if it is).
+
+        It runs in whichever thread resolves the request (an answer, a cancel,
+        the deadline timer), so it must only hand work off, never block.
+        """
+        with self._lock:
+            if self._resolution is None:
+                self._settled.append(callback)
+                return
+        callback()
+
+    def expire(self) -> None:
+        """``approvals.timeout`` passed: time out the wait (and a shared prompt with it)."""
+        if not self.open:
+            return
+        if self.leader is not None:
+            self.leader.expire()  # the shared prompt timed out for every run waiting on it
+        self._resolve(Resolution(timed_out=True))
 
     def follow(self, leader: PendingApproval) -> None:
         """Share ``leader``'s resolution (an identical prompt already open)."""
