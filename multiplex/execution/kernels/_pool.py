@@ -119,6 +119,9 @@ class KernelPool:
             except KernelError as exc:
                 return self._refused(scope, code, started, str(exc), slot=slot)
             slot.epoch = scope.epoch
+            if slot.process.start_notes:
+                notes = " ".join(slot.process.start_notes)
+                notice = f"{notice}; {notes}" if notice else notes
         proc = slot.process
         authority = CellAuthority(scope, run_id, settings.max_tool_calls)
         slot.cell, slot.cancel_cause = authority, None

@@ -86,6 +86,7 @@ class KernelProcess:
         self.channel = channel
         self.started = time.time()
         self.pid = 0
+        self.start_notes: tuple[str, ...] = ()  # credential files that were not mounted
         self._km: _Manager | None = None
         self._shell: zmq.Socket[bytes] | None = None
         self._iopub: zmq.Socket[bytes] | None = None
@@ -108,12 +109,13 @@ class KernelProcess:
         creds: Path | None = None
         kernel: KernelProcess | None = None
         try:
-            creds = _materialise(scope)
+            creds, refused = _materialise(scope)
             env = dict(spawn.env)
             if creds is not None:
                 env["CREDENTIALS_DIRECTORY"] = str(creds)
             channel = ToolChannel(runtime / "tools.sock", dispatch)
             kernel = cls(spawn, runtime, creds, channel)
+            kernel.start_notes = tuple(refused)
             note = runtime / "channel.json"
             fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
