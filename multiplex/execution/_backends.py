@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def execute(
             return Execution(
                 None, "", plan.error, error=plan.error, backend=plan.backend, sandbox=plan.sandbox
             )
-        return run_process(
+        done = run_process(
             plan.argv,
             env=plan.env,
             cwd=plan.cwd,
@@ -70,6 +71,9 @@ def execute(
             pass_fds=plan.pass_fds,
             on_start=plan.on_start,
         )
+        if plan.notes:
+            done = dataclasses.replace(done, stderr="\n".join(plan.notes) + "\n" + done.stderr)
+        return done
     finally:
         if plan.cleanup is not None:
             plan.cleanup()

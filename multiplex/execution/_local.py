@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from multiplex._errors import ProfileConfigError
 from multiplex.execution._plan import Plan, RunContext
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
@@ -23,6 +24,7 @@ from multiplex.execution._sandbox import (
     choose_sandbox,
     sandbox_argv,
 )
+from multiplex.profiles import read_credential, write_new
 from multiplex.scopes import ProfileScope
 
 __all__ = ["plan_local"]
@@ -31,18 +33,26 @@ _SHELL = shutil.which("bash") or "/bin/sh"
 _REAPER = str(Path(__file__).with_name("_reaper.py"))
 
 
-def _materialise(scope: ProfileScope) -> Path | None:
+def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
     # docs/execution.md: a private per-run directory (0700), files 0400, removed afterwards.
+    # docs/security.md#credentials-checked-when-used: each file is re-checked and read now;
+    # one that fails is not mounted, whatever the last load said.
     if not scope.credential_mounts:
-        return None
+        return None, []
     directory = Path(tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-"))
-    os.chmod(directory, 0o700)
-    for mount in scope.credential_mounts:
-        target = directory / mount.target
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.copyfile(mount.source, target)
-        os.chmod(target, 0o400)
-    return directory
+    refused: list[str] = []
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for mount in scope.credential_mounts:
+            try:
+                write_new(dir_fd, mount.target, read_credential(scope.home, mount.relative))
+            except (ProfileConfigError, OSError) as exc:
+                why = exc.reason if isinstance(exc, ProfileConfigError) else str(exc)
+                # The path last: "token.txt: <why>" would read as a secret assignment.
+                refused.append(f"[multiplex: not mounted ({why}): {mount.relative}]")
+    finally:
+        os.close(dir_fd)
+    return directory, refused
 
 
 def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
@@ -54,7 +64,7 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     if cwd is not None and not cwd.is_dir():
         return Plan("local", choice.sandbox, error=f"working directory does not exist: {cwd}")
     env = dict(scope.env)
-    creds = _materialise(scope)
+    creds, refused = _materialise(scope)
     cleanup = None if creds is None else functools.partial(shutil.rmtree, creds, True)
     if choice.sandbox == "bwrap":
         if creds is not None:
@@ -84,8 +94,9 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
             cleanup=done,
             pass_fds=(info.fd,),
             on_start=info.started,
+            notes=tuple(refused),
         )
     if creds is not None:
         env["CREDENTIALS_DIRECTORY"] = str(creds)
     argv = (sys.executable, "-I", "-S", _REAPER, _SHELL, "-c", command)
-    return Plan("local", choice.sandbox, argv, env, cwd, cleanup=cleanup)
+    return Plan("local", choice.sandbox, argv, env, cwd, cleanup=cleanup, notes=tuple(refused))

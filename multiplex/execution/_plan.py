@@ -46,6 +46,7 @@ class Plan:
     cleanup: Callable[[], None] | None = None
     pass_fds: tuple[int, ...] = ()
     on_start: Callable[[], None] | None = None  # right after the process started
+    notes: tuple[str, ...] = ()  # lines put before the command's stderr (e.g. a file not mounted)
 
 
 class Planner(Protocol):

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from multiplex.profiles import ApprovalSettings, Profile, TerminalSettings
+from multiplex.profiles import (
+    ApprovalSettings,
+    CodeExecutionSettings,
+    Profile,
+    TerminalSettings,
+)
 from multiplex.redaction import KnownValues
 from multiplex.scopes._resolve import (
     CredentialMount,
@@ -41,6 +46,7 @@ class ProfileView:
     logs_dir: Path
     warnings: tuple[str, ...]
     terminal: TerminalSettings
+    code_execution: CodeExecutionSettings
 
     @property
     def host_access(self) -> bool:
@@ -70,4 +76,5 @@ def build_view(profile: Profile, environ: Mapping[str, str] | None = None) -> Pr
         logs_dir=profile.home / "logs",
         warnings=state.warnings + env_warnings,
         terminal=terminal,
+        code_execution=state.settings.code_execution,
     )
