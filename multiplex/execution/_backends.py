@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from multiplex.execution._container import plan_container
 from multiplex.execution._local import plan_local
 from multiplex.execution._plan import Plan, Planner, RunContext
 from multiplex.execution._process import ProcessTracker, run_process
@@ -33,6 +34,8 @@ def planner_for(backend: str) -> Planner:
     """The planner of ``backend`` (``local``, ``docker``, ``ssh``; the rest are not executed)."""
     if backend == "local":
         return plan_local
+    if backend == "docker":
+        return plan_container
     return _not_executed
 
 

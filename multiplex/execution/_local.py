@@ -45,7 +45,9 @@ def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
     try:
         for mount in scope.credential_mounts:
             try:
-                write_new(dir_fd, mount.target, read_credential(scope.home, mount.relative))
+                # relative inside the directory, whatever the backend's mount target
+                rel = os.path.normpath(mount.relative)
+                write_new(dir_fd, rel, read_credential(scope.home, mount.relative))
             except (ProfileConfigError, OSError) as exc:
                 why = exc.reason if isinstance(exc, ProfileConfigError) else str(exc)
                 # The path last: "token.txt: <why>" would read as a secret assignment.
