@@ -24,6 +24,7 @@ from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
 from multiplex.approval._static_checks import CheckInput, Conclusion, deny_set, run_static_checks
+from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView
@@ -203,13 +204,14 @@ class Gate:
         (``wait()``, or ``when_settled`` then ``finish()``): only then is it rechecked and recorded."""
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
-        trace, end, _finding = run_static_checks(data)
+        trace, end, finding = run_static_checks(data)
         if end is None:
             end = self._smart_step(scope, view, command, trace) or self._unattended(
                 scope, view, trace
             )
         if end is None:
-            return self._ask(scope, view, command, parsed, run_id)
+            why = why_asked(scope, view.backend, trace, finding)
+            return self._ask(scope, view, command, parsed, run_id, why)
         outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
         decision = Decision(
             outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
@@ -262,6 +264,7 @@ class Gate:
         command: str,
         parsed: ParsedLine,
         run_id: str | None,
+        why: Why,
     ) -> Parked:
         table = self.pending(scope.profile)
         request = PendingApproval(
@@ -274,12 +277,18 @@ class Gate:
             context=scope.context.value,
             run_id=run_id,
             key=(scope.name, scope.session, command),
+            why=why,
         )
         request.parent_turns = frozenset(_ancestors(scope))
         leader = table.open(request)
+        interrupted = False
         if leader:
             self._metrics.pending.labels(scope.name).inc()
-            self._deliver(scope, request)
+            try:
+                self._deliver(scope, request)
+            except KeyboardInterrupt:  # Ctrl-C as the prompt appeared: the same as at it
+                request.cancel("interrupted")
+                interrupted = True
 
         def conclude(resolution: Resolution) -> Decision:
             table.close(request)
@@ -288,7 +297,7 @@ class Gate:
             decision, choice = self._resolved(scope, view, parsed, resolution, leader)
             return self._conclude(scope, command, parsed, decision, choice)
 
-        return Parked(request, conclude)
+        return Parked(request, conclude, interrupted=interrupted)
 
     def _deliver(self, scope: ProfileScope, request: PendingApproval) -> None:
         if scope.context is not ContextKind.INTERACTIVE:

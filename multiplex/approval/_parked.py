@@ -24,9 +24,14 @@ class Parked:
     """An asked request; its decision is made exactly once, by :meth:`wait` or :meth:`finish`."""
 
     def __init__(
-        self, request: PendingApproval, conclude: Callable[[Resolution], Decision]
+        self,
+        request: PendingApproval,
+        conclude: Callable[[Resolution], Decision],
+        *,
+        interrupted: bool = False,
     ) -> None:
         self.request = request
+        self._interrupted = interrupted
         self._conclude = conclude
         self._lock = threading.Lock()
         self._decision: Decision | None = None
@@ -42,12 +47,26 @@ class Parked:
         self.request.when_settled(callback)
 
     def wait(self) -> Decision:
-        """Block until the request is settled, then decide (the blocking path)."""
+        """Block until the request is settled, then decide (the blocking path).
+
+        A KeyboardInterrupt while waiting (Ctrl-C at a terminal prompt) ends the
+        request ``cancelled`` with cause ``interrupted``, records that decision,
+        then goes on to the caller (docs/approvals.md#what-a-prompt-shows).
+        """
         request = self.request
-        resolution = request.wait()
-        if request.leader is not None and resolution.timed_out:
-            request.leader.wait()  # the shared prompt timed out: settle it for everyone
-        return self._finish(resolution)
+        try:
+            settled = request.wait()
+            if request.leader is not None and settled.timed_out:
+                request.leader.wait()  # the shared prompt timed out: settle it for everyone
+        except KeyboardInterrupt:
+            request.cancel("interrupted")
+            self._interrupted = True
+        resolution = request.resolution
+        assert resolution is not None
+        decision = self._finish(resolution)
+        if self._interrupted:
+            raise KeyboardInterrupt
+        return decision
 
     def finish(self) -> Decision:
         """The decision of a settled request (call after ``when_settled`` fired)."""

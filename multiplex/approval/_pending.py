@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from multiplex.approval._why import Why
+
 __all__ = [
     "Answer",
     "Choice",
@@ -73,6 +75,7 @@ class PendingApproval:
         context: str,
         run_id: str | None,
         key: tuple[str, str, str],
+        why: Why | None = None,
     ) -> None:
         self.id = f"ap-{_PREFIX}-{next(_ids)}"
         self.profile = profile
@@ -83,6 +86,7 @@ class PendingApproval:
         self.context = context
         self.run_id = run_id
         self.key = key
+        self.why = why or Why()
         self.created_at = time.time()
         self.expires_at = self.created_at + timeout
         self.parent_turns: frozenset[str] = frozenset()
@@ -190,6 +194,7 @@ class PendingApproval:
             "context": self.context,
             "created_at": self.created_at,
             "expires_at": self.expires_at,
+            **self.why.as_dict(),
         }
 
 

@@ -26,6 +26,7 @@ def approval_row(request: PendingApproval) -> dict[str, Any]:
         "command": request.display,
         "created_at": request.created_at,
         "expires_at": request.expires_at,
+        **request.why.as_dict(),
     }
 
 
@@ -111,6 +112,7 @@ class Run:
                     "command": pending.display,
                     "created_at": pending.created_at,
                     "expires_at": pending.expires_at,
+                    **pending.why.as_dict(),
                 },
                 "created_at": self.created_at,
                 "finished_at": self.finished_at,
