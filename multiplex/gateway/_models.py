@@ -78,6 +78,10 @@ class RunIn(_In):
     context: RunContext = "api"
     commands: list[Command] | None = Field(default=None, min_length=1, max_length=100)
     code: list[Code] | None = Field(default=None, min_length=1, max_length=100)
+    # docs/kernels.md#over-http: the first cell gets a fresh kernel (code runs only).
+    reset: bool = False
+    # docs/gateway.md#waiting-for-the-result: answer with the finished run, within this many seconds.
+    wait: Annotated[float, Field(ge=0, le=300)] | None = None
 
     @model_validator(mode="after")
     def _one_target(self) -> RunIn:
@@ -85,6 +89,8 @@ class RunIn(_In):
             raise ValueError("give either profile or route, not both")
         if (self.commands is None) == (self.code is None):
             raise ValueError("give either commands or code, not both")
+        if self.reset and self.code is None:
+            raise ValueError("reset applies to code runs only")
         return self
 
 

@@ -91,6 +91,7 @@ class RunRegistry:
         commands: list[str],
         *,
         code: list[str] | None = None,
+        reset: bool = False,
     ) -> Run:
         """Queue a run of commands (or of ``code`` cells); it starts in a worker thread at once."""
         if self.closing:
@@ -164,6 +165,7 @@ class RunRegistry:
                     profile=run.profile,
                     session=run.session_id,
                     context=run.context,
+                    reset=run.reset and index == 0,
                     run_id=run.run_id,
                 )
             except (MultiplexError, ValueError, OSError) as exc:
@@ -292,7 +294,7 @@ class RunRegistry:
             error=error,
         )
         self._publish_run("run.finished", run)
-        run.done.set()
+        run.ended()
         with self._lock:
             left = self._live.get(run.profile, 1) - 1
             if left > 0:
