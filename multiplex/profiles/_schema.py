@@ -67,13 +67,9 @@ class TerminalSettings(_Section):
 
     @field_validator("network", mode="before")
     @classmethod
-    def _bare_on_off(cls, value: Any) -> Any:
-        # YAML 1.1 reads bare `on`/`off` as booleans; they are the documented words here.
-        if value is True:
-            return "on"
-        if value is False:
-            return "off"
-        return value
+    def _bare_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as False (the section checks refuse a bare `on`).
+        return "off" if value is False else value
 
     @field_validator("cpus", mode="before")
     @classmethod
