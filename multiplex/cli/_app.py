@@ -12,6 +12,7 @@ from multiplex._errors import MultiplexError
 from multiplex.cli._allowlist import allowlist_app
 from multiplex.cli._approvals import approvals_app, exec_command
 from multiplex.cli._audit import audit
+from multiplex.cli._check import check
 from multiplex.cli._decisions import decisions
 from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
@@ -88,6 +89,7 @@ def _global(
 app.command("up", cls=Command)(up)
 app.command("exec", cls=Command)(exec_command)
 app.command("audit", cls=Command)(audit)
+app.command("check", cls=Command)(check)
 app.command("decisions", cls=Command)(decisions)
 app.add_typer(profiles_app, name="profiles")
 app.add_typer(allowlist_app, name="allowlist")
