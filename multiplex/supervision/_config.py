@@ -17,6 +17,7 @@ __all__ = [
     "CONFIG_ENV",
     "REDIS_URL_ENV",
     "ClusterConfig",
+    "CodeExecutionConfig",
     "GatewayConfig",
     "ProfileEntry",
     "RouteSpec",
@@ -121,6 +122,12 @@ class ClusterConfig(_Model):
         return value
 
 
+class CodeExecutionConfig(_Model):
+    """``code_execution:`` of ``multiplex.yaml``: limits across every profile (docs/kernels.md#configuration)."""
+
+    max_kernels: int = Field(default=16, ge=1, le=10_000)
+
+
 class SupervisorConfig(_Model):
     """A validated ``multiplex.yaml``; relative paths are against its directory."""
 
@@ -130,6 +137,7 @@ class SupervisorConfig(_Model):
     routes: tuple[RouteSpec, ...] = ()
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     cluster: ClusterConfig | None = None
     source: Path | None = None
 
