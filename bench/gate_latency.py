@@ -60,7 +60,7 @@ def corpus(rng: random.Random) -> list[str]:
     lines = [
         t.format(n=i, w=rng.choice(words)) for i, t in enumerate(rng.choices(TEMPLATES, k=900))
     ]
-    ordinary = (REPO / "tests/approval/corpus/ordinary.txt").read_text().splitlines()
+    ordinary = (REPO / "tests/shell/corpus/ordinary.txt").read_text().splitlines()
     lines += [line for line in ordinary if line.strip() and not line.startswith("#")][:100]
     return lines[:1000]
 

@@ -17,7 +17,7 @@ from multiplex.shell import (
     find_protected_write,
 )
 
-__all__ = ["CheckInput", "Conclusion", "deny_set", "run_static_checks"]
+__all__ = ["CONTAINER_BACKENDS", "CheckInput", "Conclusion", "deny_set", "run_static_checks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,11 @@ class CheckInput:
     allowlist: RuleSet
     session_grants: RuleSet
     session_yolo: bool
+
+
+# docs/approvals.md#order-of-checks step 5: only these backends run commands in a sealed
+# container; ssh reaches a real host and local is the host itself.
+CONTAINER_BACKENDS = frozenset({"docker", "singularity", "modal", "daytona"})
 
 
 @lru_cache(maxsize=1024)
@@ -139,7 +144,8 @@ def run_static_checks(
     trace.append(TraceStep("yolo", "pass"))
     # 5. container without host access: heuristics skipped. Not in strict mode
     # (it asks for everything not allowlisted) and not for an unparseable line.
-    if not data.host_access and approvals.mode != "strict" and parsed.error is None:
+    sealed = data.backend in CONTAINER_BACKENDS and not data.host_access
+    if sealed and approvals.mode != "strict" and parsed.error is None:
         return (
             trace,
             stop(
@@ -151,7 +157,11 @@ def run_static_checks(
             None,
         )
     trace.append(
-        TraceStep("container", "pass", "host access" if data.host_access else "not applied")
+        TraceStep(
+            "container",
+            "pass",
+            "not applied" if data.backend not in CONTAINER_BACKENDS else "host mounts given",
+        )
     )
     protected = find_protected_write(parsed, approvals.protected_files)
     # 6. session grants and the permanent allowlist

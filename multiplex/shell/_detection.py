@@ -83,11 +83,16 @@ _SQL = re.compile(
 _SQL_UNBOUNDED = re.compile(
     r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
 )
-_FORK_TEXT = re.compile(
-    r"(?P<f>[^\s(){};|&]+)\s*\(\s*\)\s*\{[^}]*(?P=f)\s*\|\s*(?P=f)\s*&"
-    r"|fork\s*(\(\s*\))?\s*while\s*fork|while\s*\(?\s*(True|1|true)\s*\)?\s*:?\s*\{?\s*os\.fork"
-    r"|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork",
+# Linear-time fork-bomb text checks: every pattern starts at a literal and no two
+# quantifiers can match the same characters (docs/security.md#linear-time).
+_FORK_DEF = re.compile(r"\(\s*\)\s*\{")
+_FORK_LOOPS = re.compile(
+    r"fork\s*(?:\(\s*\)\s*)?while\s*fork"
+    r"|while\s*(?:\(\s*)?(?:True|1|true)\s*(?:\)\s*)?(?::\s*)?(?:\{\s*)?os\.fork"
+    r"|for\s*\(\s*;\s*;\s*\)\s*(?:\{\s*)?fork",
 )
+_FORK_BODY = 256  # characters of a function body looked at (structural bombs: the walker)
+_NAME_STOP = frozenset(" \t\n(){};|&")
 _SCRIPT_DELETE = re.compile(
     r"shutil\.rmtree|os\.(remove|unlink|rmdir|removedirs)\b|\brmSync\b|\brmdirSync\b"
     r"|\bunlinkSync\b|rm_rf|FileUtils\.rm|remove_tree|\bunlink\s*\(|File\.delete"
@@ -220,9 +225,9 @@ def find_hardline(parsed: ParsedLine, _depth: int = 0) -> Finding | None:
     if parsed.fork_bombs:
         return Finding(FORK_BOMB, parsed.fork_bombs[0])
     for text in (parsed.line, *parsed.variants, *parsed.script_payloads):
-        match = _FORK_TEXT.search(text)
-        if match:
-            return Finding(FORK_BOMB, match.group(0))
+        bomb = _fork_text(text)
+        if bomb is not None:
+            return Finding(FORK_BOMB, bomb)
     for inner in _script_lines(parsed, _depth):
         finding = find_hardline(inner, _depth + 1)
         if finding is not None:
@@ -230,6 +235,29 @@ def find_hardline(parsed: ParsedLine, _depth: int = 0) -> Finding | None:
     for payload in parsed.script_payloads:
         if re.search(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*\(?\s*['\"](/|~)['\"]", payload):
             return Finding(DELETE_SYSTEM, payload)
+    return None
+
+
+def _fork_text(text: str) -> str | None:
+    """``f(){ f|f& }`` or a fork loop in plain text (payloads, variants), in linear time."""
+    match = _FORK_LOOPS.search(text)
+    if match:
+        return match.group(0)
+    for m in _FORK_DEF.finditer(text):
+        end = m.start()
+        while end > 0 and text[end - 1] in " \t":
+            end -= 1
+        start = end
+        while start > 0 and end - start < 64 and text[start - 1] not in _NAME_STOP:
+            start -= 1
+        name = text[start:end]
+        if not name:
+            continue
+        close = text.find("}", m.end(), m.end() + _FORK_BODY)
+        if close < 0:
+            continue
+        if f"{name}|{name}&" in "".join(text[m.end() : close].split()):
+            return text[start : close + 1]
     return None
 
 
