@@ -6,14 +6,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from multiplex.approval._allow_guard import smuggled
 from multiplex.approval._decision import DecidedBy, TraceStep
 from multiplex.profiles import ApprovalSettings
 from multiplex.shell import (
     Finding,
     ParsedLine,
+    Place,
     RuleSet,
+    deny_match,
     find_dangerous,
     find_hardline,
+    find_other_home,
     find_protected_write,
 )
 
@@ -31,6 +35,9 @@ class Conclusion:
     step: str
 
 
+_NOWHERE = Place()
+
+
 @dataclass(frozen=True, slots=True)
 class CheckInput:
     """Everything steps 1-7 look at, resolved at the profile's current epoch."""
@@ -42,6 +49,8 @@ class CheckInput:
     allowlist: RuleSet
     session_grants: RuleSet
     session_yolo: bool
+    place: Place = _NOWHERE
+    search_path: str = ""
 
 
 # docs/approvals.md#order-of-checks step 5: only these backends run commands in a sealed
@@ -58,12 +67,7 @@ def deny_set(rules: tuple[str, ...]) -> RuleSet:
 def _deny_match(parsed: ParsedLine, rules: tuple[str, ...]) -> tuple[str, Sequence[str]] | None:
     if not rules:
         return None
-    deny = deny_set(rules)
-    for argv in parsed.match_argvs():
-        rule = deny.match(argv)
-        if rule is not None:
-            return rule.text, argv
-    return None
+    return deny_match(deny_set(rules), parsed)
 
 
 def _allow_match(data: CheckInput) -> str | None:
@@ -73,9 +77,11 @@ def _allow_match(data: CheckInput) -> str | None:
         return None
     matched: list[str] = []
     for command in parsed.commands:
-        if command.writes_file:
+        if command.writes_file or smuggled(command, data.search_path, data.place.cwd):
             return None
-        rule = data.session_grants.match(command.argv) or data.allowlist.match(command.argv)
+        # An assignment prefix (PATH=. ls) is matched too: only a rule naming it covers it.
+        argv = command.assignments + command.argv
+        rule = data.session_grants.match(argv) or data.allowlist.match(argv)
         if rule is None:
             return None
         if rule.text not in matched:
@@ -119,8 +125,11 @@ def run_static_checks(
             parsed.error or f"{segments} simple commands",
         )
     )
-    # 2. hardline
-    hard = find_hardline(parsed)
+    # 2. hardline, and another profile's home (never named: docs/security.md#another-profiles-home)
+    if find_other_home(parsed, data.place) is not None:
+        cause = "another profile's home"
+        return trace, stop("hardline", "blocked", cause, DecidedBy.POLICY), None
+    hard = find_hardline(parsed, place=data.place)
     if hard is not None:
         return (
             trace,
@@ -176,7 +185,7 @@ def run_static_checks(
         )
     )
     # 7. detection
-    finding = protected or find_dangerous(parsed)
+    finding = protected or find_dangerous(parsed, place=data.place)
     if finding is None and approvals.mode != "strict":
         return (
             trace,

@@ -193,11 +193,17 @@ async def reset_session(
 
 @router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)
 async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
-    """What the gate would do for a command (docs/cli.md Verdict): pure, writes nothing."""
+    """What the gate would do for a command (docs/cli.md Verdict): pure, writes nothing.
+
+    The gate runs in a worker thread: a long line never holds the event loop
+    (docs/security.md#linear-time).
+    """
     if not caller.sees(body.profile):
         raise no_profile(caller, body.profile)
     try:
-        verdict = gw.sup.test(body.profile, body.command, context=body.context)
+        verdict = await asyncio.to_thread(
+            gw.sup.test, body.profile, body.command, context=body.context
+        )
     except RoutingError as exc:
         raise no_profile(caller, body.profile, str(exc)) from None
     return verdict.as_dict()

@@ -70,7 +70,10 @@ class Supervisor:
         self.processes = ProcessTracker()
         self._known_secrets_fn = self.known_secrets  # one bound method, not one per turn
         self.gate = Gate(
-            metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets
+            metrics=self.metrics,
+            current_view=self.view,
+            known_secrets=self.known_secrets,
+            served_homes=self.served_homes,
         )
         self._turn_end_hooks.append(self.gate.cancel_turn)
         for profile in self._profiles.values():
@@ -141,6 +144,18 @@ class Supervisor:
             return self._profiles[name]
         except KeyError:
             raise RoutingError(f"no profile named {name!r} is served") from None
+
+    def served_homes(self) -> tuple[tuple[str, Path], ...]:
+        """Every served profile's name and home, and (multiplex mode) the profiles folder.
+
+        The gate blocks a command of one profile that touches another's home
+        (docs/security.md#another-profiles-home); the folder is listed under the name "".
+        """
+        homes = tuple((name, p.home) for name, p in self._profiles.items())
+        if self.mode != "multiplex":
+            return homes
+        root = (self.config.base_dir / self.config.profiles_dir).resolve()
+        return (*homes, ("", root))
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""
