@@ -17,6 +17,7 @@ from multiplex.shell import (
     deny_match,
     find_dangerous,
     find_hardline,
+    find_named,
     find_other_home,
     find_protected_write,
 )
@@ -173,15 +174,22 @@ def run_static_checks(
         )
     )
     protected = find_protected_write(parsed, approvals.protected_files)
-    # 6. session grants and the permanent allowlist
-    allowed = None if protected is not None else _allow_match(data)
+    # 6. session grants and the permanent allowlist; a named pattern is never vouched for
+    named = None if protected is not None else find_named(parsed, data.place)
+    allowed = None if protected is not None or named is not None else _allow_match(data)
     if allowed is not None:
         return trace, stop("allowlist", "approved", "allowlisted", DecidedBy.RULE, allowed), None
     trace.append(
         TraceStep(
             "allowlist",
             "pass",
-            "protected file write" if protected else "not every command matches",
+            "protected file write"
+            if protected
+            else (
+                f"{named.pattern.name} is never allowlisted"
+                if named
+                else "not every command matches"
+            ),
         )
     )
     # 7. detection

@@ -17,6 +17,7 @@ from multiplex.shell._detection import (
     Finding,
     find_dangerous,
     find_hardline,
+    find_named,
     find_protected_write,
     write_targets,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "exact_rule",
     "find_dangerous",
     "find_hardline",
+    "find_named",
     "find_other_home",
     "find_protected_write",
     "parse_line",

@@ -76,6 +76,7 @@ __all__ = [
     "Pattern",
     "find_dangerous",
     "find_hardline",
+    "find_named",
     "find_protected_write",
     "write_targets",
 ]
@@ -219,6 +220,23 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     return found
 
 
+def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None:
+    """The first pattern no allow rule vouches for (docs/allowlist.md#what-an-allow-rule-never-covers).
+
+    Reverse shells, exfiltration, /dev/tcp, secret reads, persistence, privileged
+    containers, code-loading variables and destructive commands with computed targets.
+    """
+    place = place or _NOWHERE
+    return (
+        find_network(parsed, place)
+        or find_secret_read(parsed, place)
+        or find_persistence(parsed, place)
+        or find_privileged_container(parsed, place)
+        or find_command_variable(parsed)
+        or find_dynamic_target(parsed, place)
+    )
+
+
 def find_dangerous(
     parsed: ParsedLine, _depth: int = 0, *, place: Place | None = None
 ) -> Finding | None:
@@ -235,14 +253,7 @@ def find_dangerous(
     hard = find_hardline(parsed, _depth, place=place)
     if hard is not None:
         return hard
-    named = (
-        find_network(parsed, place)
-        or find_secret_read(parsed, place)
-        or find_persistence(parsed, place)
-        or find_privileged_container(parsed, place)
-        or find_command_variable(parsed)
-        or find_dynamic_target(parsed, place)
-    )
+    named = find_named(parsed, place)
     if named is not None:
         return named
     # A wrapper like sudo is reported only when what it runs shows nothing more specific.

@@ -51,7 +51,8 @@ def _reverse(cmd: SimpleCommand) -> bool:
     args = cmd.argv[1:]
     if prog in _NC:
         longs = ("--exec", "--sh-exec", "--lua-exec", "-e", "-c")
-        return bool(set(short_flags(args)) & set("ec")) or any(a.startswith(longs) for a in args)
+        if set(short_flags(args)) & set("ec") or any(a.startswith(longs) for a in args):
+            return True
     if prog == "socat":
         return any(a.lower().startswith(("exec:", "system:")) for a in args)
     if prog in SHELLS and set(cmd.upstream) & (_LISTENERS - {"ssh"}):

@@ -75,9 +75,13 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
         for variant in expand_braces(value, _MAX_CANDIDATES):
             if "$(" in variant or "`" in variant:
                 variant = re.sub(r"\$\([^)]*\)|`[^`]*`", "", variant)
-            if place.cwd and not variant.startswith(("/", "~")):
-                variant = posixpath.join(place.cwd, variant) if variant else place.cwd
-            out.append(variant)
+            forms = [variant]
+            if ".*" in variant.split("/"):  # bash < 5.2 expands ".*" to ".." too
+                forms.append("/".join(".." if p == ".*" else p for p in variant.split("/")))
+            for form in forms:
+                if place.cwd and not form.startswith(("/", "~")):
+                    form = posixpath.join(place.cwd, form) if form else place.cwd
+                out.append(form)
     return out[:_MAX_CANDIDATES], dynamic
 
 
