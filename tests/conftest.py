@@ -6,6 +6,7 @@ import os
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,3 +113,27 @@ def run_cli(
         text=True,
         timeout=120,
     )
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real redis-server for this session (skips, saying why, when not installed)."""
+    from tests.redis_server import RedisServer
+
+    try:
+        server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    except FileNotFoundError:
+        pytest.skip("redis-server is not installed (make test installs it with apt-get)")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: Any) -> str:
+    """The session's Redis, running and empty."""
+    if redis_server.proc is None:
+        redis_server.start()
+    redis_server.flush()
+    return str(redis_server.url)

@@ -26,6 +26,8 @@ DOCUMENTED_NAMES = {
     "RuleSyntaxError",
 }
 EXTRA_PUBLIC = {
+    "CallbackPrompter",
+    "TerminalPrompter",
     "ContextKind",
     "DecidedBy",
     "Profile",
@@ -67,6 +69,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("multiplex.execution",),
     ("multiplex.watching",),
     ("multiplex.supervision",),
+    ("multiplex.cluster",),
     ("multiplex.gateway", "multiplex.cli", "multiplex.audit", "multiplex.__main__", "multiplex"),
 ]
 

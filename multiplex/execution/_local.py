@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from multiplex._errors import ProfileConfigError
 from multiplex.approval._decision import Decision
+from multiplex.profiles import read_credential, write_new
 from multiplex.scopes import ProfileScope
 
 __all__ = ["OUTPUT_CAP", "Execution", "ProcessTracker", "RunResult", "execute"]
@@ -131,18 +133,26 @@ class ProcessTracker:
         return len(procs)
 
 
-def _materialise(scope: ProfileScope) -> Path | None:
+def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
     # docs/execution.md: a private per-run directory (0700), files 0400, removed afterwards.
+    # docs/security.md#credentials-checked-when-used: each file is re-checked and read now;
+    # one that fails is not mounted, whatever the last load said.
     if not scope.credential_mounts:
-        return None
+        return None, []
     directory = Path(tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-"))
-    os.chmod(directory, 0o700)
-    for mount in scope.credential_mounts:
-        target = directory / mount.target
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.copyfile(mount.source, target)
-        os.chmod(target, 0o400)
-    return directory
+    refused: list[str] = []
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for mount in scope.credential_mounts:
+            try:
+                write_new(dir_fd, mount.target, read_credential(scope.home, mount.relative))
+            except (ProfileConfigError, OSError) as exc:
+                why = exc.reason if isinstance(exc, ProfileConfigError) else str(exc)
+                # The path last: "token.txt: <why>" would read as a secret assignment.
+                refused.append(f"[multiplex: not mounted ({why}): {mount.relative}]")
+    finally:
+        os.close(dir_fd)
+    return directory, refused
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -170,7 +180,7 @@ def execute(
     cwd = scope.cwd
     if cwd is not None and not cwd.is_dir():
         return Execution(None, "", f"working directory does not exist: {cwd}", error="cwd missing")
-    creds = _materialise(scope)
+    creds, refused = _materialise(scope)
     try:
         if creds is not None:
             env["CREDENTIALS_DIRECTORY"] = str(creds)
@@ -201,6 +211,8 @@ def execute(
             if tracker is not None:
                 tracker.discard(proc)
         stdout, stderr = out.text(5.0), err.text(5.0)
+        if refused:
+            stderr = "\n".join(refused) + "\n" + stderr
         if timed_out:
             stderr += f"\n[multiplex: killed after terminal.timeout {limit:g}s]"
         return Execution(

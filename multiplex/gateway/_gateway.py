@@ -26,13 +26,26 @@ class Gateway:
     """
 
     def __init__(
-        self, sup: Supervisor, *, admin_token: str, max_workers: int = 256, keep_runs: int = 1000
+        self,
+        sup: Supervisor,
+        *,
+        admin_token: str,
+        max_workers: int = 256,
+        keep_runs: int = 1000,
+        max_runs_per_profile: int = 32,
     ) -> None:
         self.sup = sup
         self.auth = Authenticator(sup, admin_token)
         self.hub = EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
-        self.runs = RunRegistry(sup, self.hub, self.feed, max_workers=max_workers, keep=keep_runs)
+        self.runs = RunRegistry(
+            sup,
+            self.hub,
+            self.feed,
+            max_workers=max_workers,
+            keep=keep_runs,
+            per_profile=max_runs_per_profile,
+        )
         self._shutdown_lock = threading.Lock()
         self._drained = False
         self.shutting_down = False

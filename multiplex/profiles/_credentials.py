@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from pathlib import Path
 
 from multiplex._errors import ProfileConfigError
+from multiplex.profiles._nofollow import read_inside
 
-__all__ = ["CredentialFile", "plan_credential_files", "read_secret_file"]
+__all__ = [
+    "MAX_CREDENTIAL_BYTES",
+    "CredentialFile",
+    "plan_credential_files",
+    "read_credential",
+    "read_secret_file",
+]
 
 MAX_SECRET_BYTES = 64 * 1024
+MAX_CREDENTIAL_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +56,27 @@ def plan_credential_files(
     return tuple(files), tuple(warnings)
 
 
-def read_secret_file(path: Path) -> str:
-    """The first 64 KiB of a credential file as text (for redaction only)."""
+def read_credential(home: Path, relative: str) -> bytes:
+    """The bytes of one credential file, checked now, at the moment of use.
+
+    Called for every run that mounts the file (docs/security.md#credentials-checked-when-used):
+    whatever an earlier load said, the file is opened under ``home`` and refused
+    (``ProfileConfigError`` naming the file, never its content) if what it really
+    is lies outside the home, is not a regular file, has another hard link, is
+    larger than 1 MiB or is missing.
+    """
     try:
-        with path.open("rb") as handle:
-            return handle.read(MAX_SECRET_BYTES).decode("utf-8", "replace")
+        return read_inside(home, relative, max_bytes=MAX_CREDENTIAL_BYTES)
+    except OSError as exc:
+        why = str(exc) if exc.errno == errno.ELOOP else (exc.strerror or "cannot read")
+        why = why.removeprefix(f"{relative}: ")
+        raise ProfileConfigError(why, file=Path(home) / relative) from None
+
+
+def read_secret_file(home: Path, relative: str) -> str:
+    """The first 64 KiB of a credential file as text (for redaction only); "" if refused."""
+    try:
+        data = read_inside(home, relative, max_bytes=MAX_CREDENTIAL_BYTES)
     except OSError:
         return ""
+    return data[:MAX_SECRET_BYTES].decode("utf-8", "replace")

@@ -60,10 +60,13 @@ class _Files:
     config: bytes
     env: bytes
     mtime: float
+    credentials: bytes = b""  # the current credential files' contents, for the digest only
     digest: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.digest = hashlib.sha256(self.config + b"\0" + self.env).hexdigest()
+        self.digest = hashlib.sha256(
+            self.config + b"\0" + self.env + b"\0" + self.credentials
+        ).hexdigest()
 
 
 class Profile:
@@ -221,7 +224,15 @@ class Profile:
             raise ProfileConfigError(f"cannot read: {exc.strerror}", file=self.env_path) from None
         if len(env) > _MAX_ENV_BYTES:
             raise ProfileConfigError("file is larger than 1 MiB; refused", file=self.env_path)
-        return _Files(config, env, mtime)
+        # A rotated credential file changes the digest: its new value is masked at once.
+        state = self._state
+        creds = b""
+        if state is not None:
+            creds = b"\0".join(
+                hashlib.sha256(read_secret_file(self.home, rel).encode()).digest()
+                for rel in state.settings.terminal.credential_files
+            )
+        return _Files(config, env, mtime, creds)
 
     def _build_state(self, files: _Files) -> ProfileState:
         loaded = parse_config(files.config, file=self.config_path)
@@ -235,7 +246,7 @@ class Profile:
         )
         secrets = [v for k, v in dotenv.items() if looks_secret_name(k)]
         for cred in creds:
-            secrets.extend(_secret_parts(read_secret_file(cred.source)))
+            secrets.extend(_secret_parts(read_secret_file(self.home, cred.relative)))
         return ProfileState(
             settings=loaded.settings,
             dotenv=MappingProxyType(dict(dotenv)),

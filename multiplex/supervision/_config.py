@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +14,8 @@ from multiplex.profiles._yamlread import line_of, load_yaml_bytes
 
 __all__ = [
     "CONFIG_ENV",
+    "REDIS_URL_ENV",
+    "ClusterConfig",
     "GatewayConfig",
     "ProfileEntry",
     "RouteSpec",
@@ -23,6 +26,8 @@ __all__ = [
 ]
 
 CONFIG_ENV = "MULTIPLEX_CONFIG"
+REDIS_URL_ENV = "MULTIPLEX_REDIS_URL"
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _ROUTE_FIELDS = ("platform", "user_id", "chat_id", "thread_id")
 
 
@@ -67,8 +72,14 @@ class ProfileEntry(_Model):
 
 
 class GatewayConfig(_Model):
+    """``gateway:`` in ``multiplex.yaml`` (docs/configuration.md#supervisor-config-multiplexyaml)."""
+
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
+    # docs/gateway.md#limits: runs running or parked per profile; beyond it 429.
+    max_runs_per_profile: int = Field(default=32, ge=1, le=100_000)
+    # docs/gateway.md#limits: a larger request body answers 413 unread.
+    max_request_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
 
 
 class WatchConfig(_Model):
@@ -81,6 +92,34 @@ class WatchConfig(_Model):
         return "off" if value is False else value
 
 
+def _default_node_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class ClusterConfig(_Model):
+    """``cluster:``: the Redis that several nodes share (docs/cluster.md#configuration)."""
+
+    redis_url: str
+    node_id: str = Field(default_factory=_default_node_id, min_length=1, max_length=200)
+    run_ttl: float = Field(default=86_400.0, gt=0)
+    node_timeout: float = Field(default=15.0, ge=0.5, le=3600)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        # The URL may carry a password: the message never repeats it.
+        if not value.startswith(_REDIS_SCHEMES):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @field_validator("node_id")
+    @classmethod
+    def _node_id(cls, value: str) -> str:
+        if any(c.isspace() or c in ":*?[]" for c in value):
+            raise ValueError("may not contain spaces or any of : * ? [ ]")
+        return value
+
+
 class SupervisorConfig(_Model):
     """A validated ``multiplex.yaml``; relative paths are against its directory."""
 
@@ -90,6 +129,7 @@ class SupervisorConfig(_Model):
     routes: tuple[RouteSpec, ...] = ()
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    cluster: ClusterConfig | None = None
     source: Path | None = None
 
     @property
@@ -131,9 +171,9 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        if missing_ok:
-            return SupervisorConfig(source=path.resolve())
-        raise ConfigError("file not found", file=path) from None
+        if not missing_ok:
+            raise ConfigError("file not found", file=path) from None
+        data = b""
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", file=path) from None
     try:
@@ -149,6 +189,13 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         for k, v in raw.items()
         if not (v is None and k != "default_profile" and k != "profiles")
     }
+    env_url = os.environ.get(REDIS_URL_ENV)
+    if env_url:  # the file's cluster.redis_url wins; the variable fills it in
+        cluster = doc.get("cluster")
+        if cluster is None:
+            doc["cluster"] = {"redis_url": env_url}
+        elif isinstance(cluster, dict) and "redis_url" not in cluster:
+            doc["cluster"] = {**cluster, "redis_url": env_url}
     try:
         return SupervisorConfig(**doc, source=path.resolve())
     except ValidationError as exc:

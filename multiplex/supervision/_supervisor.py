@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import logging
 import threading
@@ -14,7 +15,8 @@ from typing import Literal
 from multiplex._errors import ConfigError, RoutingError
 from multiplex._metrics import Metrics
 from multiplex.approval import Gate
-from multiplex.approval._decision import Verdict
+from multiplex.approval._decision import Decision, Verdict
+from multiplex.approval._parked import Parked
 from multiplex.execution import ProcessTracker, RunResult, execute
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
@@ -29,7 +31,7 @@ from multiplex.scopes import (
 )
 from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
 from multiplex.supervision._routing import Router
-from multiplex.supervision._turn import Turn
+from multiplex.supervision._turn import ParkedRun, Turn
 from multiplex.watching import ConfigWatcher
 
 __all__ = ["Supervisor"]
@@ -143,7 +145,9 @@ class Supervisor:
         try:
             return self._profiles[name]
         except KeyError:
-            raise RoutingError(f"no profile named {name!r} is served") from None
+            close = difflib.get_close_matches(name, list(self._profiles), n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise RoutingError(f"no profile named {name!r} is served{hint}") from None
 
     def served_homes(self) -> tuple[tuple[str, Path], ...]:
         """Every served profile's name and home, and (multiplex mode) the profiles folder.
@@ -284,8 +288,38 @@ class Supervisor:
         with self.turn(profile, session, context) as scope:
             return self._run_in(scope, command, run_id)
 
+    def run_or_park(
+        self,
+        command: str,
+        profile: str,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        run_id: str | None = None,
+    ) -> RunResult | ParkedRun:
+        """Like :meth:`run` in a turn of its own, but a wait for a human is returned, not awaited.
+
+        A :class:`ParkedRun` keeps its turn open and holds no thread: call its
+        ``when_settled`` and then, in any thread, ``resume()`` for the result.
+        """
+        turn = self.turn(profile, session, context)
+        scope = turn.__enter__()
+        try:
+            step = self.gate.begin(scope, command, run_id=run_id)
+            if isinstance(step, Parked):
+                turn.suspend()
+                return ParkedRun(turn, scope, step, lambda d: self._execute(scope, command, d))
+            result = self._execute(scope, command, step)
+        except BaseException:
+            turn.__exit__(None, None, None)
+            raise
+        turn.__exit__(None, None, None)
+        return result
+
     def _run_in(self, scope: ProfileScope, command: str, run_id: str | None) -> RunResult:
-        decision = self.gate.decide(scope, command, run_id=run_id)
+        return self._execute(scope, command, self.gate.decide(scope, command, run_id=run_id))
+
+    def _execute(self, scope: ProfileScope, command: str, decision: Decision) -> RunResult:
         mounts = tuple(
             {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
         )

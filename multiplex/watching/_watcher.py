@@ -57,6 +57,8 @@ WatchMode = Literal["auto", "inotify", "polling", "off"]
 
 # docs/configuration.md#profile-home: the two files of a home that a reload reads.
 WATCHED_FILES: frozenset[str] = frozenset({"config.yaml", ".env"})
+# docs/security.md#credentials-checked-when-used: an edit under it reloads the known secrets.
+CREDENTIALS_DIR = "credentials"
 
 # Only events that can mean "content changed"; opens, reads and closes without a
 # write stay in the kernel (the supervisor's own reload reads these files).
@@ -86,10 +88,26 @@ def _plan(homes: Mapping[str, str]) -> set[_Unit]:
         only = next(iter(members)) if len(members) == 1 else None
         if only is not None and os.path.isdir(only):
             units.add((only, False))
+            # A lone home's watch is not recursive: its credentials get their own.
+            credentials = os.path.join(only, CREDENTIALS_DIR)
+            if os.path.isdir(credentials):
+                units.add((credentials, True))
         else:
             # Shared directory, or a home that does not exist yet: its parent sees it appear.
             units.add((parent, True))
     return units
+
+
+def _credentials_owner(
+    names_by_home: Mapping[str, frozenset[str]], path: str
+) -> frozenset[str] | None:
+    """The names of the home whose ``credentials/`` folder holds ``path``, if any."""
+    head, tail = os.path.split(path)
+    while head and tail:
+        if tail == CREDENTIALS_DIR and head in names_by_home:
+            return names_by_home[head]
+        head, tail = os.path.split(head)
+    return None
 
 
 class _Router(FileSystemEventHandler):
@@ -110,6 +128,8 @@ class _Router(FileSystemEventHandler):
             names = names_by_home.get(path)  # the home directory itself
             if names is None and os.path.basename(path) in WATCHED_FILES:
                 names = names_by_home.get(os.path.dirname(path))
+            if names is None:
+                names = _credentials_owner(names_by_home, path)
             for name in names or ():
                 self._debouncer.poke(name)
 
