@@ -13,9 +13,11 @@ from typing import Protocol
 
 __all__ = [
     "ASSIGN",
+    "MAX_UPSTREAM",
     "NextStep",
     "RedirectLike",
     "fed_text",
+    "feed_upstream",
     "operand_index",
     "option_value",
     "opts",
@@ -96,3 +98,16 @@ def fed_text(redirects: Sequence[RedirectLike], stdin: str | None) -> str | None
         if r.op.startswith("<<"):
             return r.target
     return stdin
+
+
+MAX_UPSTREAM = 256  # distinct names kept: a long pipeline stays linear
+
+
+def feed_upstream(upstream: tuple[str, ...], argv: tuple[str, ...]) -> tuple[str, ...]:
+    """``upstream`` with the program of ``argv`` added (distinct names, bounded)."""
+    if not argv:
+        return upstream
+    name = program_name(argv[0])
+    if name in upstream or len(upstream) >= MAX_UPSTREAM:
+        return upstream
+    return (*upstream, name)

@@ -15,6 +15,7 @@ A pure leaf: stdlib, ``shell._parse`` and ``shell._catalogue`` only.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -220,6 +221,7 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     return found
 
 
+@functools.lru_cache(maxsize=64)  # the gate asks twice: allowlist step, then detection
 def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None:
     """The first pattern no allow rule vouches for (docs/allowlist.md#what-an-allow-rule-never-covers).
 

@@ -7,11 +7,14 @@ kinds the walker descends into. A pure leaf.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-__all__ = ["CONTAINERS", "MAX_FRAMES", "NESTING", "parser"]
+from multiplex.shell._parsed import Redirect
+
+__all__ = ["CONTAINERS", "MAX_FRAMES", "NESTING", "WalkContext", "parser"]
 
 # Nodes whose children are simply more statements, walked in order.
 CONTAINERS = frozenset(
@@ -52,3 +55,14 @@ def parser() -> Parser:
         parser = Parser(Language(tree_sitter_bash.language()))
         _local.parser = parser
     return parser
+
+
+@dataclass(frozen=True, slots=True)
+class WalkContext:
+    """Where the walker is: nesting depth, wrappers, redirections and stdin around a node."""
+
+    depth: int
+    wrapped_by: tuple[str, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    upstream: tuple[str, ...] = ()  # program names feeding stdin, distinct, at most MAX_UPSTREAM
+    stdin: str | None = None  # text known to flow into this command's stdin

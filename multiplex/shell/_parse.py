@@ -1,22 +1,21 @@
 """Shell command lines parsed into the simple commands they would run (docs/approvals.md#parsing).
 
-``parse_line`` reads a line with the tree-sitter bash grammar and returns every
-simple command in it: pipeline stages, list members, subshells, ``$(…)``, backticks
-and process substitutions, each wrapper (``sudo``, ``env``, ``xargs`` …) together
-with the program it wraps, and the recursively parsed payloads of ``bash -c``,
-``eval``, ``find -exec``, ``ssh host CMD``, text fed into a shell. Never raises: a
-grammar error is in ``ParsedLine.error``, a passed size limit in ``over_limit``.
+``parse_line`` (tree-sitter bash) returns every simple command of a line: stages,
+list members, substitutions, wrappers with what they wrap, recursively parsed
+payloads (``bash -c``, ``eval``, ``find -exec``, ``ssh host CMD``, text fed into a
+shell). Never raises: errors go in ``ParsedLine.error``, limits in ``over_limit``.
 A pure leaf: of the package it imports only its fellow leaves.
 """
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from multiplex.shell._argv import feed_upstream
 from multiplex.shell._grammar import CONTAINERS, MAX_FRAMES, NESTING, parser
+from multiplex.shell._grammar import WalkContext as _Ctx
 from multiplex.shell._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell._payloads import env_payloads
 from multiplex.shell._substitution import (
@@ -25,6 +24,7 @@ from multiplex.shell._substitution import (
     fed_by,
     output_of,
     script_text,
+    spawns_itself,
 )
 from multiplex.shell._unwrap import (
     SHELLS,
@@ -48,6 +48,7 @@ from multiplex.shell._words import (
 __all__ = [
     "MAX_CHARS",
     "MAX_DEPTH",
+    "MAX_PIPES",
     "MAX_SEGMENTS",
     "ParsedLine",
     "Redirect",
@@ -58,15 +59,7 @@ __all__ = [
 MAX_CHARS = 128_000
 MAX_SEGMENTS = 25_000
 MAX_DEPTH = 16
-
-
-@dataclass(frozen=True, slots=True)
-class _Ctx:
-    depth: int
-    wrapped_by: tuple[str, ...] = ()
-    redirects: tuple[Redirect, ...] = ()
-    upstream: tuple[tuple[str, ...], ...] = ()
-    stdin: str | None = None  # text known to flow into this command's stdin
+MAX_PIPES = 512
 
 
 _SOURCING = SHELLS | {"source", "."}
@@ -82,6 +75,7 @@ class _Walker:
     def __init__(self, *, strict: bool) -> None:
         self.strict = strict  # variants are best effort: their errors are ignored
         self.commands: dict[SimpleCommand, None] = {}
+        self.order: list[tuple[str, ...]] = []  # every argv emitted, in order
         self.payloads: dict[str, None] = {}
         self.fork_bombs: list[str] = []
         self.error: str | None = None
@@ -171,7 +165,7 @@ class _Walker:
             argv, own_stdin = head(stage, src)
             stage_ctx = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, upstream, own_stdin or stdin)
             self._node(stage, src, stage_ctx)
-            upstream = (*upstream, argv)
+            upstream = feed_upstream(upstream, argv)
             stdin = stdin_text_after(argv, own_stdin or stdin)
 
     def _redirected(self, node: Node, src: bytes, ctx: _Ctx) -> None:
@@ -214,7 +208,9 @@ class _Walker:
         for tail in tails:
             if tail.type == "pipeline":
                 stdin = stdin_text_after(argv, heredoc)
-                tail_ctx = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, (argv,), stdin)
+                tail_ctx = _Ctx(
+                    ctx.depth, ctx.wrapped_by, ctx.redirects, feed_upstream((), argv), stdin
+                )
                 self._pipeline(stages(tail), src, tail_ctx)
             else:
                 self._node(tail, src, _Ctx(ctx.depth, ctx.wrapped_by))
@@ -224,14 +220,10 @@ class _Walker:
         body = node.child_by_field_name("body")
         if body is None:
             return
-        before = len(self.commands)
+        before = len(self.order)
         self._node(body, src, ctx)
         name = text(name_node, src) if name_node is not None else ""
-        inner = list(self.commands)[before:]
-        calls = sum(1 for c in inner if c.argv[:1] == (name,))
-        body_text = text(body, src)
-        backgrounded = "&" in body_text.replace("&&", "")
-        if calls >= 2 or (calls == 1 and backgrounded):
+        if spawns_itself(name, self.order[before:], text(body, src)):
             self.fork_bombs.append(text(node, src))
 
     def _command(
@@ -299,14 +291,16 @@ class _Walker:
         """Walk a ``<(…)`` read as stdin; the command's context gets what it prints."""
         self._node(sub, src, ctx)
         feeder = head(sub.named_children[0], src)[0] if sub.named_children else ()
-        upstream = (*ctx.upstream, feeder)
+        upstream = feed_upstream(ctx.upstream, feeder)
         return _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, upstream, output_of(sub, src))
 
     def _into(self, sub: Node, src: bytes, ctx: _Ctx, argv: tuple[str, ...]) -> None:
         """``>(…)`` receives what the command writes: its commands' stdin is that text."""
         passes = bool(argv) and program_name(argv[0]) in ("tee", "cat")
         stdin = ctx.stdin if passes else stdin_text_after(argv, ctx.stdin)
-        self._node(sub, src, _Ctx(ctx.depth, ctx.wrapped_by, (), (*ctx.upstream, argv), stdin))
+        self._node(
+            sub, src, _Ctx(ctx.depth, ctx.wrapped_by, (), feed_upstream(ctx.upstream, argv), stdin)
+        )
 
     # ---- commands, wrappers and payloads ---------------------------------------
     def _emit(
@@ -318,11 +312,12 @@ class _Walker:
         assignments: tuple[str, ...] = (),
     ) -> None:
         wrapped = ctx.wrapped_by
-        upstream = tuple(program_name(a[0]) for a in ctx.upstream if a)
+        upstream = ctx.upstream
         if assignments:
             self._env_code(list(assignments), ctx)
         while True:
             cmd = SimpleCommand(argv, redirects, text, wrapped, upstream, assignments)
+            self.order.append(cmd.argv)
             assignments = ()
             self.commands.setdefault(cmd, None)
             self.segments += 1
@@ -370,6 +365,9 @@ def parse_line(line: str) -> ParsedLine:
     """Parse one command line; never raises (docs/approvals.md#parsing)."""
     if len(line) > MAX_CHARS:
         return ParsedLine(line, (), over_limit=f"longer than {MAX_CHARS} characters")
+    # The grammar's time grows faster than linearly with pipeline stages: bound them first.
+    if line.count("|") > MAX_PIPES:
+        return ParsedLine(line, (), over_limit=f"more than {MAX_PIPES} '|' characters")
     walker = _walk(line, strict=True)
     variants = normalised_variants(line)
     primary = walker.commands

@@ -61,6 +61,18 @@ _STARTUP = frozenset(
 )
 
 
+# Substrings every secret / persistence pattern contains: a C-speed prefilter before fnmatch.
+_SECRET_KEYS = (
+    ".ssh", ".aws", "gcloud", ".kube", ".netrc", ".docker", "shadow", "sudoers", "credentials",
+    ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh/", ".azure", ".vault-token",
+    "secrets",
+)  # fmt: skip
+_PERSISTENCE_KEYS = (
+    ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
+    "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
+)  # fmt: skip
+
+
 def _tilde(path: str, place: Place) -> str:
     norm = posixpath.normpath(path) if path else path
     for home in place.homes:
@@ -80,10 +92,10 @@ def resolved(word: str, place: Place) -> list[str]:
 
 def is_secret_path(path: str) -> bool:
     """``path`` (``~/…`` form) is a private key or credential store."""
-    if _NOT_SECRET.search(path):
+    if ".env" in path and _ENV_FILE.search(path):
+        return not _NOT_SECRET.search(path)
+    if not any(key in path for key in _SECRET_KEYS) or _NOT_SECRET.search(path):
         return False
-    if _ENV_FILE.search(path):
-        return True
     return any(fnmatch.fnmatchcase(path, p) for p in _SECRETS)
 
 
@@ -91,6 +103,8 @@ def is_persistence_path(path: str) -> bool:
     """Writing ``path`` (``~/…`` form) installs something that runs later by itself."""
     if posixpath.basename(path) in _STARTUP:
         return True
+    if not any(key in path for key in _PERSISTENCE_KEYS):
+        return False
     return any(fnmatch.fnmatchcase(path, p) for p in _PERSISTENCE)
 
 

@@ -14,7 +14,7 @@ from multiplex.shell._payloads import STDIN_FILES
 from multiplex.shell._unwrap import stdin_text_after
 from multiplex.shell._words import head, stages, text, word
 
-__all__ = ["assignment", "expanded_words", "fed_by", "output_of", "script_text"]
+__all__ = ["assignment", "expanded_words", "fed_by", "output_of", "script_text", "spawns_itself"]
 
 
 def output_of(node: Node, src: bytes) -> str | None:
@@ -80,3 +80,9 @@ def script_text(node: Node, src: bytes) -> str | None:
         if not (value.startswith("-") or value in STDIN_FILES):
             return None
     return None
+
+
+def spawns_itself(name: str, inner: list[tuple[str, ...]], body: str) -> bool:
+    """A function body that calls its own name twice, or once in the background: a fork bomb."""
+    calls = sum(1 for argv in inner if argv[:1] == (name,))
+    return calls >= 2 or (calls == 1 and "&" in body.replace("&&", ""))

@@ -72,7 +72,7 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
         values = _expand_vars(values[0], place)
     out: list[str] = []
     for value in values:
-        for variant in expand_braces(value, _MAX_CANDIDATES):
+        for variant in expand_braces(value, _MAX_CANDIDATES) if "{" in value else [value]:
             if "$(" in variant or "`" in variant:
                 variant = re.sub(r"\$\([^)]*\)|`[^`]*`", "", variant)
             forms = [variant]
