@@ -14,6 +14,7 @@ A pure leaf: stdlib, ``shell._targets``, ``shell._writes``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import posixpath
 from collections.abc import Iterator
 
@@ -60,6 +61,7 @@ def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, P
         yield cmd, place
 
 
+@functools.lru_cache(maxsize=64)  # asked at step 2 and again inside detection
 def find_target_hardline(parsed: ParsedLine, place: Place) -> Finding | None:
     """The first destructive command whose target is or may be catastrophic, or None."""
     for cmd, here in _placed(parsed, place):

@@ -62,6 +62,7 @@ class Supervisor:
         self.metrics = Metrics()
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._profiles_root: Path | None = None
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
         self._turn_ids = itertools.count(1)
@@ -158,8 +159,9 @@ class Supervisor:
         homes = tuple((name, p.home) for name, p in self._profiles.items())
         if self.mode != "multiplex":
             return homes
-        root = (self.config.base_dir / self.config.profiles_dir).resolve()
-        return (*homes, ("", root))
+        if self._profiles_root is None:  # resolved once: the gate asks on every decision
+            self._profiles_root = (self.config.base_dir / self.config.profiles_dir).resolve()
+        return (*homes, ("", self._profiles_root))
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""
