@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
 from multiplex.approval._pending import Answer, Choice
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, not_found, sse_response
+from multiplex.gateway._http import (
+    ERRORS,
+    GatewayDep,
+    json_response,
+    no_profile,
+    not_found,
+    sse_response,
+)
 from multiplex.gateway._models import (
     AnswerIn,
     ApprovalOut,
@@ -26,10 +35,10 @@ from multiplex.gateway._models import (
     TestIn,
     VerdictOut,
 )
-from multiplex.gateway._run import Run, approval_row
+from multiplex.gateway._run import FINAL, Run, approval_row
 from multiplex.gateway._runs import ShuttingDown, TooManyRuns
 
-__all__ = ["router", "visible_approval_requests"]
+__all__ = ["router", "run_document", "start_run", "verdict_of", "visible_approval_requests"]
 
 router = APIRouter()
 RUN_EVENTS = frozenset(
@@ -80,9 +89,26 @@ _RUN_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("/v1/runs", status_code=202, response_model=RunCreated, responses=_RUN_ERRORS)
-async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
-    """Queue a run of ``commands`` in a profile's session; poll it or follow its events."""
+@router.post(
+    "/v1/runs",
+    status_code=202,
+    response_model=RunCreated,
+    responses={
+        **_RUN_ERRORS,
+        200: {"model": RunOut, "description": 'With "wait": the run, finished in time.'},
+    },
+)
+async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> Response:
+    """Queue a run of ``commands`` in a profile's session; poll it, follow its events, or ``wait``.
+
+    With ``"wait": seconds`` the answer is the run document (``GET /v1/runs/{id}``):
+    200 once it finished, or 202 with it as it stands when the time is up.
+    """
+    return await start_run(gw, caller, body)
+
+
+async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
+    """``POST /v1/runs`` for a validated body (the route and the fast path share it)."""
     profile = _target(gw, caller, body)
     try:
         run = gw.runs.submit(profile, body.session_id, body.context, list(body.commands))
@@ -92,15 +118,39 @@ async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> dict[str, A
         raise HTTPException(
             status_code=429, detail=str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
         ) from None
-    with run.lock:
-        status = run.status
-    return {"run_id": run.run_id, "status": status}
+    if not body.wait:
+        with run.lock:
+            status = run.status
+        return json_response({"run_id": run.run_id, "status": status}, 202)
+    await _until_done(run, body.wait)
+    document = run.snapshot()
+    return json_response(document, 200 if document["status"] in FINAL else 202)
+
+
+async def _until_done(run: Run, seconds: float) -> None:
+    # Woken by the worker that finishes the run: no polling, no thread waits.
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone (shutdown)
+            loop.call_soon_threadsafe(done.set)
+
+    run.on_done(wake)
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await done.wait()
 
 
 @router.get("/v1/runs/{run_id}", response_model=RunOut, responses=ERRORS)
-async def get_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+async def get_run(run_id: str, caller: Caller, gw: GatewayDep) -> Response:
     """A run's status, each gated command's result, and its open approval if any."""
-    return _run_for(gw, caller, run_id).snapshot()
+    return run_document(gw, caller, run_id)
+
+
+def run_document(gw: Gateway, caller: Principal, run_id: str) -> Response:
+    """``GET /v1/runs/{id}`` (the route and the fast path share it)."""
+    return json_response(_run_for(gw, caller, run_id).snapshot())
 
 
 @router.post(
@@ -205,21 +255,24 @@ async def reset_session(
 
 
 @router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)
-async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
-    """What the gate would do for a command (docs/cli.md Verdict): pure, writes nothing.
+async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> Response:
+    """What the gate would do for a command (docs/cli.md Verdict): pure, writes nothing."""
+    return await verdict_of(gw, caller, body)
 
-    The gate runs in a worker thread: a long line never holds the event loop
-    (docs/security.md#linear-time).
+
+async def verdict_of(gw: Gateway, caller: Principal, body: TestIn) -> Response:
+    """``POST /v1/approvals/test`` (the route and the fast path share it).
+
+    The gate runs in the gateway's gate pool, never on the event loop: a long
+    or pathological line never stalls other requests.
     """
     if not caller.sees(body.profile):
         raise no_profile(caller, body.profile)
     try:
-        verdict = await asyncio.to_thread(
-            gw.sup.test, body.profile, body.command, context=body.context
-        )
+        verdict = await gw.off_loop(gw.sup.test, body.profile, body.command, body.context)
     except RoutingError as exc:
         raise no_profile(caller, body.profile, str(exc)) from None
-    return verdict.as_dict()
+    return json_response(verdict.as_dict())
 
 
 def visible_approval_requests(gw: Gateway, caller: Principal) -> list[Event]:

@@ -14,6 +14,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from multiplex._errors import ConfigError, RoutingError
 from multiplex.gateway import _api_info, _api_runs
+from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._limits import BodyLimit, validation_error
 from multiplex.supervision import Supervisor
@@ -68,6 +69,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.gateway = gateway
+    # Outermost last: the body limit, then the hot routes' fast path, then FastAPI.
+    app.add_middleware(FastPath, gateway=gateway)
     app.add_middleware(BodyLimit, limit=limits.max_request_bytes)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)

@@ -68,6 +68,8 @@ class RunIn(_In):
     session_id: Name = "default"
     context: RunContext = "api"
     commands: list[Command] = Field(min_length=1, max_length=100)
+    # docs/gateway.md#waiting-for-the-result: answer with the finished run, within this many seconds.
+    wait: Annotated[float, Field(ge=0, le=300)] | None = None
 
     @model_validator(mode="after")
     def _one_target(self) -> RunIn:

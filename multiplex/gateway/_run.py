@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from multiplex.approval._pending import PendingApproval
@@ -68,10 +69,30 @@ class Run:
         self.cancel_requested = False
         self.done = threading.Event()
         self.lock = threading.Lock()
+        self._on_done: list[Callable[[], None]] = []
 
     @property
     def finished(self) -> bool:
         return self.status in FINAL
+
+    def on_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once the run has finished (at once if it has).
+
+        It runs in the thread that finished the run: hand off, never block.
+        """
+        with self.lock:
+            if not self.finished:
+                self._on_done.append(callback)
+                return
+        callback()
+
+    def ended(self) -> None:
+        """Called once, after the run finished: wake whoever waits for it."""
+        self.done.set()
+        with self.lock:
+            callbacks, self._on_done = self._on_done, []
+        for callback in callbacks:
+            callback()
 
     def snapshot(self) -> dict[str, Any]:
         """The ``GET /v1/runs/{id}`` document."""

@@ -240,7 +240,7 @@ class RunRegistry:
             error=error,
         )
         self._publish_run("run.finished", run)
-        run.done.set()
+        run.ended()
         with self._lock:
             left = self._live.get(run.profile, 1) - 1
             if left > 0:

@@ -16,8 +16,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 __all__ = [
     "APPROVAL_TIMEOUT_MAX",
     "APPROVAL_TIMEOUT_MIN",
+    "TERMINAL_TIMEOUT_MAX",
     "ApprovalSettings",
     "Backend",
+    "CodeExecutionSettings",
     "ProfileSettings",
     "SecuritySettings",
     "TerminalSettings",
@@ -27,12 +29,14 @@ __all__ = [
 Backend = Literal["local", "docker", "ssh", "singularity", "modal", "daytona"]
 APPROVAL_TIMEOUT_MIN = 1.0
 APPROVAL_TIMEOUT_MAX = 31_536_000.0
+TERMINAL_TIMEOUT_MAX = 31_536_000.0  # one year; larger values are clamped with a warning
 DEFAULT_PROTECTED = ("AGENTS.md", "SOUL.md", ".env", "config.yaml")
 
 
 class _Section(BaseModel):
-    # Unknown keys inside a section are kept out of the model; the loader warns.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # docs/configuration.md#validation: an unknown key inside a section is an error
+    # (the loader reports it with a "did you mean" before the model sees it).
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class TerminalSettings(_Section):
@@ -79,12 +83,6 @@ class ApprovalSettings(_Section):
     protected_files: tuple[StrictStr, ...] = DEFAULT_PROTECTED
     yolo: StrictBool = False
 
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _bare_off(cls, value: Any) -> Any:
-        # YAML 1.1 reads a bare `off` as False (docs/configuration.md#configyaml-keys).
-        return "off" if value is False else value
-
     @field_validator("timeout", mode="before")
     @classmethod
     def _number(cls, value: Any) -> Any:
@@ -105,6 +103,15 @@ class SecuritySettings(_Section):
     redact_secrets: StrictBool = True
 
 
+class CodeExecutionSettings(_Section):
+    """``code_execution:`` — the profile's session kernels (docs/kernels.md#configuration)."""
+
+    kernel_idle_timeout: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
+    max_session_kernels: int = Field(default=4, ge=1, le=1000)
+    timeout: float = Field(default=300.0, gt=0, allow_inf_nan=False)
+    max_tool_calls: int = Field(default=50, ge=0, le=100_000)
+
+
 class ProfileSettings(BaseSettings):
     """Everything a profile's ``config.yaml`` can say, with the documented defaults (docs/configuration.md)."""
 
@@ -114,6 +121,7 @@ class ProfileSettings(BaseSettings):
     command_allowlist: tuple[StrictStr, ...] = ()
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    code_execution: CodeExecutionSettings = Field(default_factory=CodeExecutionSettings)
 
     @classmethod
     def settings_customise_sources(

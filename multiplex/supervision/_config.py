@@ -16,6 +16,7 @@ __all__ = [
     "CONFIG_ENV",
     "REDIS_URL_ENV",
     "ClusterConfig",
+    "CodeExecutionConfig",
     "GatewayConfig",
     "ProfileEntry",
     "RouteSpec",
@@ -120,6 +121,12 @@ class ClusterConfig(_Model):
         return value
 
 
+class CodeExecutionConfig(_Model):
+    """``code_execution:`` of ``multiplex.yaml``: limits across every profile (docs/kernels.md#configuration)."""
+
+    max_kernels: int = Field(default=16, ge=1, le=10_000)
+
+
 class SupervisorConfig(_Model):
     """A validated ``multiplex.yaml``; relative paths are against its directory."""
 
@@ -129,6 +136,7 @@ class SupervisorConfig(_Model):
     routes: tuple[RouteSpec, ...] = ()
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     cluster: ClusterConfig | None = None
     source: Path | None = None
 
@@ -146,7 +154,12 @@ class SupervisorConfig(_Model):
         if self.profiles is None:
             if not root.is_dir():
                 return {}
-            return {d.name: d for d in sorted(root.iterdir()) if (d / "config.yaml").is_file()}
+            # lexists: a dangling config.yaml link is a home in error, never skipped.
+            return {
+                d.name: d
+                for d in sorted(root.iterdir())
+                if d.is_dir() and os.path.lexists(d / "config.yaml")
+            }
         homes: dict[str, Path] = {}
         for entry in self.profiles:
             if isinstance(entry, ProfileEntry):
@@ -184,6 +197,9 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a mapping", file=path, line=1)
+    odd = next((k for k in raw if not isinstance(k, str)), None)
+    if odd is not None:
+        raise ConfigError(f"unknown key {odd!r}: keys are names", file=path)
     doc = {
         k: v
         for k, v in raw.items()

@@ -18,6 +18,7 @@ from multiplex.approval import Gate
 from multiplex.approval._decision import Decision, Verdict
 from multiplex.approval._parked import Parked
 from multiplex.execution import ProcessTracker, RunResult, execute
+from multiplex.execution.kernels import CellResult, KernelPool
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
 from multiplex.scopes import (
@@ -79,6 +80,11 @@ class Supervisor:
             served_homes=self.served_homes,
         )
         self._turn_end_hooks.append(self.gate.cancel_turn)
+        self.kernels = KernelPool(
+            metrics=self.metrics,
+            dispatch=self._kernel_command,
+            max_kernels=self.config.code_execution.max_kernels,
+        )
         for profile in self._profiles.values():
             profile.on_reload(self._after_reload)
             self._after_reload(profile, profile.reload())
@@ -318,10 +324,27 @@ class Supervisor:
         turn.__exit__(None, None, None)
         return result
 
-    def _run_in(self, scope: ProfileScope, command: str, run_id: str | None) -> RunResult:
-        return self._execute(scope, command, self.gate.decide(scope, command, run_id=run_id))
+    def _run_in(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+    ) -> RunResult:
+        decision = self.gate.decide(scope, command, run_id=run_id)
+        return self._execute(scope, command, decision, tracker=tracker, timeout=timeout)
 
-    def _execute(self, scope: ProfileScope, command: str, decision: Decision) -> RunResult:
+    def _execute(
+        self,
+        scope: ProfileScope,
+        command: str,
+        decision: Decision,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+    ) -> RunResult:
         mounts = tuple(
             {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
         )
@@ -331,7 +354,8 @@ class Supervisor:
             # Running containers/remote hosts is out of scope here (docs/execution.md): report the plan.
             note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
             return RunResult(command, decision, None, "", note, mounts=mounts)
-        done = execute(scope, command, tracker=self.processes)
+        limit = scope.view.timeout if timeout is None else min(timeout, scope.view.timeout)
+        done = execute(scope, command, tracker=tracker or self.processes, timeout=limit)
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         return RunResult(
             command,
@@ -346,8 +370,43 @@ class Supervisor:
         )
 
     def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
-        """``/new``, ``/reset``: drop the session's grants and cancel its pending approvals."""
-        return self.gate.reset_session(self.profile(profile), session, cause)
+        """``/new``, ``/reset``: drop the session's grants, cancel its pending approvals, end its kernels."""
+        cancelled = self.gate.reset_session(self.profile(profile), session, cause)
+        self.kernels.dispose_session(profile, session, cause)
+        return cancelled
+
+    # -- code cells ------------------------------------------------------------
+    def execute_code(
+        self,
+        code: str,
+        *,
+        profile: str,
+        session: str,
+        context: str | ContextKind = ContextKind.API,
+        reset: bool = False,
+        timeout: float | None = None,
+        run_id: str | None = None,
+    ) -> CellResult:
+        """Run ``code`` as one cell of the session's persistent kernel (docs/kernels.md).
+
+        The cell opens its own turn (a delegated child inside another turn);
+        shell commands it sends through ``multiplex.kernel.run`` are gated
+        under this turn's authority. ``reset=True`` discards the kernel's state
+        first; ``timeout`` overrides ``code_execution.timeout``.
+        """
+        with self.turn(profile, session, context) as scope:
+            return self.kernels.execute(scope, code, reset=reset, timeout=timeout, run_id=run_id)
+
+    def _kernel_command(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        tracker: ProcessTracker,
+        timeout: float | None,
+    ) -> RunResult:
+        # A cell's shell request: the gate and execution of any command, under the cell's scope.
+        return self._run_in(scope, command, run_id, tracker=tracker, timeout=timeout)
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> Supervisor:
@@ -394,6 +453,7 @@ class Supervisor:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        self.kernels.close()
         self.kill_running()
 
     def __enter__(self) -> Supervisor:
