@@ -69,11 +69,11 @@ def corpus(rng: random.Random) -> list[str]:
 
 
 def long_lines(kib: int) -> list[str]:
-    """Valid lines of ``kib`` KiB: many words, one long word, many pipeline stages (issue 10)."""
+    """Valid lines of ``kib`` KiB: many words, one long word, a long && list (issue 10)."""
     size = kib * 1024
     words = ("echo " + " ".join(f"w{i}" for i in range(size)))[:size]
     word = "echo " + "x" * (size - 5)
-    listed = ("cd src && " + "make test-{0} && ".format("x") * size)[:size].rsplit(" &&", 1)[0]
+    listed = ("cd src && " + "make test-x && " * size)[:size].rsplit(" &&", 1)[0]
     return [words, word, listed]
 
 

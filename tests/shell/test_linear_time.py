@@ -47,7 +47,7 @@ def _nested(tree: Any, inside: bool = False) -> bool:
     for op, arg in tree:
         name = str(op)
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            low, high, sub = arg
+            _low, high, sub = arg
             unbounded = high == re._constants.MAXREPEAT or high > 64  # type: ignore[attr-defined]
             if inside and unbounded:
                 return True
@@ -56,9 +56,8 @@ def _nested(tree: Any, inside: bool = False) -> bool:
         elif name in ("SUBPATTERN", "ATOMIC_GROUP"):
             if _nested(arg[-1], inside):
                 return True
-        elif name == "BRANCH":
-            if any(_nested(branch, inside) for branch in arg[1]):
-                return True
+        elif name == "BRANCH" and any(_nested(branch, inside) for branch in arg[1]):
+            return True
     return False
 
 
