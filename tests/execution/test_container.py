@@ -98,8 +98,11 @@ def test_credentials_at_run_credentials_and_nowhere_else(sup: Supervisor) -> Non
 
 def test_another_profiles_canary_is_unreadable(sup: Supervisor) -> None:
     b = sup.profiles["b"].home
-    result = run(sup, f"cat {b / 'canary.txt'}; ls {b.parent}")
-    assert "CANARY-B" not in result.stdout and result.exit_code != 0
+    # Past the gate (which refuses naming another home): the container alone keeps it out.
+    with sup.turn(sup.name_c, "raw", "api") as scope:  # type: ignore[attr-defined]
+        result = execute(scope, f"cat {b / 'canary.txt'}; ls {b.parent}")
+    assert "CANARY-B" not in result.stdout and "No such file" in result.stderr
+    assert result.exit_code not in (0, None) and result.sandbox == "podman"
 
 
 def test_secrets_are_redacted(sup: Supervisor) -> None:
