@@ -12,6 +12,7 @@ from multiplex._errors import MultiplexError
 from multiplex.cli._allowlist import allowlist_app
 from multiplex.cli._approvals import approvals_app, exec_command
 from multiplex.cli._audit import audit
+from multiplex.cli._kernel import kernel_app
 from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
 from multiplex.cli._state import CliState
@@ -89,6 +90,7 @@ app.command("audit", cls=Command)(audit)
 app.add_typer(profiles_app, name="profiles")
 app.add_typer(allowlist_app, name="allowlist")
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(kernel_app, name="kernel")
 
 
 def main(argv: list[str] | None = None) -> None:
