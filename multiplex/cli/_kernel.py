@@ -7,29 +7,27 @@ one ``kernel run`` to the next; the CLI finds it through ``--url``,
 ``kernel run`` runs the cell in a kernel of its own that ends with the command
 (and says so).
 
+The gateway client is the CLI's own (:mod:`multiplex.cli._client`).
+
 ``kernel run`` exit codes: 0 ok (and ``sys.exit()``), 1 the cell raised or its
 kernel died, 2 refused, 5 timed out or cancelled.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Annotated, Any
 
 import typer
 
 from multiplex._errors import MultiplexError
 from multiplex.approval import TerminalPrompter
+from multiplex.cli._client import GatewayClient, GatewayError, client_for
 from multiplex.cli._options import Command, Group
-from multiplex.cli._output import emit_json
+from multiplex.cli._output import SCHEMA_VERSION, emit_json
 from multiplex.cli._state import CliState, state_of
-from multiplex.cli._up import admin_token_file, gateway_url_file
 
 __all__ = ["kernel_app"]
 
@@ -37,54 +35,7 @@ kernel_app = typer.Typer(
     cls=Group, help="Session kernels: persistent Python per session.", no_args_is_help=True
 )
 _EXIT = {"ok": 0, "exited": 0, "error": 1, "died": 1, "refused": 2, "timeout": 5, "cancelled": 5}
-_WAIT = 300.0
-
-
-class GatewayUnavailable(MultiplexError):
-    """No running gateway could be reached."""
-
-
-def _gateway(state: CliState) -> tuple[str, str | None] | None:
-    """(url, token) of the running gateway, or None when none is configured or running."""
-    url = state.url or os.environ.get("MULTIPLEX_URL") or None
-    base = state.config().base_dir
-    if url is None:
-        try:
-            url = gateway_url_file(base).read_text().strip() or None
-        except OSError:
-            url = None
-    if url is None:
-        return None
-    if not url.startswith(("http://", "https://")):
-        raise MultiplexError(f"gateway URL must start with http:// or https://: {url!r}")
-    token = state.token or os.environ.get("MULTIPLEX_TOKEN")
-    if token is None:
-        try:
-            token = admin_token_file(base).read_text().strip() or None
-        except OSError:
-            token = None
-    return url.rstrip("/"), token
-
-
-def _call(gw: tuple[str, str | None], method: str, path: str, body: Any = None) -> Any:
-    url, token = gw
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method=method)
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=_WAIT + 30) as response:
-            return json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = json.loads(exc.read()).get("detail")
-        except (ValueError, AttributeError):
-            detail = None
-        raise MultiplexError(f"gateway {url}: {exc.code}: {detail or exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise GatewayUnavailable(f"gateway {url} is not reachable: {reason}") from None
+_WAIT = 20.0  # seconds per POST wait; longer cells are then polled
 
 
 def _print_cell(cell: dict[str, Any]) -> None:
@@ -99,8 +50,8 @@ def _print_cell(cell: dict[str, Any]) -> None:
         sys.stderr.write(f"multiplex: {cell['notice']}\n")
 
 
-def _via_gateway(gw: tuple[str, str | None], body: dict[str, Any]) -> dict[str, Any]:
-    run = _call(gw, "POST", "/v1/runs", {**body, "wait": _WAIT})
+def _via_gateway(gw: GatewayClient, body: dict[str, Any]) -> dict[str, Any]:
+    run = gw.post("/v1/runs", {**body, "wait": _WAIT})
     run_id, told = run["run_id"], None
     while run.get("status") not in ("completed", "failed", "cancelled"):
         pending = run.get("pending_approval")
@@ -110,7 +61,7 @@ def _via_gateway(gw: tuple[str, str | None], body: dict[str, Any]) -> dict[str, 
                 f"multiplex: waiting for approval {told} of run {run_id}: {pending['command']}\n"
             )
         time.sleep(0.2)
-        run = _call(gw, "GET", f"/v1/runs/{urllib.parse.quote(run_id)}")
+        run = gw.get(f"/v1/runs/{urllib.parse.quote(run_id)}")
     if not run["results"]:
         raise MultiplexError(f"run {run_id} {run['status']}: {run.get('error') or 'no cell ran'}")
     result: dict[str, Any] = run["results"][0]
@@ -151,22 +102,17 @@ def run_command(
     state = state_of(ctx)
     text = sys.stdin.read() if code == ["-"] else " ".join(code)
     body = {"profile": profile, "session_id": session, "code": [text], "reset": reset}
-    gw = _gateway(state)
-    cell = _via_gateway(gw, body) if gw is not None else _in_process(state, profile, body)
+    try:
+        cell = _via_gateway(client_for(state), body)
+    except GatewayError as exc:
+        if exc.status is not None:
+            raise  # a gateway answered and refused: never run it elsewhere instead
+        cell = _in_process(state, profile, body)
     if as_json:
-        emit_json(cell)
+        emit_json({"schema_version": SCHEMA_VERSION, **cell})
     else:
         _print_cell(cell)
     raise typer.Exit(_EXIT.get(str(cell.get("outcome")), 1))
-
-
-def _required(state: CliState) -> tuple[str, str | None]:
-    gw = _gateway(state)
-    if gw is None:
-        raise GatewayUnavailable(
-            "no running gateway (kernels live in `multiplex up`; give --url or $MULTIPLEX_URL)"
-        )
-    return gw
 
 
 @kernel_app.command("list", cls=Command)
@@ -175,7 +121,7 @@ def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The live kernels of the running gateway that this token may see."""
-    rows: list[dict[str, Any]] = _call(_required(state_of(ctx)), "GET", "/v1/kernels")
+    rows: list[dict[str, Any]] = client_for(state_of(ctx)).get("/v1/kernels")
     if as_json:
         emit_json(rows)
         return
@@ -201,5 +147,5 @@ def reset_command(
 ) -> None:
     """End the session's kernel in the running gateway: the next cell starts fresh."""
     path = f"/v1/kernels/{urllib.parse.quote(profile, safe='')}/{urllib.parse.quote(session, safe='')}/reset"
-    ended = _call(_required(state_of(ctx)), "POST", path)["ended"]
+    ended = client_for(state_of(ctx)).post(path)["ended"]
     typer.echo(f"{profile}/{session}: {ended} kernel(s) ended")

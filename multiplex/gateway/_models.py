@@ -24,6 +24,7 @@ __all__ = [
     "PatternOut",
     "PendingOut",
     "ProfileOut",
+    "ReloadOut",
     "ResetOut",
     "ResultOut",
     "RouteIn",
@@ -32,6 +33,7 @@ __all__ = [
     "RunIn",
     "RunOut",
     "RunStatus",
+    "RunSummary",
     "TestContext",
     "TestIn",
     "TraceOut",
@@ -265,14 +267,46 @@ class WhoAmI(BaseModel):
 
 
 class DecisionRow(BaseModel):
+    """One record of ``<home>/logs/decisions.jsonl`` (the same fields; ``session_id`` = ``session``)."""
+
     ts: float
     profile: str
-    session_id: str
+    session: str = ""
+    session_id: str = ""
+    turn: str | None = None
+    context: str | None = None
     command: str
     outcome: str
     cause: str
     decided_by: str
-    rule: str | None
+    rule: str | None = None
+    epoch: int | None = None
+    waited_ms: int | None = None
+    choice: str | None = None
+
+
+class RunSummary(BaseModel):
+    """One row of ``GET /v1/runs``."""
+
+    run_id: str
+    profile: str
+    session_id: str
+    context: str
+    status: RunStatus
+    created_at: float
+    finished_at: float | None
+    commands: list[str]
+    pending_approval: str | None = None
+
+
+class ReloadOut(BaseModel):
+    """``POST /v1/admin/reload``: what the reload of ``multiplex.yaml`` did."""
+
+    ok: bool
+    error: str | None = None
+    added: list[str]
+    removed: list[str]
+    profiles: int
 
 
 ProfileOut = dict[str, Any]

@@ -78,6 +78,11 @@ class RunRegistry:
         with self._lock:
             return self._runs.get(run_id)
 
+    def all(self) -> list[Run]:
+        """Every run still known, oldest first (live ones and the last finished)."""
+        with self._lock:
+            return list(self._runs.values())
+
     def active(self) -> list[Run]:
         with self._lock:
             return [r for r in self._runs.values() if not r.finished]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 from tests.conftest import run_cli
@@ -38,7 +39,8 @@ def test_kernel_run_keeps_state_in_the_gateway(gateway: Gateway) -> None:
     # A profile token sees only its own profile's kernels, and cannot reset another's.
     assert json.loads(_cli(gateway, "list", "--json", token=TOKENS["beta"]).stdout) == []
     refused = _cli(gateway, "reset", "-p", "alpha", "--session", "cli", token=TOKENS["beta"])
-    assert refused.returncode == 2 and "404" in refused.stderr and "Traceback" not in refused.stderr
+    assert refused.returncode == 2 and "HTTP 404" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
     reset = _cli(gateway, "reset", "-p", "alpha", "--session", "cli")
     assert reset.returncode == 0 and "1 kernel(s) ended" in reset.stdout
@@ -50,7 +52,10 @@ def test_kernel_run_without_a_gateway_runs_its_own_kernel(tmp_path: Path) -> Non
     home = tmp_path / "solo"
     home.mkdir()
     (home / "config.yaml").write_text("")
-    (tmp_path / "multiplex.yaml").write_text("profiles_dir: .\n")
+    with socket.socket() as probe:  # a port nothing listens on: no gateway is running
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "multiplex.yaml").write_text(f"profiles_dir: .\ngateway: {{port: {port}}}\n")
     result = run_cli(
         "--config",
         str(tmp_path / "multiplex.yaml"),
@@ -60,9 +65,11 @@ def test_kernel_run_without_a_gateway_runs_its_own_kernel(tmp_path: Path) -> Non
         "solo",
         "--",
         "6 * 7",
-        env={"MULTIPLEX_URL": ""},
+        env={"MULTIPLEX_URL": "", "MULTIPLEX_TOKEN": ""},
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "42\n" and "ends with the command" in result.stderr
-    listing = run_cli("--config", str(tmp_path / "multiplex.yaml"), "kernel", "list")
-    assert listing.returncode == 2 and "no running gateway" in listing.stderr
+    listing = run_cli(
+        "--config", str(tmp_path / "multiplex.yaml"), "kernel", "list", env={"MULTIPLEX_URL": ""}
+    )
+    assert listing.returncode == 2 and "cannot reach the gateway" in listing.stderr
