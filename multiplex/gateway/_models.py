@@ -19,6 +19,7 @@ __all__ = [
     "DecisionOut",
     "DecisionRow",
     "KernelOut",
+    "KernelsEnded",
     "OkOut",
     "PatternOut",
     "PendingOut",
@@ -171,6 +172,10 @@ class KernelOut(BaseModel):
     last_used: float
     memory_bytes: int
     busy: bool
+
+
+class KernelsEnded(BaseModel):
+    ended: int
 
 
 class PatternOut(BaseModel):
