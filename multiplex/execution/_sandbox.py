@@ -79,6 +79,8 @@ class SandboxInfo:
         self._read, self.fd = os.pipe()
         self._pid: int | None = None
         self._done = threading.Event()
+        self._close_lock = threading.Lock()
+        self._closed = False
         threading.Thread(target=self._collect, daemon=True).start()
 
     def _collect(self) -> None:
@@ -91,7 +93,14 @@ class SandboxInfo:
         self._done.set()
 
     def started(self) -> None:
-        """Close this process's copy of the write end (bwrap holds its own)."""
+        """Close this process's copy of the write end (bwrap holds its own); once only.
+
+        A second close could hit a descriptor another thread has been given since.
+        """
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
