@@ -63,6 +63,7 @@ class Supervisor:
         self.metrics = Metrics()
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._built_from: dict[str, object] = {}  # the state each view was built from
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
         self._turn_ids = itertools.count(1)
@@ -83,7 +84,7 @@ class Supervisor:
         )
         for profile in self._profiles.values():
             profile.on_reload(self._after_reload)
-            self._after_reload(profile, profile.reload())
+            profile.reload()  # the listener above builds its view
         self.router = Router(self.config.routes, self._default_profile())
         self._check_routes()
         if strict:
@@ -183,7 +184,11 @@ class Supervisor:
         self.metrics.reloads.labels(profile.name, result.result).inc()
         if profile.loaded:
             old = self._views.get(profile.name)
+            state = profile.state
+            if old is not None and self._built_from.get(profile.name) is state:
+                return  # a touch or a re-save: nothing to rebuild (thousands at start)
             self._views[profile.name] = build_view(profile)
+            self._built_from[profile.name] = state
             with self._secrets_lock:
                 self._all_secrets = None
             if result.mtime and self._revoked(old, self._views[profile.name], result):
@@ -399,8 +404,7 @@ class Supervisor:
             watcher = ConfigWatcher(
                 self._on_file_change, mode=watch.mode, debounce_ms=watch.debounce_ms
             )
-            for name, profile in self._profiles.items():
-                watcher.watch(name, profile.home)
+            watcher.watch_many({name: p.home for name, p in self._profiles.items()})
             watcher.start()
             self._watcher = watcher
             # An edit made between the initial load and the watcher's start
