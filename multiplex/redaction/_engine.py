@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-__all__ = ["Database", "backend", "engine_name", "escape", "pure_python"]
+__all__ = ["Database", "backend", "disable", "engine_name", "escape", "pure_python"]
 
 _log = logging.getLogger("multiplex.redaction")
 
