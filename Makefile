@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench lint install chromium clean
+.PHONY: run test bench lint install chromium redis clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,13 +26,22 @@ chromium:
 	      || echo "chromium could not be installed: browser tests will skip"; \
 	  else echo "chromium not installed and apt-get unusable: browser tests will skip"; fi; }
 
+# The cluster tests start Debian's redis-server on a loopback port (never a fake);
+# installed when missing and apt-get is usable, otherwise those tests skip saying why.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null) \
+	      || echo "redis-server could not be installed: cluster tests will skip"; \
+	  else echo "redis-server not installed and apt-get unusable: cluster tests will skip"; fi; }
+
 run: install
 	$(BIN)/multiplex --config multiplex.yaml up
 
-test: install chromium
+test: install chromium redis
 	$(BIN)/python -m pytest -n 2 -q
 
-bench: install
+bench: install redis
 	@for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lint: install

@@ -1,4 +1,4 @@
-"""Benchmark: the isolation audit over 100 generated profiles (SPEC §10).
+"""Benchmark: the isolation audit over 100 generated profiles (docs/audit.md).
 
 Generates 100 varied homes (tests/audit's generator), runs the whole audit
 (sandbox, concurrent multiplexed turns, leak checks, one standalone probe

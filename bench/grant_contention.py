@@ -1,4 +1,4 @@
-"""Grant contention: 8 processes x 250 grants to one profile file (SPEC §8).
+"""Grant contention: 8 processes x 250 grants to one profile file (docs/allowlist.md).
 
 Each process owns an AllowlistStore on the same config.yaml and grants 250
 distinct rules, every grant a locked, fsynced, atomic write-through. The

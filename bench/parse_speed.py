@@ -1,4 +1,4 @@
-"""Median time to parse one agent command line (SPEC §7.1).
+"""Median time to parse one agent command line (docs/approvals.md#parsing).
 
 Corpus: tests/approval/corpus/ordinary.txt (realistic agent commands). Baseline,
 measured in the same run: tree-sitter's own parse of the same line, i.e. the cost
@@ -16,8 +16,7 @@ from pathlib import Path
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-from multiplex.approval.detection import find_dangerous, find_hardline
-from multiplex.approval.shell import parse_line
+from multiplex.shell import find_dangerous, find_hardline, parse_line
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests/approval/corpus/ordinary.txt"
 ROUNDS = 200

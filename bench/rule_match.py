@@ -1,4 +1,4 @@
-"""Benchmark: RuleSet.match against a naive scan of every rule (SPEC §5).
+"""Benchmark: RuleSet.match against a naive scan of every rule (docs/allowlist.md#rules).
 
 10,000 generated rules (many programs, literal and glob tokens, prefix rules, a
 few glob/path program tokens) and 10,000 argvs (about a fifth built to match).
@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from multiplex.approval.rules import Rule, RuleSet, parse_rule
+from multiplex.shell import Rule, RuleSet, parse_rule
 
 RULES = 10_000
 ARGVS = 10_000

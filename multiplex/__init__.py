@@ -12,7 +12,7 @@ from multiplex._errors import (
     RuleSyntaxError,
     UnscopedAccessError,
 )
-from multiplex._supervisor import Supervisor
+from multiplex.approval import CallbackPrompter, TerminalPrompter
 from multiplex.approval._decision import DecidedBy, Decision, Outcome, Verdict
 from multiplex.profiles import AllowlistStore, Profile
 from multiplex.scopes import (
@@ -23,9 +23,11 @@ from multiplex.scopes import (
     register_surface,
     run_in_scope,
 )
+from multiplex.supervision import Supervisor
 
 __all__ = [
     "AllowlistStore",
+    "CallbackPrompter",
     "ConfigError",
     "ContextKind",
     "DecidedBy",
@@ -40,6 +42,7 @@ __all__ = [
     "RuleSyntaxError",
     "ScopedExecutor",
     "Supervisor",
+    "TerminalPrompter",
     "UnscopedAccessError",
     "Verdict",
     "current_scope",

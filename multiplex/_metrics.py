@@ -1,4 +1,4 @@
-"""Prometheus metrics of one supervisor (SPEC §7.6), in its own registry.
+"""Prometheus metrics of one supervisor (docs/approvals.md#records), in its own registry.
 
 A registry per supervisor keeps two supervisors in one process (tests, the
 audit) from sharing counters.
@@ -50,6 +50,37 @@ class Metrics:
             "multiplex_commands_total",
             "Commands executed, by profile and whether they exited 0.",
             ("profile", "result"),
+            registry=self.registry,
+        )
+        # Session kernels (docs/kernels.md#metrics).
+        self.kernel_cells = Counter(
+            "multiplex_kernel_cells_total",
+            "Kernel cells run, by profile and outcome (ok, error, timeout, cancelled, exited, died, refused).",
+            ("profile", "outcome"),
+            registry=self.registry,
+        )
+        self.kernel_spawns = Counter(
+            "multiplex_kernel_spawns_total",
+            "Kernel processes started, by profile.",
+            ("profile",),
+            registry=self.registry,
+        )
+        self.kernel_evictions = Counter(
+            "multiplex_kernel_evictions_total",
+            "Idle kernels ended to stay within max_session_kernels or max_kernels.",
+            ("profile",),
+            registry=self.registry,
+        )
+        self.kernel_reaps = Counter(
+            "multiplex_kernel_reaps_total",
+            "Kernels ended after code_execution.kernel_idle_timeout idle.",
+            ("profile",),
+            registry=self.registry,
+        )
+        self.kernel_kills = Counter(
+            "multiplex_kernel_kills_total",
+            "Kernels killed, by cause (timeout, cancelled, reset, stale, session reset, ...).",
+            ("profile", "cause"),
             registry=self.registry,
         )
 

@@ -6,6 +6,7 @@ import os
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,13 +96,17 @@ def _no_process_scope() -> Iterator[None]:
 
 
 def run_cli(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    replace_env: bool = False,
 ):  # type: ignore[no-untyped-def]
-    """Run the real ``multiplex`` console script in a subprocess."""
+    """Run the real ``multiplex`` console script in a subprocess (``replace_env``: only ``env``)."""
     import subprocess
     import sys
 
-    full_env = dict(os.environ)
+    full_env = {} if replace_env else dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "multiplex", *args],
@@ -112,3 +117,27 @@ def run_cli(
         text=True,
         timeout=120,
     )
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real redis-server for this session (skips, saying why, when not installed)."""
+    from tests.redis_server import RedisServer
+
+    try:
+        server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    except FileNotFoundError:
+        pytest.skip("redis-server is not installed (make test installs it with apt-get)")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: Any) -> str:
+    """The session's Redis, running and empty."""
+    if redis_server.proc is None:
+        redis_server.start()
+    redis_server.flush()
+    return str(redis_server.url)

@@ -1,4 +1,4 @@
-"""``multiplex allowlist list|add|remove`` (SPEC §8, §12) against a real file."""
+"""``multiplex allowlist list|add|remove`` (docs/allowlist.md, docs/cli.md) against a real file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §9: commands run in their scope: cwd, env, credentials, timeout, caps, redaction."""
+"""docs/execution.md: commands run in their scope: cwd, env, credentials, timeout, caps, redaction."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from multiplex import Outcome, Supervisor
-from multiplex._execution import OUTPUT_CAP
+from multiplex.execution import OUTPUT_CAP
 
 
 @pytest.fixture

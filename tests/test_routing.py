@@ -1,4 +1,4 @@
-"""SPEC §4: routing specificity, all-fields-match, unserved routes refused at load."""
+"""docs/configuration.md#supervisor-config-multiplexyaml: routing specificity, all-fields-match, unserved routes refused at load."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The config watcher (SPEC §1, §4 ``watch``, §8, §11 ``/readyz``): real files, real
+"""The config watcher (docs/design.md, docs/configuration.md#supervisor-config-multiplexyaml ``watch``, docs/allowlist.md, docs/gateway.md ``/readyz``): real files, real
 inotify, real ``sed``/``mv`` subprocesses. Waits use Conditions with generous
 timeouts; nothing asserts on elapsed time."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from multiplex._errors import ConfigError
-from multiplex._watcher import ConfigWatcher
+from multiplex.watching import ConfigWatcher
 
 WAIT = 5.0  # generous: a timeout here means "never arrived", not "slow"
 MODES = ["inotify", "polling"]

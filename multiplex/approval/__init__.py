@@ -1,24 +1,40 @@
-"""The approval gate (SPEC §7).
+"""The approval gate: every shell command of a turn passes here before it runs.
 
-The pure leaves (``rules``, ``shell``, ``detection``) import nothing else of
-the package; import them directly. ``Gate`` and its parts are re-exported here
-lazily so that importing a leaf does not pull in the whole gate.
+``_static_checks`` holds the ordered checks that never ask anyone (parse,
+hardline, deny, yolo, container skip, allowlist, detection); ``_gate`` adds the
+smart approver (``_smart``), the unattended policy, asking a human (``_pending``,
+``_prompt``, ``_answers``), session state (``_sessions``) and the records
+(``_records``); ``_decision`` holds the values it returns. Command analysis
+itself lives in :mod:`multiplex.shell`. See docs/approvals.md.
 """
 
-from __future__ import annotations
+from multiplex.approval import _surfaces  # noqa: F401  (registers the gate's surfaces)
+from multiplex.approval._gate import Gate
+from multiplex.approval._history import (
+    DecisionFilter,
+    decisions_file,
+    follow_decisions,
+    read_decisions,
+)
+from multiplex.approval._pending import Answer, Choice, PendingApproval
+from multiplex.approval._prompt import (
+    CallbackPrompter,
+    Prompter,
+    PromptUndeliverable,
+    TerminalPrompter,
+)
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from multiplex.approval._gate import Gate
-
-__all__ = ["Gate"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Gate":
-        from multiplex.approval import _surfaces  # noqa: F401  (registers surfaces)
-        from multiplex.approval._gate import Gate
-
-        return Gate
-    raise AttributeError(name)
+__all__ = [
+    "Answer",
+    "CallbackPrompter",
+    "Choice",
+    "DecisionFilter",
+    "Gate",
+    "PendingApproval",
+    "PromptUndeliverable",
+    "Prompter",
+    "TerminalPrompter",
+    "decisions_file",
+    "follow_decisions",
+    "read_decisions",
+]

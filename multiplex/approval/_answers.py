@@ -1,11 +1,10 @@
-"""From how a wait ended to a truthful Decision (SPEC §7.3), and what an answer saves."""
+"""From how a wait ended to a truthful Decision (docs/approvals.md#outcomes-and-what-the-agent-sees), and what an answer saves."""
 
 from __future__ import annotations
 
 from multiplex.approval._decision import DecidedBy, Decision, Outcome
 from multiplex.approval._pending import Answer, Choice, Resolution
-from multiplex.approval.rules import exact_rule
-from multiplex.approval.shell import ParsedLine
+from multiplex.shell import ParsedLine, exact_rule
 
 __all__ = ["decision_for", "rules_to_save"]
 
@@ -13,7 +12,7 @@ __all__ = ["decision_for", "rules_to_save"]
 def rules_to_save(parsed: ParsedLine, answer: Answer) -> list[str]:
     """The rules a ``session``/``always`` answer grants.
 
-    SPEC §5: the exact command (each simple command, globs escaped) or the
+    docs/allowlist.md#rules: the exact command (each simple command, globs escaped) or the
     prefix the approver chose; never a detector category. An unparseable line
     saves nothing.
     """

@@ -1,4 +1,4 @@
-"""Typed, truthful results of the approval gate (SPEC §7.3, §13)."""
+"""Typed, truthful results of the approval gate (docs/approvals.md#outcomes-and-what-the-agent-sees, docs/design.md#the-python-api)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["DecidedBy", "Decision", "Outcome", "TraceStep", "Verdict", "VerdictO
 
 
 class Outcome(enum.StrEnum):
-    """What finally happened to a command (SPEC §7.3)."""
+    """What finally happened to a command (docs/approvals.md#outcomes-and-what-the-agent-sees)."""
 
     APPROVED = "approved"
     DENIED = "denied"  # only ever when a human answered deny
@@ -20,7 +20,7 @@ class Outcome(enum.StrEnum):
 
 
 class DecidedBy(enum.StrEnum):
-    """Who decided (SPEC §7.3)."""
+    """Who decided (docs/approvals.md#outcomes-and-what-the-agent-sees)."""
 
     RULE = "rule"
     USER = "user"
@@ -39,7 +39,7 @@ class VerdictOutcome(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class TraceStep:
-    """One step of SPEC §7.2 as evaluated: its name, result and a detail line."""
+    """One step of docs/approvals.md#order-of-checks as evaluated: its name, result and a detail line."""
 
     step: str
     result: str
@@ -87,7 +87,7 @@ class Decision:
 
 
 def render_message(decision: Decision) -> str:
-    """SPEC §7.3: truthful attribution of every outcome."""
+    """docs/approvals.md#outcomes-and-what-the-agent-sees: truthful attribution of every outcome."""
     cause = decision.cause
     match decision.outcome:
         case Outcome.APPROVED:
@@ -132,7 +132,7 @@ class Verdict:
     trace: tuple[TraceStep, ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of ``approvals test --json`` (SPEC §12)."""
+        """The JSON shape of ``approvals test --json`` (docs/cli.md)."""
         return {
             "profile": self.profile,
             "command": self.command,

@@ -1,4 +1,4 @@
-"""The approval gate: SPEC §7.2 in order, asking when it must, truthful always."""
+"""The approval gate: docs/approvals.md#order-of-checks in order, asking when it must, truthful always."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from multiplex._metrics import Metrics
 from multiplex.approval._answers import decision_for, rules_to_save
-from multiplex.approval._checks import CheckInput, Conclusion, deny_set, run_static_checks
 from multiplex.approval._decision import (
     DecidedBy,
     Decision,
@@ -18,15 +18,19 @@ from multiplex.approval._decision import (
     Verdict,
     VerdictOutcome,
 )
+from multiplex.approval._parked import Parked
 from multiplex.approval._pending import Choice, PendingApproval, PendingTable, Resolution
+from multiplex.approval._place import place_of
 from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
-from multiplex.approval.shell import ParsedLine, parse_line
+from multiplex.approval._static_checks import CheckInput, Conclusion, deny_set, run_static_checks
+from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView
+from multiplex.shell import ParsedLine, deny_match, parse_line
 
 __all__ = ["PENDING_KEY", "SESSIONS_KEY", "Gate"]
 
@@ -49,8 +53,10 @@ class Gate:
         metrics: Metrics,
         current_view: Callable[[str], ProfileView],
         known_secrets: Callable[[], KnownValues],
+        served_homes: Callable[[], tuple[tuple[str, Path], ...]] = tuple,
     ) -> None:
         self._metrics = metrics
+        self._served_homes = served_homes
         self._current_view = current_view
         self.recorder = DecisionRecorder(metrics, known_secrets)
         self._prompters: dict[tuple[str | None, str | None], Prompter] = {}
@@ -120,7 +126,7 @@ class Gate:
             self._smart[profile] = (approver, timeout)
 
     def _can_answer(self, scope: ProfileScope) -> bool:
-        # SPEC §7.4: gateway/api turns are answered through the API; interactive
+        # docs/approvals.md#who-can-answer: gateway/api turns are answered through the API; interactive
         # ones need a registered prompter; cron/webhook/single_query: nobody.
         if scope.context.unattended:
             return False
@@ -142,6 +148,8 @@ class Gate:
             allowlist=scope.profile.allowlist.ruleset(),
             session_grants=session.grants,
             session_yolo=session.yolo,
+            place=place_of(scope, self._served_homes()),
+            search_path=scope.env.get("PATH", ""),
         )
         return data, view
 
@@ -192,21 +200,38 @@ class Gate:
 
     def decide(self, scope: ProfileScope, command: str, *, run_id: str | None = None) -> Decision:
         """Decide one command: steps 1-11; may wait for a human; always recorded."""
+        step = self.begin(scope, command, run_id=run_id)
+        return step.wait() if isinstance(step, Parked) else step
+
+    def begin(
+        self, scope: ProfileScope, command: str, *, run_id: str | None = None
+    ) -> Decision | Parked:
+        """:meth:`decide`, but a wait for a human comes back as :class:`Parked`, to be ended
+        (``wait()``, or ``when_settled`` then ``finish()``): only then is it rechecked and recorded."""
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
-        trace, end, _finding = run_static_checks(data)
-        choice: str | None = None
+        trace, end, finding = run_static_checks(data)
         if end is None:
             end = self._smart_step(scope, view, command, trace) or self._unattended(
                 scope, view, trace
             )
         if end is None:
-            decision, choice = self._ask(scope, view, command, parsed, run_id)
-        else:
-            outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
-            decision = Decision(
-                outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
-            )
+            why = why_asked(scope, view.backend, trace, finding)
+            return self._ask(scope, view, command, parsed, run_id, why)
+        outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
+        decision = Decision(
+            outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
+        )
+        return self._conclude(scope, command, parsed, decision, None)
+
+    def _conclude(
+        self,
+        scope: ProfileScope,
+        command: str,
+        parsed: ParsedLine,
+        decision: Decision,
+        choice: str | None,
+    ) -> Decision:
         decision = self.recheck(scope, command, parsed, decision)
         self.recorder.record(
             profile=scope.name,
@@ -245,7 +270,8 @@ class Gate:
         command: str,
         parsed: ParsedLine,
         run_id: str | None,
-    ) -> tuple[Decision, str]:
+        why: Why,
+    ) -> Parked:
         table = self.pending(scope.profile)
         request = PendingApproval(
             profile=scope.name,
@@ -257,19 +283,27 @@ class Gate:
             context=scope.context.value,
             run_id=run_id,
             key=(scope.name, scope.session, command),
+            why=why,
         )
         request.parent_turns = frozenset(_ancestors(scope))
         leader = table.open(request)
+        interrupted = False
         if leader:
             self._metrics.pending.labels(scope.name).inc()
-            self._deliver(scope, request)
-        resolution = request.wait()
-        if request.leader is not None and resolution.timed_out:
-            request.leader.wait()  # the shared prompt timed out: settle it for everyone
-        table.close(request)
-        if leader:
-            self._metrics.pending.labels(scope.name).dec()
-        return self._resolved(scope, view, parsed, resolution, leader)
+            try:
+                self._deliver(scope, request)
+            except KeyboardInterrupt:  # Ctrl-C as the prompt appeared: the same as at it
+                request.cancel("interrupted")
+                interrupted = True
+
+        def conclude(resolution: Resolution) -> Decision:
+            table.close(request)
+            if leader:
+                self._metrics.pending.labels(scope.name).dec()
+            decision, choice = self._resolved(scope, view, parsed, resolution, leader)
+            return self._conclude(scope, command, parsed, decision, choice)
+
+        return Parked(request, conclude, interrupted=interrupted)
 
     def _deliver(self, scope: ProfileScope, request: PendingApproval) -> None:
         if scope.context is not ContextKind.INTERACTIVE:
@@ -311,18 +345,16 @@ class Gate:
             return decision
         view = self._current_view(scope.name)
         if view.epoch != decision.epoch:
-            deny = deny_set(view.approvals.deny)
-            for argv in parsed.match_argvs():
-                rule = deny.match(argv)
-                if rule is not None:
-                    return Decision(
-                        Outcome.BLOCKED,
-                        "revoked while waiting: deny rule added",
-                        DecidedBy.RULE,
-                        rule.text,
-                        view.epoch,
-                        decision.waited_ms,
-                    )
+            denied = deny_match(deny_set(view.approvals.deny), parsed)
+            if denied is not None:
+                return Decision(
+                    Outcome.BLOCKED,
+                    "revoked while waiting: deny rule added",
+                    DecidedBy.RULE,
+                    denied[0],
+                    view.epoch,
+                    decision.waited_ms,
+                )
         if decision.decided_by is DecidedBy.RULE:
             store = scope.profile.allowlist.ruleset()
             grants = self.sessions(scope.profile).get(scope.session).grants

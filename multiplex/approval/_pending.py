@@ -1,4 +1,4 @@
-"""Approval requests that wait for a human, and every way a wait ends (SPEC §7.3, §7.5).
+"""Approval requests that wait for a human, and every way a wait ends (docs/approvals.md#outcomes-and-what-the-agent-sees, docs/approvals.md#sessions).
 
 A request is resolved exactly once: answered (once/session/always/deny),
 cancelled with a cause (nobody answered), or timed out. Identical concurrent
@@ -15,6 +15,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from multiplex.approval._why import Why
 
 __all__ = [
     "Answer",
@@ -73,6 +75,7 @@ class PendingApproval:
         context: str,
         run_id: str | None,
         key: tuple[str, str, str],
+        why: Why | None = None,
     ) -> None:
         self.id = f"ap-{_PREFIX}-{next(_ids)}"
         self.profile = profile
@@ -83,6 +86,7 @@ class PendingApproval:
         self.context = context
         self.run_id = run_id
         self.key = key
+        self.why = why or Why()
         self.created_at = time.time()
         self.expires_at = self.created_at + timeout
         self.parent_turns: frozenset[str] = frozenset()
@@ -95,6 +99,7 @@ class PendingApproval:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._resolution: Resolution | None = None
+        self._settled: list[Callable[[], None]] = []
 
     @property
     def open(self) -> bool:
@@ -113,10 +118,38 @@ class PendingApproval:
                 resolution.answer, resolution.cancelled, resolution.timed_out, waited
             )
             followers, self._followers = self._followers, []
+            settled, self._settled = self._settled, []
         self._done.set()
         for follower in followers:  # a cancelled leader cancels them with the same cause
             follower._resolve(resolution)
+        for callback in settled:
+            callback()
         return True
+
+    @property
+    def deadline(self) -> float:
+        """When ``approvals.timeout`` passes (``time.monotonic()`` clock)."""
+        return self._started + self._timeout
+
+    def when_settled(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once, right after the request is resolved (at once if it is).
+
+        It runs in whichever thread resolves the request (an answer, a cancel,
+        the deadline timer), so it must only hand work off, never block.
+        """
+        with self._lock:
+            if self._resolution is None:
+                self._settled.append(callback)
+                return
+        callback()
+
+    def expire(self) -> None:
+        """``approvals.timeout`` passed: time out the wait (and a shared prompt with it)."""
+        if not self.open:
+            return
+        if self.leader is not None:
+            self.leader.expire()  # the shared prompt timed out for every run waiting on it
+        self._resolve(Resolution(timed_out=True))
 
     def follow(self, leader: PendingApproval) -> None:
         """Share ``leader``'s resolution (an identical prompt already open)."""
@@ -161,6 +194,7 @@ class PendingApproval:
             "context": self.context,
             "created_at": self.created_at,
             "expires_at": self.expires_at,
+            **self.why.as_dict(),
         }
 
 

@@ -1,4 +1,4 @@
-"""Delivering approval requests to a human (SPEC §7.3, §7.4).
+"""Delivering approval requests to a human (docs/approvals.md#outcomes-and-what-the-agent-sees, docs/approvals.md#who-can-answer).
 
 A prompter delivers a request; the answer comes back through
 ``request.answer(...)`` (any thread, any time) or the wait ends with a cause.
@@ -77,7 +77,7 @@ class CallbackPrompter:
     def _run(self, request: PendingApproval) -> None:
         try:
             reply = self._ask(request)
-        except Exception as exc:  # SPEC §7.3: a raising callback is cancelled, not denied
+        except Exception as exc:  # docs/approvals.md#outcomes-and-what-the-agent-sees: a raising callback is cancelled, not denied
             request.cancel(f"prompt callback raised {type(exc).__name__}")
             return
         if reply is None:
@@ -115,9 +115,11 @@ class TerminalPrompter:
 
     def _run(self, request: PendingApproval) -> None:
         try:
-            self._out.write(
-                f"\nApproval needed [{request.profile}/{request.session}]: {request.display}\n"
-            )
+            lines = [
+                f"\nApproval needed [{request.profile}/{request.session}]: {request.display}",
+                *request.why.lines(),
+            ]
+            self._out.write("\n".join(lines) + "\n")
             for _ in range(self._attempts):
                 if not request.open:
                     return

@@ -1,4 +1,4 @@
-"""Every decision counted, logged (redacted) and announced (SPEC §7.6)."""
+"""Every decision counted, logged (redacted) and announced (docs/approvals.md#records)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from multiplex._metrics import Metrics
 from multiplex.approval._decision import Decision
+from multiplex.profiles import append_bytes
 from multiplex.redaction import KnownValues, redact_always
 
 __all__ = ["DecisionRecorder", "PostApprovalResponse"]
@@ -75,13 +76,12 @@ class DecisionRecorder:
             **(extra or {}),
         }
         try:
-            logs = home / "logs"
-            logs.mkdir(exist_ok=True)
-            # One write of one line in append mode: concurrent writers never interleave.
-            with (logs / "decisions.jsonl").open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            # docs/security.md#files-the-supervisor-writes: opened without following
+            # links, so a command cannot point the log at ~/.bashrc.
+            line = json.dumps(entry, ensure_ascii=False) + "\n"
+            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"))
         except OSError as exc:
-            log.warning("profile %s: cannot append decisions.jsonl: %s", profile, exc.strerror)
+            log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
         if choice is not None:
             for hook in list(self.post_approval_response):
                 try:

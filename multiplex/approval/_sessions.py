@@ -1,11 +1,11 @@
-"""Session grants and session yolo, per (profile, session) (SPEC §7.5)."""
+"""Session grants and session yolo, per (profile, session) (docs/approvals.md#sessions)."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
 
-from multiplex.approval.rules import RuleSet
+from multiplex.shell import RuleSet
 
 __all__ = ["SessionState", "SessionTable"]
 

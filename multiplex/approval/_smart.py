@@ -1,4 +1,4 @@
-"""The smart approver hook for ``approvals.mode: smart`` (SPEC §7.2 step 8).
+"""The smart approver hook for ``approvals.mode: smart`` (docs/approvals.md#order-of-checks step 8).
 
 No model is bundled: an embedding runtime registers a callable. Its errors and
 timeouts escalate to a human and are logged at WARNING with the elapsed time.

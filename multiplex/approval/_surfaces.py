@@ -1,4 +1,4 @@
-"""The approval layer's per-profile surfaces, registered for the audit (SPEC §6.1)."""
+"""The approval layer's per-profile surfaces, registered for the audit (docs/multiplexing.md#the-model)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The isolation audit (SPEC §10): multiplexed turns versus standalone processes.
+"""The isolation audit (docs/audit.md): multiplexed turns versus standalone processes.
 
 ``run_audit(config)`` returns an :class:`AuditReport` (``ok``, ``rows``,
 ``leaks``, ``as_dict()`` = the ``audit --json`` document);

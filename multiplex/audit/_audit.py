@@ -1,4 +1,4 @@
-"""Run the isolation audit end to end (SPEC §10).
+"""Run the isolation audit end to end (docs/audit.md).
 
 1. Copy the served homes into a private sandbox and give each copy canaries.
 2. Start one standalone probe process per profile, in parallel (background).
@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from multiplex._config import config_path_from
-from multiplex._supervisor import Supervisor
 from multiplex.audit._compare import compare, masker
 from multiplex.audit._findings import AuditReport, Leak, SurfaceRow
 from multiplex.audit._leaks import LeakCheck, check_profile
@@ -27,6 +25,7 @@ from multiplex.audit._runner import MultiplexedRenders, resolve_concurrently
 from multiplex.audit._sandbox import Sandbox, build_sandbox
 from multiplex.audit._standalone import ProbeResult, Progress, run_probes
 from multiplex.scopes import SURFACES
+from multiplex.supervision import Supervisor, config_path_from
 
 __all__ = ["run_audit"]
 

@@ -1,4 +1,4 @@
-"""Canaries: unique marks each profile's sandbox copy carries (SPEC §10).
+"""Canaries: unique marks each profile's sandbox copy carries (docs/audit.md).
 
 No canary of profile A may ever be visible to profile B. Each profile gets a
 secret (in ``.env``, redacted everywhere), a plain mark (in ``.env`` too, NOT

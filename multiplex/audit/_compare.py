@@ -1,4 +1,4 @@
-"""Compare the two sides per surface x profile, and mask values for display (SPEC §10).
+"""Compare the two sides per surface x profile, and mask values for display (docs/audit.md).
 
 Equality is on the raw rendered values (a standalone probe sends a digest of
 each raw value, never the value itself); what is shown is masked with every

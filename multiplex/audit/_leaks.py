@@ -1,4 +1,4 @@
-"""Canary leak checks for one profile (SPEC §10: no canary of A anywhere in B).
+"""Canary leak checks for one profile (docs/audit.md: no canary of A anywhere in B).
 
 Run on both sides: in the multiplexed process for every profile, and in each
 standalone probe for its own profile. For profile B they look for every OTHER
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from multiplex._supervisor import Supervisor
 from multiplex.audit._canaries import LEAK_COMMAND, MARK_VAR, TOKEN_VAR, Canaries
 from multiplex.audit._findings import Leak, LeakKind, Side
 from multiplex.audit._render import canonical
+from multiplex.supervision import Supervisor
 
 __all__ = ["LeakCheck", "check_profile"]
 

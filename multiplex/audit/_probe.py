@@ -1,7 +1,7 @@
-"""The standalone probe: what ``multiplex -p NAME audit --probe --json`` prints (SPEC §10 (b)).
+"""The standalone probe: what ``multiplex -p NAME audit --probe --json`` prints (docs/audit.md (b)).
 
 It runs in a process serving ONE profile (standalone mode, the reference of
-SPEC §4), resolves every registered surface from the process-wide scope, and
+docs/configuration.md#supervisor-config-multiplexyaml), resolves every registered surface from the process-wide scope, and
 runs the canary checks of its own side. It prints each surface's value
 masked, plus the digest of the raw value that the audit compares: a probe
 never prints a secret.
@@ -13,13 +13,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from multiplex._supervisor import Supervisor
 from multiplex.audit._canaries import CANARY_MANIFEST_ENV, read_manifest
 from multiplex.audit._compare import digest, masker
 from multiplex.audit._leaks import LeakCheck, check_profile
 from multiplex.audit._plugins import load_plugins
 from multiplex.audit._render import render_surfaces
 from multiplex.scopes import current_scope
+from multiplex.supervision import Supervisor
 
 __all__ = ["PROBE_VERSION", "probe"]
 

@@ -1,4 +1,4 @@
-"""Render every registered surface for one scope, one surface at a time (SPEC §6.1, §10).
+"""Render every registered surface for one scope, one surface at a time (docs/multiplexing.md#the-model, docs/audit.md).
 
 The same as ``SURFACES.render_all(scope)``, except that a surface that raises
 does not hide the others: its value becomes ``{"error": ...}`` and an

@@ -1,4 +1,4 @@
-"""The multiplexed side: every profile's surfaces from concurrent turns (SPEC §10 (a)).
+"""The multiplexed side: every profile's surfaces from concurrent turns (docs/audit.md (a)).
 
 The turns of ALL profiles run at once, half on worker threads (a
 ``ScopedExecutor``) and half as asyncio tasks, over several rounds dispatched
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from multiplex._supervisor import Supervisor
 from multiplex.audit._render import Violation, canonical, render_surface, render_surfaces
 from multiplex.scopes import SURFACES, ScopedExecutor
+from multiplex.supervision import Supervisor
 
 __all__ = ["MultiplexedRenders", "resolve_concurrently"]
 

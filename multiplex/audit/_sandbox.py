@@ -1,4 +1,4 @@
-"""The audit's private copy of the served homes (SPEC §10).
+"""The audit's private copy of the served homes (docs/audit.md).
 
 The audit never writes the operator's files: it copies each home's
 ``config.yaml``, ``.env``, credential files and the directories its cwd needs
@@ -21,7 +21,6 @@ from typing import Any
 
 import yaml
 
-from multiplex._config import SupervisorConfig, load_supervisor_config
 from multiplex.audit._canaries import (
     LEAK_RULES,
     MARK_VAR,
@@ -31,6 +30,7 @@ from multiplex.audit._canaries import (
     write_manifest,
 )
 from multiplex.profiles import Profile, ProfileSettings
+from multiplex.supervision import SupervisorConfig, load_supervisor_config
 
 __all__ = ["Sandbox", "build_sandbox"]
 
@@ -141,7 +141,7 @@ def _copy_tree(home: Path, source: Path, dest: Path) -> None:
 def _copy_file(home: Path, source: Path, dest: Path) -> None:
     # A symlink that resolves inside the home becomes a plain copy (the copy's
     # own home is elsewhere); one that escapes is kept as it is, so the copy is
-    # refused exactly as the original is (SPEC §3.1).
+    # refused exactly as the original is (docs/configuration.md#configyaml-keys).
     if dest.exists() or dest.is_symlink():
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -191,6 +191,10 @@ def _config_with_canaries(original: bytes, settings: ProfileSettings, canary: Ca
     terminal["credential_files"] = [*t.credential_files, canary.cred_relative]
     doc["terminal"] = terminal
     doc["command_allowlist"] = [*settings.command_allowlist, canary.rule, *LEAK_RULES]
+    approvals = doc.get("approvals")
+    if isinstance(approvals, dict) and "mode" in approvals:
+        # A bare `off` was read as False; written back it must stay the text "off".
+        doc["approvals"] = {**approvals, "mode": settings.approvals.mode}
     header = "# multiplex audit: sandbox copy with canaries; the operator's file is untouched\n"
     return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 

@@ -1,4 +1,4 @@
-"""Launch one standalone probe process per profile, in parallel (SPEC §10 (b)).
+"""Launch one standalone probe process per profile, in parallel (docs/audit.md (b)).
 
 Each probe is a real ``multiplex --config <sandbox config> -p NAME audit
 --probe --json`` process started in the profile's (sandbox) home, with the
@@ -23,7 +23,7 @@ from multiplex.audit._canaries import CANARY_MANIFEST_ENV
 
 __all__ = ["PROBE_ENTRY", "ProbeResult", "Progress", "probe_argv", "run_probes"]
 
-# SPEC §10: the probe is the real CLI, `multiplex -p NAME audit --probe --json`,
+# docs/audit.md: the probe is the real CLI, `multiplex -p NAME audit --probe --json`,
 # run with this interpreter so it sees the same installation.
 PROBE_ENTRY = ("-m", "multiplex")
 

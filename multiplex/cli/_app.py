@@ -1,25 +1,41 @@
-"""The ``multiplex`` command line (SPEC §12). The library never imports this."""
+"""The ``multiplex`` command line (docs/cli.md). The library never imports this."""
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from multiplex import __version__
 from multiplex._errors import MultiplexError
+from multiplex.cli._allowlist import allowlist_app
+from multiplex.cli._approvals import approvals_app, exec_command
+from multiplex.cli._audit import audit
+from multiplex.cli._check import check
+from multiplex.cli._decisions import decisions
+from multiplex.cli._options import Command, Group
+from multiplex.cli._profiles import profiles_app
+from multiplex.cli._remote import answer_approval, list_approvals, runs_app
 from multiplex.cli._state import CliState
+from multiplex.cli._up import up
 
-__all__ = ["app", "emit_json", "main", "state_of"]
+__all__ = ["app", "main"]
 
 app = typer.Typer(
+    cls=Group,
     name="multiplex",
     help="Host many AI agent profile homes in one process, isolated per turn.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"multiplex {__version__}")
+        raise typer.Exit(0)
 
 
 @app.callback()
@@ -29,6 +45,7 @@ def _global(
         str | None,
         typer.Option(
             "--config",
+            metavar="FILE",
             help="Supervisor config file (default: $MULTIPLEX_CONFIG or ./multiplex.yaml).",
         ),
     ] = None,
@@ -37,34 +54,53 @@ def _global(
         typer.Option(
             "-p",
             "--profile",
+            metavar="NAME",
             help="Standalone mode: serve only this profile, bound for the whole process.",
         ),
     ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            metavar="URL",
+            help="Running gateway (default: $MULTIPLEX_URL, else gateway of multiplex.yaml).",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            metavar="TOKEN",
+            help="Bearer token (default: $MULTIPLEX_TOKEN, else the admin token file of `up`).",
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
-    ctx.obj = CliState(config, profile)
+    ctx.obj = CliState(config, profile, url, token)
 
 
-def state_of(ctx: typer.Context) -> CliState:
-    obj = ctx.find_root().obj
-    assert isinstance(obj, CliState)
-    return obj
-
-
-def emit_json(data: Any) -> None:
-    """Print JSON on stdout (plain print: rich would wrap long lines)."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print a one-line error and return the Exit to raise."""
-    sys.stderr.write(f"multiplex: error: {message}\n")
-    return typer.Exit(code)
+# Every command, in one explicit list: the modules above define them, this one
+# places them on the root app (no module registers itself by being imported).
+app.command("up", cls=Command)(up)
+app.command("exec", cls=Command)(exec_command)
+app.command("audit", cls=Command)(audit)
+app.command("check", cls=Command)(check)
+app.command("decisions", cls=Command)(decisions)
+app.add_typer(profiles_app, name="profiles")
+app.add_typer(allowlist_app, name="allowlist")
+approvals_app.command("list", cls=Command)(list_approvals)
+approvals_app.command("answer", cls=Command)(answer_approval)
+app.add_typer(approvals_app, name="approvals")
+app.add_typer(runs_app, name="runs")
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: exit 2 with one line for every user error, never a traceback."""
-    from multiplex.cli import _commands  # noqa: F401  (registers the sub-commands)
-
     try:
         # standalone_mode=False: click hands back typer.Exit codes as the return value.
         code = app(args=argv, standalone_mode=False)

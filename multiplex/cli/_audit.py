@@ -1,4 +1,4 @@
-"""``multiplex audit [--json] [--html FILE]`` and the probe it launches (SPEC §10, §12).
+"""``multiplex audit [--json] [--html FILE]`` and the probe it launches (docs/audit.md, docs/cli.md).
 
 ``multiplex -p NAME audit --probe --json`` (hidden) is one standalone probe:
 it prints that profile's surfaces (masked, with digests of the raw values).
@@ -17,18 +17,18 @@ from rich.table import Table
 
 from multiplex._errors import RoutingError
 from multiplex.audit import AuditReport, probe, render_html, run_audit
-from multiplex.cli._app import app, emit_json, state_of
+from multiplex.cli._output import emit_json
+from multiplex.cli._state import state_of
 
 __all__ = ["audit"]
 
 _MATRIX_MAX_PROFILES = 6
 
 
-@app.command("audit")
 def audit(
     ctx: typer.Context,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the report as JSON (SPEC §12).")
+        bool, typer.Option("--json", help="Print the report as JSON (docs/cli.md).")
     ] = False,
     html: Annotated[
         Path | None,

@@ -1,4 +1,4 @@
-"""The HTTP gateway (SPEC §11): ``create_app`` for embedding, ``serve`` for ``multiplex up``."""
+"""The HTTP gateway (docs/gateway.md): ``create_app`` for embedding, ``serve`` for ``multiplex up``."""
 
 from multiplex.gateway._app import create_app
 from multiplex.gateway._auth import Principal

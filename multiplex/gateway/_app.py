@@ -1,4 +1,4 @@
-"""The FastAPI app of the HTTP gateway (SPEC §11)."""
+"""The FastAPI app of the HTTP gateway (docs/gateway.md)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from multiplex._errors import RoutingError
-from multiplex._supervisor import Supervisor
-from multiplex.gateway import _api_info, _api_runs
+from multiplex._errors import ConfigError, RoutingError
+from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs
+from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway._limits import BodyLimit, validation_error
+from multiplex.supervision import Supervisor
 
 __all__ = ["STATIC_DIR", "create_app"]
 
@@ -40,8 +43,19 @@ def create_app(
 
     The app never starts or closes the supervisor; its lifespan end withdraws
     pending approvals and waits up to ``grace`` seconds for running commands.
+    The limits of ``sup.config.gateway`` apply (docs/gateway.md#limits).
     """
-    gateway = Gateway(sup, admin_token=admin_token, max_workers=max_workers, keep_runs=keep_runs)
+    if sup.config.cluster is not None:
+        # Not yet served: refusing beats silently running one process (docs/cluster.md).
+        raise ConfigError("cluster mode is not served by this version yet", key="cluster")
+    limits = sup.config.gateway
+    gateway = Gateway(
+        sup,
+        admin_token=admin_token,
+        max_workers=max_workers,
+        keep_runs=keep_runs,
+        max_runs_per_profile=limits.max_runs_per_profile,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -51,12 +65,18 @@ def create_app(
     app = FastAPI(
         title="multiplex gateway",
         version="0.1.0",
-        summary="Runs, approvals and profiles of many agent profile homes (SPEC §11).",
+        summary="Runs, approvals and profiles of many agent profile homes (docs/gateway.md).",
         lifespan=lifespan,
     )
     app.state.gateway = gateway
+    # Outermost last: the body limit, then the hot routes' fast path, then FastAPI.
+    app.add_middleware(FastPath, gateway=gateway)
+    app.add_middleware(BodyLimit, limit=limits.max_request_bytes)
+    app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)
+    app.include_router(_api_history.router)
+    app.include_router(_api_kernels.router)
 
     @app.exception_handler(RoutingError)
     async def _routing(request: Request, exc: RoutingError) -> JSONResponse:

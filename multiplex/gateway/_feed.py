@@ -18,7 +18,7 @@ from multiplex.approval._decision import DecidedBy, Decision
 
 __all__ = ["ASKED", "DecisionFeed"]
 
-# decided_by values that mean a human was asked (SPEC §7.3): the hook reports those.
+# decided_by values that mean a human was asked (docs/approvals.md#outcomes-and-what-the-agent-sees): the hook reports those.
 ASKED = frozenset({DecidedBy.USER, DecidedBy.NOBODY})
 
 
@@ -48,7 +48,7 @@ class DecisionFeed:
     def hook(
         self, decision: Decision, *, choice: str, profile: str, session: str, command: str
     ) -> None:
-        """A ``post_approval_response`` hook (SPEC §7.6)."""
+        """A ``post_approval_response`` hook (docs/approvals.md#records)."""
         self.add(decision, profile=profile, session=session, command=command)
 
     def recent(self, limit: int, visible: Callable[[str], bool]) -> list[dict[str, Any]]:

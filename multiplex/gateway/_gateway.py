@@ -1,20 +1,24 @@
-"""The gateway's state: one per app, wired to one supervisor (SPEC §11)."""
+"""The gateway's state: one per app, wired to one supervisor (docs/gateway.md)."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from multiplex._supervisor import Supervisor
 from multiplex.gateway._auth import Authenticator
 from multiplex.gateway._events import EventHub
 from multiplex.gateway._feed import DecisionFeed
 from multiplex.gateway._logs import log_event
+from multiplex.gateway._offloop import OffLoop
 from multiplex.gateway._runs import RunRegistry
 from multiplex.profiles import Profile, ReloadResult
+from multiplex.supervision import Supervisor
 
 __all__ = ["Gateway"]
+
+T = TypeVar("T")
 
 
 class Gateway:
@@ -26,13 +30,28 @@ class Gateway:
     """
 
     def __init__(
-        self, sup: Supervisor, *, admin_token: str, max_workers: int = 256, keep_runs: int = 1000
+        self,
+        sup: Supervisor,
+        *,
+        admin_token: str,
+        max_workers: int = 256,
+        keep_runs: int = 1000,
+        max_runs_per_profile: int = 32,
     ) -> None:
         self.sup = sup
         self.auth = Authenticator(sup, admin_token)
         self.hub = EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
-        self.runs = RunRegistry(sup, self.hub, self.feed, max_workers=max_workers, keep=keep_runs)
+        self.runs = RunRegistry(
+            sup,
+            self.hub,
+            self.feed,
+            max_workers=max_workers,
+            keep=keep_runs,
+            per_profile=max_runs_per_profile,
+        )
+        # POST /v1/approvals/test: the gate's checks run here, never on the event loop.
+        self._gate_pool = OffLoop(workers=2, name="multiplex-gate")
         self._shutdown_lock = threading.Lock()
         self._drained = False
         self.shutting_down = False
@@ -41,7 +60,12 @@ class Gateway:
         for profile in sup.profiles.values():
             profile.on_reload(self._reloaded)
 
+    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the gate pool: blocking work never runs on the event loop."""
+        return await self._gate_pool.call(fn, *args)
+
     def _reloaded(self, profile: Profile, result: ReloadResult) -> None:
+        self.auth.invalidate()  # even "unchanged": the .env (its token) may differ
         if result.result == "unchanged":
             return
         fields: dict[str, Any] = {
@@ -84,10 +108,11 @@ class Gateway:
                 return
             self._drained = True
         clean = self.runs.drain(grace)
-        if not clean:  # SPEC: finish or kill running commands
+        if not clean:  # finish or kill running commands
             killed = self.sup.kill_running()
             log_event("shutdown.killed", commands=killed)
             clean = self.runs.drain(5.0)
         with contextlib.suppress(ValueError):
             self.sup.gate.recorder.post_approval_response.remove(self.feed.hook)
+        self._gate_pool.close()
         log_event("shutdown.drained", clean=clean, runs_left=len(self.runs.active()))

@@ -1,4 +1,4 @@
-"""Request and response bodies of the HTTP API (SPEC §11), as pydantic models.
+"""Request and response bodies of the HTTP API (docs/gateway.md), as pydantic models.
 
 The models are the OpenAPI schema too: Schemathesis fuzzes the gateway from it,
 so every constraint written here is one the handlers may rely on.
@@ -14,11 +14,16 @@ __all__ = [
     "AnswerIn",
     "ApprovalOut",
     "CancelOut",
+    "CellErrorOut",
+    "CellOut",
     "DecisionOut",
     "DecisionRow",
+    "KernelOut",
     "OkOut",
+    "PatternOut",
     "PendingOut",
     "ProfileOut",
+    "ReloadOut",
     "ResetOut",
     "ResultOut",
     "RouteIn",
@@ -27,14 +32,16 @@ __all__ = [
     "RunIn",
     "RunOut",
     "RunStatus",
+    "RunSummary",
     "TestContext",
     "TestIn",
     "TraceOut",
     "VerdictOut",
     "WhoAmI",
+    "WhyFields",
 ]
 
-# SPEC §7.4: a run is answered through the API or by policy; "interactive"
+# docs/approvals.md#who-can-answer: a run is answered through the API or by policy; "interactive"
 # would need a terminal prompter this process does not have (422).
 RunContext = Literal["gateway", "api", "cron", "webhook", "single_query"]
 TestContext = Literal["interactive", "gateway", "api", "cron", "webhook", "single_query"]
@@ -42,6 +49,8 @@ RunStatus = Literal["queued", "running", "waiting_for_approval", "completed", "f
 Choice = Literal["once", "session", "always", "deny"]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Command = Annotated[str, Field(min_length=1, max_length=65_536)]
+Code = Annotated[str, Field(min_length=1, max_length=1_048_576)]
+CellOutcome = Literal["ok", "error", "timeout", "cancelled", "exited", "died", "refused"]
 RouteId = Annotated[str, Field(max_length=200)] | int | None
 
 
@@ -50,7 +59,7 @@ class _In(BaseModel):
 
 
 class RouteIn(_In):
-    """Where a turn comes from; the supervisor's routes pick the profile (SPEC §4)."""
+    """Where a turn comes from; the supervisor's routes pick the profile (docs/configuration.md#supervisor-config-multiplexyaml)."""
 
     platform: Annotated[str, Field(max_length=200)] | None = None
     user_id: RouteId = None
@@ -59,18 +68,31 @@ class RouteIn(_In):
 
 
 class RunIn(_In):
-    """``POST /v1/runs``: either ``profile`` or ``route`` (neither = the default profile)."""
+    """``POST /v1/runs``: either ``profile`` or ``route`` (neither = the default profile).
+
+    A run carries shell ``commands`` or Python ``code`` cells for the session's
+    kernel (docs/kernels.md#over-http), never both.
+    """
 
     profile: Name | None = None
     route: RouteIn | None = None
     session_id: Name = "default"
     context: RunContext = "api"
-    commands: list[Command] = Field(min_length=1, max_length=100)
+    commands: list[Command] | None = Field(default=None, min_length=1, max_length=100)
+    code: list[Code] | None = Field(default=None, min_length=1, max_length=100)
+    # docs/kernels.md#over-http: the first cell gets a fresh kernel (code runs only).
+    reset: bool = False
+    # docs/gateway.md#waiting-for-the-result: answer with the finished run, within this many seconds.
+    wait: Annotated[float, Field(ge=0, le=300)] | None = None
 
     @model_validator(mode="after")
     def _one_target(self) -> RunIn:
         if self.profile is not None and self.route is not None:
             raise ValueError("give either profile or route, not both")
+        if (self.commands is None) == (self.code is None):
+            raise ValueError("give either commands or code, not both")
+        if self.reset and self.code is None:
+            raise ValueError("reset applies to code runs only")
         return self
 
 
@@ -113,7 +135,60 @@ class ResultOut(BaseModel):
     stderr: str
 
 
-class PendingOut(BaseModel):
+class CellErrorOut(BaseModel):
+    ename: str
+    evalue: str
+    traceback: str
+
+
+class CellOut(BaseModel):
+    """One code cell of a run (docs/kernels.md#results-and-records); every text is redacted."""
+
+    index: int
+    outcome: CellOutcome
+    stdout: str
+    stderr: str
+    result: str | None
+    error: CellErrorOut | None
+    duration_ms: int
+    truncated: bool
+    fresh_kernel: bool
+    notice: str | None
+    kernel_id: str | None
+
+
+class KernelOut(BaseModel):
+    """A live session kernel (``GET /v1/kernels``)."""
+
+    kernel_id: str
+    profile: str
+    session: str
+    chain: list[str]
+    pid: int | None
+    started: float | None
+    last_used: float
+    memory_bytes: int
+    busy: bool
+
+
+class PatternOut(BaseModel):
+    """A named pattern the gate found, with its sentence."""
+
+    name: str
+    description: str
+
+
+class WhyFields(BaseModel):
+    """Where the command would run and why it asks (docs/approvals.md#what-a-prompt-shows)."""
+
+    cwd: str = ""
+    backend: str = ""
+    step: str = "ask"
+    reason: str = ""
+    patterns: list[PatternOut] = Field(default_factory=list)
+
+
+class PendingOut(WhyFields):
     approval_id: str
     command: str
     created_at: float
@@ -128,14 +203,15 @@ class RunOut(BaseModel):
     session_id: str
     context: RunContext
     status: RunStatus
-    results: list[ResultOut]
+    kind: Literal["commands", "code"] = "commands"
+    results: list[ResultOut | CellOut]
     pending_approval: PendingOut | None
     created_at: float
     finished_at: float | None
     error: str | None = None
 
 
-class ApprovalOut(BaseModel):
+class ApprovalOut(WhyFields):
     """One open approval request (``GET /v1/approvals``)."""
 
     approval_id: str
@@ -168,7 +244,7 @@ class TraceOut(BaseModel):
 
 
 class VerdictOut(BaseModel):
-    """The Verdict JSON of SPEC §12 (``approvals test --json``)."""
+    """The Verdict JSON of docs/cli.md (``approvals test --json``)."""
 
     profile: str
     command: str
@@ -186,14 +262,46 @@ class WhoAmI(BaseModel):
 
 
 class DecisionRow(BaseModel):
+    """One record of ``<home>/logs/decisions.jsonl`` (the same fields; ``session_id`` = ``session``)."""
+
     ts: float
     profile: str
-    session_id: str
+    session: str = ""
+    session_id: str = ""
+    turn: str | None = None
+    context: str | None = None
     command: str
     outcome: str
     cause: str
     decided_by: str
-    rule: str | None
+    rule: str | None = None
+    epoch: int | None = None
+    waited_ms: int | None = None
+    choice: str | None = None
+
+
+class RunSummary(BaseModel):
+    """One row of ``GET /v1/runs``."""
+
+    run_id: str
+    profile: str
+    session_id: str
+    context: str
+    status: RunStatus
+    created_at: float
+    finished_at: float | None
+    commands: list[str]
+    pending_approval: str | None = None
+
+
+class ReloadOut(BaseModel):
+    """``POST /v1/admin/reload``: what the reload of ``multiplex.yaml`` did."""
+
+    ok: bool
+    error: str | None = None
+    added: list[str]
+    removed: list[str]
+    profiles: int
 
 
 ProfileOut = dict[str, Any]

@@ -1,4 +1,4 @@
-"""Serving the gateway with uvicorn: binding, signals and the graceful stop (SPEC §11).
+"""Serving the gateway with uvicorn: binding, signals and the graceful stop (docs/gateway.md).
 
 SIGTERM or SIGINT: stop accepting connections, withdraw every pending approval
 ("supervisor shutting down"), end the event streams, let running commands
@@ -21,10 +21,10 @@ from types import FrameType
 import uvicorn
 
 from multiplex._errors import ConfigError
-from multiplex._supervisor import Supervisor
 from multiplex.gateway._app import create_app
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._logs import install_json_logging
+from multiplex.supervision import Supervisor
 
 __all__ = ["GatewayServer", "bind", "is_loopback", "serve"]
 

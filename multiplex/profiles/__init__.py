@@ -1,12 +1,14 @@
-"""Profile homes: config schema, loading, the allowlist store, YAML round trip (SPEC §3, §8)."""
+"""Profile homes: config schema, loading, the allowlist store, YAML round trip (docs/configuration.md#profile-home, docs/allowlist.md)."""
 
 from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
-from multiplex.profiles._credentials import CredentialFile, plan_credential_files
+from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_credential
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
+from multiplex.profiles._nofollow import LinkRefused, append_bytes, write_new
 from multiplex.profiles._profile import Profile, ProfileState, ReloadResult
 from multiplex.profiles._schema import (
     ApprovalSettings,
+    CodeExecutionSettings,
     ProfileSettings,
     SecuritySettings,
     TerminalSettings,
@@ -15,7 +17,9 @@ from multiplex.profiles._schema import (
 __all__ = [
     "AllowlistStore",
     "ApprovalSettings",
+    "CodeExecutionSettings",
     "CredentialFile",
+    "LinkRefused",
     "LoadedConfig",
     "Profile",
     "ProfileSettings",
@@ -24,10 +28,13 @@ __all__ = [
     "ReloadResult",
     "SecuritySettings",
     "TerminalSettings",
+    "append_bytes",
     "load_config",
     "parse_config",
     "parse_dotenv",
     "plan_credential_files",
     "read_allowlist",
+    "read_credential",
     "read_dotenv",
+    "write_new",
 ]

@@ -1,4 +1,4 @@
-"""The permanent allowlist store of one profile (SPEC §8).
+"""The permanent allowlist store of one profile (docs/allowlist.md).
 
 ``command_allowlist`` in ``<home>/config.yaml`` belongs to the operator. The
 store keeps this process's view of it and writes its own grants through to it
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from multiplex._errors import RuleSyntaxError
-from multiplex.approval.rules import Rule, RuleSet, parse_rule
 from multiplex.profiles._loader import read_allowlist
 from multiplex.profiles._roundtrip import AllowlistMemo, commit_grants, update_allowlist
+from multiplex.shell import Rule, RuleSet, parse_rule
 
 __all__ = ["AllowlistStore", "ReconcileResult"]
 
@@ -129,7 +129,7 @@ class AllowlistStore:
         text = parse_rule(rule).text
         with self._lock:
             self._revoking.discard(text)
-            # Granting removes the text from the baseline (SPEC §8: in_memory − baseline),
+            # Granting removes the text from the baseline (docs/allowlist.md: in_memory − baseline),
             # so the write adds it even if the file held it once and lost it by hand.
             self._pending[text] = None
             self._publish()
@@ -138,7 +138,7 @@ class AllowlistStore:
     def revoke(self, rule: str) -> bool:
         """Remove ``rule`` from memory and from the file; True if it was present anywhere.
 
-        This is the only way the process removes an entry (SPEC §8). A failed
+        This is the only way the process removes an entry (docs/allowlist.md). A failed
         write is logged, not raised; the rule stays revoked in this process and
         the removal is retried on the next write.
         """
@@ -210,7 +210,7 @@ class AllowlistStore:
                         self._path, pending, lock_timeout=self._lock_timeout, memo=self._memo
                     )
                     seen = written
-            except Exception as exc:  # SPEC §8: a failed write never raises into the gate
+            except Exception as exc:  # docs/allowlist.md: a failed write never raises into the gate
                 log.warning(
                     "%s: command_allowlist: could not save (%s); %d grant(s) and %d revocation(s)"
                     " stay in effect for this process and are retried on the next write",

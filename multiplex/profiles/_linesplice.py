@@ -1,4 +1,4 @@
-"""The line splice: the fast way to rewrite a block ``command_allowlist`` (SPEC §8).
+"""The line splice: the fast way to rewrite a block ``command_allowlist`` (docs/allowlist.md).
 
 A block list whose items are one-line scalars is a run of lines, described by a
 :class:`Layout`: kept items keep their source line (quoting, trailing comment),

@@ -1,4 +1,4 @@
-"""Cross-process, durable replacement of one config file (SPEC §8).
+"""Cross-process, durable replacement of one config file (docs/allowlist.md).
 
 The machinery under :mod:`multiplex.profiles._roundtrip`, which knows nothing of
 YAML: a lock on the sidecar ``<file>.lock`` that every writing process shares;
@@ -34,7 +34,7 @@ def sidecar_lock(target: Path, timeout: float) -> FileLock:
         str(target.with_name(target.name + ".lock")),
         timeout=timeout,
         thread_local=False,
-        preserve_lock_file=True,  # SPEC §8: the sidecar stays; waiters share one inode
+        preserve_lock_file=True,  # docs/allowlist.md: the sidecar stays; waiters share one inode
         poll_interval=0.001,
     )
 

@@ -1,4 +1,4 @@
-"""One served profile home and the per-profile resources it owns (SPEC §3, §6.1)."""
+"""One served profile home and the per-profile resources it owns (docs/configuration.md#profile-home, docs/multiplexing.md#the-model)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from multiplex._errors import ProfileConfigError
 from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_secret_file
 from multiplex.profiles._dotenv import parse_dotenv
-from multiplex.profiles._loader import parse_config
+from multiplex.profiles._loader import missing_config_message, parse_config
 from multiplex.profiles._schema import ProfileSettings
 from multiplex.redaction import KnownValues, looks_secret_name
 
@@ -60,10 +60,13 @@ class _Files:
     config: bytes
     env: bytes
     mtime: float
+    credentials: bytes = b""  # the current credential files' contents, for the digest only
     digest: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.digest = hashlib.sha256(self.config + b"\0" + self.env).hexdigest()
+        self.digest = hashlib.sha256(
+            self.config + b"\0" + self.env + b"\0" + self.credentials
+        ).hexdigest()
 
 
 class Profile:
@@ -175,6 +178,10 @@ class Profile:
             ):
                 # A touch or a re-save. (After our own write the digest we hold is
                 # stale: an edit back to those exact bytes must still reconcile.)
+                if self._error is not None:
+                    # The last good bytes restored after a broken edit: ok again.
+                    self._error = None
+                    log.warning("profile %s: back to its last good config", self.name)
                 return ReloadResult("unchanged", self.epoch)
             self._store_writes = writes
             new = self._build_state(files)
@@ -182,6 +189,10 @@ class Profile:
             self._error = str(exc)
             log.warning("profile %s: %s", self.name, exc)
             return ReloadResult("error", self.epoch, error=str(exc))
+        except Exception as exc:  # fail closed: one profile never takes the supervisor down
+            log.exception("profile %s: unexpected error while loading", self.name)
+            self._error = f"{self.config_path}: cannot be loaded ({type(exc).__name__})"
+            return ReloadResult("error", self.epoch, error=self._error)
         self._digest = files.digest
         self._error = None
         old = self._state
@@ -208,7 +219,10 @@ class Profile:
             config = self.config_path.read_bytes()
             mtime = self.config_path.stat().st_mtime
         except FileNotFoundError:
-            config, mtime = b"", 0.0
+            # docs/configuration.md#validation: moved away or a dangling link is an error, never defaults.
+            raise ProfileConfigError(
+                missing_config_message(self.config_path), file=self.config_path
+            ) from None
         except OSError as exc:
             raise ProfileConfigError(
                 f"cannot read: {exc.strerror}", file=self.config_path
@@ -221,7 +235,15 @@ class Profile:
             raise ProfileConfigError(f"cannot read: {exc.strerror}", file=self.env_path) from None
         if len(env) > _MAX_ENV_BYTES:
             raise ProfileConfigError("file is larger than 1 MiB; refused", file=self.env_path)
-        return _Files(config, env, mtime)
+        # A rotated credential file changes the digest: its new value is masked at once.
+        state = self._state
+        creds = b""
+        if state is not None:
+            creds = b"\0".join(
+                hashlib.sha256(read_secret_file(self.home, rel).encode()).digest()
+                for rel in state.settings.terminal.credential_files
+            )
+        return _Files(config, env, mtime, creds)
 
     def _build_state(self, files: _Files) -> ProfileState:
         loaded = parse_config(files.config, file=self.config_path)
@@ -235,7 +257,7 @@ class Profile:
         )
         secrets = [v for k, v in dotenv.items() if looks_secret_name(k)]
         for cred in creds:
-            secrets.extend(_secret_parts(read_secret_file(cred.source)))
+            secrets.extend(_secret_parts(read_secret_file(self.home, cred.relative)))
         return ProfileState(
             settings=loaded.settings,
             dotenv=MappingProxyType(dict(dotenv)),

@@ -1,4 +1,4 @@
-"""Locked, atomic, comment-preserving writes of ``command_allowlist`` (SPEC §8).
+"""Locked, atomic, comment-preserving writes of ``command_allowlist`` (docs/allowlist.md).
 
 :func:`update_allowlist` changes only the ``command_allowlist`` node of a
 profile's ``config.yaml``: every other byte (comments, key order, quoting, other

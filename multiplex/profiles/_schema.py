@@ -1,4 +1,4 @@
-"""The validated shape of a profile's ``config.yaml`` (SPEC §3.1).
+"""The validated shape of a profile's ``config.yaml`` (docs/configuration.md#configyaml-keys).
 
 One ``ProfileSettings`` instance per home, built only from that home's file: the
 process environment never feeds it (``settings_customise_sources`` keeps only the
@@ -16,8 +16,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 __all__ = [
     "APPROVAL_TIMEOUT_MAX",
     "APPROVAL_TIMEOUT_MIN",
+    "TERMINAL_TIMEOUT_MAX",
     "ApprovalSettings",
     "Backend",
+    "CodeExecutionSettings",
     "ProfileSettings",
     "SecuritySettings",
     "TerminalSettings",
@@ -27,12 +29,14 @@ __all__ = [
 Backend = Literal["local", "docker", "ssh", "singularity", "modal", "daytona"]
 APPROVAL_TIMEOUT_MIN = 1.0
 APPROVAL_TIMEOUT_MAX = 31_536_000.0
+TERMINAL_TIMEOUT_MAX = 31_536_000.0  # one year; larger values are clamped with a warning
 DEFAULT_PROTECTED = ("AGENTS.md", "SOUL.md", ".env", "config.yaml")
 
 
 class _Section(BaseModel):
-    # Unknown keys inside a section are kept out of the model; the loader warns.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # docs/configuration.md#validation: an unknown key inside a section is an error
+    # (the loader reports it with a "did you mean" before the model sees it).
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class TerminalSettings(_Section):
@@ -60,7 +64,7 @@ class TerminalSettings(_Section):
     @field_validator("credential_files")
     @classmethod
     def _relative_inside_home(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        # SPEC §3.1: paths relative to the home; no absolute paths, no "..".
+        # docs/configuration.md#configyaml-keys: paths relative to the home; no absolute paths, no "..".
         for item in value:
             if not item or item.startswith(("/", "~")):
                 raise ValueError(f"{item!r} must be a path relative to the profile home")
@@ -78,12 +82,6 @@ class ApprovalSettings(_Section):
     unattended: Literal["deny", "approve"] = "deny"
     protected_files: tuple[StrictStr, ...] = DEFAULT_PROTECTED
     yolo: StrictBool = False
-
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _bare_off(cls, value: Any) -> Any:
-        # YAML 1.1 reads a bare `off` as False (SPEC §3.1).
-        return "off" if value is False else value
 
     @field_validator("timeout", mode="before")
     @classmethod
@@ -105,8 +103,17 @@ class SecuritySettings(_Section):
     redact_secrets: StrictBool = True
 
 
+class CodeExecutionSettings(_Section):
+    """``code_execution:`` — the profile's session kernels (docs/kernels.md#configuration)."""
+
+    kernel_idle_timeout: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
+    max_session_kernels: int = Field(default=4, ge=1, le=1000)
+    timeout: float = Field(default=300.0, gt=0, allow_inf_nan=False)
+    max_tool_calls: int = Field(default=50, ge=0, le=100_000)
+
+
 class ProfileSettings(BaseSettings):
-    """Everything a profile's ``config.yaml`` can say, with SPEC defaults."""
+    """Everything a profile's ``config.yaml`` can say, with the documented defaults (docs/configuration.md)."""
 
     model_config = SettingsConfigDict(frozen=True, extra="ignore")
 
@@ -114,6 +121,7 @@ class ProfileSettings(BaseSettings):
     command_allowlist: tuple[StrictStr, ...] = ()
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    code_execution: CodeExecutionSettings = Field(default_factory=CodeExecutionSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -124,7 +132,7 @@ class ProfileSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # SPEC §3.1: process environment variables never override a profile.
+        # docs/configuration.md#configyaml-keys: process environment variables never override a profile.
         return (init_settings,)
 
 

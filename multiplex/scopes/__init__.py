@@ -1,4 +1,4 @@
-"""The contextvars scope, resolvers, per-profile caches and propagation (SPEC §6)."""
+"""The contextvars scope, resolvers, per-profile caches and propagation (docs/multiplexing.md)."""
 
 from multiplex.scopes._caches import CACHES_KEY, ProfileCache, ProfileCaches
 from multiplex.scopes._executor import ScopedExecutor, run_in_scope

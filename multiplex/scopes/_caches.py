@@ -1,4 +1,4 @@
-"""Per-profile caches (SPEC §6.2): one cache object per (resolved home, name)."""
+"""Per-profile caches (docs/configuration.md#resolution-what-a-command-of-the-profile-gets): one cache object per (resolved home, name)."""
 
 from __future__ import annotations
 

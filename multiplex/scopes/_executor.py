@@ -1,4 +1,4 @@
-"""Carry the submitter's scope into threads (SPEC §6.1)."""
+"""Carry the submitter's scope into threads (docs/multiplexing.md#the-model)."""
 
 from __future__ import annotations
 

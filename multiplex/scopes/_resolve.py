@@ -1,4 +1,4 @@
-"""Standalone-parity resolution rules (SPEC §6.2).
+"""Standalone-parity resolution rules (docs/configuration.md#resolution-what-a-command-of-the-profile-gets).
 
 Each function computes what a standalone process serving one profile would
 use, from that profile's files alone plus the small base of the process
@@ -98,7 +98,7 @@ def redaction_switch(state: ProfileState) -> bool:
 def credential_mounts(
     files: tuple[CredentialFile, ...], backend: str
 ) -> tuple[CredentialMount, ...]:
-    """The mount plan of a profile's credential files for its backend (SPEC §9)."""
+    """The mount plan of a profile's credential files for its backend (docs/execution.md)."""
     if backend == "local":
         return tuple(
             CredentialMount(f.relative, f.source, os.path.normpath(f.relative)) for f in files

@@ -1,4 +1,4 @@
-"""The turn scope: ONE ContextVar holding an immutable ProfileScope (SPEC §6.1)."""
+"""The turn scope: ONE ContextVar holding an immutable ProfileScope (docs/multiplexing.md#the-model)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ __all__ = [
 
 
 class ContextKind(enum.StrEnum):
-    """Where a turn comes from; says whether a human can answer a prompt (SPEC §7.4)."""
+    """Where a turn comes from; says whether a human can answer a prompt (docs/approvals.md#who-can-answer)."""
 
     INTERACTIVE = "interactive"
     GATEWAY = "gateway"
@@ -121,7 +121,7 @@ class ProfileScope:
         return caches.get(name)
 
     def redact(self, text: str) -> str:
-        """Mask secrets in this profile's output (SPEC §9.1)."""
+        """Mask secrets in this profile's output (docs/redaction.md)."""
         from multiplex.redaction import Redactor
 
         return Redactor(
@@ -135,12 +135,12 @@ class ProfileScope:
         )
 
 
-# SPEC §6.1: the one ContextVar. Its value is never mutated, only replaced.
+# docs/multiplexing.md#the-model: the one ContextVar. Its value is never mutated, only replaced.
 _SCOPE: ContextVar[ProfileScope | None] = ContextVar("multiplex_scope", default=None)
 
 
 class _ProcessScope:
-    # Standalone mode binds one profile for the whole process (SPEC §4); a
+    # Standalone mode binds one profile for the whole process (docs/configuration.md#supervisor-config-multiplexyaml); a
     # thread started without a copied context still sees it. Multiplex mode
     # never sets it.
     scope: ProfileScope | None = None

@@ -1,4 +1,4 @@
-"""Optional strict isolation: turns may not change process-wide state (SPEC §6.1)."""
+"""Optional strict isolation: turns may not change process-wide state (docs/multiplexing.md#the-model)."""
 
 from __future__ import annotations
 

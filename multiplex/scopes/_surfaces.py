@@ -1,4 +1,4 @@
-"""The surface registry: every per-profile thing a turn can reach (SPEC §6.1, §10).
+"""The surface registry: every per-profile thing a turn can reach (docs/multiplexing.md#the-model, docs/audit.md).
 
 A surface has a name, a resolver (cheap: returns the live value or object for a
 scope) and a renderer (a JSON-able description the audit compares between a

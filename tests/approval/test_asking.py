@@ -1,4 +1,4 @@
-"""SPEC §7.3-7.5: every way an asked approval ends, truthfully, with real threads."""
+"""docs/approvals.md#outcomes-and-what-the-agent-sees and #sessions: every way an asked approval ends, truthfully, with real threads."""
 
 from __future__ import annotations
 

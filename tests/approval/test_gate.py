@@ -1,4 +1,4 @@
-"""SPEC §7.2: the ordered checks, deny before every bypass, allow rules word by word."""
+"""docs/approvals.md#order-of-checks: the ordered checks, deny before every bypass, allow rules word by word."""
 
 from __future__ import annotations
 

@@ -6,11 +6,11 @@ import pytest
 import yaml
 
 from multiplex import Supervisor
-from tests.approval.test_detection import DENY_CASES, HARDLINE_LINES, ORDINARY_LINES
+from tests.shell.test_detection import DENY_CASES, HARDLINE_LINES, ORDINARY_LINES
 
 BYPASSES = {
     "yolo": "approvals:\n  yolo: true\n",
-    "mode-off": "approvals:\n  mode: off\n",
+    "mode-off": "approvals:\n  mode: 'off'\n",
     "container": "terminal:\n  backend: docker\n",
 }
 

@@ -1,4 +1,4 @@
-"""SPEC §7.6: every outcome is counted under its own label; none is "unknown"."""
+"""docs/approvals.md#records: every outcome is counted under its own label; none is "unknown"."""
 
 from __future__ import annotations
 

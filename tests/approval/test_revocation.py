@@ -1,4 +1,4 @@
-"""SPEC §7.2 step 11 and §8: revocations take effect at once, even mid-prompt."""
+"""docs/approvals.md#order-of-checks step 11 and docs/allowlist.md: revocations take effect at once, even mid-prompt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §7.2 step 8: the smart approver hook."""
+"""docs/approvals.md#order-of-checks step 8: the smart approver hook."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of the isolation audit (SPEC §10); ``generate_homes`` is shared with bench/audit_scale.py."""
+"""Tests of the isolation audit (docs/audit.md); ``generate_homes`` is shared with bench/audit_scale.py."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ TOKENS = {
     "gamma": "gamma-token-for-tests-cccc3333",
 }
 
-# strict: everything not allowlisted asks (SPEC §3.1), so tests choose what parks.
+# strict: everything not allowlisted asks (docs/configuration.md#configyaml-keys), so tests choose what parks.
 ALPHA = """\
     terminal:
       cwd: .

@@ -1,4 +1,4 @@
-"""The HTTP gateway's runs, approvals, events and health over real HTTP (SPEC §11)."""
+"""The HTTP gateway's runs, approvals, events and health over real HTTP (docs/gateway.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_allowlisted_commands_complete_with_their_output(gateway: Gateway) -> No
     api = gateway.profile["alpha"]
     run_id = api.submit(["true", "echo ok hello", "false"], session_id="s1")
     run = api.wait(run_id)
-    # SPEC §11: completed = every command approved and ran, whatever its exit code.
+    # docs/gateway.md: completed = every command approved and ran, whatever its exit code.
     assert run["status"] == "completed"
     assert [r["exit_code"] for r in run["results"]] == [0, 0, 1]
     assert run["results"][1]["stdout"] == "ok hello\n"

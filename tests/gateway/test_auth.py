@@ -1,4 +1,4 @@
-"""Who sees what: admin, profile tokens, no token (SPEC §11).
+"""Who sees what: admin, profile tokens, no token (docs/gateway.md).
 
 Another profile's run, approval, session or settings answers 404 — exactly
 what an unknown one answers — never 403.

@@ -1,4 +1,4 @@
-"""Identical prompts of two runs in one session are one prompt (SPEC §7.3 coalescing)."""
+"""Identical prompts of two runs in one session are one prompt (docs/approvals.md#outcomes-and-what-the-agent-sees coalescing)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The approvals dashboard (SPEC §11 `GET /`) driven in a real headless Chromium.
+"""The approvals dashboard (docs/gateway.md `GET /`) driven in a real headless Chromium.
 
 A real uvicorn server serves the real app over real profile homes; the test
 submits runs over HTTP, and answers them by clicking in the page. No browser is
@@ -88,7 +88,7 @@ def gateway(make_home: HomeFactory, supervisor_of: Callable[..., Supervisor]) ->
             env=f"MULTIPLEX_TOKEN={BETA_TOKEN}\n",
             files={"work/scratch/keep.txt": "x\n"},
         ),
-        # SPEC §3.1: a malformed shape is an error; the dashboard lists it with its message.
+        # docs/configuration.md#configyaml-keys: a malformed shape is an error; the dashboard lists it with its message.
         "broken": make_home("broken", "command_allowlist: {git: status}\n"),
     }
     sup = supervisor_of("profiles_dir: profiles\ndefault_profile: null\n")
@@ -237,7 +237,7 @@ def test_admin_approves_once_live_and_sees_the_decision(
     expect(approved.first.get_by_test_id("decision-outcome")).to_have_text("approved")
 
     # A request withdrawn elsewhere leaves the page live, and is "not answered",
-    # never "denied" (SPEC §7.3).
+    # never "denied" (docs/approvals.md#outcomes-and-what-the-agent-sees).
     other = submit(gateway, "beta", "rm -rf ./scratch", session="s2")
     expect(page.get_by_test_id("approval-card")).to_have_count(1)
     with gateway.client() as http:
@@ -259,7 +259,7 @@ def test_admin_approves_once_live_and_sees_the_decision(
 def test_profile_token_sees_only_its_own_and_denies_with_a_reason(
     gateway: Gateway, page: Any, tmp_path: Path
 ) -> None:
-    # Markup in a command must be shown as text, never parsed (SPEC §9.1/§11).
+    # Markup in a command must be shown as text, never parsed (docs/redaction.md, docs/gateway.md).
     hostile = 'rm -rf "./scratch/<b id=injected>x</b><img src=x onerror=window.__xss=1>"'
     mine = submit(gateway, "alpha", hostile)
     theirs = submit(gateway, "beta", "rm -rf ./scratch")

@@ -1,4 +1,4 @@
-"""Graceful shutdown kills commands still running after the grace period (SPEC §11 ops)."""
+"""Graceful shutdown kills commands still running after the grace period (docs/gateway.md ops)."""
 
 from __future__ import annotations
 

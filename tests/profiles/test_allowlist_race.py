@@ -1,4 +1,4 @@
-"""Real processes writing one profile's allowlist at once, and writers killed mid-write (SPEC §8)."""
+"""Real processes writing one profile's allowlist at once, and writers killed mid-write (docs/allowlist.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AllowlistStore: reconcile with hand edits, grants, revocations, failures (SPEC §8)."""
+"""AllowlistStore: reconcile with hand edits, grants, revocations, failures (docs/allowlist.md)."""
 
 from __future__ import annotations
 

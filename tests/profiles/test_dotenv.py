@@ -1,4 +1,4 @@
-"""SPEC §3: a profile's .env is parsed, never loaded into os.environ."""
+"""docs/configuration.md#profile-home: a profile's .env is parsed, never loaded into os.environ."""
 
 from __future__ import annotations
 

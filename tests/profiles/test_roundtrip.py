@@ -1,4 +1,4 @@
-"""The locked, atomic, comment-preserving write of command_allowlist (SPEC §8)."""
+"""The locked, atomic, comment-preserving write of command_allowlist (docs/allowlist.md)."""
 
 from __future__ import annotations
 

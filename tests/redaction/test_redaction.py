@@ -1,4 +1,4 @@
-"""Secret redaction (SPEC §9.1): what is masked, what is not, the switch, linear time."""
+"""Secret redaction (docs/redaction.md): what is masked, what is not, the switch, linear time."""
 
 from __future__ import annotations
 
@@ -374,7 +374,7 @@ def test_known_whole_credential_file_and_stripped() -> None:
     assert known.redact("cat: " + content.strip() + " end") == "cat: [REDACTED:known] end"
 
 
-# -- the switch (SPEC §9.1) ---------------------------------------------------
+# -- the switch (docs/redaction.md) ---------------------------------------------------
 
 _OWN = "own-secret-value-1"
 _OTHER = "other-profile-secret-2"

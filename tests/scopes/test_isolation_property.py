@@ -1,4 +1,4 @@
-"""SPEC §6: every turn sees only its own profile, whatever runs it (property test)."""
+"""docs/multiplexing.md: every turn sees only its own profile, whatever runs it (property test)."""
 
 from __future__ import annotations
 

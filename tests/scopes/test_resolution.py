@@ -1,4 +1,4 @@
-"""SPEC §6.2 resolution rules and §9 credential plans, against real homes."""
+"""docs/configuration.md#resolution-what-a-command-of-the-profile-gets resolution rules and docs/execution.md credential plans, against real homes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §6.1: optional strict isolation — turns may not change process-wide state."""
+"""docs/multiplexing.md#the-model: optional strict isolation — turns may not change process-wide state."""
 
 from __future__ import annotations
 

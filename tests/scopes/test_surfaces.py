@@ -1,4 +1,4 @@
-"""SPEC §6.1: every per-profile resource is reached through a registered surface."""
+"""docs/multiplexing.md#the-model: every per-profile resource is reached through a registered surface."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from multiplex import Supervisor
 from multiplex.profiles import Profile
 from multiplex.scopes import SURFACES
 
-SPEC_SURFACES = {
+REQUIRED_SURFACES = {
     "cwd",
     "env",
     "redact_secrets",
@@ -60,7 +60,7 @@ def test_spec_surfaces_are_registered() -> None:
     import multiplex.approval
 
     multiplex.approval.Gate  # noqa: B018  (registers the approval surfaces)
-    assert set(SURFACES.names()) >= SPEC_SURFACES
+    assert set(SURFACES.names()) >= REQUIRED_SURFACES
 
 
 def test_unregistered_resource_is_detected(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]

@@ -1,9 +1,9 @@
-// The approvals dashboard (SPEC §11 `GET /`). Plain JavaScript, no build step.
+// The approvals dashboard (docs/gateway.md `GET /`). Plain JavaScript, no build step.
 //
 // Rules this file keeps:
 // - every piece of server data is inserted with textContent / text nodes, never
 //   innerHTML (commands and causes are attacker-influenced text);
-// - outcomes are shown truthfully (SPEC §7.3): "cancelled" and "timeout" mean
+// - outcomes are shown truthfully (docs/approvals.md#outcomes-and-what-the-agent-sees): "cancelled" and "timeout" mean
 //   nobody answered and are labelled "not answered", never "denied";
 // - live updates come from the SSE stream /v1/events (read with fetch so the
 //   token stays in a header); if it errors the page polls /v1/approvals every
@@ -195,7 +195,7 @@
           testid,
           title,
           "aria-label": label + ": " + a.command,
-          // SPEC §11 answers go to POST /v1/runs/{id}/approval: a request that
+          // docs/gateway.md answers go to POST /v1/runs/{id}/approval: a request that
           // belongs to no run (an embedding runtime's turn) is shown, not answerable here.
           disabled: !a.run_id,
           onclick: () => answer(a, choice, card),
@@ -214,6 +214,7 @@
         el("span", { class: "left", testid: "time-left", "data-expires": a.expires_at }, ""),
       ),
       el("pre", { class: "command", testid: "approval-command" }, a.command),
+      whyBlock(a),
       a.run_id ? null : el("p", { class: "muted" }, "Not started through the API: answer it where the turn runs."),
       el(
         "div",
@@ -229,6 +230,23 @@
       ),
     );
     return card;
+  }
+
+  // Where it would run and why it asks (docs/approvals.md#what-a-prompt-shows).
+  function whyBlock(a) {
+    const patterns = (a.patterns || []).map((p) =>
+      el("li", { testid: "approval-pattern" }, el("code", {}, p.name), " ", p.description),
+    );
+    return el(
+      "div",
+      { class: "why", testid: "approval-why" },
+      el("div", { class: "muted" }, "in ", el("code", { testid: "approval-cwd" }, a.cwd || "—"),
+        " · ", el("span", { testid: "approval-backend" }, (a.backend || "?") + " backend"),
+        " · asked by ", el("strong", { testid: "approval-step" }, a.step || "ask")),
+      patterns.length
+        ? el("ul", { class: "patterns" }, ...patterns)
+        : a.reason ? el("div", { class: "muted", testid: "approval-reason" }, a.reason) : null,
+    );
   }
 
   async function answer(a, choice, card) {
@@ -289,7 +307,7 @@
     refreshDecisionsSoon();
   }
 
-  // Polling cannot tell how a request ended; the run can (SPEC §11 GET /v1/runs/{id}).
+  // Polling cannot tell how a request ended; the run can (docs/gateway.md GET /v1/runs/{id}).
   async function toastGone(a) {
     let decision = null;
     try {
@@ -328,7 +346,7 @@
     const body = $("profiles");
     const dash = (v) => (v === null || v === undefined || v === "" ? "—" : v);
     // A broken profile's message gets a full-width row of its own: it names the
-    // file, key and line (SPEC §3.1), too long for a table cell.
+    // file, key and line (docs/configuration.md#configyaml-keys), too long for a table cell.
     body.replaceChildren(
       ...rows.flatMap((p) => [
         el(

@@ -1,0 +1,205 @@
+"""Steps 1-7 of docs/approvals.md#order-of-checks: the checks that never ask anyone. Pure: they write nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from multiplex.approval._allow_guard import smuggled
+from multiplex.approval._decision import DecidedBy, TraceStep
+from multiplex.profiles import ApprovalSettings
+from multiplex.shell import (
+    Finding,
+    ParsedLine,
+    Place,
+    RuleSet,
+    deny_match,
+    find_dangerous,
+    find_hardline,
+    find_named,
+    find_other_home,
+    find_protected_write,
+)
+
+__all__ = ["CONTAINER_BACKENDS", "CheckInput", "Conclusion", "deny_set", "run_static_checks"]
+
+
+@dataclass(frozen=True, slots=True)
+class Conclusion:
+    """Where the checks stopped: ``approved``, ``blocked`` or ``ask`` (go on asking)."""
+
+    outcome: str
+    cause: str
+    decided_by: DecidedBy | None
+    rule: str | None
+    step: str
+
+
+_NOWHERE = Place()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckInput:
+    """Everything steps 1-7 look at, resolved at the profile's current epoch."""
+
+    parsed: ParsedLine
+    approvals: ApprovalSettings
+    backend: str
+    host_access: bool
+    allowlist: RuleSet
+    session_grants: RuleSet
+    session_yolo: bool
+    place: Place = _NOWHERE
+    search_path: str = ""
+
+
+# docs/approvals.md#order-of-checks step 5: only these backends run commands in a sealed
+# container; ssh reaches a real host and local is the host itself.
+CONTAINER_BACKENDS = frozenset({"docker", "singularity", "modal", "daytona"})
+
+
+@lru_cache(maxsize=1024)
+def deny_set(rules: tuple[str, ...]) -> RuleSet:
+    """Deny rules, compiled once per distinct tuple; program names ignore case (docs/allowlist.md#rules)."""
+    return RuleSet(rules, ignore_case_program=True)
+
+
+def _deny_match(parsed: ParsedLine, rules: tuple[str, ...]) -> tuple[str, Sequence[str]] | None:
+    if not rules:
+        return None
+    return deny_match(deny_set(rules), parsed)
+
+
+def _allow_match(data: CheckInput) -> str | None:
+    # docs/allowlist.md#rules: EVERY simple command must match, none may write a file.
+    parsed = data.parsed
+    if parsed.error is not None or not parsed.commands:
+        return None
+    matched: list[str] = []
+    for command in parsed.commands:
+        if command.writes_file or smuggled(command, data.search_path, data.place.cwd):
+            return None
+        # An assignment prefix (PATH=. ls) is matched too: only a rule naming it covers it.
+        argv = command.assignments + command.argv
+        rule = data.session_grants.match(argv) or data.allowlist.match(argv)
+        if rule is None:
+            return None
+        if rule.text not in matched:
+            matched.append(rule.text)
+    return "; ".join(matched)
+
+
+def _describe(finding: Finding) -> str:
+    return f"{finding.pattern.name}: {finding.pattern.description}"
+
+
+def run_static_checks(
+    data: CheckInput,
+) -> tuple[list[TraceStep], Conclusion | None, Finding | None]:
+    """Run steps 1-7 in order; stop at the first that decides.
+
+    Returns the trace, the conclusion (None = go on to steps 8-10) and the
+    dangerous finding that made the line need a human, if any.
+    """
+    parsed, approvals = data.parsed, data.approvals
+    trace: list[TraceStep] = []
+
+    def stop(
+        step: str, outcome: str, cause: str, by: DecidedBy, rule: str | None = None
+    ) -> Conclusion:
+        trace.append(TraceStep(step, outcome, cause if rule is None else f"{cause} ({rule})"))
+        return Conclusion(outcome, cause, by, rule, step)
+
+    # 1. parse limits
+    if parsed.over_limit is not None:
+        return (
+            trace,
+            stop("parse", "blocked", f"over limits: {parsed.over_limit}", DecidedBy.POLICY),
+            None,
+        )
+    segments = len(parsed.commands)
+    trace.append(
+        TraceStep(
+            "parse",
+            "ok" if parsed.error is None else "error",
+            parsed.error or f"{segments} simple commands",
+        )
+    )
+    # 2. hardline, and another profile's home (never named: docs/security.md#another-profiles-home)
+    if find_other_home(parsed, data.place) is not None:
+        cause = "another profile's home"
+        return trace, stop("hardline", "blocked", cause, DecidedBy.POLICY), None
+    hard = find_hardline(parsed, place=data.place)
+    if hard is not None:
+        return (
+            trace,
+            stop("hardline", "blocked", f"hardline: {_describe(hard)}", DecidedBy.POLICY),
+            None,
+        )
+    trace.append(TraceStep("hardline", "pass"))
+    # 3. deny rules: before every bypass, container skip and allowlist
+    denied = _deny_match(parsed, approvals.deny)
+    if denied is not None:
+        return trace, stop("deny", "blocked", "deny rule", DecidedBy.RULE, denied[0]), None
+    trace.append(TraceStep("deny", "pass", f"{len(approvals.deny)} rules"))
+    # 4. yolo or mode off
+    if approvals.yolo or data.session_yolo or approvals.mode == "off":
+        why = (
+            "approvals.mode: off"
+            if approvals.mode == "off"
+            else ("profile yolo" if approvals.yolo else "session yolo")
+        )
+        return trace, stop("yolo", "approved", why, DecidedBy.POLICY), None
+    trace.append(TraceStep("yolo", "pass"))
+    # 5. container without host access: heuristics skipped. Not in strict mode
+    # (it asks for everything not allowlisted) and not for an unparseable line.
+    sealed = data.backend in CONTAINER_BACKENDS and not data.host_access
+    if sealed and approvals.mode != "strict" and parsed.error is None:
+        return (
+            trace,
+            stop(
+                "container",
+                "approved",
+                f"{data.backend} backend without host access",
+                DecidedBy.POLICY,
+            ),
+            None,
+        )
+    trace.append(
+        TraceStep(
+            "container",
+            "pass",
+            "not applied" if data.backend not in CONTAINER_BACKENDS else "host mounts given",
+        )
+    )
+    protected = find_protected_write(parsed, approvals.protected_files)
+    # 6. session grants and the permanent allowlist; a named pattern is never vouched for
+    named = None if protected is not None else find_named(parsed, data.place)
+    allowed = None if protected is not None or named is not None else _allow_match(data)
+    if allowed is not None:
+        return trace, stop("allowlist", "approved", "allowlisted", DecidedBy.RULE, allowed), None
+    trace.append(
+        TraceStep(
+            "allowlist",
+            "pass",
+            "protected file write"
+            if protected
+            else (
+                f"{named.pattern.name} is never allowlisted"
+                if named
+                else "not every command matches"
+            ),
+        )
+    )
+    # 7. detection
+    finding = protected or find_dangerous(parsed, place=data.place)
+    if finding is None and approvals.mode != "strict":
+        return (
+            trace,
+            stop("detection", "approved", "nothing dangerous detected", DecidedBy.POLICY),
+            None,
+        )
+    detail = _describe(finding) if finding else "mode strict: everything not allowlisted asks"
+    trace.append(TraceStep("detection", "ask", detail))
+    return trace, None, finding

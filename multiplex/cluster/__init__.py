@@ -1,0 +1,37 @@
+"""Several ``multiplex up`` nodes as one service, through a shared Redis (docs/cluster.md).
+
+``_link`` holds the clients and the node's view of Redis health; ``_runs`` the
+run records; ``_approvals`` open prompts and their single resolution;
+``_events`` the shared event stream; ``_sessions`` session grants and yolo;
+``_signals`` pub/sub between nodes; ``_nodes`` heartbeats and lost nodes;
+``_cluster`` ties them to one node's event loop. Absent ``cluster:`` in
+``multiplex.yaml``, nothing here is imported or started.
+"""
+
+from multiplex.cluster._approvals import ApprovalStore, Outcome
+from multiplex.cluster._cluster import Cluster
+from multiplex.cluster._events import EventLog, SharedEvent
+from multiplex.cluster._link import PREFIX, ClusterUnavailable, RedisLink
+from multiplex.cluster._nodes import LostNode, NodeRegistry
+from multiplex.cluster._runs import NODE_LOST, RunStore
+from multiplex.cluster._sessions import SharedSessionTable
+from multiplex.cluster._signals import CANCEL_CHANNEL, RELOAD_CHANNEL, Signals
+
+__all__ = [
+    "CANCEL_CHANNEL",
+    "NODE_LOST",
+    "PREFIX",
+    "RELOAD_CHANNEL",
+    "ApprovalStore",
+    "Cluster",
+    "ClusterUnavailable",
+    "EventLog",
+    "LostNode",
+    "NodeRegistry",
+    "Outcome",
+    "RedisLink",
+    "RunStore",
+    "SharedEvent",
+    "SharedSessionTable",
+    "Signals",
+]

@@ -1,0 +1,142 @@
+"""Open approvals shared by every node, resolved exactly once (docs/cluster.md#approvals).
+
+A node registers each prompt it parks (the redacted row ``GET /v1/approvals``
+shows, never the raw command) under ``multiplex:ap:<id>`` and in the
+``multiplex:ap:open`` index. Every way a prompt ends, an answer on any node,
+a cancellation or a timeout on its own node, a lost node, goes through one
+Lua script: the first resolution wins atomically, is stored, leaves the index
+and is published on ``multiplex:resolved`` so the waiting node applies it;
+every later one is refused and sees the winner.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from multiplex.cluster._link import RedisLink
+
+__all__ = ["RESOLVED_CHANNEL", "ApprovalStore", "Outcome"]
+
+RESOLVED_CHANNEL = "resolved"
+
+_RESOLVE = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'open' then
+  if state then return {0, redis.call('HGET', KEYS[1], 'resolution')} end
+  return {0, false}
+end
+local node = redis.call('HGET', KEYS[1], 'node')
+redis.call('HSET', KEYS[1], 'state', 'resolved', 'resolution', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SREM', ARGV[5] .. node .. ':aps', ARGV[1])
+redis.call('PUBLISH', ARGV[3], ARGV[2])
+return {1, ARGV[2]}
+"""
+
+_LIST_OPEN = """
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+local rows = {}
+for _, id in ipairs(ids) do
+  local row = redis.call('HGET', ARGV[1] .. id, 'row')
+  if row then rows[#rows + 1] = row end
+end
+return rows
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of one resolution attempt: whether it won, and the winning resolution."""
+
+    won: bool
+    resolution: dict[str, Any] | None
+
+
+class ApprovalStore:
+    """Shared open approvals and their single resolution."""
+
+    def __init__(self, link: RedisLink) -> None:
+        self._link = link
+        self._ttl = max(1, int(link.config.run_ttl))
+        self._open = link.key("ap", "open")
+        self._prefix = link.key("ap", "")
+        self._node_prefix = link.key("node", "")
+        self.channel = link.key(RESOLVED_CHANNEL)
+        self._resolve_sync = link.sync.register_script(_RESOLVE)
+        self._resolve_aio = link.aio.register_script(_RESOLVE)
+        self._list_aio = link.aio.register_script(_LIST_OPEN)
+
+    def _key(self, approval_id: str) -> str:
+        return self._prefix + approval_id
+
+    def node_key(self, node: str) -> str:
+        return f"{self._node_prefix}{node}:aps"
+
+    def register(self, row: dict[str, Any]) -> None:
+        """Publish an open prompt (sync, from the waiting thread); ``row`` must be redacted."""
+        approval_id = str(row["approval_id"])
+        node = self._link.node_id
+        payload = json.dumps({**row, "node": node}, separators=(",", ":"))
+
+        def write() -> None:
+            pipe = self._link.sync.pipeline(transaction=False)
+            pipe.hset(
+                self._key(approval_id), mapping={"row": payload, "state": "open", "node": node}
+            )
+            pipe.expire(self._key(approval_id), self._ttl)
+            pipe.zadd(self._open, {approval_id: float(row["created_at"])})
+            pipe.sadd(self.node_key(node), approval_id)
+            pipe.execute()
+
+        self._link.call(write)
+
+    def _args(self, approval_id: str, resolution: dict[str, Any]) -> tuple[list[str], list[Any]]:
+        payload = json.dumps(
+            {**resolution, "approval_id": approval_id, "resolved_on": self._link.node_id},
+            separators=(",", ":"),
+        )
+        return [self._key(approval_id), self._open], [
+            approval_id,
+            payload,
+            self.channel,
+            self._ttl,
+            self._node_prefix,
+        ]
+
+    @staticmethod
+    def _outcome(reply: Any) -> Outcome:
+        won, raw = int(reply[0]), reply[1]
+        return Outcome(won == 1, json.loads(raw) if raw else None)
+
+    def resolve(self, approval_id: str, resolution: dict[str, Any]) -> Outcome:
+        """Sync: resolve ``approval_id`` if still open; else the resolution that won (or None)."""
+        keys, args = self._args(approval_id, resolution)
+        return self._outcome(self._link.call(lambda: self._resolve_sync(keys=keys, args=args)))
+
+    async def aresolve(self, approval_id: str, resolution: dict[str, Any]) -> Outcome:
+        """The same from the event loop (answers arriving over HTTP)."""
+        keys, args = self._args(approval_id, resolution)
+        return self._outcome(await self._link.acall(self._resolve_aio(keys=keys, args=args)))
+
+    async def get(self, approval_id: str) -> dict[str, Any] | None:
+        """The prompt's row and state (``state``: open or resolved), or None."""
+        fields = await self._link.acall(self._link.aio.hgetall(self._key(approval_id)))
+        if not fields or "row" not in fields:
+            return None
+        row = dict(json.loads(fields["row"]))
+        row["state"] = fields.get("state", "open")
+        if fields.get("resolution"):
+            row["resolution"] = json.loads(fields["resolution"])
+        return row
+
+    async def list_open(self) -> list[dict[str, Any]]:
+        """Every node's open prompts, oldest first (one round trip)."""
+        rows = await self._link.acall(self._list_aio(keys=[self._open], args=[self._prefix]))
+        return [dict(json.loads(r)) for r in rows]
+
+    async def open_on(self, node: str) -> list[str]:
+        """The ids of the prompts parked on ``node``."""
+        return sorted(await self._link.acall(self._link.aio.smembers(self.node_key(node))))

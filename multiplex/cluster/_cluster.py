@@ -1,0 +1,133 @@
+"""One node's share of the cluster: the stores and the loops that keep it in step (docs/cluster.md).
+
+:class:`Cluster` builds every store on one :class:`RedisLink` and runs, on the
+node's event loop, the heartbeat, the search for lost nodes, the health probe
+(``up`` for ``/readyz``), the subscriptions and the event-stream reader. What
+the node does with a lost node, a remote event or a recovered Redis is the
+gateway's business: it passes those callbacks to :meth:`Cluster.serve`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from multiplex.cluster._approvals import ApprovalStore
+from multiplex.cluster._events import EventLog, SharedEvent
+from multiplex.cluster._link import ClusterUnavailable, RedisLink
+from multiplex.cluster._nodes import LostNode, NodeRegistry
+from multiplex.cluster._runs import RunStore
+from multiplex.cluster._sessions import SharedSessionTable
+from multiplex.cluster._signals import Signals
+from multiplex.supervision import ClusterConfig
+
+__all__ = ["HEALTH_SECONDS", "Cluster"]
+
+log = logging.getLogger("multiplex.cluster")
+HEALTH_SECONDS = 0.5
+
+
+class Cluster:
+    """The shared state of one node: runs, approvals, events, sessions, signals, nodes."""
+
+    def __init__(self, config: ClusterConfig) -> None:
+        self.config = config
+        self.node_id = config.node_id
+        self.link = RedisLink(config)
+        self.runs = RunStore(self.link)
+        self.approvals = ApprovalStore(self.link)
+        self.events = EventLog(self.link)
+        self.signals = Signals(self.link)
+        self.nodes = NodeRegistry(self.link, self.runs, self.approvals)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def session_table(self, profile: str) -> SharedSessionTable:
+        return SharedSessionTable(profile, self.link)
+
+    @property
+    def up(self) -> bool:
+        return self.link.up
+
+    async def start(
+        self,
+        *,
+        on_event: Callable[[SharedEvent], None],
+        on_lost: Callable[[LostNode], Awaitable[None]],
+        on_recovered: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Join (first heartbeat), subscribe, and start the loops on the running event loop.
+
+        Starts even when Redis is down: the node is then not ready until it answers.
+        """
+        self._on_recovered = on_recovered
+        self._on_lost = on_lost
+        try:
+            await self.nodes.beat()
+            position = await self.events.last_position()
+        except ClusterUnavailable:
+            position = "$"
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._beating(), name="cluster-heartbeat"),
+            loop.create_task(self._health(), name="cluster-health"),
+            loop.create_task(self._tail(position, on_event), name="cluster-events"),
+            loop.create_task(self.signals.run(on_recovered), name="cluster-signals"),
+        ]
+        await self.signals.wait_subscribed(2.0)
+
+    async def stop(self, *, leave: bool = True) -> None:
+        """Cancel the loops; ``leave`` removes this node so nobody reaps it."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        if leave:
+            with contextlib.suppress(ClusterUnavailable):
+                await self.nodes.leave()
+        await self.link.aclose()
+
+    async def _beating(self) -> None:
+        while True:
+            with contextlib.suppress(ClusterUnavailable):
+                await self.nodes.beat()
+                for node in await self.nodes.lost():
+                    lost = await self.nodes.reap(node)
+                    if lost is not None:
+                        log.warning(
+                            "node %s lost: %d runs failed, %d approvals cancelled",
+                            node,
+                            len(lost.runs),
+                            len(lost.approvals),
+                        )
+                        await self._on_lost(lost)
+            await asyncio.sleep(self.nodes.interval)
+
+    async def _health(self) -> None:
+        while True:
+            was = self.link.up
+            now = await self.link.ping()
+            if now and not was:
+                log.warning("redis is back: resynchronising node %s", self.node_id)
+                with contextlib.suppress(ClusterUnavailable):
+                    await self.nodes.beat()
+                    await self._on_recovered()
+            await asyncio.sleep(HEALTH_SECONDS)
+
+    async def _tail(self, position: str, on_event: Callable[[SharedEvent], None]) -> None:
+        after = position
+        while True:
+            try:
+                if after == "$":
+                    after = await self.events.last_position()
+                for event in await self.events.read(after):
+                    after = event.position
+                    if event.node != self.node_id:
+                        on_event(event)
+            except ClusterUnavailable:
+                await asyncio.sleep(HEALTH_SECONDS)
+                # A restarted Redis has a new stream: resume from its end.
+                after = "$"

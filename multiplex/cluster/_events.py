@@ -1,0 +1,104 @@
+"""Every node's events in one Redis stream (docs/cluster.md#events).
+
+Each event a node publishes is appended to ``multiplex:events`` (capped at
+about ``MAXLEN`` entries) with its name, profile, run and the node it came
+from. A reader keeps its own position (the last stream id it delivered), so a
+connection can resume where it stopped; a node reads the stream once and fans
+out to its own streams, skipping its own events, which it delivered locally in
+the order it made them. Open requests are re-delivered from
+:class:`~multiplex.cluster.ApprovalStore` on connect, not from the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from multiplex.cluster._link import RedisLink
+
+__all__ = ["MAXLEN", "EventLog", "SharedEvent"]
+
+MAXLEN = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class SharedEvent:
+    """One event read back from the stream, with its position."""
+
+    position: str
+    name: str
+    profile: str
+    run_id: str | None
+    node: str
+    data: dict[str, Any]
+
+
+def _fields(name: str, data: dict[str, Any], profile: str, run_id: str | None, node: str) -> Any:
+    return {
+        "name": name,
+        "profile": profile,
+        "run": run_id or "",
+        "node": node,
+        "data": json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+    }
+
+
+class EventLog:
+    """Append to and read from the shared event stream."""
+
+    def __init__(self, link: RedisLink) -> None:
+        self._link = link
+        self.key = link.key("events")
+
+    def append(
+        self, name: str, data: dict[str, Any], profile: str, run_id: str | None = None
+    ) -> str:
+        """Sync append (any thread); the new entry's position. ``data`` must be redacted."""
+        fields = _fields(name, data, profile, run_id, self._link.node_id)
+        return str(
+            self._link.call(
+                lambda: self._link.sync.xadd(self.key, fields, maxlen=MAXLEN, approximate=True)
+            )
+        )
+
+    async def aappend(
+        self,
+        name: str,
+        data: dict[str, Any],
+        profile: str,
+        run_id: str | None = None,
+        *,
+        node: str | None = None,
+    ) -> str:
+        """The same from the event loop; ``node`` names the node the event is about."""
+        fields = _fields(name, data, profile, run_id, node or self._link.node_id)
+        position = await self._link.acall(
+            self._link.aio.xadd(self.key, fields, maxlen=MAXLEN, approximate=True)
+        )
+        return str(position)
+
+    async def last_position(self) -> str:
+        """The newest entry's position ("0-0" when the stream is empty): read after it."""
+        entries = await self._link.acall(self._link.aio.xrevrange(self.key, count=1))
+        return str(entries[0][0]) if entries else "0-0"
+
+    async def read(self, after: str, *, block_ms: int = 500, count: int = 500) -> list[SharedEvent]:
+        """Entries after position ``after``, waiting up to ``block_ms`` for the first one."""
+        reply = await self._link.acall(
+            self._link.aio.xread({self.key: after}, count=count, block=block_ms)
+        )
+        out: list[SharedEvent] = []
+        for _stream, entries in reply or []:
+            for position, fields in entries:
+                out.append(
+                    SharedEvent(
+                        position=str(position),
+                        name=fields["name"],
+                        profile=fields["profile"],
+                        run_id=fields["run"] or None,
+                        node=fields["node"],
+                        data=dict(json.loads(fields["data"])),
+                    )
+                )
+        return out

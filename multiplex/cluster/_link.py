@@ -1,0 +1,112 @@
+"""The connection of one node to the shared Redis (docs/cluster.md#what-each-failure-does).
+
+One :class:`RedisLink` per node holds an asyncio client (the event loop: HTTP
+handlers, listeners, heartbeats) and a sync client (worker threads: the gate,
+run records), both on short timeouts so that a lost Redis is noticed in about
+a second instead of hanging a request. ``up`` is what ``/readyz`` reports; any
+failed call marks the link down and only a successful ping brings it back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis
+import redis.asyncio as aioredis
+
+from multiplex.supervision import ClusterConfig
+
+__all__ = ["PREFIX", "ClusterUnavailable", "RedisLink"]
+
+PREFIX = "multiplex:"
+T = TypeVar("T")
+_TIMEOUT = 1.0
+
+
+class ClusterUnavailable(RuntimeError):
+    """Redis cannot be reached: the node refuses what needs shared state."""
+
+
+class RedisLink:
+    """Both clients of one node, its key names, and whether Redis answers."""
+
+    def __init__(self, config: ClusterConfig) -> None:
+        self.config = config
+        self.node_id = config.node_id
+        common: dict[str, Any] = {
+            "socket_timeout": _TIMEOUT,
+            "socket_connect_timeout": _TIMEOUT,
+            "decode_responses": True,
+            "health_check_interval": 0,
+        }
+        self.sync: redis.Redis = redis.Redis.from_url(config.redis_url, **common)
+        self.aio: aioredis.Redis = aioredis.Redis.from_url(config.redis_url, **common)
+        self._lock = threading.Lock()
+        self._up = True
+        self._listeners: list[Callable[[bool], None]] = []
+        self.round_trips = 0  # read by the metrics and bench/cluster.py
+
+    # -- key names ---------------------------------------------------------------
+    @staticmethod
+    def key(*parts: str) -> str:
+        return PREFIX + ":".join(parts)
+
+    # -- health ------------------------------------------------------------------
+    @property
+    def up(self) -> bool:
+        return self._up
+
+    def on_change(self, listener: Callable[[bool], None]) -> None:
+        """``listener(up)`` whenever the link goes down or comes back."""
+        self._listeners.append(listener)
+
+    def _set(self, up: bool) -> None:
+        with self._lock:
+            changed, self._up = self._up != up, up
+        if changed:
+            for listener in list(self._listeners):
+                listener(up)
+
+    def mark_down(self) -> None:
+        self._set(False)
+
+    def mark_up(self) -> None:
+        self._set(True)
+
+    def trip(self, count: int = 1) -> None:
+        """Count a round trip to Redis (a command or a pipeline)."""
+        self.round_trips += count
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run one sync round trip; a Redis error marks the link down and raises ``ClusterUnavailable``."""
+        self.trip()
+        try:
+            return fn()
+        except (redis.RedisError, OSError) as exc:
+            self.mark_down()
+            raise ClusterUnavailable(f"redis: {type(exc).__name__}") from None
+
+    async def acall(self, coro: Any) -> Any:
+        """Await one async round trip with the same failure rule as :meth:`call`."""
+        self.trip()
+        try:
+            return await coro
+        except (redis.RedisError, OSError) as exc:
+            self.mark_down()
+            raise ClusterUnavailable(f"redis: {type(exc).__name__}") from None
+
+    async def ping(self) -> bool:
+        """True if Redis answers now; sets :attr:`up` accordingly."""
+        try:
+            await self.aio.ping()
+        except (redis.RedisError, OSError):
+            self.mark_down()
+            return False
+        self.mark_up()
+        return True
+
+    async def aclose(self) -> None:
+        await self.aio.aclose()
+        self.sync.close()

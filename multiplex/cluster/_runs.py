@@ -1,0 +1,103 @@
+"""Run records in Redis: every node can show any node's run (docs/cluster.md#runs).
+
+A record is the ``GET /v1/runs/{id}`` document as JSON, already redacted by
+its node, under ``multiplex:run:<id>`` with the TTL ``cluster.run_ttl``; the
+node executing it keeps the id in ``multiplex:node:<node>:runs`` until the run
+is final, which is how a lost node's runs are found. Writes are one pipelined
+round trip each.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from multiplex.cluster._link import RedisLink
+
+__all__ = ["FINAL_STATUSES", "NODE_LOST", "RunStore"]
+
+FINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+NODE_LOST = "node lost"
+
+# Mark a lost node's run failed unless it finished meanwhile (atomic, so a
+# run that completed on its own is never turned into a failure).
+_FAIL_LOST = """
+local doc = redis.call('GET', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+if not doc then return false end
+local run = cjson.decode(doc)
+if run['status'] == 'completed' or run['status'] == 'failed' or run['status'] == 'cancelled' then
+  return false
+end
+run['status'] = 'failed'
+run['error'] = ARGV[2]
+run['finished_at'] = tonumber(ARGV[3])
+run['pending_approval'] = cjson.null
+local out = cjson.encode(run)
+redis.call('SET', KEYS[1], out, 'EX', ARGV[4])
+return out
+"""
+
+
+def _doc(raw: str) -> dict[str, Any]:
+    doc = dict(json.loads(raw))
+    if doc.get("results") == {}:  # Lua's cjson writes an empty list as {}
+        doc["results"] = []
+    return doc
+
+
+class RunStore:
+    """Shared run records of every node."""
+
+    def __init__(self, link: RedisLink) -> None:
+        self._link = link
+        self._ttl = max(1, int(link.config.run_ttl))
+        self._fail_lost = link.aio.register_script(_FAIL_LOST)
+
+    def _key(self, run_id: str) -> str:
+        return self._link.key("run", run_id)
+
+    def node_key(self, node: str) -> str:
+        return self._link.key("node", node, "runs")
+
+    def put(self, doc: dict[str, Any], *, node: str | None = None) -> None:
+        """Store the run document (sync, from a worker thread); the node owns it until final."""
+        run_id = str(doc["run_id"])
+        owner = node or self._link.node_id
+        payload = json.dumps({**doc, "node": owner}, separators=(",", ":"))
+
+        def write() -> None:
+            pipe = self._link.sync.pipeline(transaction=False)
+            pipe.set(self._key(run_id), payload, ex=self._ttl)
+            if doc.get("status") in FINAL_STATUSES:
+                pipe.srem(self.node_key(owner), run_id)
+            else:
+                pipe.sadd(self.node_key(owner), run_id)
+            pipe.execute()
+
+        self._link.call(write)
+
+    async def get(self, run_id: str) -> dict[str, Any] | None:
+        """The stored document (with its ``node``), or None if unknown or expired."""
+        raw = await self._link.acall(self._link.aio.get(self._key(run_id)))
+        return None if raw is None else _doc(raw)
+
+    def get_sync(self, run_id: str) -> dict[str, Any] | None:
+        raw = self._link.call(lambda: self._link.sync.get(self._key(run_id)))
+        return None if raw is None else _doc(str(raw))
+
+    async def owned_by(self, node: str) -> list[str]:
+        """The ids of the runs ``node`` is executing (not yet final)."""
+        members = await self._link.acall(self._link.aio.smembers(self.node_key(node)))
+        return sorted(members)
+
+    async def fail_lost(self, node: str, run_id: str) -> dict[str, Any] | None:
+        """Mark ``run_id`` failed with cause "node lost" unless final; the new document or None."""
+        out = await self._link.acall(
+            self._fail_lost(
+                keys=[self._key(run_id), self.node_key(node)],
+                args=[run_id, NODE_LOST, repr(time.time()), self._ttl],
+            )
+        )
+        return None if not out else _doc(out)

@@ -1,0 +1,180 @@
+"""Files the supervisor writes or reads for a profile, never through a link (docs/security.md#files-the-supervisor-writes).
+
+A command running for a profile can create symlinks and hard links inside its
+home. Every file the supervisor appends to (``logs/decisions.jsonl``), creates
+(the per-run credential directory) or reads as a secret is therefore opened
+relative to directory descriptors, each component with ``O_NOFOLLOW``: a link
+planted at ``logs`` or ``logs/decisions.jsonl`` is refused, never followed. A
+file with a second hard link is refused too (its other name may be
+``~/.bashrc``), and so is anything that is not a regular file (a FIFO would
+block the writer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path
+
+__all__ = [
+    "LinkRefused",
+    "append_bytes",
+    "open_dir",
+    "read_inside",
+    "write_new",
+]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class LinkRefused(OSError):
+    """A path component is a link, a second hard link, or not a regular file."""
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        super().__init__(errno.ELOOP, why, str(path))
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.why}"
+
+
+def _parts(relative: str | Path) -> list[str]:
+    parts = [p for p in Path(relative).parts if p not in ("", ".")]
+    if any(p == ".." or p.startswith("/") for p in parts) or Path(relative).is_absolute():
+        raise LinkRefused(relative, "must be a path inside the directory")
+    return parts
+
+
+def open_dir(root: Path, relative: str | Path = "", *, create: bool = False) -> int:
+    """A descriptor of ``root/relative``, walking each component without following links.
+
+    ``root`` itself is opened as given (it is the resolved home). With ``create``
+    missing directories are made with mode 0700. The caller closes the result.
+    """
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in _parts(relative):
+            try:
+                nxt = _step(fd, part, create)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    why = f"{part!r} is a link or not a folder"
+                    raise LinkRefused(root / relative, why) from None
+                raise
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _step(fd: int, part: str, create: bool) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+    with contextlib.suppress(FileExistsError):
+        # Made meanwhile by a concurrent writer, or a link: the open decides.
+        os.mkdir(part, 0o700, dir_fd=fd)
+    return os.open(part, _DIR_FLAGS, dir_fd=fd)
+
+
+def _check_regular(fd: int, path: Path, *, single_link: bool = True) -> os.stat_result:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise LinkRefused(path, "is not a regular file")
+    if single_link and st.st_nlink != 1:
+        raise LinkRefused(path, "has another hard link; refused")
+    return st
+
+
+def _open_leaf(
+    root: Path, relative: str | Path, flags: int, mode: int, *, create_dirs: bool
+) -> int:
+    parts = _parts(relative)
+    if not parts:
+        raise LinkRefused(root, "names no file")
+    parent = open_dir(root, Path(*parts[:-1]) if len(parts) > 1 else "", create=create_dirs)
+    try:
+        return os.open(
+            parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode, dir_fd=parent
+        )
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkRefused(root / relative, "is a link; refused") from None
+        raise
+    finally:
+        os.close(parent)
+
+
+def append_bytes(root: Path, relative: str | Path, data: bytes) -> None:
+    """Append ``data`` to ``root/relative`` in one write, creating it (0600) and its folders.
+
+    Raises :class:`LinkRefused` (an ``OSError``) instead of following a link.
+    """
+    fd = _open_leaf(root, relative, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, create_dirs=True)
+    try:
+        _check_regular(fd, root / relative)
+        os.write(fd, data)  # O_APPEND: one write of one line never interleaves
+    finally:
+        os.close(fd)
+
+
+def write_new(directory_fd: int, relative: str | Path, data: bytes, mode: int = 0o400) -> None:
+    """Create ``relative`` under an open directory (folders 0700), failing if anything is there."""
+    parts = _parts(relative)
+    fd = os.dup(directory_fd)
+    try:
+        for part in parts[:-1]:
+            nxt = _step(fd, part, True)
+            os.close(fd)
+            fd = nxt
+        out = os.open(
+            parts[-1],
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            mode,
+            dir_fd=fd,
+        )
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view) :]
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
+
+
+def read_inside(root: Path, relative: str | Path, *, max_bytes: int) -> bytes:
+    """The bytes of ``root/relative`` if the file it really is lies inside ``root``.
+
+    Links inside ``root`` that stay inside it are followed (an operator may
+    link ``credentials/current`` to a rotated file); the check is made on the
+    opened descriptor, so a link swapped in between check and use cannot win.
+    Refused: a file outside ``root``, a non-regular file, a file with another
+    hard link, a file over ``max_bytes``.
+    """
+    base = Path(os.path.realpath(root))
+    path = base / relative
+    fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        if not real.is_relative_to(base):
+            raise LinkRefused(relative, "resolves outside the profile home")
+        st = _check_regular(fd, Path(relative))
+        if st.st_size > max_bytes:
+            raise LinkRefused(relative, f"is larger than {max_bytes} bytes")
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 65536):
+            total += len(chunk)
+            if total > max_bytes:
+                raise LinkRefused(relative, f"is larger than {max_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

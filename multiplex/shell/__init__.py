@@ -1,0 +1,64 @@
+"""Shell command analysis: parsing, the rule language and pattern detection.
+
+Pure: no I/O, no state, nothing of the gate, profiles, scopes or supervisor.
+A line is parsed (tree-sitter-bash) into simple commands with wrappers unwrapped
+and payloads parsed recursively (``_parse``, ``_words``, ``_unwrap``,
+``_variants``, ``_parsed``); the named patterns live in ``_catalogue`` and are
+found by ``_command_checks`` (one argv) and ``_detection`` (a whole line); the
+allow/deny rule language is ``_rules``. See docs/approvals.md#parsing and
+docs/allowlist.md#rules.
+"""
+
+from multiplex.shell._catalogue import Pattern
+from multiplex.shell._deny import deny_match
+from multiplex.shell._detection import (
+    DANGEROUS,
+    HARDLINE,
+    Finding,
+    find_dangerous,
+    find_hardline,
+    find_named,
+    find_protected_write,
+    write_targets,
+)
+from multiplex.shell._options import risky_option
+from multiplex.shell._parse import (
+    MAX_CHARS,
+    MAX_DEPTH,
+    MAX_SEGMENTS,
+    ParsedLine,
+    Redirect,
+    SimpleCommand,
+    parse_line,
+)
+from multiplex.shell._rules import MAX_RULE_LENGTH, Rule, RuleSet, exact_rule, parse_rule
+from multiplex.shell._target_checks import find_other_home
+from multiplex.shell._targets import Place
+
+__all__ = [
+    "DANGEROUS",
+    "HARDLINE",
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "MAX_RULE_LENGTH",
+    "MAX_SEGMENTS",
+    "Finding",
+    "ParsedLine",
+    "Pattern",
+    "Place",
+    "Redirect",
+    "Rule",
+    "RuleSet",
+    "SimpleCommand",
+    "deny_match",
+    "exact_rule",
+    "find_dangerous",
+    "find_hardline",
+    "find_named",
+    "find_other_home",
+    "find_protected_write",
+    "parse_line",
+    "parse_rule",
+    "risky_option",
+    "write_targets",
+]

@@ -1,0 +1,283 @@
+"""Hardline, dangerous-command and protected-file detection (docs/approvals.md#order-of-checks, docs/approvals.md#protected-files).
+
+Every check runs over ALL simple commands of a parsed line (wrappers, payloads,
+substitutions) and over the commands of its normalised variants, so disguise
+(quoting, ``$IFS``, fullwidth letters, ``sudo``/``bash -c`` nesting) does not hide
+a command. Inline script payloads (``python -c`` …) are scanned as text; shell
+command strings inside them that are passed to ``system``/``subprocess``-like calls
+are parsed and checked like a line of their own.
+
+Plain ``rm FILE`` (no ``-r``/``-f``) is NOT dangerous: deleting one named file is
+routine for an agent and ``rm`` refuses directories and asks for write-protected
+files; ``rm -r``/``-f`` and deletes of system paths are flagged.
+A pure leaf: stdlib, ``shell._parse`` and ``shell._catalogue`` only.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from multiplex.shell._catalogue import (
+    BLOCK_DEVICE_WRITE,
+    CLOUD_METADATA,
+    DANGEROUS,
+    DELETE_SYSTEM,
+    DOWNLOAD_EXEC,
+    DYNAMIC_PROGRAM,
+    FORK_BOMB,
+    HARDLINE,
+    OVER_LIMIT,
+    PIPE_TO_SHELL,
+    PRIVILEGE,
+    SCRIPT_DESTRUCTIVE,
+    SENSITIVE_WRITE,
+    SQL_DESTRUCTIVE,
+    UNPARSEABLE,
+    Finding,
+    Pattern,
+)
+from multiplex.shell._command_checks import (
+    catastrophic_path,
+    dangerous_check,
+    hardline_check,
+    is_block_device,
+    operands,
+    program,
+    short_flags,
+)
+from multiplex.shell._network_checks import find_network
+from multiplex.shell._parse import ParsedLine, SimpleCommand
+from multiplex.shell._scripts import SCRIPT_DELETE, fork_text, script_lines
+from multiplex.shell._secret_checks import (
+    find_command_variable,
+    find_persistence,
+    find_privileged_container,
+    find_script_exec,
+    find_secret_read,
+)
+from multiplex.shell._target_checks import find_dynamic_target, find_target_hardline
+from multiplex.shell._targets import Place
+from multiplex.shell._unwrap import SHELLS, unwrap_step
+from multiplex.shell._writes import (
+    all_commands,
+    evidence,
+    find_protected_write,
+    sensitive,
+    write_targets,
+)
+
+_NOWHERE = Place()
+
+__all__ = [
+    "DANGEROUS",
+    "HARDLINE",
+    "Finding",
+    "Pattern",
+    "find_dangerous",
+    "find_hardline",
+    "find_named",
+    "find_protected_write",
+    "write_targets",
+]
+
+_EXEC_SINKS = SHELLS | {"eval", "source", ".", "perl", "ruby", "node", "nodejs", "php", "bun"}
+_DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch", "lwp-download", "http", "xh"})
+_DOWNLOAD_WORD = re.compile(r"(?<![\w.-])(curl|wget|aria2c|lwp-download)\b")
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git"})
+_METADATA = re.compile(
+    r"169\.254\.169\.254|169\.254\.170\.2\b|metadata\.google\.internal|fd00:ec2::254"
+    r"|100\.100\.100\.200|\b2852039166\b|0xa9fea9fe|0251\.0376\.0251\.0376|metadata\.azure",
+    re.IGNORECASE,
+)
+_SQL = re.compile(
+    r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|FUNCTION|TRIGGER|COLLECTION)\b"
+    r"|\bTRUNCATE\s+(TABLE\s+)?[\w.\"`\[]|\bALTER\s+TABLE\s+\S+\s+DROP\b"
+    r"|\bFLUSH(ALL|DB)\b|\.dropDatabase\s*\(",
+    re.IGNORECASE,
+)
+_SQL_UNBOUNDED = re.compile(
+    r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
+)
+# Linear-time fork-bomb text checks: every pattern starts at a literal and no two
+# quantifiers can match the same characters (docs/security.md#linear-time).
+LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
+_EVERYTHING_HERE = frozenset({"*", ".", "./", "./*", ".*", "*/", "..", "../*"})
+
+
+def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
+    if not cmd.argv:
+        return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in write_targets(cmd)) else None
+    prog = program(cmd.argv)
+    found = hardline_check(prog, cmd.argv[1:])
+    writes_device = any(is_block_device(p) for p in write_targets(cmd))
+    if found is None and prog not in ("chmod", "chown", "chgrp") and writes_device:
+        return BLOCK_DEVICE_WRITE
+    return found
+
+
+def _cd_then_delete(commands: Sequence[SimpleCommand]) -> SimpleCommand | None:
+    """``cd / && rm -rf *``: a recursive delete of everything in a system dir or home."""
+    dangerous_dir = False
+    for cmd in commands:
+        prog, args = program(cmd.argv), cmd.argv[1:]
+        if prog in ("cd", "pushd"):
+            ops = operands(args)
+            dangerous_dir = not ops or catastrophic_path(ops[0])
+        elif (
+            prog == "rm"
+            and dangerous_dir
+            and set(short_flags(args)) & set("rR")
+            and any(t in _EVERYTHING_HERE for t in operands(args))
+        ):
+            return cmd
+    return None
+
+
+def find_hardline(
+    parsed: ParsedLine, _depth: int = 0, *, place: Place | None = None
+) -> Finding | None:
+    """The first hardline pattern in the line (docs/approvals.md#order-of-checks step 2), or None.
+
+    ``place`` (the turn's cwd and homes) resolves destructive targets
+    (docs/security.md#resolved-targets); without it ``~`` and ``$HOME`` stand for a home.
+    """
+    place = place or _NOWHERE
+    targeted = find_target_hardline(parsed, place)
+    if targeted is not None:
+        return targeted
+    for cmd in all_commands(parsed):
+        found = _hardline_command(cmd)
+        if found is not None:
+            return Finding(found, evidence(cmd))
+    for commands in (parsed.commands, parsed.variant_commands):
+        hit = _cd_then_delete(commands)
+        if hit is not None:
+            return Finding(DELETE_SYSTEM, " ".join(hit.argv))
+    if parsed.fork_bombs:
+        return Finding(FORK_BOMB, parsed.fork_bombs[0])
+    for text in (parsed.line, *parsed.variants, *parsed.script_payloads):
+        bomb = fork_text(text)
+        if bomb is not None:
+            return Finding(FORK_BOMB, bomb)
+    for inner in script_lines(parsed, _depth):
+        finding = find_hardline(inner, _depth + 1, place=place)
+        if finding is not None:
+            return finding
+    for payload in parsed.script_payloads:
+        if re.search(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*\(?\s*['\"](/|~)['\"]", payload):
+            return Finding(DELETE_SYSTEM, payload)
+    return None
+
+
+def _download_exec(cmd: SimpleCommand) -> Pattern | None:
+    prog = program(cmd.argv)
+    if prog not in _EXEC_SINKS and not prog.startswith("python"):
+        return None
+    if set(cmd.upstream) & _DOWNLOADERS:
+        return DOWNLOAD_EXEC
+    for word in cmd.argv[1:]:
+        if ("$(" in word or "`" in word or word.startswith("<(")) and _DOWNLOAD_WORD.search(word):
+            return DOWNLOAD_EXEC
+    if cmd.upstream and _reads_stdin(cmd):
+        return PIPE_TO_SHELL
+    return None
+
+
+def _reads_stdin(cmd: SimpleCommand) -> bool:
+    # A bare shell/interpreter (no -c, no script file) runs what it reads on stdin.
+    probe = "\x00probe"
+    step = unwrap_step(cmd.argv, (), probe)
+    return probe in step.shell_payloads or probe in step.scripts
+
+
+def _sql(cmd: SimpleCommand) -> bool:
+    if program(cmd.argv) in _SEARCHERS:
+        return False
+    texts = [" ".join(cmd.argv[1:])] + [r.target for r in cmd.redirects if r.op.startswith("<<")]
+    return any(_sql_text(t) for t in texts)
+
+
+def _sql_text(text: str) -> bool:
+    if _SQL.search(text):
+        return True
+    return any(not re.search(r"\bWHERE\b", m.group(2), re.I) for m in _SQL_UNBOUNDED.finditer(text))
+
+
+def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
+    if not cmd.argv:
+        return SENSITIVE_WRITE if any(sensitive(p) for p in write_targets(cmd)) else None
+    prog = program(cmd.argv)
+    found = _hardline_command(cmd) or dangerous_check(prog, cmd.argv[1:])
+    if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0]):
+        found = DYNAMIC_PROGRAM
+    if found is None:
+        found = _download_exec(cmd)
+    if found is None and any(sensitive(p) for p in write_targets(cmd)):
+        found = SENSITIVE_WRITE
+    if found is None and _sql(cmd):
+        found = SQL_DESTRUCTIVE
+    return found
+
+
+@functools.lru_cache(maxsize=64)  # the gate asks twice: allowlist step, then detection
+def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None:
+    """The first pattern no allow rule vouches for (docs/allowlist.md#what-an-allow-rule-never-covers).
+
+    Reverse shells, exfiltration, /dev/tcp, secret reads, persistence, privileged
+    containers, code-loading variables and destructive commands with computed targets.
+    """
+    place = place or _NOWHERE
+    return (
+        find_network(parsed, place)
+        or find_secret_read(parsed, place)
+        or find_persistence(parsed, place)
+        or find_privileged_container(parsed, place)
+        or find_command_variable(parsed)
+        or find_dynamic_target(parsed, place)
+    )
+
+
+def find_dangerous(
+    parsed: ParsedLine, _depth: int = 0, *, place: Place | None = None
+) -> Finding | None:
+    """The first dangerous pattern in the line (docs/approvals.md#order-of-checks step 7), or None.
+
+    A parse error (pattern ``unparseable``), a passed limit and every hardline
+    pattern count as dangerous too; ``place`` as for :func:`find_hardline`.
+    """
+    place = place or _NOWHERE
+    if parsed.over_limit is not None:
+        return Finding(OVER_LIMIT, parsed.over_limit)
+    if parsed.error is not None:
+        return Finding(UNPARSEABLE, parsed.error)
+    hard = find_hardline(parsed, _depth, place=place)
+    if hard is not None:
+        return hard
+    named = find_named(parsed, place)
+    if named is not None:
+        return named
+    # A wrapper like sudo is reported only when what it runs shows nothing more specific.
+    escalation: Finding | None = None
+    for cmd in all_commands(parsed):
+        found = _dangerous_command(cmd)
+        if found is PRIVILEGE:
+            escalation = escalation or Finding(found, evidence(cmd))
+        elif found is not None:
+            return Finding(found, evidence(cmd))
+    for text in (parsed.line, *parsed.variants):
+        match = _METADATA.search(text)
+        if match:
+            return Finding(CLOUD_METADATA, match.group(0))
+    for payload in parsed.script_payloads:
+        match = SCRIPT_DELETE.search(payload) or _METADATA.search(payload)
+        if match:
+            pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
+            return Finding(pattern, payload)
+        if _sql_text(payload):
+            return Finding(SQL_DESTRUCTIVE, payload)
+    for inner in script_lines(parsed, _depth):
+        if inner.error is None and find_dangerous(inner, _depth + 1, place=place) is not None:
+            return Finding(SCRIPT_DESTRUCTIVE, inner.line)
+    return find_script_exec(parsed) or escalation

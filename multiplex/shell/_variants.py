@@ -1,0 +1,87 @@
+"""Normalised variants of a command line and ANSI-C string decoding (docs/approvals.md#parsing).
+
+A variant strips what hides a command from a matcher without changing what the
+shell would run: ANSI escapes, NUL and invisible characters, fullwidth letters
+(NFKC), ``$IFS`` used as a space, quotes around single words. A pure leaf.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["decode_ansi_c", "normalised_variants", "unquote_words"]
+
+
+_ANSI_C = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
+)
+_SIMPLE_ESCAPES = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+    "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+
+
+def decode_ansi_c(body: str) -> str:
+    """Decode the escapes of a ``$'…'`` string body (also ``echo -e``/``printf``)."""
+
+    def one(match: re.Match[str]) -> str:
+        esc = match.group(1)
+        head = esc[0]
+        try:
+            if head in "xuU" and len(esc) > 1:
+                return chr(int(esc[1:], 16))
+            if head.isdigit() and head < "8":
+                return chr(int(esc, 8) & 0xFF)
+        except (ValueError, OverflowError):
+            return esc
+        if head == "c" and len(esc) == 2:
+            return chr(ord(esc[1].upper()) & 0x1F)
+        return _SIMPLE_ESCAPES.get(esc, "\\" + esc)
+
+    return _ANSI_C.sub(one, body)
+
+
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+    r"|(?:\\x1b|\\033|\\e|\\u001b)\[[0-9;]*[A-Za-z]"
+)
+_IFS = re.compile(r"(?:\$\{IFS[^}]*\}|\$IFS\b)(?:\$\{?[1-9]\}?)?")
+_QUOTED_WORD = re.compile(r"(?<!\\)'([^'\s;&|<>()`\\]*)'|(?<!\\)\"([^\"\s;&|<>()`\\]*)\"")
+# "{rm,-rf,/}" as a whole word: bash brace expansion makes it three words.
+_BRACE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))\{([^{}\s$]*,[^{}\s]*)\}(?=$|[\s;&|)])")
+_ESCAPED = re.compile(r"\\([A-Za-z0-9_./~-])")
+
+
+def _strip_controls(text: str) -> str:
+    text = _ANSI.sub("", text)
+    return "".join(
+        ch for ch in text if ch in "\t\n" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
+    )
+
+
+def normalised_variants(line: str) -> tuple[str, ...]:
+    """The normalised forms of ``line`` (docs/approvals.md#parsing), deduplicated, without ``line``.
+
+    ANSI escapes, NUL and other control/format characters are stripped and NFKC
+    applied; then ``$IFS`` becomes a space and a whole-word ``{a,b}`` its words; then quotes around a single word and
+    backslashes before ordinary characters are removed. Quotes that group spaces or
+    shell operators stay, so that ``echo "a; reboot"`` does not turn into two commands.
+    """
+    if line.isascii() and not any(c in line for c in "\x1b\\'\"${") and line.isprintable():
+        return ()
+    clean = line
+    if not line.isascii() or not line.isprintable() or "\\" in line:
+        clean = unicodedata.normalize("NFKC", _strip_controls(line))
+    spaced = _BRACE_WORD.sub(lambda m: m.group(1).replace(",", " "), _IFS.sub(" ", clean))
+    unquoted = unquote_words(spaced)
+    out: dict[str, None] = {}
+    for variant in (clean, spaced, unquoted):
+        if variant != line:
+            out.setdefault(variant, None)
+    return tuple(out)
+
+
+def unquote_words(text: str) -> str:
+    """Remove quotes around single words and backslashes before ordinary characters."""
+    return _ESCAPED.sub(r"\1", _QUOTED_WORD.sub(lambda m: m.group(1) or m.group(2) or "", text))

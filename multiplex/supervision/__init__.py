@@ -1,0 +1,46 @@
+"""The supervisor: serves many profile homes, routes turns, binds scopes.
+
+``_config`` reads ``multiplex.yaml``; ``_routing`` picks a profile for a turn;
+``_turn`` binds and restores a scope; ``_supervisor`` ties profiles, the gate,
+the watcher and execution together; ``_describe`` renders a profile's effective
+settings (secrets masked) for the CLI and the API. See docs/design.md.
+"""
+
+from multiplex.supervision._check import CheckReport, check_config
+from multiplex.supervision._config import (
+    CONFIG_ENV,
+    REDIS_URL_ENV,
+    ClusterConfig,
+    GatewayConfig,
+    ProfileEntry,
+    RouteSpec,
+    SupervisorConfig,
+    WatchConfig,
+    config_path_from,
+    load_supervisor_config,
+)
+from multiplex.supervision._describe import describe_profile, profile_row
+from multiplex.supervision._routing import Router
+from multiplex.supervision._supervisor import Supervisor
+from multiplex.supervision._turn import ParkedRun, Turn
+
+__all__ = [
+    "CONFIG_ENV",
+    "REDIS_URL_ENV",
+    "CheckReport",
+    "ClusterConfig",
+    "GatewayConfig",
+    "ParkedRun",
+    "ProfileEntry",
+    "RouteSpec",
+    "Router",
+    "Supervisor",
+    "SupervisorConfig",
+    "Turn",
+    "WatchConfig",
+    "check_config",
+    "config_path_from",
+    "describe_profile",
+    "load_supervisor_config",
+    "profile_row",
+]

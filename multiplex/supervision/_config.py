@@ -1,0 +1,245 @@
+"""The supervisor config file, ``multiplex.yaml`` (docs/configuration.md#supervisor-config-multiplexyaml)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import socket
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from multiplex._errors import ConfigError
+from multiplex.profiles._yamlread import line_of, load_yaml_bytes
+
+__all__ = [
+    "CONFIG_ENV",
+    "REDIS_URL_ENV",
+    "ClusterConfig",
+    "CodeExecutionConfig",
+    "GatewayConfig",
+    "ProfileEntry",
+    "RouteSpec",
+    "SupervisorConfig",
+    "WatchConfig",
+    "config_path_from",
+    "load_supervisor_config",
+]
+
+CONFIG_ENV = "MULTIPLEX_CONFIG"
+REDIS_URL_ENV = "MULTIPLEX_REDIS_URL"
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_ROUTE_FIELDS = ("platform", "user_id", "chat_id", "thread_id")
+
+
+def _ids_as_text(value: Any) -> Any:
+    # chat_id: 123 and chat_id: "123" name the same chat.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RouteSpec(_Model):
+    """One route: every field given must match the turn's."""
+
+    profile: str
+    platform: str | None = None
+    user_id: str | None = None
+    chat_id: str | None = None
+    thread_id: str | None = None
+
+    _coerce = field_validator(*_ROUTE_FIELDS, mode="before")(_ids_as_text)
+
+    @property
+    def specificity(self) -> tuple[bool, bool, bool, bool]:
+        """thread_id > chat_id > user_id > platform (docs/configuration.md#supervisor-config-multiplexyaml)."""
+        return (
+            self.thread_id is not None,
+            self.chat_id is not None,
+            self.user_id is not None,
+            self.platform is not None,
+        )
+
+
+class ProfileEntry(_Model):
+    """An explicitly listed profile: a name in profiles_dir, or a name and a home."""
+
+    name: str
+    home: str
+
+
+class GatewayConfig(_Model):
+    """``gateway:`` in ``multiplex.yaml`` (docs/configuration.md#supervisor-config-multiplexyaml)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    # docs/gateway.md#limits: runs running or parked per profile; beyond it 429.
+    max_runs_per_profile: int = Field(default=32, ge=1, le=100_000)
+    # docs/gateway.md#limits: a larger request body answers 413 unread.
+    max_request_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+
+
+class WatchConfig(_Model):
+    mode: Literal["auto", "inotify", "polling", "off"] = "auto"
+    debounce_ms: int = Field(default=50, ge=0, le=60_000)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _bare_off(cls, value: Any) -> Any:
+        return "off" if value is False else value
+
+
+def _default_node_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class ClusterConfig(_Model):
+    """``cluster:``: the Redis that several nodes share (docs/cluster.md#configuration)."""
+
+    redis_url: str
+    node_id: str = Field(default_factory=_default_node_id, min_length=1, max_length=200)
+    run_ttl: float = Field(default=86_400.0, gt=0)
+    node_timeout: float = Field(default=15.0, ge=0.5, le=3600)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        # The URL may carry a password: the message never repeats it.
+        if not value.startswith(_REDIS_SCHEMES):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @field_validator("node_id")
+    @classmethod
+    def _node_id(cls, value: str) -> str:
+        if any(c.isspace() or c in ":*?[]" for c in value):
+            raise ValueError("may not contain spaces or any of : * ? [ ]")
+        return value
+
+
+class CodeExecutionConfig(_Model):
+    """``code_execution:`` of ``multiplex.yaml``: limits across every profile (docs/kernels.md#configuration)."""
+
+    max_kernels: int = Field(default=16, ge=1, le=10_000)
+
+
+class SupervisorConfig(_Model):
+    """A validated ``multiplex.yaml``; relative paths are against its directory."""
+
+    profiles_dir: str = "profiles"
+    profiles: tuple[str | ProfileEntry, ...] | None = None
+    default_profile: str | None = "default"
+    routes: tuple[RouteSpec, ...] = ()
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    watch: WatchConfig = Field(default_factory=WatchConfig)
+    code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
+    cluster: ClusterConfig | None = None
+    source: Path | None = None
+
+    @property
+    def base_dir(self) -> Path:
+        return self.source.parent if self.source is not None else Path.cwd()
+
+    @property
+    def default_is_explicit(self) -> bool:
+        return "default_profile" in self.model_fields_set
+
+    def homes(self) -> dict[str, Path]:
+        """Every profile home this config serves, by name, in a stable order."""
+        root = (self.base_dir / self.profiles_dir).resolve()
+        if self.profiles is None:
+            if not root.is_dir():
+                return {}
+            # lexists: a dangling config.yaml link is a home in error, never skipped.
+            return {
+                d.name: d
+                for d in sorted(root.iterdir())
+                if d.is_dir() and os.path.lexists(d / "config.yaml")
+            }
+        homes: dict[str, Path] = {}
+        for entry in self.profiles:
+            if isinstance(entry, ProfileEntry):
+                homes[entry.name] = (self.base_dir / os.path.expanduser(entry.home)).resolve()
+            elif "/" in entry:
+                path = (self.base_dir / os.path.expanduser(entry)).resolve()
+                homes[path.name] = path
+            else:
+                homes[entry] = root / entry
+        return homes
+
+
+def _did_you_mean(loc: tuple[str | int, ...]) -> str:
+    """`` (did you mean 'x'?)`` for a mistyped key of ``multiplex.yaml``."""
+    models: dict[tuple[str, ...], type[BaseModel]] = {
+        (): SupervisorConfig,
+        ("gateway",): GatewayConfig,
+        ("watch",): WatchConfig,
+    }
+    parent = tuple(str(p) for p in loc[:-1])
+    if parent[:1] == ("routes",) and len(parent) == 2:
+        model: type[BaseModel] | None = RouteSpec
+    else:
+        model = models.get(parent)
+    if model is None or not loc:
+        return ""
+    close = difflib.get_close_matches(
+        str(loc[-1]), [f for f in model.model_fields if f != "source"], n=1
+    )
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def config_path_from(option: str | Path | None) -> Path:
+    """``--config`` wins, then ``MULTIPLEX_CONFIG``, then ``./multiplex.yaml``."""
+    if option:
+        return Path(option)
+    return Path(os.environ.get(CONFIG_ENV) or "multiplex.yaml")
+
+
+def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> SupervisorConfig:
+    """Read and validate a supervisor config; ``ConfigError`` names file, key and line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if not missing_ok:
+            raise ConfigError("file not found", file=path) from None
+        data = b""
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", file=path) from None
+    try:
+        raw = load_yaml_bytes(data, file=path) if data.strip() else {}
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, file=path, line=exc.line) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError("the top level must be a mapping", file=path, line=1)
+    odd = next((k for k in raw if not isinstance(k, str)), None)
+    if odd is not None:
+        raise ConfigError(f"unknown key {odd!r}: keys are names", file=path)
+    doc = {
+        k: v
+        for k, v in raw.items()
+        if not (v is None and k != "default_profile" and k != "profiles")
+    }
+    env_url = os.environ.get(REDIS_URL_ENV)
+    if env_url:  # the file's cluster.redis_url wins; the variable fills it in
+        cluster = doc.get("cluster")
+        if cluster is None:
+            doc["cluster"] = {"redis_url": env_url}
+        elif isinstance(cluster, dict) and "redis_url" not in cluster:
+            doc["cluster"] = {**cluster, "redis_url": env_url}
+    try:
+        return SupervisorConfig(**doc, source=path.resolve())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
+        key = ".".join(str(p) for p in loc) or None
+        message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":
+            message = "unknown key" + _did_you_mean(loc)
+        raise ConfigError(message, file=path, key=key, line=line_of(data, loc)) from None

@@ -1,0 +1,77 @@
+"""Operator-facing descriptions of profiles, secrets masked (CLI and gateway share them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from multiplex.profiles import Profile
+from multiplex.redaction import looks_secret_name, redact_always
+from multiplex.supervision._supervisor import Supervisor
+
+__all__ = ["describe_profile", "profile_row"]
+
+MASK = "[REDACTED:known]"
+
+
+def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
+    """One row of ``profiles list`` (docs/cli.md field names)."""
+    row: dict[str, Any] = {
+        "name": profile.name,
+        "home": str(profile.home),
+        "backend": None,
+        "cwd": None,
+        "redact_secrets": None,
+        "allowlist_size": None,
+        "status": profile.status,
+        "error": profile.error,
+    }
+    if profile.loaded:
+        view = sup.view(profile.name) if profile.name in sup.profiles else None
+        if view is not None:
+            row.update(
+                backend=view.backend,
+                cwd=None if view.cwd is None else str(view.cwd),
+                redact_secrets=view.redact_secrets,
+                allowlist_size=len(profile.allowlist.rules()),
+            )
+    return row
+
+
+def _masked_env(env: dict[str, str], sup: Supervisor) -> dict[str, str]:
+    known = sup.known_secrets()
+    out: dict[str, str] = {}
+    for name, value in sorted(env.items()):
+        if looks_secret_name(name):
+            out[name] = MASK
+        else:
+            out[name] = redact_always(value, known)
+    return out
+
+
+def describe_profile(sup: Supervisor, name: str) -> dict[str, Any]:
+    """Effective settings of one profile, secrets masked (``profiles show``)."""
+    profile = sup.profile(name)
+    data = profile_row(sup, profile)
+    data["epoch"] = profile.epoch
+    data["last_reload"] = profile.last_reload
+    if not profile.loaded:
+        return data
+    view = sup.view(name)
+    settings = profile.state.settings
+    data["warnings"] = list(view.warnings)
+    data["settings"] = {
+        "terminal": {
+            **settings.terminal.model_dump(mode="json"),
+            "env": _masked_env(dict(settings.terminal.env), sup),
+        },
+        "command_allowlist": sorted(profile.allowlist.rules()),
+        "approvals": settings.approvals.model_dump(mode="json"),
+        "security": settings.security.model_dump(mode="json"),
+    }
+    data["command_env"] = _masked_env(dict(view.env), sup)
+    data["credential_mounts"] = [
+        {"relative": m.relative, "source": str(m.source), "target": m.target}
+        for m in view.credential_mounts
+    ]
+    data["dotenv_names"] = sorted(profile.state.dotenv)
+    return data

@@ -1,0 +1,471 @@
+"""The supervisor: many profile homes in one process (docs/design.md, docs/configuration.md#supervisor-config-multiplexyaml, docs/multiplexing.md, docs/design.md#the-python-api)."""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType, TracebackType
+from typing import Literal
+
+from multiplex._errors import ConfigError, RoutingError
+from multiplex._metrics import Metrics
+from multiplex.approval import Gate
+from multiplex.approval._decision import Decision, Verdict
+from multiplex.approval._parked import Parked
+from multiplex.execution import ProcessTracker, RunResult, execute
+from multiplex.execution.kernels import CellResult, KernelPool
+from multiplex.profiles import AllowlistStore, Profile, ReloadResult
+from multiplex.redaction import KnownValues
+from multiplex.scopes import (
+    ContextKind,
+    ProfileScope,
+    ProfileView,
+    build_view,
+    install_strict_hook,
+    peek_scope,
+    set_process_scope,
+)
+from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
+from multiplex.supervision._routing import Router
+from multiplex.supervision._turn import ParkedRun, Turn
+from multiplex.watching import ConfigWatcher
+
+__all__ = ["Supervisor"]
+
+log = logging.getLogger("multiplex.supervisor")
+Mode = Literal["multiplex", "standalone"]
+
+
+class Supervisor:
+    """Hosts profile homes, routes turns to them and binds each turn's scope.
+
+    Build one with :meth:`from_config` (multiplex mode) or :meth:`standalone`
+    (one profile, bound for the whole process). A profile whose config is broken
+    is still listed, with its error, but is not routable until fixed.
+    """
+
+    def __init__(
+        self,
+        profiles: Mapping[str, Profile],
+        *,
+        config: SupervisorConfig | None = None,
+        mode: Mode = "multiplex",
+        strict: bool = False,
+    ) -> None:
+        self.config = config or SupervisorConfig()
+        self.mode: Mode = mode
+        self.strict = strict
+        self.metrics = Metrics()
+        self._profiles = dict(profiles)
+        self._views: dict[str, ProfileView] = {}
+        self._profiles_root: Path | None = None
+        self._secrets_lock = threading.Lock()
+        self._all_secrets: KnownValues | None = None
+        self._turn_ids = itertools.count(1)
+        self._turn_end_hooks: list[Callable[[ProfileScope], None]] = []
+        self._close_hooks: list[Callable[[], None]] = []
+        self._watcher: ConfigWatcher | None = None
+        self.started_at = time.time()
+        self.processes = ProcessTracker()
+        self._known_secrets_fn = self.known_secrets  # one bound method, not one per turn
+        self.gate = Gate(
+            metrics=self.metrics,
+            current_view=self.view,
+            known_secrets=self.known_secrets,
+            served_homes=self.served_homes,
+        )
+        self._turn_end_hooks.append(self.gate.cancel_turn)
+        self.kernels = KernelPool(
+            metrics=self.metrics,
+            dispatch=self._kernel_command,
+            max_kernels=self.config.code_execution.max_kernels,
+        )
+        for profile in self._profiles.values():
+            profile.on_reload(self._after_reload)
+            self._after_reload(profile, profile.reload())
+        self.router = Router(self.config.routes, self._default_profile())
+        self._check_routes()
+        if strict:
+            install_strict_hook()
+
+    # -- construction ----------------------------------------------------------
+    @classmethod
+    def from_config(cls, path: str | Path | None = None, *, strict: bool = False) -> Supervisor:
+        """Multiplex mode from ``multiplex.yaml`` (``--config``/``MULTIPLEX_CONFIG``)."""
+        config = load_supervisor_config(config_path_from(path))
+        profiles = {name: Profile(name, home) for name, home in config.homes().items()}
+        return cls(profiles, config=config, mode="multiplex", strict=strict)
+
+    @classmethod
+    def standalone(
+        cls,
+        home: str | Path,
+        *,
+        name: str | None = None,
+        config: SupervisorConfig | None = None,
+        strict: bool = False,
+        context: str = "interactive",
+    ) -> Supervisor:
+        """Serve one profile with its scope bound for the whole process (docs/configuration.md#supervisor-config-multiplexyaml)."""
+        path = Path(home).resolve()
+        profile = Profile(name or path.name, path)
+        base = config or SupervisorConfig()
+        config = base.model_copy(update={"routes": (), "default_profile": profile.name})
+        sup = cls({profile.name: profile}, config=config, mode="standalone", strict=strict)
+        if profile.loaded:
+            set_process_scope(sup._scope_for(profile.name, "standalone", context, None))
+        return sup
+
+    def _default_profile(self) -> str | None:
+        default = self.config.default_profile
+        if default is None or default in self._profiles:
+            return default
+        if self.config.default_is_explicit:
+            raise ConfigError(
+                f"profile {default!r} is not served", file=self.config.source, key="default_profile"
+            )
+        return None
+
+    def _check_routes(self) -> None:
+        # docs/configuration.md#supervisor-config-multiplexyaml: a route to an unserved profile is an error at load, never a
+        # silent fallback to the default profile.
+        for index, route in enumerate(self.config.routes):
+            if route.profile not in self._profiles:
+                raise ConfigError(
+                    f"route to profile {route.profile!r}, which is not served",
+                    file=self.config.source,
+                    key=f"routes.{index}.profile",
+                )
+
+    # -- profiles --------------------------------------------------------------
+    @property
+    def profiles(self) -> Mapping[str, Profile]:
+        """Served profiles by name (including broken ones, with their error)."""
+        return MappingProxyType(self._profiles)
+
+    def profile(self, name: str) -> Profile:
+        try:
+            return self._profiles[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(self._profiles), n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise RoutingError(f"no profile named {name!r} is served{hint}") from None
+
+    def served_homes(self) -> tuple[tuple[str, Path], ...]:
+        """Every served profile's name and home, and (multiplex mode) the profiles folder.
+
+        The gate blocks a command of one profile that touches another's home
+        (docs/security.md#another-profiles-home); the folder is listed under the name "".
+        """
+        homes = tuple((name, p.home) for name, p in self._profiles.items())
+        if self.mode != "multiplex":
+            return homes
+        if self._profiles_root is None:  # resolved once: the gate asks on every decision
+            self._profiles_root = (self.config.base_dir / self.config.profiles_dir).resolve()
+        return (*homes, ("", self._profiles_root))
+
+    def view(self, name: str) -> ProfileView:
+        """The resolved settings of a routable profile at its current epoch."""
+        profile = self.profile(name)
+        view = self._views.get(name)
+        if view is None or not profile.loaded:
+            raise RoutingError(f"profile {name!r} is not routable: {profile.error or 'not loaded'}")
+        return view
+
+    def allowlist(self, name: str) -> AllowlistStore:
+        """That profile's live allowlist store."""
+        self.view(name)
+        return self._profiles[name].allowlist
+
+    def route(
+        self,
+        platform: str | None = None,
+        user_id: str | int | None = None,
+        chat_id: str | int | None = None,
+        thread_id: str | int | None = None,
+    ) -> str:
+        """The profile a turn from this origin goes to (most specific route wins)."""
+        return self.router.route(platform, user_id, chat_id, thread_id)
+
+    def reload(self, name: str) -> ReloadResult:
+        """Re-read one profile's files now (the watcher calls this too)."""
+        return self.profile(name).reload()
+
+    def _after_reload(self, profile: Profile, result: ReloadResult) -> None:
+        self.metrics.reloads.labels(profile.name, result.result).inc()
+        if profile.loaded:
+            old = self._views.get(profile.name)
+            self._views[profile.name] = build_view(profile)
+            with self._secrets_lock:
+                self._all_secrets = None
+            if result.mtime and self._revoked(old, self._views[profile.name], result):
+                self.metrics.revocation_latency.observe(max(0.0, time.time() - result.mtime))
+
+    @staticmethod
+    def _revoked(old: ProfileView | None, new: ProfileView, result: ReloadResult) -> bool:
+        removed = bool(result.allowlist and result.allowlist.removed)
+        added_deny = old is not None and bool(set(new.approvals.deny) - set(old.approvals.deny))
+        return removed or added_deny
+
+    def known_secrets(self) -> KnownValues:
+        """Every served profile's known secret values (masked in any output)."""
+        with self._secrets_lock:
+            if self._all_secrets is None:
+                union = KnownValues()
+                for view in self._views.values():
+                    union = union.union(view.known_secrets)
+                self._all_secrets = union
+            return self._all_secrets
+
+    # -- turns -----------------------------------------------------------------
+    def turn(
+        self,
+        profile: str | None = None,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        parent: ProfileScope | None = None,
+    ) -> Turn:
+        """Bind a turn's scope for a ``with`` / ``async with`` block.
+
+        ``profile=None`` goes to ``default_profile`` (refused when it is null).
+        Inside another turn, the new one is a delegated child of it.
+        """
+        name = profile if profile is not None else self.router.route()
+        kind = context if isinstance(context, ContextKind) else ContextKind(context)
+        return Turn(self._scope_for, (name, session, kind, parent), self._turn_ended)
+
+    def _scope_for(
+        self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None
+    ) -> ProfileScope:
+        view = self._views.get(name)
+        if view is None:
+            view = self.view(name)  # raises the right RoutingError
+        return ProfileScope(
+            view,
+            session,
+            f"t{next(self._turn_ids)}",
+            context if isinstance(context, ContextKind) else ContextKind(context),
+            parent if parent is not None else peek_scope(),
+            self.strict,
+            self._profiles[name],
+            self._known_secrets_fn,
+        )
+
+    def on_turn_end(self, hook: Callable[[ProfileScope], None]) -> None:
+        """Call ``hook(scope)`` whenever a turn ends (cancels its pending waits)."""
+        self._turn_end_hooks.append(hook)
+
+    def _turn_ended(self, scope: ProfileScope) -> None:
+        for hook in self._turn_end_hooks:
+            hook(scope)
+
+    # -- the gate and execution ------------------------------------------------
+    def test(
+        self,
+        profile: str,
+        command: str,
+        context: str | ContextKind = ContextKind.API,
+        session: str = "test",
+    ) -> Verdict:
+        """What the gate would do for ``command`` in ``profile``: pure, never asks."""
+        return self.gate.evaluate(self._scope_for(profile, session, context, None), command)
+
+    def run(
+        self,
+        command: str,
+        profile: str | None = None,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        run_id: str | None = None,
+    ) -> RunResult:
+        """Gate ``command`` and, when approved, run it in the profile's scope.
+
+        With ``profile=None`` inside a turn, it runs in that turn; otherwise it
+        opens its own turn. Blocks while an approval is pending.
+        """
+        bound = peek_scope()
+        if profile is None and bound is not None:
+            return self._run_in(bound, command, run_id)
+        with self.turn(profile, session, context) as scope:
+            return self._run_in(scope, command, run_id)
+
+    def run_or_park(
+        self,
+        command: str,
+        profile: str,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        run_id: str | None = None,
+    ) -> RunResult | ParkedRun:
+        """Like :meth:`run` in a turn of its own, but a wait for a human is returned, not awaited.
+
+        A :class:`ParkedRun` keeps its turn open and holds no thread: call its
+        ``when_settled`` and then, in any thread, ``resume()`` for the result.
+        """
+        turn = self.turn(profile, session, context)
+        scope = turn.__enter__()
+        try:
+            step = self.gate.begin(scope, command, run_id=run_id)
+            if isinstance(step, Parked):
+                turn.suspend()
+                return ParkedRun(turn, scope, step, lambda d: self._execute(scope, command, d))
+            result = self._execute(scope, command, step)
+        except BaseException:
+            turn.__exit__(None, None, None)
+            raise
+        turn.__exit__(None, None, None)
+        return result
+
+    def _run_in(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+    ) -> RunResult:
+        decision = self.gate.decide(scope, command, run_id=run_id)
+        return self._execute(scope, command, decision, tracker=tracker, timeout=timeout)
+
+    def _execute(
+        self,
+        scope: ProfileScope,
+        command: str,
+        decision: Decision,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+    ) -> RunResult:
+        mounts = tuple(
+            {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
+        )
+        if not decision.approved:
+            return RunResult(command, decision, mounts=mounts)
+        if scope.backend != "local":
+            # Running containers/remote hosts is out of scope here (docs/execution.md): report the plan.
+            note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
+            return RunResult(command, decision, None, "", note, mounts=mounts)
+        limit = scope.view.timeout if timeout is None else min(timeout, scope.view.timeout)
+        done = execute(scope, command, tracker=tracker or self.processes, timeout=limit)
+        self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
+        return RunResult(
+            command,
+            decision,
+            done.exit_code,
+            scope.redact(done.stdout),
+            scope.redact(done.stderr),
+            done.timed_out,
+            done.truncated,
+            done.duration_ms,
+            mounts,
+        )
+
+    def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
+        """``/new``, ``/reset``: drop the session's grants, cancel its pending approvals, end its kernels."""
+        cancelled = self.gate.reset_session(self.profile(profile), session, cause)
+        self.kernels.dispose_session(profile, session, cause)
+        return cancelled
+
+    # -- code cells ------------------------------------------------------------
+    def execute_code(
+        self,
+        code: str,
+        *,
+        profile: str,
+        session: str,
+        context: str | ContextKind = ContextKind.API,
+        reset: bool = False,
+        timeout: float | None = None,
+        run_id: str | None = None,
+    ) -> CellResult:
+        """Run ``code`` as one cell of the session's persistent kernel (docs/kernels.md).
+
+        The cell opens its own turn (a delegated child inside another turn);
+        shell commands it sends through ``multiplex.kernel.run`` are gated
+        under this turn's authority. ``reset=True`` discards the kernel's state
+        first; ``timeout`` overrides ``code_execution.timeout``.
+        """
+        with self.turn(profile, session, context) as scope:
+            return self.kernels.execute(scope, code, reset=reset, timeout=timeout, run_id=run_id)
+
+    def _kernel_command(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        tracker: ProcessTracker,
+        timeout: float | None,
+    ) -> RunResult:
+        # A cell's shell request: the gate and execution of any command, under the cell's scope.
+        return self._run_in(scope, command, run_id, tracker=tracker, timeout=timeout)
+
+    # -- lifecycle -------------------------------------------------------------
+    def start(self) -> Supervisor:
+        """Start watching every home's files (docs/configuration.md#supervisor-config-multiplexyaml ``watch``)."""
+        if self._watcher is None:
+            watch = self.config.watch
+            watcher = ConfigWatcher(
+                self._on_file_change, mode=watch.mode, debounce_ms=watch.debounce_ms
+            )
+            for name, profile in self._profiles.items():
+                watcher.watch(name, profile.home)
+            watcher.start()
+            self._watcher = watcher
+            # An edit made between the initial load and the watcher's start
+            # produced no event: one pass catches it (unchanged files are no-ops).
+            for profile in self._profiles.values():
+                profile.reload()
+        return self
+
+    @property
+    def watcher(self) -> ConfigWatcher | None:
+        return self._watcher
+
+    def _on_file_change(self, name: str) -> None:
+        profile = self._profiles.get(name)
+        if profile is not None:
+            profile.reload()
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        self._close_hooks.append(hook)
+
+    def kill_running(self) -> int:
+        """Kill every command still running (the end of a graceful shutdown)."""
+        return self.processes.kill_all()
+
+    def close(self) -> None:
+        """Stop the watcher, close hooks and any command still running; idempotent."""
+        for hook in reversed(self._close_hooks):
+            try:
+                hook()
+            except Exception:  # one failing hook must not skip the others
+                log.exception("close hook failed")
+        self._close_hooks.clear()
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        self.kernels.close()
+        self.kill_running()
+
+    def __enter__(self) -> Supervisor:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Supervisor(mode={self.mode!r}, profiles={sorted(self._profiles)!r})"

@@ -1,0 +1,337 @@
+"""The config watcher: tells the supervisor when a home's config.yaml or .env may have changed.
+
+docs/design.md and docs/allowlist.md: operators edit ``config.yaml`` by hand while the process runs, and
+a revocation takes effect at once; docs/configuration.md#supervisor-config-multiplexyaml ``watch: {mode, debounce_ms}``; docs/gateway.md
+``/readyz`` reports ``ConfigWatcher.alive``.
+
+How homes are watched (one observer, one inotify instance, few watches):
+
+* Homes are grouped by the directory that holds them (normally ``profiles_dir``).
+  A directory holding two or more watched homes gets ONE recursive watch; a home
+  alone in its directory (standalone mode, an extra home elsewhere) gets a
+  non-recursive watch on the home itself, so one home never costs a recursive
+  watch over its unrelated siblings (e.g. ``~`` for ``~/agent``).
+* Directories are watched, never the files, so atomic saves (vim's rename dance,
+  ``sed -i``, write-temp-then-``mv``) and delete-then-recreate are all seen;
+  events are then filtered to ``<home>/config.yaml``, ``<home>/.env`` and the home
+  directory itself (created, moved in, deleted).
+* watchdog >= 7 shares one inotify instance per ``InotifyObserver``; each watch
+  is one emitter thread. 1000 homes under one ``profiles_dir`` = one instance,
+  one emitter, one inotify watch per directory below it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Literal, get_args
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileAttribEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
+
+from multiplex._errors import ConfigError
+from multiplex.watching._debounce import Debouncer
+
+__all__ = ["WATCHED_FILES", "ConfigWatcher", "WatchMode"]
+
+logger = logging.getLogger("multiplex.watcher")
+
+WatchMode = Literal["auto", "inotify", "polling", "off"]
+
+# docs/configuration.md#profile-home: the two files of a home that a reload reads.
+WATCHED_FILES: frozenset[str] = frozenset({"config.yaml", ".env"})
+# docs/security.md#credentials-checked-when-used: an edit under it reloads the known secrets.
+CREDENTIALS_DIR = "credentials"
+
+# Only events that can mean "content changed"; opens, reads and closes without a
+# write stay in the kernel (the supervisor's own reload reads these files).
+_EVENT_FILTER: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileAttribEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+
+# A unit of watching: (directory, recursive).
+_Unit = tuple[str, bool]
+
+
+def _plan(homes: Mapping[str, str]) -> set[_Unit]:
+    """The watches that cover every home in ``homes`` (name -> absolute resolved dir)."""
+    by_parent: dict[str, set[str]] = {}
+    for home in homes.values():
+        by_parent.setdefault(os.path.dirname(home), set()).add(home)
+    units: set[_Unit] = set()
+    for parent, members in by_parent.items():
+        only = next(iter(members)) if len(members) == 1 else None
+        if only is not None and os.path.isdir(only):
+            units.add((only, False))
+            # A lone home's watch is not recursive: its credentials get their own.
+            credentials = os.path.join(only, CREDENTIALS_DIR)
+            if os.path.isdir(credentials):
+                units.add((credentials, True))
+        else:
+            # Shared directory, or a home that does not exist yet: its parent sees it appear.
+            units.add((parent, True))
+    return units
+
+
+def _credentials_owner(
+    names_by_home: Mapping[str, frozenset[str]], path: str
+) -> frozenset[str] | None:
+    """The names of the home whose ``credentials/`` folder holds ``path``, if any."""
+    head, tail = os.path.split(path)
+    while head and tail:
+        if tail == CREDENTIALS_DIR and head in names_by_home:
+            return names_by_home[head]
+        head, tail = os.path.split(head)
+    return None
+
+
+class _Router(FileSystemEventHandler):
+    """Runs on the observer thread: maps an event to watched names and pokes them."""
+
+    def __init__(self, debouncer: Debouncer) -> None:
+        self._debouncer = debouncer
+        # home dir -> names; replaced whole (never mutated) so the observer thread
+        # reads it without taking the watcher's lock.
+        self.names_by_home: dict[str, frozenset[str]] = {}
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        names_by_home = self.names_by_home
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            if not raw:
+                continue
+            path = os.fsdecode(raw)
+            names = names_by_home.get(path)  # the home directory itself
+            if names is None and os.path.basename(path) in WATCHED_FILES:
+                names = names_by_home.get(os.path.dirname(path))
+            if names is None:
+                names = _credentials_owner(names_by_home, path)
+            for name in names or ():
+                self._debouncer.poke(name)
+
+
+class ConfigWatcher:
+    """One watchdog observer for every profile home; calls back, debounced, when a
+    home's config.yaml or .env may have changed.
+
+    Promises: ``on_change(name)`` runs on one dispatcher thread (never the observer
+    thread), once per burst of changes to that home, after the burst has been quiet
+    for ``debounce_ms``; homes are independent. A callback that raises is counted
+    (``errors``, ``last_error``), logged once per distinct message, and never stops
+    later deliveries. After ``unwatch(name)`` returns, no callback for ``name`` runs;
+    after ``stop()`` returns, no callback runs and no thread of the watcher is left.
+
+    ``mode="off"`` schedules nothing and never calls back; ``alive`` is then True
+    between ``start()`` and ``stop()`` (idle by the operator's choice is ready, not
+    dead: ``/readyz`` must not fail for a deliberate setting). ``alive`` is False if
+    any watch has ended, e.g. a lone home's directory was deleted (its own watch
+    ends with it) until that home is unwatched. A home whose directory and parent
+    are both missing cannot be watched: that counts in ``errors``/``last_error``.
+    ``mode="inotify"`` raises ``ConfigError`` from ``start()`` if inotify cannot
+    be had; ``"auto"`` falls back to polling and says so in ``mode``.
+    """
+
+    def __init__(
+        self,
+        on_change: Callable[[str], None],
+        *,
+        mode: WatchMode = "auto",
+        debounce_ms: int = 50,
+        poll_interval: float = 0.25,
+    ) -> None:
+        if mode not in get_args(WatchMode):
+            raise ConfigError(
+                f"unknown watch mode {mode!r} (auto | inotify | polling | off)", key="watch.mode"
+            )
+        if debounce_ms < 0:
+            raise ConfigError(f"must be >= 0, got {debounce_ms}", key="watch.debounce_ms")
+        self._requested: WatchMode = mode
+        self._mode: str = _resolve(mode)
+        self._poll_interval = poll_interval
+        self._on_change = on_change
+        self._debouncer = Debouncer(self._deliver, debounce=debounce_ms / 1000)
+        self._router = _Router(self._debouncer)
+        self._lock = threading.RLock()
+        self._homes: dict[str, str] = {}
+        self._observer: BaseObserver | None = None
+        self._scheduled: dict[_Unit, ObservedWatch] = {}
+        self._started = False
+        self._stopped = False
+
+    # -- what the gateway shows --------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        """True while the observer, its emitters and the dispatcher threads run
+        (mode "off": True between start() and stop())."""
+        with self._lock:
+            if not self._started or self._stopped:
+                return False
+            if self._mode == "off":
+                return True
+            observer = self._observer
+            return (
+                observer is not None
+                and observer.is_alive()
+                and all(emitter.is_alive() for emitter in observer.emitters)
+                and self._debouncer.alive
+            )
+
+    @property
+    def mode(self) -> str:
+        """The mode in effect: "inotify", "polling" or "off" ("auto" resolved)."""
+        return self._mode
+
+    @property
+    def last_error(self) -> str | None:
+        """The last callback or scheduling error, one line."""
+        return self._debouncer.last_error
+
+    @property
+    def errors(self) -> int:
+        """How many callbacks (or schedulings) have failed."""
+        return self._debouncer.errors
+
+    # -- control -----------------------------------------------------------------
+
+    def watch(self, name: str, home: Path) -> None:
+        """Watch ``home`` for profile ``name`` (before or after start(); re-watching moves it)."""
+        # Resolved: a symlinked home is watched where its files really change.
+        resolved = str(Path(home).expanduser().resolve())
+        with self._lock:
+            if self._stopped:
+                return
+            self._homes[name] = resolved
+            self._publish()
+            self._reconcile()
+
+    def unwatch(self, name: str) -> None:
+        """Stop watching ``name``; no callback for it runs after this returns."""
+        with self._lock:
+            if self._homes.pop(name, None) is None:
+                return
+            self._publish()
+            self._reconcile()
+        self._debouncer.cancel(name)
+
+    def start(self) -> None:
+        """Start the observer and the dispatcher (once; a stopped watcher stays stopped)."""
+        with self._lock:
+            if self._started or self._stopped:
+                return
+            self._started = True
+            if self._mode == "off":
+                logger.info("config watcher off: edits are picked up only on restart")
+                return
+            self._debouncer.start()
+            self._observer = self._new_observer()
+            self._observer.start()
+            self._reconcile()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop and join every thread of the watcher; idempotent."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            observer, self._observer = self._observer, None
+            self._scheduled.clear()
+        if observer is not None:
+            observer.stop()
+            if observer is not threading.current_thread():
+                observer.join(timeout)
+            if observer.is_alive():
+                logger.warning("config watcher: observer did not stop within %.1fs", timeout)
+        if not self._debouncer.stop(timeout):
+            logger.warning("config watcher: a callback still runs %.1fs after stop", timeout)
+
+    # -- internals ---------------------------------------------------------------
+
+    def _deliver(self, name: str) -> None:
+        # An event read before unwatch() published the new map may still poke a
+        # dropped name; the dispatcher holds its delivery lock here, so this check
+        # and unwatch()'s cancel() cannot interleave badly.
+        if name in self._homes:
+            self._on_change(name)
+
+    def _publish(self) -> None:
+        names_by_home: dict[str, set[str]] = {}
+        for name, home in self._homes.items():
+            names_by_home.setdefault(home, set()).add(name)
+        self._router.names_by_home = {h: frozenset(n) for h, n in names_by_home.items()}
+
+    def _new_observer(self) -> BaseObserver:
+        if self._mode == "inotify":
+            try:
+                from watchdog.observers.inotify import InotifyObserver
+
+                # A directory tree created fast inside a recursively watched directory
+                # (``mkdir -p``, a cache's makedirs) makes watchdog re-add a watch it just
+                # added and warn once per new directory; the watch is right either way.
+                warnings.filterwarnings(
+                    "ignore",
+                    message=r"Callback with id .* already exists",
+                    category=RuntimeWarning,
+                    module=r"watchdog\.observers\.inotify",
+                )
+                return InotifyObserver()
+            except (ImportError, OSError) as exc:
+                if self._requested == "inotify":
+                    raise ConfigError(f"inotify unavailable: {exc}", key="watch.mode") from exc
+                # "auto": e.g. fs.inotify.max_user_instances reached; polling still works.
+                logger.warning("config watcher: inotify unavailable (%s); polling instead", exc)
+                self._mode = "polling"
+        return PollingObserver(timeout=self._poll_interval)
+
+    def _reconcile(self) -> None:
+        """Bring the observer's watches in line with the homes (caller holds _lock)."""
+        observer = self._observer
+        if observer is None:
+            return  # not started (or "off"): start() reconciles
+        wanted = _plan(self._homes)
+        # New watches first, old ones after: an overlap, never a gap in coverage.
+        for unit in sorted(wanted - self._scheduled.keys()):
+            path, recursive = unit
+            try:
+                self._scheduled[unit] = observer.schedule(
+                    self._router, path, recursive=recursive, event_filter=_EVENT_FILTER
+                )
+            except OSError as exc:
+                self._debouncer.record_error(f"cannot watch {path}: {exc.strerror or exc}")
+        for unit in self._scheduled.keys() - wanted:
+            observer.unschedule(self._scheduled.pop(unit))
+
+
+def _resolve(mode: WatchMode) -> str:
+    """``auto`` -> inotify where the platform has it, else polling."""
+    if mode != "auto":
+        return mode
+    try:
+        import watchdog.observers.inotify  # noqa: F401  (Linux only)
+    except ImportError:
+        return "polling"
+    return "inotify"

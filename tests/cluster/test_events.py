@@ -1,0 +1,46 @@
+"""The shared event stream: order, per-reader positions (docs/cluster.md#events)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.cluster.conftest import NodeFactory
+
+
+def test_events_from_two_nodes_are_read_in_order_from_any_position(node: NodeFactory) -> None:
+    a, b = node("a"), node("b")
+
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        start = await b.events.last_position()
+        assert start == "0-0"
+        a.events.append("run.started", {"run_id": "r1"}, "alpha", "r1")
+        mid = await b.events.aappend("approval.request", {"approval_id": "x"}, "beta", "r2")
+        a.events.append("run.finished", {"run_id": "r1", "status": "completed"}, "alpha", "r1")
+        everything = await b.events.read(start, block_ms=10)
+        after_mid = await a.events.read(mid, block_ms=10)  # another reader, its own position
+        nothing = await a.events.read(everything[-1].position, block_ms=10)
+        assert everything[1].node == "b" and everything[0].run_id == "r1"
+        assert everything[2].data == {"run_id": "r1", "status": "completed"}
+        return (
+            [e.name for e in everything],
+            [e.name for e in after_mid],
+            [e.name for e in nothing],
+        )
+
+    everything, after_mid, nothing = asyncio.run(scenario())
+    assert everything == ["run.started", "approval.request", "run.finished"]
+    assert after_mid == ["run.finished"]
+    assert nothing == []
+
+
+def test_a_blocked_reader_wakes_on_the_next_event(node: NodeFactory) -> None:
+    a, b = node("a"), node("b")
+
+    async def scenario() -> list[str]:
+        start = await b.events.last_position()
+        reader = asyncio.create_task(b.events.read(start, block_ms=400))
+        await asyncio.sleep(0.05)
+        await a.events.aappend("approval.cancelled", {"approval_id": "y"}, "alpha")
+        return [e.name for e in await reader]
+
+    assert asyncio.run(scenario()) == ["approval.cancelled"]

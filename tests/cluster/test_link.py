@@ -1,0 +1,72 @@
+"""Redis loss: the link goes down, calls refuse fast, and it recovers (docs/cluster.md#what-each-failure-does)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from multiplex.cluster import ClusterUnavailable
+from tests.cluster.conftest import NodeFactory
+
+
+def test_a_lost_redis_marks_the_link_down_until_it_answers_again(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    a = node("a")
+    changes: list[bool] = []
+    a.link.on_change(changes.append)
+
+    async def scenario() -> None:
+        assert await a.link.ping() and a.up
+        redis_server.stop()
+        try:
+            assert not await a.link.ping()
+            assert not a.up
+            with pytest.raises(ClusterUnavailable) as info:
+                a.runs.put({"run_id": "r", "profile": "p", "status": "queued"})
+            assert "redis" in str(info.value)
+            with pytest.raises(ClusterUnavailable):
+                await a.approvals.list_open()
+        finally:
+            redis_server.start()
+        assert await a.link.ping() and a.up
+        await a.approvals.list_open()
+
+    asyncio.run(scenario())
+    assert changes == [False, True]
+
+
+def test_subscriptions_come_back_after_a_redis_restart(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    a, b = node("a"), node("b")
+    got: list[str] = []
+    resubscribed = asyncio.Event
+
+    async def scenario() -> None:
+        back, arrived = resubscribed(), asyncio.Event()
+
+        async def on_reload(message: dict[str, Any]) -> None:
+            got.append(str(message["profile"]))
+            arrived.set()
+
+        async def on_back() -> None:
+            back.set()
+
+        b.signals.on("reload", on_reload)
+        task = asyncio.create_task(b.signals.run(on_back))
+        assert await b.signals.wait_subscribed(5)
+        redis_server.stop()
+        await asyncio.sleep(0.3)
+        redis_server.start()
+        async with asyncio.timeout(20):
+            await back.wait()
+        await a.signals.apublish("reload", {"profile": "alpha"})
+        async with asyncio.timeout(10):
+            await arrived.wait()
+        task.cancel()
+
+    asyncio.run(scenario())
+    assert got == ["alpha"]
