@@ -351,9 +351,21 @@
   }
 
   // --- profiles ------------------------------------------------------------
+  // multiplex.yaml broken: the last good config serves (docs/operations.md#live-reconfiguration).
+  async function loadConfigStatus() {
+    const response = await fetch("/readyz", { cache: "no-store" });
+    const body = await response.json().catch(() => ({}));
+    const banner = $("config-error");
+    banner.hidden = !body.config_error;
+    banner.textContent = body.config_error
+      ? "multiplex.yaml was not applied; the last good config is serving: " + body.config_error
+      : "";
+  }
+
   // One page at a time (docs/gateway.md#profiles-decisions-identity): 10,000 homes
   // would be megabytes every 10 s. Search narrows by name on the server.
   async function loadProfiles() {
+    loadConfigStatus().catch(() => {});
     const query = new URLSearchParams({ limit: String(PROFILES_PAGE), offset: String(state.profilesOffset) });
     if (state.profilesQuery) query.set("q", state.profilesQuery);
     const response = await request("/v1/profiles?" + query.toString());
