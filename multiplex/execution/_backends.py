@@ -11,6 +11,7 @@ from multiplex.execution._local import plan_local
 from multiplex.execution._plan import Plan, Planner, RunContext
 from multiplex.execution._process import ProcessTracker, run_process
 from multiplex.execution._result import Execution
+from multiplex.execution._ssh import plan_ssh
 from multiplex.scopes import ProfileScope
 
 __all__ = ["NOT_EXECUTED", "execute", "planner_for"]
@@ -36,6 +37,8 @@ def planner_for(backend: str) -> Planner:
         return plan_local
     if backend == "docker":
         return plan_container
+    if backend == "ssh":
+        return plan_ssh
     return _not_executed
 
 
@@ -73,7 +76,10 @@ def execute(
             on_stop=plan.on_stop,
             pass_fds=plan.pass_fds,
             on_start=plan.on_start,
+            stdin=plan.stdin,
         )
+        if plan.finish is not None:
+            done = plan.finish(done)
         if plan.notes:
             done = dataclasses.replace(done, stderr="\n".join(plan.notes) + "\n" + done.stderr)
         return done

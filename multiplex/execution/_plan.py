@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from multiplex.execution._process import ProcessTracker
+    from multiplex.execution._result import Execution
     from multiplex.scopes import ProfileScope
 
 __all__ = ["Plan", "Planner", "RunContext"]
@@ -46,6 +47,8 @@ class Plan:
     cleanup: Callable[[], None] | None = None
     pass_fds: tuple[int, ...] = ()
     on_start: Callable[[], None] | None = None  # right after the process started
+    stdin: bytes | None = None  # fed to the process, then closed (the ssh script)
+    finish: Callable[[Execution], Execution] | None = None  # e.g. a client error -> one line
     notes: tuple[str, ...] = ()  # lines put before the command's stderr (e.g. a file not mounted)
 
 

@@ -52,6 +52,11 @@ class _Capped:
         return self.data.decode("utf-8", "replace")
 
 
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError), stream:
+        stream.write(data)
+
+
 class Running:
     """One started command process: its group, its run and how to stop it (idempotent)."""
 
@@ -154,6 +159,7 @@ def run_process(
     on_stop: Callable[[], None] | None = None,
     pass_fds: tuple[int, ...] = (),
     on_start: Callable[[], None] | None = None,
+    stdin: bytes | None = None,
 ) -> Execution:
     """Run ``argv`` in its own process group with a timeout; capped, unredacted output."""
     started = time.monotonic()
@@ -162,7 +168,7 @@ def run_process(
             list(argv),
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group: a stop reaches all of it
@@ -174,6 +180,9 @@ def run_process(
     assert proc.stdout is not None and proc.stderr is not None
     if on_start is not None:
         on_start()
+    if stdin is not None:
+        assert proc.stdin is not None
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
     out, err = _Capped(proc.stdout), _Capped(proc.stderr)
     running = Running(proc, run_id, on_stop)
     if tracker is not None:
