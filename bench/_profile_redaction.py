@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from redaction_speed import _redactor, median_seconds, realistic  # noqa: E402
+from redaction_speed import _redactor, median_seconds, realistic
 
-from multiplex.redaction import _engine  # noqa: E402
+from multiplex.redaction import _engine
 
 OUT = Path(__file__).with_name("redaction_profile.txt")
 RUNS = 5
