@@ -19,6 +19,7 @@ LeakKind = Literal[
     "gate",  # another profile's canary rule approves a command in this profile
     "isolation",  # a turn wrote os.environ or changed the process cwd (strict mode)
     "unstable",  # concurrent turns of one profile saw different values
+    "sandbox",  # inside the OS sandbox: a foreign canary readable, or a stray write succeeded
     "error",  # the audit could not check something (a probe failed, ...)
 ]
 Side = Literal["multiplexed", "standalone"]
