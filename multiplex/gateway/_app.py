@@ -11,7 +11,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from multiplex._errors import ConfigError, RoutingError
+from multiplex._errors import RoutingError
 from multiplex.gateway import _api_info, _api_runs
 from multiplex.gateway._gateway import Gateway
 from multiplex.supervision import Supervisor
@@ -41,15 +41,18 @@ def create_app(
     The app never starts or closes the supervisor; its lifespan end withdraws
     pending approvals and waits up to ``grace`` seconds for running commands.
     """
-    if sup.config.cluster is not None:
-        # Not yet served: refusing beats silently running one process (docs/cluster.md).
-        raise ConfigError("cluster mode is not served by this version yet", key="cluster")
     gateway = Gateway(sup, admin_token=admin_token, max_workers=max_workers, keep_runs=keep_runs)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await asyncio.to_thread(gateway.drain, grace)
+        if gateway.cluster is not None:
+            await gateway.cluster.start()
+        try:
+            yield
+            await asyncio.to_thread(gateway.drain, grace)
+        finally:
+            if gateway.cluster is not None:
+                await gateway.cluster.stop()
 
     app = FastAPI(
         title="multiplex gateway",

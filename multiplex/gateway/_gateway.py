@@ -6,11 +6,13 @@ import contextlib
 import threading
 from typing import Any
 
+from multiplex.cluster import Cluster
 from multiplex.gateway._auth import Authenticator
 from multiplex.gateway._events import EventHub
 from multiplex.gateway._feed import DecisionFeed
 from multiplex.gateway._logs import log_event
 from multiplex.gateway._runs import RunRegistry
+from multiplex.gateway._shared import ClusterBridge, SharedHub
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 
@@ -30,9 +32,14 @@ class Gateway:
     ) -> None:
         self.sup = sup
         self.auth = Authenticator(sup, admin_token)
-        self.hub = EventHub()
+        shared = sup.config.cluster
+        self.hub = SharedHub() if shared is not None else EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
         self.runs = RunRegistry(sup, self.hub, self.feed, max_workers=max_workers, keep=keep_runs)
+        # docs/cluster.md: only with a cluster: block; absent, nothing of it exists.
+        self.cluster: ClusterBridge | None = None
+        if shared is not None and isinstance(self.hub, SharedHub):
+            self.cluster = ClusterBridge(sup, self.hub, self.runs, Cluster(shared))
         self._shutdown_lock = threading.Lock()
         self._drained = False
         self.shutting_down = False
@@ -56,8 +63,10 @@ class Gateway:
 
     @property
     def ready(self) -> bool:
-        """``/readyz``: the watcher is alive, or watching is off by choice."""
+        """``/readyz``: the watcher is alive (or watching is off by choice) and Redis answers."""
         if self.shutting_down:
+            return False
+        if self.cluster is not None and not self.cluster.up:
             return False
         if self.sup.config.watch.mode == "off":
             return True
