@@ -12,6 +12,7 @@ from multiplex._errors import (
     RuleSyntaxError,
     UnscopedAccessError,
 )
+from multiplex.approval import CallbackPrompter, TerminalPrompter
 from multiplex.approval._decision import DecidedBy, Decision, Outcome, Verdict
 from multiplex.profiles import AllowlistStore, Profile
 from multiplex.scopes import (
@@ -26,6 +27,7 @@ from multiplex.supervision import Supervisor
 
 __all__ = [
     "AllowlistStore",
+    "CallbackPrompter",
     "ConfigError",
     "ContextKind",
     "DecidedBy",
@@ -40,6 +42,7 @@ __all__ = [
     "RuleSyntaxError",
     "ScopedExecutor",
     "Supervisor",
+    "TerminalPrompter",
     "UnscopedAccessError",
     "Verdict",
     "current_scope",

@@ -52,6 +52,37 @@ class Metrics:
             ("profile", "result"),
             registry=self.registry,
         )
+        # Session kernels (docs/kernels.md#metrics).
+        self.kernel_cells = Counter(
+            "multiplex_kernel_cells_total",
+            "Kernel cells run, by profile and outcome (ok, error, timeout, cancelled, exited, died, refused).",
+            ("profile", "outcome"),
+            registry=self.registry,
+        )
+        self.kernel_spawns = Counter(
+            "multiplex_kernel_spawns_total",
+            "Kernel processes started, by profile.",
+            ("profile",),
+            registry=self.registry,
+        )
+        self.kernel_evictions = Counter(
+            "multiplex_kernel_evictions_total",
+            "Idle kernels ended to stay within max_session_kernels or max_kernels.",
+            ("profile",),
+            registry=self.registry,
+        )
+        self.kernel_reaps = Counter(
+            "multiplex_kernel_reaps_total",
+            "Kernels ended after code_execution.kernel_idle_timeout idle.",
+            ("profile",),
+            registry=self.registry,
+        )
+        self.kernel_kills = Counter(
+            "multiplex_kernel_kills_total",
+            "Kernels killed, by cause (timeout, cancelled, reset, stale, session reset, ...).",
+            ("profile", "cause"),
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""

@@ -36,11 +36,11 @@ def test_broken_profile_is_listed_with_its_error(make_home, write_config) -> Non
     make_home("bad", "approvals:\n  timeout: [1]\n")
     config = write_config("profiles_dir: profiles\ndefault_profile: good\n")
     result = run_cli("--config", str(config), "profiles", "list", "--json")
-    assert result.returncode == 0
+    assert result.returncode == 1  # a broken profile fails the listing (CI can rely on it)
     bad = next(r for r in json.loads(result.stdout) if r["name"] == "bad")
     assert bad["status"] == "error" and "approvals.timeout" in bad["error"]
     table = run_cli("--config", str(config), "profiles", "list")
-    assert "bad" in table.stdout and "error" in table.stdout
+    assert "bad" in table.stdout and "error" in table.stdout and table.returncode == 1
 
 
 def test_show_masks_secrets(make_home, write_config) -> None:  # type: ignore[no-untyped-def]

@@ -10,5 +10,21 @@ itself lives in :mod:`multiplex.shell`. See docs/approvals.md.
 
 from multiplex.approval import _surfaces  # noqa: F401  (registers the gate's surfaces)
 from multiplex.approval._gate import Gate
+from multiplex.approval._pending import Answer, Choice, PendingApproval
+from multiplex.approval._prompt import (
+    CallbackPrompter,
+    Prompter,
+    PromptUndeliverable,
+    TerminalPrompter,
+)
 
-__all__ = ["Gate"]
+__all__ = [
+    "Answer",
+    "CallbackPrompter",
+    "Choice",
+    "Gate",
+    "PendingApproval",
+    "PromptUndeliverable",
+    "Prompter",
+    "TerminalPrompter",
+]

@@ -17,12 +17,14 @@ from multiplex.approval._decision import (
     Verdict,
     VerdictOutcome,
 )
+from multiplex.approval._parked import Parked
 from multiplex.approval._pending import Choice, PendingApproval, PendingTable, Resolution
 from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
 from multiplex.approval._static_checks import CheckInput, Conclusion, deny_set, run_static_checks
+from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView
@@ -192,21 +194,38 @@ class Gate:
 
     def decide(self, scope: ProfileScope, command: str, *, run_id: str | None = None) -> Decision:
         """Decide one command: steps 1-11; may wait for a human; always recorded."""
+        step = self.begin(scope, command, run_id=run_id)
+        return step.wait() if isinstance(step, Parked) else step
+
+    def begin(
+        self, scope: ProfileScope, command: str, *, run_id: str | None = None
+    ) -> Decision | Parked:
+        """:meth:`decide`, but a wait for a human comes back as :class:`Parked`, to be ended
+        (``wait()``, or ``when_settled`` then ``finish()``): only then is it rechecked and recorded."""
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
-        trace, end, _finding = run_static_checks(data)
-        choice: str | None = None
+        trace, end, finding = run_static_checks(data)
         if end is None:
             end = self._smart_step(scope, view, command, trace) or self._unattended(
                 scope, view, trace
             )
         if end is None:
-            decision, choice = self._ask(scope, view, command, parsed, run_id)
-        else:
-            outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
-            decision = Decision(
-                outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
-            )
+            why = why_asked(scope, view.backend, trace, finding)
+            return self._ask(scope, view, command, parsed, run_id, why)
+        outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
+        decision = Decision(
+            outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
+        )
+        return self._conclude(scope, command, parsed, decision, None)
+
+    def _conclude(
+        self,
+        scope: ProfileScope,
+        command: str,
+        parsed: ParsedLine,
+        decision: Decision,
+        choice: str | None,
+    ) -> Decision:
         decision = self.recheck(scope, command, parsed, decision)
         self.recorder.record(
             profile=scope.name,
@@ -245,7 +264,8 @@ class Gate:
         command: str,
         parsed: ParsedLine,
         run_id: str | None,
-    ) -> tuple[Decision, str]:
+        why: Why,
+    ) -> Parked:
         table = self.pending(scope.profile)
         request = PendingApproval(
             profile=scope.name,
@@ -257,19 +277,27 @@ class Gate:
             context=scope.context.value,
             run_id=run_id,
             key=(scope.name, scope.session, command),
+            why=why,
         )
         request.parent_turns = frozenset(_ancestors(scope))
         leader = table.open(request)
+        interrupted = False
         if leader:
             self._metrics.pending.labels(scope.name).inc()
-            self._deliver(scope, request)
-        resolution = request.wait()
-        if request.leader is not None and resolution.timed_out:
-            request.leader.wait()  # the shared prompt timed out: settle it for everyone
-        table.close(request)
-        if leader:
-            self._metrics.pending.labels(scope.name).dec()
-        return self._resolved(scope, view, parsed, resolution, leader)
+            try:
+                self._deliver(scope, request)
+            except KeyboardInterrupt:  # Ctrl-C as the prompt appeared: the same as at it
+                request.cancel("interrupted")
+                interrupted = True
+
+        def conclude(resolution: Resolution) -> Decision:
+            table.close(request)
+            if leader:
+                self._metrics.pending.labels(scope.name).dec()
+            decision, choice = self._resolved(scope, view, parsed, resolution, leader)
+            return self._conclude(scope, command, parsed, decision, choice)
+
+        return Parked(request, conclude, interrupted=interrupted)
 
     def _deliver(self, scope: ProfileScope, request: PendingApproval) -> None:
         if scope.context is not ContextKind.INTERACTIVE:

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from multiplex.approval._why import Why
+
 __all__ = [
     "Answer",
     "Arbiter",
@@ -78,6 +80,7 @@ class PendingApproval:
         context: str,
         run_id: str | None,
         key: tuple[str, str, str],
+        why: Why | None = None,
     ) -> None:
         self.id = f"ap-{_PREFIX}-{next(_ids)}"
         self.profile = profile
@@ -88,6 +91,7 @@ class PendingApproval:
         self.context = context
         self.run_id = run_id
         self.key = key
+        self.why = why or Why()
         self.created_at = time.time()
         self.expires_at = self.created_at + timeout
         self.parent_turns: frozenset[str] = frozenset()
@@ -101,6 +105,7 @@ class PendingApproval:
         self._lock = threading.Lock()
         self._resolution: Resolution | None = None
         self.arbiter: Arbiter | None = None
+        self._settled: list[Callable[[], None]] = []
 
     @property
     def open(self) -> bool:
@@ -123,10 +128,38 @@ class PendingApproval:
                 resolution.answer, resolution.cancelled, resolution.timed_out, waited
             )
             followers, self._followers = self._followers, []
+            settled, self._settled = self._settled, []
         self._done.set()
         for follower in followers:  # a cancelled leader cancels them with the same cause
             follower._resolve(resolution)
+        for callback in settled:
+            callback()
         return True
+
+    @property
+    def deadline(self) -> float:
+        """When ``approvals.timeout`` passes (``time.monotonic()`` clock)."""
+        return self._started + self._timeout
+
+    def when_settled(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once, right after the request is resolved (at once if it is).
+
+        It runs in whichever thread resolves the request (an answer, a cancel,
+        the deadline timer), so it must only hand work off, never block.
+        """
+        with self._lock:
+            if self._resolution is None:
+                self._settled.append(callback)
+                return
+        callback()
+
+    def expire(self) -> None:
+        """``approvals.timeout`` passed: time out the wait (and a shared prompt with it)."""
+        if not self.open:
+            return
+        if self.leader is not None:
+            self.leader.expire()  # the shared prompt timed out for every run waiting on it
+        self._resolve(Resolution(timed_out=True))
 
     def follow(self, leader: PendingApproval) -> None:
         """Share ``leader``'s resolution (an identical prompt already open)."""
@@ -178,6 +211,7 @@ class PendingApproval:
             "context": self.context,
             "created_at": self.created_at,
             "expires_at": self.expires_at,
+            **self.why.as_dict(),
         }
 
 

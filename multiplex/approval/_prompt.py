@@ -115,9 +115,11 @@ class TerminalPrompter:
 
     def _run(self, request: PendingApproval) -> None:
         try:
-            self._out.write(
-                f"\nApproval needed [{request.profile}/{request.session}]: {request.display}\n"
-            )
+            lines = [
+                f"\nApproval needed [{request.profile}/{request.session}]: {request.display}",
+                *request.why.lines(),
+            ]
+            self._out.write("\n".join(lines) + "\n")
             for _ in range(self._attempts):
                 if not request.open:
                     return

@@ -10,12 +10,15 @@ from typing import Annotated
 
 import typer
 
+from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
 from multiplex.profiles import AllowlistStore
 from multiplex.shell import parse_rule
 
-allowlist_app = typer.Typer(help="The permanent allowlist of a profile.", no_args_is_help=True)
+allowlist_app = typer.Typer(
+    cls=Group, help="The permanent allowlist of a profile.", no_args_is_help=True
+)
 
 ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name.")]
 
@@ -25,7 +28,7 @@ def _store(ctx: typer.Context, name: str) -> AllowlistStore:
     return AllowlistStore(home / "config.yaml")
 
 
-@allowlist_app.command("list")
+@allowlist_app.command("list", cls=Command)
 def list_rules(
     ctx: typer.Context,
     profile: ProfileOpt,
@@ -40,7 +43,7 @@ def list_rules(
             typer.echo(rule)
 
 
-@allowlist_app.command("add")
+@allowlist_app.command("add", cls=Command)
 def add_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
     """Add a rule (written under the cross-process lock)."""
     parse_rule(rule)  # a bad rule is exit 2 before anything is touched
@@ -51,7 +54,7 @@ def add_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
     typer.echo(f"added: {rule}")
 
 
-@allowlist_app.command("remove")
+@allowlist_app.command("remove", cls=Command)
 def remove_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
     """Revoke a rule: an explicit revocation, effective at once in a running supervisor."""
     store = _store(ctx, profile)

@@ -7,10 +7,12 @@ from typing import Annotated
 
 import typer
 
+from multiplex import __version__
 from multiplex._errors import MultiplexError
 from multiplex.cli._allowlist import allowlist_app
 from multiplex.cli._approvals import approvals_app, exec_command
 from multiplex.cli._audit import audit
+from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
 from multiplex.cli._state import CliState
 from multiplex.cli._up import up
@@ -18,12 +20,19 @@ from multiplex.cli._up import up
 __all__ = ["app", "main"]
 
 app = typer.Typer(
+    cls=Group,
     name="multiplex",
     help="Host many AI agent profile homes in one process, isolated per turn.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"multiplex {__version__}")
+        raise typer.Exit(0)
 
 
 @app.callback()
@@ -33,6 +42,7 @@ def _global(
         str | None,
         typer.Option(
             "--config",
+            metavar="FILE",
             help="Supervisor config file (default: $MULTIPLEX_CONFIG or ./multiplex.yaml).",
         ),
     ] = None,
@@ -41,18 +51,41 @@ def _global(
         typer.Option(
             "-p",
             "--profile",
+            metavar="NAME",
             help="Standalone mode: serve only this profile, bound for the whole process.",
         ),
     ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            metavar="URL",
+            help="Running gateway (default: $MULTIPLEX_URL, else gateway of multiplex.yaml).",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            metavar="TOKEN",
+            help="Bearer token (default: $MULTIPLEX_TOKEN, else the admin token file of `up`).",
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
-    ctx.obj = CliState(config, profile)
+    ctx.obj = CliState(config, profile, url, token)
 
 
 # Every command, in one explicit list: the modules above define them, this one
 # places them on the root app (no module registers itself by being imported).
-app.command("up")(up)
-app.command("exec")(exec_command)
-app.command("audit")(audit)
+app.command("up", cls=Command)(up)
+app.command("exec", cls=Command)(exec_command)
+app.command("audit", cls=Command)(audit)
 app.add_typer(profiles_app, name="profiles")
 app.add_typer(allowlist_app, name="allowlist")
 app.add_typer(approvals_app, name="approvals")

@@ -1,4 +1,8 @@
-"""``multiplex approvals test`` and ``multiplex exec`` (docs/approvals.md, docs/cli.md)."""
+"""``multiplex approvals test`` and ``multiplex exec`` (docs/approvals.md, docs/cli.md).
+
+``exec`` exit codes (docs/cli.md#exit-codes): the command's own code when it
+ran; when it did not: 3 blocked, 4 denied, 5 cancelled or timed out.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,30 @@ from typing import Annotated
 
 import typer
 
-from multiplex.approval._prompt import TerminalPrompter
+from multiplex.approval import TerminalPrompter
+from multiplex.approval._decision import Outcome
+from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
+from multiplex.scopes import ContextKind
 
-approvals_app = typer.Typer(help="The approval gate.", no_args_is_help=True)
+__all__ = ["EXIT_BLOCKED", "EXIT_CANCELLED", "EXIT_DENIED", "approvals_app", "exec_command"]
+
+EXIT_BLOCKED = 3
+EXIT_DENIED = 4
+EXIT_CANCELLED = 5
+_NOT_RUN = {
+    Outcome.BLOCKED: EXIT_BLOCKED,
+    Outcome.DENIED: EXIT_DENIED,
+    Outcome.CANCELLED: EXIT_CANCELLED,
+    Outcome.TIMEOUT: EXIT_CANCELLED,
+}
+
+approvals_app = typer.Typer(
+    cls=Group,
+    help="The approval gate; the pending requests of a running gateway.",
+    no_args_is_help=True,
+)
 
 ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name.")]
 CommandArg = Annotated[list[str], typer.Argument(help="The command line (after --).")]
@@ -23,14 +46,14 @@ def _line(words: list[str]) -> str:
     return words[0] if len(words) == 1 else shlex.join(words)
 
 
-@approvals_app.command("test")
+@approvals_app.command("test", cls=Command)
 def test_command(
     ctx: typer.Context,
     profile: ProfileOpt,
     command: CommandArg,
     context: Annotated[
-        str, typer.Option("--context", help="interactive|gateway|api|cron|webhook|single_query")
-    ] = "api",
+        ContextKind, typer.Option("--context", help="Where the turn comes from.")
+    ] = ContextKind.API,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """What the gate would do, step by step. Pure: writes nothing, asks nobody."""
@@ -62,16 +85,30 @@ def exec_command(
         str, typer.Option("--session", help="Session id (grants live per session).")
     ] = "cli",
 ) -> None:
-    """Gate and run one command in the profile's scope, asking on the terminal."""
+    """Gate and run one command in the profile's scope, asking on the terminal.
+
+    Exit code: the command's own when it ran; 3 blocked, 4 denied, 5 cancelled or timed out.
+    """
     sup = state_of(ctx).supervisor(profile)
     try:
         sup.gate.set_prompter(TerminalPrompter(sys.stdin, sys.stderr))
         result = sup.run(_line(command), profile=profile, session=session, context="interactive")
+    except KeyboardInterrupt:
+        # The gate has recorded the prompt as cancelled ("interrupted") before this.
+        sys.stderr.write(
+            "multiplex: cancelled: interrupted at the approval prompt; the command did not run\n"
+        )
+        raise typer.Exit(EXIT_CANCELLED) from None
     finally:
         sup.close()
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
-    if not result.decision.approved:
-        sys.stderr.write(result.decision.message + "\n")
-        raise typer.Exit(1)
-    raise typer.Exit(0 if result.exit_code == 0 else (result.exit_code or 1))
+    decision = result.decision
+    if not decision.approved:
+        sys.stderr.write(decision.message + "\n")
+        raise typer.Exit(_NOT_RUN.get(decision.outcome, EXIT_BLOCKED))
+    code = result.exit_code
+    if code is None:
+        raise typer.Exit(1)  # approved but not run here (a remote backend: see the note)
+    # Killed by a signal (a timeout kills the group): the shell's 128+N convention.
+    raise typer.Exit(128 + (-code) if code < 0 else code)

@@ -6,7 +6,11 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["emit_json"]
+__all__ = ["SCHEMA_VERSION", "emit_json"]
+
+# Carried by every JSON object the CLI prints (docs/cli.md#json-outputs); bumped
+# when a field changes meaning or goes away, never for an added field.
+SCHEMA_VERSION = 1
 
 
 def emit_json(data: Any) -> None:

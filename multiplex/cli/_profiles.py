@@ -1,68 +1,144 @@
-"""``multiplex profiles list|show|init`` (docs/cli.md)."""
+"""``multiplex profiles list|show|init`` (docs/cli.md#profiles)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.tree import Tree
 
 from multiplex._errors import ConfigError
-from multiplex.cli._output import emit_json
+from multiplex.cli._human import local_time, plain
+from multiplex.cli._options import Command, Group
+from multiplex.cli._output import SCHEMA_VERSION, emit_json
 from multiplex.cli._state import state_of
 from multiplex.cli._templates import CONFIG_TEMPLATE
 from multiplex.supervision import describe_profile, profile_row
 
-profiles_app = typer.Typer(help="Profile homes: list, show, init.", no_args_is_help=True)
+__all__ = ["profiles_app"]
+
+profiles_app = typer.Typer(cls=Group, help="Profile homes: list, show, init.", no_args_is_help=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
-@profiles_app.command("list")
+@profiles_app.command("list", cls=Command)
 def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """One row per profile: name, home, backend, cwd, redaction, allowlist size, status, error."""
+    """One row per profile: name, home, backend, cwd, redaction, allowlist size, status, error.
+
+    Exit 1 when any profile is broken (its row says why).
+    """
     sup = state_of(ctx).supervisor()
-    rows = [profile_row(sup, p) for p in sup.profiles.values()]
+    try:
+        rows = [profile_row(sup, p) for p in sup.profiles.values()]
+    finally:
+        sup.close()
     if as_json:
         emit_json(rows)
-        return
-    table = Table("name", "status", "backend", "cwd", "redact", "allowlist", "home", "error")
-    for row in rows:
-        table.add_row(
-            row["name"],
-            row["status"],
-            str(row["backend"] or "-"),
-            str(row["cwd"] or "-"),
-            "-" if row["redact_secrets"] is None else ("on" if row["redact_secrets"] else "off"),
-            "-" if row["allowlist_size"] is None else str(row["allowlist_size"]),
-            row["home"],
-            row["error"] or "",
-        )
-    Console(width=200).print(table)
+    else:
+        table = Table("name", "status", "backend", "cwd", "redact", "allowlist", "home", "error")
+        for row in rows:
+            table.add_row(
+                row["name"],
+                "[green]ok[/green]" if row["status"] == "ok" else "[bold red]error[/bold red]",
+                plain(row["backend"]),
+                plain(row["cwd"]),
+                plain(row["redact_secrets"]),
+                plain(row["allowlist_size"]),
+                row["home"],
+                plain(row["error"], empty=""),
+            )
+        Console(width=200).print(table)
+    if any(row["status"] != "ok" for row in rows):
+        raise typer.Exit(1)
 
 
-@profiles_app.command("show")
+@profiles_app.command("show", cls=Command)
 def show_profile(ctx: typer.Context, name: str, as_json: JsonOpt = False) -> None:
     """Effective settings of one profile (secrets masked)."""
     sup = state_of(ctx).supervisor()
-    data = describe_profile(sup, name)
+    try:
+        data = describe_profile(sup, name)
+    finally:
+        sup.close()
     if as_json:
-        emit_json(data)
+        emit_json({"schema_version": SCHEMA_VERSION, **data})
         return
-    console = Console(width=200)
+    Console(width=200).print(_tree(name, data))
+    if data["status"] != "ok":
+        raise typer.Exit(1)
+
+
+def _tree(name: str, data: dict[str, Any]) -> Tree:
+    tree = Tree(f"[bold]{name}[/bold]  ({data['status']})")
     for key, value in data.items():
-        console.print(f"[bold]{key}[/bold]: {value}")
+        if key == "name":
+            continue
+        if key == "last_reload":
+            value = local_time(value)
+        _branch(tree, key, value)
+    return tree
 
 
-@profiles_app.command("init")
-def init_profile(ctx: typer.Context, name: str) -> None:
-    """Create a new profile home with a commented config.yaml."""
+def _branch(tree: Tree, key: str, value: Any) -> None:
+    if isinstance(value, dict) and value:
+        node = tree.add(f"[bold]{key}[/bold]")
+        for k, v in value.items():
+            _branch(node, str(k), v)
+    elif isinstance(value, list) and value and not all(isinstance(v, str) for v in value):
+        node = tree.add(f"[bold]{key}[/bold]")
+        for index, item in enumerate(value):
+            _branch(node, str(index), item)
+    else:
+        tree.add(f"[bold]{key}[/bold]: {plain(value)}")
+
+
+def _check_name(name: str) -> None:
+    if not name.strip():
+        raise ConfigError("a profile name must not be empty")
+    if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
+        raise ConfigError(
+            f"invalid profile name {name!r}: no path separators, no leading dot "
+            "(use --home DIR for a home elsewhere)"
+        )
+
+
+@profiles_app.command("init", cls=Command)
+def init_profile(
+    ctx: typer.Context,
+    name: str,
+    home_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--home", metavar="DIR", help="Create the home here (no multiplex.yaml needed)."
+        ),
+    ] = None,
+) -> None:
+    """Create a new profile home with a commented config.yaml, then say what to do next."""
+    _check_name(name)
     state = state_of(ctx)
-    config = state.config()
-    home = Path(name) if "/" in name else config.base_dir / config.profiles_dir / name
+    if home_dir is not None:
+        home = home_dir.expanduser().resolve()
+    else:
+        if not state.config_path.is_file():
+            raise ConfigError(
+                "no multiplex.yaml here: run in a project, give --config FILE, "
+                "or --home DIR for a home of its own",
+                file=state.config_path,
+            )
+        config = state.config()
+        root = (config.base_dir / config.profiles_dir).resolve()
+        home = (root / name).resolve()
+        if home.parent != root:  # a symlink or odd name must not lead outside profiles_dir
+            raise ConfigError(
+                f"profile {name!r} would be created outside profiles_dir ({root})",
+                file=config.source,
+                key="profiles_dir",
+            )
     if (home / "config.yaml").exists():
         raise ConfigError("a profile home already exists here", file=home / "config.yaml")
     for sub in ("credentials", "cache", "logs"):
@@ -74,3 +150,8 @@ def init_profile(ctx: typer.Context, name: str) -> None:
         env.write_text("# Secrets and variables of this profile (never loaded into os.environ).\n")
         os.chmod(env, 0o600)
     typer.echo(f"created profile home {home}")
+    typer.echo("next steps:")
+    typer.echo(f"  edit {home / 'config.yaml'} (every key is optional; docs/configuration.md)")
+    typer.echo("  multiplex check                       # validate it")
+    typer.echo(f"  multiplex profiles show {name}         # its effective settings")
+    typer.echo("  a running `multiplex up` serves it at once (its watcher sees the new home)")

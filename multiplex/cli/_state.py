@@ -1,7 +1,8 @@
-"""What the global options select: the config file and, in standalone mode, one profile."""
+"""What the global options select: the config file, standalone mode, the gateway to talk to."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,15 +16,25 @@ from multiplex.supervision import (
     load_supervisor_config,
 )
 
-__all__ = ["CliState", "state_of"]
+__all__ = ["CliState", "did_you_mean", "state_of"]
+
+
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
 
 
 @dataclass(slots=True)
 class CliState:
-    """Global ``--config`` and ``-p`` as given on the command line."""
+    """The global options as given on the command line (before or after the subcommand)."""
 
     config_option: str | None = None
     profile: str | None = None
+    url: str | None = None
+    token: str | None = None
 
     @property
     def config_path(self) -> Path:
@@ -43,7 +54,10 @@ class CliState:
         path = Path(name)
         if "/" in name and (path / "config.yaml").exists():
             return path.resolve()
-        raise RoutingError(f"no profile named {name!r} is served by {self.config_path}")
+        raise RoutingError(
+            f"no profile named {name!r} is served by {self.config_path}"
+            + did_you_mean(name, list(homes))
+        )
 
     def supervisor(self, profile: str | None = None, *, context: str = "interactive") -> Supervisor:
         """Standalone for ``-p NAME`` (global or the command's own), else multiplex mode."""
@@ -58,6 +72,7 @@ class CliState:
 
 def state_of(ctx: typer.Context) -> CliState:
     """The global options of this invocation (set by the root callback)."""
-    obj = ctx.find_root().obj
-    assert isinstance(obj, CliState)
-    return obj
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj

@@ -29,7 +29,8 @@ from multiplex.gateway._models import (
     TestIn,
     VerdictOut,
 )
-from multiplex.gateway._runs import Run, ShuttingDown, approval_row
+from multiplex.gateway._run import Run, approval_row
+from multiplex.gateway._runs import ShuttingDown, TooManyRuns
 
 __all__ = ["router", "visible_approval_requests"]
 
@@ -82,7 +83,15 @@ def _target(gw: Gateway, caller: Principal, body: RunIn) -> str:
     return name
 
 
-@router.post("/v1/runs", status_code=202, response_model=RunCreated, responses=ERRORS)
+RETRY_AFTER_SECONDS = 1
+_RUN_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    413: {"description": "The request body is larger than gateway.max_request_bytes."},
+    429: {"description": "The profile has gateway.max_runs_per_profile runs; see Retry-After."},
+}
+
+
+@router.post("/v1/runs", status_code=202, response_model=RunCreated, responses=_RUN_ERRORS)
 async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
     """Queue a run of ``commands`` in a profile's session; poll it or follow its events."""
     profile = _target(gw, caller, body)
@@ -92,6 +101,10 @@ async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> dict[str, A
         run = gw.runs.submit(profile, body.session_id, body.context, list(body.commands))
     except ShuttingDown as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from None
+    except TooManyRuns as exc:
+        raise HTTPException(
+            status_code=429, detail=str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
+        ) from None
     with run.lock:
         status = run.status
     return {"run_id": run.run_id, "status": status}

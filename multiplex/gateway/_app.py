@@ -9,11 +9,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from multiplex._errors import RoutingError
 from multiplex.gateway import _api_info, _api_runs
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway._limits import BodyLimit, validation_error
 from multiplex.supervision import Supervisor
 
 __all__ = ["STATIC_DIR", "create_app"]
@@ -40,8 +42,16 @@ def create_app(
 
     The app never starts or closes the supervisor; its lifespan end withdraws
     pending approvals and waits up to ``grace`` seconds for running commands.
+    The limits of ``sup.config.gateway`` apply (docs/gateway.md#limits).
     """
-    gateway = Gateway(sup, admin_token=admin_token, max_workers=max_workers, keep_runs=keep_runs)
+    limits = sup.config.gateway
+    gateway = Gateway(
+        sup,
+        admin_token=admin_token,
+        max_workers=max_workers,
+        keep_runs=keep_runs,
+        max_runs_per_profile=limits.max_runs_per_profile,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -61,6 +71,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.gateway = gateway
+    app.add_middleware(BodyLimit, limit=limits.max_request_bytes)
+    app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)
 

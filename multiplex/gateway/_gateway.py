@@ -28,14 +28,27 @@ class Gateway:
     """
 
     def __init__(
-        self, sup: Supervisor, *, admin_token: str, max_workers: int = 256, keep_runs: int = 1000
+        self,
+        sup: Supervisor,
+        *,
+        admin_token: str,
+        max_workers: int = 256,
+        keep_runs: int = 1000,
+        max_runs_per_profile: int = 32,
     ) -> None:
         self.sup = sup
         self.auth = Authenticator(sup, admin_token)
         shared = sup.config.cluster
         self.hub = SharedHub() if shared is not None else EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
-        self.runs = RunRegistry(sup, self.hub, self.feed, max_workers=max_workers, keep=keep_runs)
+        self.runs = RunRegistry(
+            sup,
+            self.hub,
+            self.feed,
+            max_workers=max_workers,
+            keep=keep_runs,
+            per_profile=max_runs_per_profile,
+        )
         # docs/cluster.md: only with a cluster: block; absent, nothing of it exists.
         self.cluster: ClusterBridge | None = None
         if shared is not None and isinstance(self.hub, SharedHub):

@@ -17,6 +17,7 @@ __all__ = [
     "DecisionOut",
     "DecisionRow",
     "OkOut",
+    "PatternOut",
     "PendingOut",
     "ProfileOut",
     "ResetOut",
@@ -32,6 +33,7 @@ __all__ = [
     "TraceOut",
     "VerdictOut",
     "WhoAmI",
+    "WhyFields",
 ]
 
 # docs/approvals.md#who-can-answer: a run is answered through the API or by policy; "interactive"
@@ -113,7 +115,24 @@ class ResultOut(BaseModel):
     stderr: str
 
 
-class PendingOut(BaseModel):
+class PatternOut(BaseModel):
+    """A named pattern the gate found, with its sentence."""
+
+    name: str
+    description: str
+
+
+class WhyFields(BaseModel):
+    """Where the command would run and why it asks (docs/approvals.md#what-a-prompt-shows)."""
+
+    cwd: str = ""
+    backend: str = ""
+    step: str = "ask"
+    reason: str = ""
+    patterns: list[PatternOut] = Field(default_factory=list)
+
+
+class PendingOut(WhyFields):
     approval_id: str
     command: str
     created_at: float
@@ -135,7 +154,7 @@ class RunOut(BaseModel):
     error: str | None = None
 
 
-class ApprovalOut(BaseModel):
+class ApprovalOut(WhyFields):
     """One open approval request (``GET /v1/approvals``)."""
 
     approval_id: str

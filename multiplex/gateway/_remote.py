@@ -18,7 +18,8 @@ from multiplex.gateway._auth import Principal
 from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import not_found
-from multiplex.gateway._runs import FINAL, RUN_CANCELLED, Run
+from multiplex.gateway._run import FINAL, Run
+from multiplex.gateway._runs import RUN_CANCELLED
 from multiplex.gateway._shared import REDIS_UNAVAILABLE, ClusterBridge
 
 __all__ = [

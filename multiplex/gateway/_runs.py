@@ -1,20 +1,25 @@
 """Runs: commands submitted over HTTP, executed one by one off the event loop (docs/gateway.md).
 
-Each run executes in a worker thread of a :class:`ScopedExecutor` and calls
-``Supervisor.run`` for its commands in order, so the gate, the scope and the
-redaction are exactly those of any other turn. While ``Supervisor.run`` waits
-for a human, the gate's ``approval.request`` (whose ``run_id`` names the run)
-marks the run ``waiting_for_approval``. A refused command stops the run; the
-commands after it are not run.
+Each run executes in worker threads of a :class:`ScopedExecutor` and calls
+``Supervisor.run_or_park`` for its commands in order, so the gate, the scope
+and the redaction are exactly those of any other turn. When a human must
+answer, the gate's ``approval.request`` (whose ``run_id`` names the run) marks
+the run ``waiting_for_approval`` and the worker thread is let go: the run is
+parked, holding no thread, until the request is answered, cancelled or times
+out, and then resumes in a worker (docs/gateway.md#limits). A refused command
+stops the run; the commands after it are not run. At most
+``gateway.max_runs_per_profile`` runs of one profile are unfinished at once.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import Any
 
 from multiplex._errors import MultiplexError
@@ -24,13 +29,13 @@ from multiplex.execution import RunResult
 from multiplex.gateway._events import EventHub, make_event
 from multiplex.gateway._feed import ASKED, DecisionFeed
 from multiplex.gateway._logs import log_event
+from multiplex.gateway._run import Run, approval_row, result_row
 from multiplex.scopes import ScopedExecutor
-from multiplex.supervision import Supervisor
+from multiplex.supervision import ParkedRun, Supervisor
 
-__all__ = ["FINAL", "Run", "RunRegistry", "ShuttingDown", "approval_row"]
+__all__ = ["RunRegistry", "ShuttingDown", "TooManyRuns"]
 
 log = logging.getLogger("multiplex.gateway")
-FINAL = frozenset({"completed", "failed", "cancelled"})
 RUN_CANCELLED = "run cancelled"
 SHUTDOWN = "supervisor shutting down"
 
@@ -39,84 +44,8 @@ class ShuttingDown(RuntimeError):
     """The gateway is draining and accepts no new run."""
 
 
-def approval_row(request: PendingApproval) -> dict[str, Any]:
-    """An open approval as the API shows it (``command`` is the redacted display)."""
-    return {
-        "approval_id": request.id,
-        "run_id": request.run_id,
-        "profile": request.profile,
-        "session_id": request.session,
-        "command": request.display,
-        "created_at": request.created_at,
-        "expires_at": request.expires_at,
-    }
-
-
-def _result_row(result: RunResult) -> dict[str, Any]:
-    d = result.decision
-    return {
-        "command": result.command,
-        "decision": {
-            "outcome": d.outcome.value,
-            "cause": d.cause,
-            "decided_by": d.decided_by.value,
-            "rule": d.rule,
-            "message": d.message,
-        },
-        "exit_code": result.exit_code,
-        "stdout": result.stdout,
-        "stderr": result.stderr,
-    }
-
-
-class Run:
-    """One submitted run; every field is read and written under its lock."""
-
-    def __init__(
-        self, run_id: str, profile: str, session_id: str, context: str, commands: list[str]
-    ) -> None:
-        self.run_id = run_id
-        self.profile = profile
-        self.session_id = session_id
-        self.context = context
-        self.commands = tuple(commands)
-        self.created_at = time.time()
-        self.finished_at: float | None = None
-        self.status = "queued"
-        self.results: list[dict[str, Any]] = []
-        self.pending: PendingApproval | None = None
-        self.error: str | None = None
-        self.cancel_requested = False
-        self.done = threading.Event()
-        self.lock = threading.Lock()
-
-    @property
-    def finished(self) -> bool:
-        return self.status in FINAL
-
-    def snapshot(self) -> dict[str, Any]:
-        """The ``GET /v1/runs/{id}`` document."""
-        with self.lock:
-            pending = self.pending
-            return {
-                "run_id": self.run_id,
-                "profile": self.profile,
-                "session_id": self.session_id,
-                "context": self.context,
-                "status": self.status,
-                "results": list(self.results),
-                "pending_approval": None
-                if pending is None
-                else {
-                    "approval_id": pending.id,
-                    "command": pending.display,
-                    "created_at": pending.created_at,
-                    "expires_at": pending.expires_at,
-                },
-                "created_at": self.created_at,
-                "finished_at": self.finished_at,
-                "error": self.error,
-            }
+class TooManyRuns(RuntimeError):
+    """The profile already has ``gateway.max_runs_per_profile`` runs running or parked."""
 
 
 class RunRegistry:
@@ -130,8 +59,11 @@ class RunRegistry:
         *,
         max_workers: int = 256,
         keep: int = 1000,
+        per_profile: int = 32,
     ) -> None:
         self._sup = sup
+        self._per_profile = per_profile
+        self._live: dict[str, int] = {}  # unfinished runs by profile, under _lock
         self._hub = hub
         self._feed = feed
         self._keep = keep
@@ -157,6 +89,14 @@ class RunRegistry:
             raise ShuttingDown(SHUTDOWN)
         run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands)
         with self._lock:
+            live = self._live.get(profile, 0)
+            if live >= self._per_profile:
+                # docs/gateway.md#limits: one profile's backlog never delays another's.
+                raise TooManyRuns(
+                    f"profile {profile!r} has {live} runs running or waiting "
+                    f"(gateway.max_runs_per_profile: {self._per_profile})"
+                )
+            self._live[profile] = live + 1
             self._runs[run.run_id] = run
         log_event(
             "run.started",
@@ -181,7 +121,7 @@ class RunRegistry:
             run.cancel_requested = True
         return self._sup.gate.cancel_run(run.run_id, cause)
 
-    # -- execution (worker thread) -------------------------------------------------------
+    # -- execution (worker threads; a parked run holds none) -----------------------------
     def _execute(self, run: Run) -> None:
         with run.lock:
             if run.finished:
@@ -193,22 +133,26 @@ class RunRegistry:
         if not start:
             self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
             return
+        self._guarded(self._commands, run, 0)
+
+    def _guarded(self, step: Callable[..., None], run: Run, *args: Any) -> None:
         try:
-            self._commands(run)
+            step(run, *args)
         except Exception as exc:  # never leave a run "running" forever
             log.exception("run %s failed", run.run_id)
             self._finish(run, "failed", f"internal error: {type(exc).__name__}")
 
-    def _commands(self, run: Run) -> None:
-        for index, command in enumerate(run.commands):
+    def _commands(self, run: Run, start: int) -> None:
+        """Run commands from ``start`` until one parks, is refused, or all are done."""
+        for index in range(start, len(run.commands)):
             with run.lock:
                 stop = run.cancel_requested or self.closing
             if stop:
                 self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
                 return
             try:
-                result = self._sup.run(
-                    command,
+                step = self._sup.run_or_park(
+                    run.commands[index],
                     profile=run.profile,
                     session=run.session_id,
                     context=run.context,
@@ -218,29 +162,63 @@ class RunRegistry:
                 # e.g. the profile broke since submission, or a NUL byte in the line.
                 self._finish(run, "failed", " ".join(str(exc).split())[:500])
                 return
-            row = _result_row(result)
-            with run.lock:
-                run.results.append(row)
-            decision = result.decision
-            if decision.decided_by not in ASKED:  # asked ones arrive through the hook
-                self._feed.add(
-                    decision, profile=run.profile, session=run.session_id, command=command
-                )
-            if len(self._hub):
-                self._hub.publish(
-                    make_event(
-                        "command.finished",
-                        {"run_id": run.run_id, "profile": run.profile, "index": index, **row},
-                        run.profile,
-                        run.run_id,
-                    )
-                )
-            if not decision.approved:
-                # docs/gateway.md: commands after a refused one are not run.
-                status = "cancelled" if decision.outcome is Outcome.CANCELLED else "failed"
-                self._finish(run, status, None)
+            if isinstance(step, ParkedRun):
+                # docs/gateway.md#limits: the worker thread is free while a human decides.
+                with run.lock:
+                    run.parked = step
+                step.when_settled(functools.partial(self._wake, run, step, index))
+                return
+            if not self._ran(run, index, step):
                 return
         self._finish(run, "completed", None)
+
+    def _wake(self, run: Run, parked: ParkedRun, index: int) -> None:
+        # Called in whichever thread settled the request (often the event loop): hand off.
+        try:
+            self._executor.submit(self._guarded, self._resume, run, parked, index)
+        except RuntimeError:  # the pool is shut down (after the grace period)
+            threading.Thread(
+                target=self._guarded, args=(self._resume, run, parked, index), daemon=True
+            ).start()
+
+    def _resume(self, run: Run, parked: ParkedRun, index: int) -> None:
+        with run.lock:
+            if run.parked is not parked:
+                return  # abandoned at shutdown
+            run.parked = None
+        try:
+            result = parked.resume()
+        except (MultiplexError, ValueError, OSError) as exc:
+            self._finish(run, "failed", " ".join(str(exc).split())[:500])
+            return
+        if self._ran(run, index, result):
+            self._commands(run, index + 1)
+
+    def _ran(self, run: Run, index: int, result: RunResult) -> bool:
+        """Record one command's result; False when the run ends with it."""
+        row = result_row(result)
+        with run.lock:
+            run.results.append(row)
+        decision = result.decision
+        if decision.decided_by not in ASKED:  # asked ones arrive through the hook
+            self._feed.add(
+                decision, profile=run.profile, session=run.session_id, command=result.command
+            )
+        if len(self._hub):
+            self._hub.publish(
+                make_event(
+                    "command.finished",
+                    {"run_id": run.run_id, "profile": run.profile, "index": index, **row},
+                    run.profile,
+                    run.run_id,
+                )
+            )
+        if not decision.approved:
+            # docs/gateway.md: commands after a refused one are not run.
+            status = "cancelled" if decision.outcome is Outcome.CANCELLED else "failed"
+            self._finish(run, status, None)
+            return False
+        return True
 
     def _finish(self, run: Run, status: str, error: str | None) -> None:
         with run.lock:
@@ -264,6 +242,11 @@ class RunRegistry:
         self._publish_run("run.finished", run)
         run.done.set()
         with self._lock:
+            left = self._live.get(run.profile, 1) - 1
+            if left > 0:
+                self._live[run.profile] = left
+            else:
+                self._live.pop(run.profile, None)
             self._finished.append(run.run_id)
             while len(self._finished) > self._keep:
                 self._runs.pop(self._finished.popleft(), None)
@@ -360,6 +343,9 @@ class RunRegistry:
         for run in left:
             with run.lock:
                 never_started = run.status == "queued"
-            if never_started:
+                parked, run.parked = run.parked, None
+            if parked is not None:  # its wake-up was queued in the pool just shut down
+                parked.abandon()
+            if never_started or parked is not None:
                 self._finish(run, "cancelled", SHUTDOWN)
         return not self.active()

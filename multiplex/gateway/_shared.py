@@ -40,7 +40,8 @@ from multiplex.cluster import (
     resolution_of,
 )
 from multiplex.gateway._events import Event, EventHub, make_event
-from multiplex.gateway._runs import RunRegistry, ShuttingDown, approval_row
+from multiplex.gateway._run import approval_row
+from multiplex.gateway._runs import RunRegistry, ShuttingDown
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 

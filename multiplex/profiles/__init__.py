@@ -8,6 +8,7 @@ from multiplex.profiles._nofollow import LinkRefused, append_bytes, write_new
 from multiplex.profiles._profile import Profile, ProfileState, ReloadResult
 from multiplex.profiles._schema import (
     ApprovalSettings,
+    CodeExecutionSettings,
     ProfileSettings,
     SecuritySettings,
     TerminalSettings,
@@ -16,6 +17,7 @@ from multiplex.profiles._schema import (
 __all__ = [
     "AllowlistStore",
     "ApprovalSettings",
+    "CodeExecutionSettings",
     "CredentialFile",
     "LinkRefused",
     "LoadedConfig",

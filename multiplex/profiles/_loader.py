@@ -31,6 +31,7 @@ _SECTIONS = {
     },
     "approvals": {"mode", "deny", "timeout", "unattended", "protected_files", "yolo"},
     "security": {"redact_secrets"},
+    "code_execution": {"kernel_idle_timeout", "max_session_kernels", "timeout", "max_tool_calls"},
     "command_allowlist": None,
 }
 # Rule lists that older tools wrote as one string (a stringified Python list).

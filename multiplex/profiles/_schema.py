@@ -18,6 +18,7 @@ __all__ = [
     "APPROVAL_TIMEOUT_MIN",
     "ApprovalSettings",
     "Backend",
+    "CodeExecutionSettings",
     "ProfileSettings",
     "SecuritySettings",
     "TerminalSettings",
@@ -105,6 +106,15 @@ class SecuritySettings(_Section):
     redact_secrets: StrictBool = True
 
 
+class CodeExecutionSettings(_Section):
+    """``code_execution:`` — the profile's session kernels (docs/kernels.md#configuration)."""
+
+    kernel_idle_timeout: float = Field(default=1800.0, gt=0, allow_inf_nan=False)
+    max_session_kernels: int = Field(default=4, ge=1, le=1000)
+    timeout: float = Field(default=300.0, gt=0, allow_inf_nan=False)
+    max_tool_calls: int = Field(default=50, ge=0, le=100_000)
+
+
 class ProfileSettings(BaseSettings):
     """Everything a profile's ``config.yaml`` can say, with the documented defaults (docs/configuration.md)."""
 
@@ -114,6 +124,7 @@ class ProfileSettings(BaseSettings):
     command_allowlist: tuple[StrictStr, ...] = ()
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    code_execution: CodeExecutionSettings = Field(default_factory=CodeExecutionSettings)
 
     @classmethod
     def settings_customise_sources(

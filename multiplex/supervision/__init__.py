@@ -21,13 +21,14 @@ from multiplex.supervision._config import (
 from multiplex.supervision._describe import describe_profile, profile_row
 from multiplex.supervision._routing import Router
 from multiplex.supervision._supervisor import Supervisor
-from multiplex.supervision._turn import Turn
+from multiplex.supervision._turn import ParkedRun, Turn
 
 __all__ = [
     "CONFIG_ENV",
     "REDIS_URL_ENV",
     "ClusterConfig",
     "GatewayConfig",
+    "ParkedRun",
     "ProfileEntry",
     "RouteSpec",
     "Router",

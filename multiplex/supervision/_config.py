@@ -16,6 +16,7 @@ __all__ = [
     "CONFIG_ENV",
     "REDIS_URL_ENV",
     "ClusterConfig",
+    "CodeExecutionConfig",
     "GatewayConfig",
     "ProfileEntry",
     "RouteSpec",
@@ -72,8 +73,14 @@ class ProfileEntry(_Model):
 
 
 class GatewayConfig(_Model):
+    """``gateway:`` in ``multiplex.yaml`` (docs/configuration.md#supervisor-config-multiplexyaml)."""
+
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
+    # docs/gateway.md#limits: runs running or parked per profile; beyond it 429.
+    max_runs_per_profile: int = Field(default=32, ge=1, le=100_000)
+    # docs/gateway.md#limits: a larger request body answers 413 unread.
+    max_request_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
 
 
 class WatchConfig(_Model):
@@ -114,6 +121,12 @@ class ClusterConfig(_Model):
         return value
 
 
+class CodeExecutionConfig(_Model):
+    """``code_execution:`` of ``multiplex.yaml``: limits across every profile (docs/kernels.md#configuration)."""
+
+    max_kernels: int = Field(default=16, ge=1, le=10_000)
+
+
 class SupervisorConfig(_Model):
     """A validated ``multiplex.yaml``; relative paths are against its directory."""
 
@@ -123,6 +136,7 @@ class SupervisorConfig(_Model):
     routes: tuple[RouteSpec, ...] = ()
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    code_execution: CodeExecutionConfig = Field(default_factory=CodeExecutionConfig)
     cluster: ClusterConfig | None = None
     source: Path | None = None
 

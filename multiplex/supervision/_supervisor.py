@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import logging
 import threading
@@ -14,8 +15,10 @@ from typing import Literal
 from multiplex._errors import ConfigError, RoutingError
 from multiplex._metrics import Metrics
 from multiplex.approval import Gate
-from multiplex.approval._decision import Verdict
+from multiplex.approval._decision import Decision, Verdict
+from multiplex.approval._parked import Parked
 from multiplex.execution import ProcessTracker, RunResult, execute
+from multiplex.execution.kernels import CellResult, KernelPool
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
 from multiplex.scopes import (
@@ -29,7 +32,7 @@ from multiplex.scopes import (
 )
 from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
 from multiplex.supervision._routing import Router
-from multiplex.supervision._turn import Turn
+from multiplex.supervision._turn import ParkedRun, Turn
 from multiplex.watching import ConfigWatcher
 
 __all__ = ["Supervisor"]
@@ -73,6 +76,11 @@ class Supervisor:
             metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets
         )
         self._turn_end_hooks.append(self.gate.cancel_turn)
+        self.kernels = KernelPool(
+            metrics=self.metrics,
+            dispatch=self._kernel_command,
+            max_kernels=self.config.code_execution.max_kernels,
+        )
         for profile in self._profiles.values():
             profile.on_reload(self._after_reload)
             self._after_reload(profile, profile.reload())
@@ -140,7 +148,9 @@ class Supervisor:
         try:
             return self._profiles[name]
         except KeyError:
-            raise RoutingError(f"no profile named {name!r} is served") from None
+            close = difflib.get_close_matches(name, list(self._profiles), n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise RoutingError(f"no profile named {name!r} is served{hint}") from None
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""
@@ -269,8 +279,55 @@ class Supervisor:
         with self.turn(profile, session, context) as scope:
             return self._run_in(scope, command, run_id)
 
-    def _run_in(self, scope: ProfileScope, command: str, run_id: str | None) -> RunResult:
+    def run_or_park(
+        self,
+        command: str,
+        profile: str,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        run_id: str | None = None,
+    ) -> RunResult | ParkedRun:
+        """Like :meth:`run` in a turn of its own, but a wait for a human is returned, not awaited.
+
+        A :class:`ParkedRun` keeps its turn open and holds no thread: call its
+        ``when_settled`` and then, in any thread, ``resume()`` for the result.
+        """
+        turn = self.turn(profile, session, context)
+        scope = turn.__enter__()
+        try:
+            step = self.gate.begin(scope, command, run_id=run_id)
+            if isinstance(step, Parked):
+                turn.suspend()
+                return ParkedRun(turn, scope, step, lambda d: self._execute(scope, command, d))
+            result = self._execute(scope, command, step)
+        except BaseException:
+            turn.__exit__(None, None, None)
+            raise
+        turn.__exit__(None, None, None)
+        return result
+
+    def _run_in(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+    ) -> RunResult:
         decision = self.gate.decide(scope, command, run_id=run_id)
+        return self._execute(scope, command, decision, tracker=tracker, timeout=timeout)
+
+    def _execute(
+        self,
+        scope: ProfileScope,
+        command: str,
+        decision: Decision,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+    ) -> RunResult:
         mounts = tuple(
             {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
         )
@@ -280,7 +337,8 @@ class Supervisor:
             # Running containers/remote hosts is out of scope here (docs/execution.md): report the plan.
             note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
             return RunResult(command, decision, None, "", note, mounts=mounts)
-        done = execute(scope, command, tracker=self.processes)
+        limit = scope.view.timeout if timeout is None else min(timeout, scope.view.timeout)
+        done = execute(scope, command, tracker=tracker or self.processes, timeout=limit)
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         return RunResult(
             command,
@@ -295,8 +353,43 @@ class Supervisor:
         )
 
     def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
-        """``/new``, ``/reset``: drop the session's grants and cancel its pending approvals."""
-        return self.gate.reset_session(self.profile(profile), session, cause)
+        """``/new``, ``/reset``: drop the session's grants, cancel its pending approvals, end its kernels."""
+        cancelled = self.gate.reset_session(self.profile(profile), session, cause)
+        self.kernels.dispose_session(profile, session, cause)
+        return cancelled
+
+    # -- code cells ------------------------------------------------------------
+    def execute_code(
+        self,
+        code: str,
+        *,
+        profile: str,
+        session: str,
+        context: str | ContextKind = ContextKind.API,
+        reset: bool = False,
+        timeout: float | None = None,
+        run_id: str | None = None,
+    ) -> CellResult:
+        """Run ``code`` as one cell of the session's persistent kernel (docs/kernels.md).
+
+        The cell opens its own turn (a delegated child inside another turn);
+        shell commands it sends through ``multiplex.kernel.run`` are gated
+        under this turn's authority. ``reset=True`` discards the kernel's state
+        first; ``timeout`` overrides ``code_execution.timeout``.
+        """
+        with self.turn(profile, session, context) as scope:
+            return self.kernels.execute(scope, code, reset=reset, timeout=timeout, run_id=run_id)
+
+    def _kernel_command(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        tracker: ProcessTracker,
+        timeout: float | None,
+    ) -> RunResult:
+        # A cell's shell request: the gate and execution of any command, under the cell's scope.
+        return self._run_in(scope, command, run_id, tracker=tracker, timeout=timeout)
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> Supervisor:
@@ -343,6 +436,7 @@ class Supervisor:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        self.kernels.close()
         self.kill_running()
 
     def __enter__(self) -> Supervisor:

@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import TracebackType
 
+from multiplex.approval._decision import Decision
+from multiplex.approval._parked import Parked
+from multiplex.approval._pending import PendingApproval
+from multiplex.execution import RunResult
 from multiplex.scopes import ContextKind, ProfileScope, bind, restore
 
-__all__ = ["Turn"]
+__all__ = ["ParkedRun", "Turn"]
 
 
 class Turn:
@@ -41,6 +45,15 @@ class Turn:
         self._scope = scope
         return scope
 
+    def suspend(self) -> None:
+        """Unbind the scope from this context but keep the turn open (a parked run)."""
+        restore(self._previous)
+
+    def rebind(self) -> None:
+        """Bind the open turn's scope again, in whatever thread resumes it."""
+        if self._scope is not None:
+            self._previous = bind(self._scope)
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
@@ -62,3 +75,50 @@ class Turn:
         tb: TracebackType | None,
     ) -> None:
         self.__exit__(exc_type, exc, tb)
+
+
+class ParkedRun:
+    """A command of ``Supervisor.run_or_park`` waiting for a human, its turn kept open.
+
+    Nothing waits in a thread: ``when_settled(callback)`` is called once the
+    request is answered, cancelled or times out, then :meth:`resume` (in any
+    thread) rebinds the turn's scope, decides, runs the command if approved
+    and ends the turn. :meth:`abandon` ends it without running anything.
+    """
+
+    def __init__(
+        self,
+        turn: Turn,
+        scope: ProfileScope,
+        parked: Parked,
+        execute: Callable[[Decision], RunResult],
+    ) -> None:
+        self.scope = scope
+        self._turn = turn
+        self._parked = parked
+        self._execute = execute
+
+    @property
+    def request(self) -> PendingApproval:
+        return self._parked.request
+
+    def when_settled(self, callback: Callable[[], None]) -> None:
+        """``callback()`` once settled, from the resolving thread: hand off, never block."""
+        self._parked.when_settled(callback)
+
+    def resume(self) -> RunResult:
+        """Decide (recheck, record) and, when approved, run the command in its scope."""
+        self._turn.rebind()
+        try:
+            return self._execute(self._parked.finish())
+        finally:
+            self._turn.__exit__(None, None, None)
+
+    def abandon(self) -> None:
+        """End the turn without running the command (shutdown after the grace period)."""
+        self._parked.request.cancel("supervisor shutting down")
+        self._turn.rebind()
+        try:
+            self._parked.finish()
+        finally:
+            self._turn.__exit__(None, None, None)

@@ -92,7 +92,10 @@ def test_exec_runs_and_refuses(make_home, write_config) -> None:  # type: ignore
     ok = run_cli("--config", str(config), "exec", "-p", "p", "--", "echo", "hello")
     assert ok.returncode == 0 and ok.stdout == "hello\n"
     refused = run_cli("--config", str(config), "exec", "-p", "p", "--", "rm", "-f", "x")
-    assert refused.returncode == 1 and "BLOCKED" in refused.stderr
+    assert refused.returncode == 3 and "BLOCKED" in refused.stderr  # 3: blocked
+    failing = run_cli("--config", str(config), "exec", "-p", "p", "--", "echo x; exit 7")
+    # Nothing dangerous (manual mode approves it): it ran, so its own exit code.
+    assert failing.returncode == 7 and failing.stdout == "x\n"
 
 
 def test_exec_asks_on_the_terminal(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
@@ -113,12 +116,15 @@ def test_exec_asks_on_the_terminal(make_home, write_config) -> None:  # type: ig
         and "done" in yes.stdout
         and "[o]nce [s]ession [a]lways [d]eny" in yes.stderr
     )
+    # The prompt says where (cwd, backend) and why (the step and the pattern's sentence).
+    assert "where:" in yes.stderr and "(local backend)" in yes.stderr
+    assert "recursive-delete" in yes.stderr and "why:    detection" in yes.stderr
     no = run_cli(
         "--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin="d\n"
     )
-    assert no.returncode == 1 and "the user denied" in no.stderr
+    assert no.returncode == 4 and "the user denied" in no.stderr  # 4: denied
     eof = run_cli(
         "--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin=""
     )
-    assert eof.returncode == 1 and "not answered" in eof.stderr and "denied" not in eof.stderr
+    assert eof.returncode == 5 and "not answered" in eof.stderr and "denied" not in eof.stderr
     assert "EOF" in eof.stderr

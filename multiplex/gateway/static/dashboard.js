@@ -214,6 +214,7 @@
         el("span", { class: "left", testid: "time-left", "data-expires": a.expires_at }, ""),
       ),
       el("pre", { class: "command", testid: "approval-command" }, a.command),
+      whyBlock(a),
       a.run_id ? null : el("p", { class: "muted" }, "Not started through the API: answer it where the turn runs."),
       el(
         "div",
@@ -229,6 +230,23 @@
       ),
     );
     return card;
+  }
+
+  // Where it would run and why it asks (docs/approvals.md#what-a-prompt-shows).
+  function whyBlock(a) {
+    const patterns = (a.patterns || []).map((p) =>
+      el("li", { testid: "approval-pattern" }, el("code", {}, p.name), " ", p.description),
+    );
+    return el(
+      "div",
+      { class: "why", testid: "approval-why" },
+      el("div", { class: "muted" }, "in ", el("code", { testid: "approval-cwd" }, a.cwd || "—"),
+        " · ", el("span", { testid: "approval-backend" }, (a.backend || "?") + " backend"),
+        " · asked by ", el("strong", { testid: "approval-step" }, a.step || "ask")),
+      patterns.length
+        ? el("ul", { class: "patterns" }, ...patterns)
+        : a.reason ? el("div", { class: "muted", testid: "approval-reason" }, a.reason) : null,
+    );
   }
 
   async function answer(a, choice, card) {

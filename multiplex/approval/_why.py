@@ -1,0 +1,61 @@
+"""Why and where an approval request asks: what every prompt shows (docs/approvals.md#what-a-prompt-shows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from multiplex.approval._decision import TraceStep
+from multiplex.scopes import ProfileScope
+from multiplex.shell import Finding
+
+__all__ = ["Why", "why_asked"]
+
+
+@dataclass(frozen=True, slots=True)
+class Why:
+    """Why and where a request asks (docs/approvals.md#what-a-prompt-shows).
+
+    ``step`` is the check that asked (``detection``, or ``smart`` when the smart
+    approver escalated) and ``reason`` its detail line; ``patterns`` are the
+    named patterns found, as ``(name, sentence)``; ``cwd`` and ``backend`` are
+    where the command would run.
+    """
+
+    cwd: str = ""
+    backend: str = ""
+    step: str = "ask"
+    reason: str = ""
+    patterns: tuple[tuple[str, str], ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "cwd": self.cwd,
+            "backend": self.backend,
+            "step": self.step,
+            "reason": self.reason,
+            "patterns": [{"name": n, "description": d} for n, d in self.patterns],
+        }
+
+    def lines(self) -> list[str]:
+        """The human-readable form a terminal prompt prints."""
+        out = [f"  where:  {self.cwd} ({self.backend} backend)"]
+        out.append(
+            f"  why:    {self.step}: {self.reason}" if self.reason else f"  why:    {self.step}"
+        )
+        out.extend(f"  - {name}: {sentence}" for name, sentence in self.patterns)
+        return out
+
+
+def why_asked(
+    scope: ProfileScope, backend: str, trace: list[TraceStep], finding: Finding | None
+) -> Why:
+    """The step that asked (the first trace step that said ask or escalate), its patterns, cwd, backend."""
+    asked = next((t for t in trace if t.result in ("ask", "escalate")), None)
+    patterns = () if finding is None else ((finding.pattern.name, finding.pattern.description),)
+    return Why(
+        cwd=str(scope.cwd) if scope.cwd is not None else f"(the {backend} backend's default)",
+        backend=backend,
+        step=asked.step if asked is not None else "ask",
+        reason=asked.detail if asked is not None else "a human must approve",
+        patterns=patterns,
+    )

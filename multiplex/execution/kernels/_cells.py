@@ -1,0 +1,124 @@
+"""A cell's result and its record in ``logs/cells.jsonl`` (docs/kernels.md#results-and-records)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from multiplex._errors import MultiplexError
+from multiplex.scopes import ProfileScope
+
+__all__ = ["CELL_OUTCOMES", "CellError", "CellResult", "KernelError", "RawCell", "record_cell"]
+
+log = logging.getLogger("multiplex.kernels")
+# ok: ran; error: raised (the kernel lives on); timeout / cancelled: the kernel
+# was killed; exited: sys.exit() ended the kernel; died: the kernel process
+# died; refused: the cell did not run (no kernel could be had for it).
+CELL_OUTCOMES = ("ok", "error", "timeout", "cancelled", "exited", "died", "refused")
+
+
+class KernelError(MultiplexError, RuntimeError):
+    """A kernel did not start, did not attach its tool channel, or outlived SIGKILL."""
+
+
+@dataclass(slots=True)
+class RawCell:
+    """What one cell produced, before redaction."""
+
+    status: str  # one of CELL_OUTCOMES but "refused"
+    stdout: str = ""
+    stderr: str = ""
+    result: str | None = None
+    error: dict[str, Any] | None = None
+    truncated: bool = False
+    execution_count: int | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CellError:
+    """The exception a cell raised (redacted)."""
+
+    ename: str
+    evalue: str
+    traceback: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"ename": self.ename, "evalue": self.evalue, "traceback": self.traceback}
+
+
+@dataclass(frozen=True, slots=True)
+class CellResult:
+    """One cell: its redacted output, the repr of its last expression, its error.
+
+    ``notice`` says when the cell got a fresh kernel and why (first cell,
+    ``reset``, a stale environment, the previous kernel ended) or what ended
+    this one (timeout, cancel, ``sys.exit()``).
+    """
+
+    profile: str
+    session: str
+    outcome: str
+    stdout: str = ""
+    stderr: str = ""
+    result: str | None = None
+    error: CellError | None = None
+    duration_ms: int = 0
+    truncated: bool = False
+    fresh_kernel: bool = False
+    notice: str | None = None
+    kernel_id: str | None = None
+    execution_count: int | None = None
+    tool_calls: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "session": self.session,
+            "outcome": self.outcome,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "result": self.result,
+            "error": None if self.error is None else self.error.as_dict(),
+            "duration_ms": self.duration_ms,
+            "truncated": self.truncated,
+            "fresh_kernel": self.fresh_kernel,
+            "notice": self.notice,
+            "kernel_id": self.kernel_id,
+            "execution_count": self.execution_count,
+            "tool_calls": self.tool_calls,
+        }
+
+
+def record_cell(scope: ProfileScope, code: str, result: CellResult) -> None:
+    """Append the cell to ``<home>/logs/cells.jsonl``; the code only as a digest of its redacted text."""
+    entry = {
+        "ts": time.time(),
+        "profile": scope.name,
+        "session": scope.session,
+        "turn": scope.turn_id,
+        "context": scope.context.value,
+        "kernel": result.kernel_id,
+        "outcome": result.outcome,
+        "duration_ms": result.duration_ms,
+        "code_sha256": hashlib.sha256(scope.redact(code).encode()).hexdigest(),
+        "tool_calls": result.tool_calls,
+        "fresh_kernel": result.fresh_kernel,
+        **({"notice": result.notice} if result.notice else {}),
+    }
+    try:
+        logs = scope.view.logs_dir
+        logs.mkdir(exist_ok=True)
+        # One write of one line in append mode: concurrent writers never interleave.
+        with (logs / "cells.jsonl").open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        log.warning("profile %s: cannot append cells.jsonl: %s", scope.name, exc.strerror)

@@ -1,0 +1,205 @@
+"""The kernel's tool channel: shell requests from ``multiplex.kernel.run`` (docs/kernels.md#authority).
+
+One Unix socket per kernel, in the kernel's private runtime directory. A
+request must carry the kernel's key (known only to that kernel process) and the
+token of a cell that is running NOW in that kernel; it is then gated and run
+under that cell's :class:`CellAuthority` — the scope of the turn that sent the
+cell, never the one that started the kernel. A settled cell's token is dead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from multiplex.execution._local import ProcessTracker, RunResult
+from multiplex.scopes import ProfileScope, bind, restore
+
+__all__ = ["CellAuthority", "Dispatch", "ToolChannel"]
+
+log = logging.getLogger("multiplex.kernels")
+_MAX_REQUEST = 1024 * 1024
+# (scope, command, run_id, tracker, timeout) -> the gated result
+Dispatch = Callable[[ProfileScope, str, str | None, ProcessTracker, float | None], RunResult]
+
+
+class _CellTracker(ProcessTracker):
+    """The commands one cell started; a command starting after the cell settled dies at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed = False
+
+    def add(self, proc: subprocess.Popen[bytes]) -> None:
+        super().add(proc)
+        if self.closed:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+class CellAuthority:
+    """The authority of one running cell: its scope, run, token and tool-call budget."""
+
+    def __init__(self, scope: ProfileScope, run_id: str | None, max_calls: int) -> None:
+        self.scope = scope
+        self.run_id = run_id
+        self.max_calls = max_calls
+        self.token = secrets.token_urlsafe(24)
+        self.calls = 0
+        self.tracker = _CellTracker()
+        self._settled = False
+        self._lock = threading.Lock()
+
+    @property
+    def settled(self) -> bool:
+        return self._settled
+
+    def admit(self) -> str | None:
+        """Count one request against the budget; the refusal reason, or None."""
+        with self._lock:
+            if self._settled:
+                return "the cell that sent this request has settled"
+            if self.calls >= self.max_calls:
+                return f"code_execution.max_tool_calls ({self.max_calls}) reached for this cell"
+            self.calls += 1
+            return None
+
+    def settle(self) -> None:
+        """The cell ended: its token is dead and the commands it started are killed."""
+        with self._lock:
+            self._settled = True
+            self.tracker.closed = True
+        self.tracker.kill_all()
+
+
+class ToolChannel:
+    """Serves one kernel's shell requests under the authority of its running cell."""
+
+    def __init__(self, path: Path, dispatch: Dispatch) -> None:
+        self.path = path
+        self.key = secrets.token_urlsafe(32)
+        self._dispatch = dispatch
+        self._cell: CellAuthority | None = None
+        self._lock = threading.Lock()
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(path))
+        os.chmod(path, 0o600)
+        self._server.listen(16)
+        self._closed = False
+        self._thread = threading.Thread(
+            target=self._serve, name=f"multiplex-kernel-channel-{path.parent.name}", daemon=True
+        )
+        self._thread.start()
+
+    # -- the running cell ---------------------------------------------------------
+    def open_cell(self, authority: CellAuthority) -> None:
+        with self._lock:
+            self._cell = authority
+
+    def close_cell(self, authority: CellAuthority) -> None:
+        with self._lock:
+            if self._cell is authority:
+                self._cell = None
+        authority.settle()
+
+    def _authority(self, request: dict[str, Any]) -> CellAuthority | str:
+        key, token = request.get("key"), request.get("cell")
+        if not isinstance(key, str) or not hmac.compare_digest(key, self.key):
+            return "not authenticated as this kernel"
+        with self._lock:
+            cell = self._cell
+        if cell is None:
+            return "no cell of this kernel is running"
+        if not isinstance(token, str) or not hmac.compare_digest(token, cell.token):
+            return "the cell that sent this request has settled"
+        return cell
+
+    # -- serving --------------------------------------------------------------------
+    def _serve(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(
+                target=self._handle, args=(conn,), name="multiplex-kernel-request", daemon=True
+            ).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                reply = self._answer(_read_request(conn))
+            except Exception as exc:  # a broken request never reaches the gate
+                log.warning("kernel tool request failed: %s", type(exc).__name__)
+                reply = {"ok": False, "refused": f"bad request ({type(exc).__name__})"}
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps(reply).encode())
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        found = self._authority(request)
+        if isinstance(found, str):
+            return {"ok": False, "refused": found}
+        command = request.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return {"ok": False, "refused": "command must be a non-empty string"}
+        timeout = request.get("timeout")
+        limit = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
+        refused = found.admit()
+        if refused is not None:
+            return {"ok": False, "refused": refused}
+        previous = bind(found.scope)
+        try:
+            result = self._dispatch(found.scope, command, found.run_id, found.tracker, limit)
+        finally:
+            restore(previous)
+        d = result.decision
+        return {
+            "ok": True,
+            "result": {
+                "outcome": d.outcome.value,
+                "cause": d.cause,
+                "exit_code": result.exit_code,
+                "stdout": result.stdout,
+                "stderr": result.stderr,
+                "timed_out": result.timed_out,
+            },
+        }
+
+    def close(self) -> None:
+        """Stop serving; the running cell (if any) is settled."""
+        self._closed = True
+        with self._lock:
+            cell, self._cell = self._cell, None
+        if cell is not None:
+            cell.settle()
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)
+        self._server.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def _read_request(conn: socket.socket) -> dict[str, Any]:
+    data = bytearray()
+    while b"\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > _MAX_REQUEST:
+            raise ValueError("request too large")
+    request = json.loads(bytes(data).split(b"\n", 1)[0])
+    if not isinstance(request, dict):
+        raise ValueError("request must be an object")
+    return request

@@ -1,0 +1,353 @@
+"""One ipykernel process, driven with jupyter-client (docs/kernels.md#lifecycle).
+
+jupyter-client launches the kernel (its own session and process group), frames
+and signs every message, and shuts it down. This module adds what a supervisor
+needs on top: a private runtime directory (connection file, ipc sockets, the
+tool channel), a cell with a deadline and a cancel switch, output collected
+for that cell only and capped, and a kill that ends the whole process tree and
+then proves every process of it dead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zmq
+from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import KernelManager
+
+from multiplex.execution._local import OUTPUT_CAP, _materialise
+from multiplex.execution.kernels._cells import KernelError, RawCell
+from multiplex.execution.kernels._channel import Dispatch, ToolChannel
+from multiplex.execution.kernels._proctree import alive, memory_bytes, tree
+from multiplex.execution.kernels._spawn import KernelSpawn, kernel_argv
+from multiplex.kernel import CELL_METADATA_KEY
+from multiplex.scopes import ProfileScope
+
+__all__ = ["KernelProcess"]
+
+START_TIMEOUT = 60.0
+_SLICE = 0.1  # how often a waiting cell looks at its deadline, cancel switch and process
+_ENGINE_ENV = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")
+
+
+@dataclass(slots=True)
+class _Collector:
+    out: list[str] = field(default_factory=list)
+    err: list[str] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=lambda: [0, 0])
+    truncated: bool = False
+
+    def add(self, name: str, text: str) -> None:
+        index = 1 if name == "stderr" else 0
+        room = OUTPUT_CAP - self.sizes[index]
+        if room <= 0:
+            self.truncated = True
+            return
+        if len(text) > room:
+            text, self.truncated = text[:room], True
+        self.sizes[index] += len(text)
+        (self.err if index else self.out).append(text)
+
+
+class _Manager(KernelManager):
+    """A KernelManager whose kernel spec is ours (no kernelspec lookup on disk)."""
+
+    def __init__(self, argv: list[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._spec = KernelSpec(argv=argv, display_name="multiplex", language="python", env={})
+
+    @property
+    def kernel_spec(self) -> KernelSpec | None:
+        return self._spec
+
+
+class KernelProcess:
+    """A started kernel: run cells one at a time, kill it, prove it dead."""
+
+    def __init__(
+        self, spawn: KernelSpawn, runtime: Path, creds: Path | None, channel: ToolChannel
+    ) -> None:
+        self.spawn = spawn
+        self.runtime = runtime
+        self.creds = creds
+        self.channel = channel
+        self.started = time.time()
+        self.pid = 0
+        self.start_notes: tuple[str, ...] = ()  # credential files that were not mounted
+        self._km: _Manager | None = None
+        self._shell: zmq.Socket[bytes] | None = None
+        self._iopub: zmq.Socket[bytes] | None = None
+        self._poller = zmq.Poller()
+        self._ended = False
+        self._end_lock = threading.Lock()
+
+    # -- start ----------------------------------------------------------------------
+    @classmethod
+    def start(
+        cls,
+        scope: ProfileScope,
+        spawn: KernelSpawn,
+        dispatch: Dispatch,
+        *,
+        prefix: Callable[[Path], Sequence[str]] | None = None,
+    ) -> KernelProcess:
+        """Start a kernel in ``scope``'s cwd with ``spawn.env``; raises KernelError."""
+        runtime = Path(tempfile.mkdtemp(prefix="mxk-"))  # 0700: keys, sockets, credentials
+        creds: Path | None = None
+        kernel: KernelProcess | None = None
+        try:
+            creds, refused = _materialise(scope)
+            env = dict(spawn.env)
+            if creds is not None:
+                env["CREDENTIALS_DIRECTORY"] = str(creds)
+            channel = ToolChannel(runtime / "tools.sock", dispatch)
+            kernel = cls(spawn, runtime, creds, channel)
+            kernel.start_notes = tuple(refused)
+            note = runtime / "channel.json"
+            fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"socket": str(channel.path), "key": channel.key, "env": env}, handle)
+            confine = list(prefix(runtime)) if prefix is not None else []
+            kernel._launch(confine + kernel_argv(runtime), env)
+            return kernel
+        except BaseException:
+            if kernel is not None:
+                with contextlib.suppress(Exception):
+                    kernel.kill()
+            shutil.rmtree(runtime, ignore_errors=True)
+            if creds is not None:
+                shutil.rmtree(creds, ignore_errors=True)
+            raise
+
+    def _launch(self, argv: list[str], env: dict[str, str]) -> None:
+        # The engine reads these at start only; _attach removes them again.
+        engine = {name: str(self.runtime / name.lower()) for name in _ENGINE_ENV}
+        km = _Manager(
+            argv,
+            transport="ipc",
+            ip=str(self.runtime / "k"),
+            connection_file=str(self.runtime / "connection.json"),
+        )
+        km.shutdown_wait_time = 2.0
+        self._km = km
+        log = (self.runtime / "kernel.log").open("wb")
+        try:
+            km.start_kernel(
+                env={**env, **engine},
+                cwd=str(self.spawn.cwd) if self.spawn.cwd is not None else None,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        finally:
+            log.close()
+        provisioner = km.provisioner
+        self.pid = int(getattr(provisioner, "pid", 0) or 0)
+        self._shell = km.connect_shell()
+        self._iopub = km.connect_iopub()
+        self._iopub.setsockopt(zmq.SUBSCRIBE, b"")
+        self._poller.register(self._shell, zmq.POLLIN)
+        self._poller.register(self._iopub, zmq.POLLIN)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        # kernel_info until answered, then one silent cell whose idle status on
+        # iopub proves the subscription live and the channel attached.
+        deadline = time.monotonic() + START_TIMEOUT
+        km, shell = self._km, self._shell
+        assert km is not None and shell is not None
+        while True:
+            km.session.send(shell, "kernel_info_request", {})
+            if shell.poll(500):
+                km.session.recv(shell)
+                break
+            if not km.is_alive() or time.monotonic() > deadline:
+                raise KernelError(f"the kernel did not start: {self._log_tail()}")
+        check = "__import__('multiplex.kernel').kernel._Channel.key is not None"
+        raw = self._execute("", deadline - time.monotonic(), None, silent=True, check=check)
+        if raw.status != "ok" or raw.result != "True":
+            raise KernelError(f"the kernel's tool channel did not attach: {self._log_tail()}")
+
+    def _log_tail(self) -> str:
+        try:
+            text = (self.runtime / "kernel.log").read_text(errors="replace").strip()
+        except OSError:
+            return "no kernel log"
+        return " ".join(text.splitlines()[-3:])[-300:] or "no output"
+
+    # -- cells ------------------------------------------------------------------------
+    def run_cell(self, code: str, token: str, timeout: float, cancel: threading.Event) -> RawCell:
+        """Run ``code`` as one cell; past ``timeout`` or on ``cancel`` the kernel is killed."""
+        return self._execute(code, timeout, cancel, token=token)
+
+    def _execute(
+        self,
+        code: str,
+        timeout: float,
+        cancel: threading.Event | None,
+        *,
+        token: str | None = None,
+        silent: bool = False,
+        check: str | None = None,
+    ) -> RawCell:
+        km, shell, iopub = self._km, self._shell, self._iopub
+        assert km is not None and shell is not None and iopub is not None
+        content = {
+            "code": code,
+            "silent": silent,
+            "store_history": not silent,
+            "user_expressions": {"check": check} if check else {},
+            "allow_stdin": False,
+            "stop_on_error": False,
+        }
+        metadata = {CELL_METADATA_KEY: token} if token else {}
+        msg_id = km.session.send(shell, "execute_request", content, metadata=metadata)["header"][
+            "msg_id"
+        ]
+        deadline = time.monotonic() + timeout
+        out = _Collector()
+        raw = RawCell("ok")
+        reply: dict[str, Any] | None = None
+        idle = False
+        while reply is None or not idle:
+            remaining = deadline - time.monotonic()
+            if cancel is not None and cancel.is_set():
+                return self._killed(raw, out, "cancelled")
+            if remaining <= 0:
+                return self._killed(raw, out, "timeout")
+            events = dict(self._poller.poll(int(min(_SLICE, remaining) * 1000) + 1))
+            if not events:
+                if not km.is_alive():
+                    self.kill()
+                    return self._finish(raw, out, "died", "the kernel process died")
+                continue
+            while (msg := km.session.recv(iopub)[1]) is not None:
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    idle = self._on_iopub(msg, raw, out) or idle
+            while (msg := km.session.recv(shell)[1]) is not None:
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    reply = msg["content"]
+        return self._settle_reply(reply, raw, out, check)
+
+    @staticmethod
+    def _on_iopub(msg: dict[str, Any], raw: RawCell, out: _Collector) -> bool:
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "status":
+            return bool(content.get("execution_state") == "idle")
+        if kind == "stream":
+            out.add(content.get("name", "stdout"), content.get("text", ""))
+        elif kind == "execute_result":
+            raw.result = content.get("data", {}).get("text/plain")
+        elif kind in ("display_data", "update_display_data"):
+            text = content.get("data", {}).get("text/plain")
+            if text:
+                out.add("stdout", text + "\n")
+        elif kind == "error":
+            raw.error = content
+        return False
+
+    def _settle_reply(
+        self, reply: dict[str, Any], raw: RawCell, out: _Collector, check: str | None
+    ) -> RawCell:
+        raw.execution_count = reply.get("execution_count")
+        if check:
+            found = reply.get("user_expressions", {}).get("check", {})
+            raw.result = found.get("data", {}).get("text/plain")
+        if reply.get("status") == "error":
+            raw.error = raw.error or {
+                "ename": reply.get("ename", ""),
+                "evalue": reply.get("evalue", ""),
+                "traceback": reply.get("traceback", []),
+            }
+        exits = [p for p in reply.get("payload", []) if p.get("source") == "ask_exit"]
+        if raw.error is not None and raw.error.get("ename") == "SystemExit":
+            code = str(raw.error.get("evalue", ""))
+            raw.error = None if code in ("", "0", "None") else raw.error
+            self.shutdown()
+            return self._finish(raw, out, "exited", f"the kernel ended: sys.exit({code})")
+        if exits:
+            self.shutdown()
+            return self._finish(raw, out, "exited", "the kernel ended: exit()")
+        return self._finish(raw, out, "error" if raw.error is not None else "ok", None)
+
+    def _killed(self, raw: RawCell, out: _Collector, status: str) -> RawCell:
+        self.kill()
+        return self._finish(raw, out, status, None)
+
+    @staticmethod
+    def _finish(raw: RawCell, out: _Collector, status: str, note: str | None) -> RawCell:
+        raw.status = status
+        raw.stdout = "".join(out.out)
+        raw.stderr = "".join(out.err)
+        raw.truncated = out.truncated
+        raw.note = note
+        return raw
+
+    # -- state --------------------------------------------------------------------------
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def alive(self) -> bool:
+        return not self._ended and self._km is not None and bool(self._km.is_alive())
+
+    def memory(self) -> int:
+        """Resident memory of the kernel's whole process tree, in bytes."""
+        return 0 if self._ended or not self.pid else memory_bytes(tree(self.pid))
+
+    # -- ending ----------------------------------------------------------------------------
+    def shutdown(self) -> list[int]:
+        """End politely (a shutdown request), then kill whatever is left; see :meth:`kill`."""
+        return self._end(polite=True)
+
+    def kill(self) -> list[int]:
+        """Kill the kernel's whole process tree and prove it dead; return the pids ended."""
+        return self._end(polite=False)
+
+    def _end(self, *, polite: bool) -> list[int]:
+        with self._end_lock:
+            if self._ended:
+                return []
+            self._ended = True
+        pids = tree(self.pid) if self.pid else []
+        km = self._km
+        self.channel.close()  # the running cell's commands die with it
+        if km is not None:
+            with contextlib.suppress(Exception):
+                km.shutdown_kernel(now=not polite)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        _prove_dead(pids)
+        for sock in (self._shell, self._iopub):
+            if sock is not None:
+                with contextlib.suppress(Exception):
+                    self._poller.unregister(sock)
+                sock.close(linger=0)
+        shutil.rmtree(self.runtime, ignore_errors=True)
+        if self.creds is not None:
+            shutil.rmtree(self.creds, ignore_errors=True)
+        return pids
+
+
+def _prove_dead(pids: list[int], wait: float = 10.0) -> None:
+    deadline = time.monotonic() + wait
+    left = [p for p in pids if alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.01)
+        left = [p for p in left if alive(p)]
+    if left:
+        raise KernelError(f"kernel processes survived SIGKILL: {left}")

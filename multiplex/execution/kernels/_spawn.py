@@ -1,0 +1,65 @@
+"""What a kernel starts with: the profile's scope, frozen (docs/kernels.md#environment).
+
+The environment is the scope's command env — the same mapping shell commands
+get, built once by :mod:`multiplex.scopes` — plus ``CREDENTIALS_DIRECTORY``
+when the profile has credential files. The fingerprint says whether a later
+config epoch changed any of it, which makes a running kernel stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from multiplex.scopes import ProfileScope
+
+__all__ = ["KernelSpawn", "fingerprint", "kernel_argv", "spawn_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSpawn:
+    """The frozen inputs of one kernel process."""
+
+    cwd: Path | None
+    env: Mapping[str, str]
+    fingerprint: str
+
+
+def fingerprint(scope: ProfileScope) -> str:
+    """A digest of everything a kernel freezes at spawn: cwd, env, credential files."""
+    h = hashlib.sha256()
+    h.update(f"cwd={scope.cwd}\0backend={scope.backend}\0".encode())
+    for name, value in sorted(scope.env.items()):
+        h.update(f"env {name}={value}\0".encode())
+    for mount in scope.credential_mounts:
+        try:
+            st = mount.source.stat()
+            stamp = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+        except OSError:
+            stamp = "missing"
+        h.update(f"cred {mount.target}={mount.source}@{stamp}\0".encode())
+    return h.hexdigest()
+
+
+def spawn_for(scope: ProfileScope) -> KernelSpawn:
+    """The kernel inputs of ``scope`` (its command env as shell commands get it)."""
+    return KernelSpawn(scope.cwd, dict(scope.env), fingerprint(scope))
+
+
+def kernel_argv(runtime: Path) -> list[str]:
+    """The ipykernel command line; ``{connection_file}`` is filled by jupyter-client."""
+    attach = f"import multiplex.kernel as _mk; _mk._attach({str(runtime)!r}); del _mk"
+    return [
+        sys.executable,
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        "{connection_file}",
+        # No shared history database, no colour codes in tracebacks.
+        "--HistoryManager.enabled=False",
+        "--InteractiveShell.colors=nocolor",
+        f"--IPKernelApp.exec_lines={[attach]!r}",
+    ]

@@ -1,0 +1,99 @@
+"""One run of ``POST /v1/runs`` as the API shows it (docs/gateway.md#runs)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from multiplex.approval._pending import PendingApproval
+from multiplex.execution import RunResult
+from multiplex.supervision import ParkedRun
+
+__all__ = ["FINAL", "Run", "approval_row", "result_row"]
+
+FINAL = frozenset({"completed", "failed", "cancelled"})
+
+
+def approval_row(request: PendingApproval) -> dict[str, Any]:
+    """An open approval as the API shows it (``command`` is the redacted display)."""
+    return {
+        "approval_id": request.id,
+        "run_id": request.run_id,
+        "profile": request.profile,
+        "session_id": request.session,
+        "command": request.display,
+        "created_at": request.created_at,
+        "expires_at": request.expires_at,
+        **request.why.as_dict(),
+    }
+
+
+def result_row(result: RunResult) -> dict[str, Any]:
+    """One command's entry in ``results``."""
+    d = result.decision
+    return {
+        "command": result.command,
+        "decision": {
+            "outcome": d.outcome.value,
+            "cause": d.cause,
+            "decided_by": d.decided_by.value,
+            "rule": d.rule,
+            "message": d.message,
+        },
+        "exit_code": result.exit_code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+    }
+
+
+class Run:
+    """One submitted run; every field is read and written under its lock."""
+
+    def __init__(
+        self, run_id: str, profile: str, session_id: str, context: str, commands: list[str]
+    ) -> None:
+        self.run_id = run_id
+        self.profile = profile
+        self.session_id = session_id
+        self.context = context
+        self.commands = tuple(commands)
+        self.created_at = time.time()
+        self.finished_at: float | None = None
+        self.status = "queued"
+        self.results: list[dict[str, Any]] = []
+        self.pending: PendingApproval | None = None
+        self.parked: ParkedRun | None = None  # while a human decides, no thread holds the run
+        self.error: str | None = None
+        self.cancel_requested = False
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ``GET /v1/runs/{id}`` document."""
+        with self.lock:
+            pending = self.pending
+            return {
+                "run_id": self.run_id,
+                "profile": self.profile,
+                "session_id": self.session_id,
+                "context": self.context,
+                "status": self.status,
+                "results": list(self.results),
+                "pending_approval": None
+                if pending is None
+                else {
+                    "approval_id": pending.id,
+                    "command": pending.display,
+                    "created_at": pending.created_at,
+                    "expires_at": pending.expires_at,
+                    **pending.why.as_dict(),
+                },
+                "created_at": self.created_at,
+                "finished_at": self.finished_at,
+                "error": self.error,
+            }
