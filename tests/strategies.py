@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-__all__ = ["profile_config", "profile_configs", "rule_words", "turn_plans"]
+__all__ = [
+    "config_bytes",
+    "profile_config",
+    "profile_configs",
+    "rule_words",
+    "turn_plans",
+    "yaml_documents",
+]
 
 rule_words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_.", min_size=1, max_size=8)
 
@@ -38,3 +45,64 @@ def turn_plans(
     return st.lists(
         st.tuples(st.integers(0, profiles - 1), how), min_size=min_turns, max_size=max_turns
     )
+
+
+# Keys a config.yaml may hold, so generated documents reach deep into the owned sections.
+_KEYS = [
+    "terminal",
+    "approvals",
+    "security",
+    "command_allowlist",
+    "code_execution",
+    "aprovals",
+    "backend",
+    "cwd",
+    "env",
+    "env_passthrough",
+    "credential_files",
+    "host_mounts",
+    "timeout",
+    "mode",
+    "deny",
+    "unattended",
+    "protected_files",
+    "yolo",
+    "redact_secrets",
+    "self_approve",
+    "model",
+    "<<",
+]
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**60, max_value=10**80),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.sampled_from(["off", "no", "manual", "local", "1e18", "2026-13-45", "~", "../x", "/etc"]),
+)
+
+
+def yaml_documents() -> st.SearchStrategy[object]:
+    """Arbitrary YAML-representable documents, biased to the keys multiplex reads."""
+    keys = st.one_of(st.sampled_from(_KEYS), st.text(max_size=8), st.integers(-3, 3))
+    return st.recursive(
+        _SCALARS,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=5)
+        ),
+        max_leaves=25,
+    )
+
+
+@st.composite
+def config_bytes(draw: st.DrawFn) -> bytes:
+    """Bytes a config file might hold: a valid config spliced with arbitrary bytes, or noise."""
+    base = profile_config(0, "local", True, ["git status"]).encode()
+    kind = draw(st.sampled_from(["splice", "noise", "yaml-ish"]))
+    if kind == "noise":
+        return draw(st.binary(max_size=300))
+    if kind == "yaml-ish":
+        return draw(st.text(alphabet=":-[]{}'\"#&*!|>%@ \n\tabcon19.~", max_size=200)).encode()
+    at = draw(st.integers(0, len(base)))
+    return base[:at] + draw(st.binary(max_size=20)) + base[at + draw(st.integers(0, 10)) :]

@@ -191,6 +191,10 @@ def _config_with_canaries(original: bytes, settings: ProfileSettings, canary: Ca
     terminal["credential_files"] = [*t.credential_files, canary.cred_relative]
     doc["terminal"] = terminal
     doc["command_allowlist"] = [*settings.command_allowlist, canary.rule, *LEAK_RULES]
+    approvals = doc.get("approvals")
+    if isinstance(approvals, dict) and "mode" in approvals:
+        # A bare `off` was read as False; written back it must stay the text "off".
+        doc["approvals"] = {**approvals, "mode": settings.approvals.mode}
     header = "# multiplex audit: sandbox copy with canaries; the operator's file is untouched\n"
     return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 

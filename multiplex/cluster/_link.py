@@ -2,8 +2,8 @@
 
 One :class:`RedisLink` per node holds an asyncio client (the event loop: HTTP
 handlers, listeners, heartbeats) and a sync client (worker threads: the gate,
-run records), both on short timeouts so that a lost Redis is noticed in about
-a second instead of hanging a request. ``up`` is what ``/readyz`` reports; any
+run records), both on a few seconds' timeout so that a silent Redis is noticed
+instead of hanging a request (a stopped one refuses connections at once). ``up`` is what ``/readyz`` reports; any
 failed call marks the link down and only a successful ping brings it back.
 """
 
@@ -22,7 +22,9 @@ __all__ = ["PREFIX", "ClusterUnavailable", "RedisLink"]
 
 PREFIX = "multiplex:"
 T = TypeVar("T")
-_TIMEOUT = 1.0
+# A dead Redis refuses at once; the timeout only bounds a silent network (and a
+# loaded machine must not look like a lost Redis).
+_TIMEOUT = 3.0
 
 
 class ClusterUnavailable(RuntimeError):

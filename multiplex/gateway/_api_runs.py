@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
 from multiplex.approval._pending import Answer, Choice, Resolution
@@ -16,7 +17,14 @@ from multiplex.gateway import _remote as remote
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, not_found, sse_response
+from multiplex.gateway._http import (
+    ERRORS,
+    GatewayDep,
+    json_response,
+    no_profile,
+    not_found,
+    sse_response,
+)
 from multiplex.gateway._models import (
     AnswerIn,
     ApprovalOut,
@@ -29,10 +37,10 @@ from multiplex.gateway._models import (
     TestIn,
     VerdictOut,
 )
-from multiplex.gateway._run import Run, approval_row
+from multiplex.gateway._run import FINAL, Run, approval_row
 from multiplex.gateway._runs import ShuttingDown, TooManyRuns
 
-__all__ = ["router", "visible_approval_requests"]
+__all__ = ["router", "run_document", "start_run", "verdict_of", "visible_approval_requests"]
 
 router = APIRouter()
 RUN_EVENTS = frozenset(
@@ -41,6 +49,7 @@ RUN_EVENTS = frozenset(
         "approval.resolved",
         "approval.cancelled",
         "command.finished",
+        "cell.finished",
         "run.finished",
     }
 )
@@ -91,32 +100,80 @@ _RUN_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("/v1/runs", status_code=202, response_model=RunCreated, responses=_RUN_ERRORS)
-async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
-    """Queue a run of ``commands`` in a profile's session; poll it or follow its events."""
+@router.post(
+    "/v1/runs",
+    status_code=202,
+    response_model=RunCreated,
+    responses={
+        **_RUN_ERRORS,
+        200: {"model": RunOut, "description": 'With "wait": the run, finished in time.'},
+    },
+)
+async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> Response:
+    """Queue a run of ``commands`` (or ``code`` cells for the session's kernel); poll it, follow its events, or ``wait``.
+
+    With ``"wait": seconds`` the answer is the run document (``GET /v1/runs/{id}``):
+    200 once it finished, or 202 with it as it stands when the time is up.
+    """
+    return await start_run(gw, caller, body)
+
+
+async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
+    """``POST /v1/runs`` for a validated body (the route and the fast path share it)."""
     profile = _target(gw, caller, body)
     try:
         if gw.cluster is not None:
             gw.cluster.check_ready()  # docs/cluster.md: no new run without Redis
-        run = gw.runs.submit(profile, body.session_id, body.context, list(body.commands))
+        run = gw.runs.submit(
+            profile,
+            body.session_id,
+            body.context,
+            list(body.commands or ()),
+            code=body.code,
+            reset=body.reset,
+        )
     except ShuttingDown as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from None
     except TooManyRuns as exc:
         raise HTTPException(
             status_code=429, detail=str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
         ) from None
-    with run.lock:
-        status = run.status
-    return {"run_id": run.run_id, "status": status}
+    if not body.wait:
+        with run.lock:
+            status = run.status
+        return json_response({"run_id": run.run_id, "status": status}, 202)
+    await _until_done(run, body.wait)
+    document = run.snapshot()
+    return json_response(document, 200 if document["status"] in FINAL else 202)
+
+
+async def _until_done(run: Run, seconds: float) -> None:
+    # Woken by the worker that finishes the run: no polling, no thread waits.
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone (shutdown)
+            loop.call_soon_threadsafe(done.set)
+
+    run.on_done(wake)
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await done.wait()
 
 
 @router.get("/v1/runs/{run_id}", response_model=RunOut, responses=ERRORS)
-async def get_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+async def get_run(run_id: str, caller: Caller, gw: GatewayDep) -> Response:
     """A run's status, each gated command's result, and its open approval if any."""
+    return await run_document(gw, caller, run_id)
+
+
+async def run_document(gw: Gateway, caller: Principal, run_id: str) -> Response:
+    """``GET /v1/runs/{id}`` (the route and the fast path share it); any node's in cluster mode."""
     run = _local(gw, caller, run_id)
     if run is None:
-        return await remote.remote_run(gw, caller, run_id)
-    return run.snapshot()
+        return json_response(await remote.remote_run(gw, caller, run_id))
+    return json_response(run.snapshot())
 
 
 @router.post(
@@ -235,24 +292,48 @@ async def list_approvals(
 async def reset_session(
     profile: str, session: str, caller: Caller, gw: GatewayDep
 ) -> dict[str, int]:
-    """``/new``: drop the session's grants; its pending approvals end "session reset"."""
+    """``/new``: drop the session's grants; its pending approvals end "session reset"; its kernels end."""
     if not caller.sees(profile) or profile not in gw.sup.profiles:
         raise no_profile(caller, profile)
-    if gw.cluster is not None:
-        return {"cancelled": await remote.reset_shared(gw, profile, session)}
-    return {"cancelled": gw.sup.reset_session(profile, session)}
+    return {"cancelled": await _reset(gw, profile, session, "session reset")}
+
+
+@router.delete("/v1/sessions/{profile}/{session}", response_model=ResetOut, responses=ERRORS)
+async def delete_session(
+    profile: str, session: str, caller: Caller, gw: GatewayDep
+) -> dict[str, int]:
+    """The session is over: like reset, its approvals end "session deleted" and its kernels end."""
+    if not caller.sees(profile) or profile not in gw.sup.profiles:
+        raise no_profile(caller, profile)
+    return {"cancelled": await _reset(gw, profile, session, "session deleted")}
+
+
+async def _reset(gw: Gateway, profile: str, session: str, cause: str) -> int:
+    if gw.cluster is not None:  # every node's waits and kernels
+        return await remote.reset_shared(gw, profile, session, cause)
+    # Ending kernels waits until their processes are proven dead: off the event loop.
+    return await asyncio.to_thread(gw.sup.reset_session, profile, session, cause)
 
 
 @router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)
-async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> Response:
     """What the gate would do for a command (docs/cli.md Verdict): pure, writes nothing."""
+    return await verdict_of(gw, caller, body)
+
+
+async def verdict_of(gw: Gateway, caller: Principal, body: TestIn) -> Response:
+    """``POST /v1/approvals/test`` (the route and the fast path share it).
+
+    The gate runs in the gateway's gate pool, never on the event loop: a long
+    or pathological line never stalls other requests.
+    """
     if not caller.sees(body.profile):
         raise no_profile(caller, body.profile)
     try:
-        verdict = gw.sup.test(body.profile, body.command, context=body.context)
+        verdict = await gw.off_loop(gw.sup.test, body.profile, body.command, body.context)
     except RoutingError as exc:
         raise no_profile(caller, body.profile, str(exc)) from None
-    return verdict.as_dict()
+    return json_response(verdict.as_dict())
 
 
 async def visible_approval_requests(gw: Gateway, caller: Principal) -> list[Event]:

@@ -13,7 +13,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from multiplex._errors import RoutingError
-from multiplex.gateway import _api_info, _api_runs
+from multiplex.gateway import _api_info, _api_kernels, _api_runs
+from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._limits import BodyLimit, validation_error
 from multiplex.supervision import Supervisor
@@ -71,10 +72,13 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.gateway = gateway
+    # Outermost last: the body limit, then the hot routes' fast path, then FastAPI.
+    app.add_middleware(FastPath, gateway=gateway)
     app.add_middleware(BodyLimit, limit=limits.max_request_bytes)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)
+    app.include_router(_api_kernels.router)
 
     @app.exception_handler(RoutingError)
     async def _routing(request: Request, exc: RoutingError) -> JSONResponse:

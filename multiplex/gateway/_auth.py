@@ -1,10 +1,10 @@
 """Bearer tokens: the admin sees every profile, a profile token only its own (docs/gateway.md).
 
-A token is compared with EVERY known token (admin and each profile's
-``MULTIPLEX_TOKEN``) by ``hmac.compare_digest`` over fixed-length SHA-256
-digests, so neither timing nor an early exit tells which profile (if any) a
-guess came close to. Profile tokens are read from the profile's current
-``.env`` state, so a reload that changes a token takes effect at once.
+A token is hashed (SHA-256) once; the admin digest is compared with
+``hmac.compare_digest`` and profile tokens are found by digest in an index of
+every profile's current ``.env`` token, rebuilt after each reload, so a reload
+that changes a token takes effect at once and timing tells a guesser nothing
+about how close a guess came.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ __all__ = ["TOKEN_KEY", "Authenticator", "Caller", "Principal", "principal_of"]
 
 TOKEN_KEY = "MULTIPLEX_TOKEN"
 log = logging.getLogger("multiplex.gateway")
-_NO_TOKEN = bytes(32)  # stands in for a profile without a token: compared, never matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +52,15 @@ def _digest(token: str) -> bytes:
 
 
 class Authenticator:
-    """Maps a presented bearer token to a :class:`Principal`, or to nobody."""
+    """Maps a presented bearer token to a :class:`Principal`, or to nobody.
+
+    Profile tokens are looked up by their SHA-256 digest in an index built from
+    every profile's current ``.env`` and rebuilt after any reload
+    (:meth:`invalidate`), so a request costs one hash and one dict lookup
+    however many profiles are served. The admin digest is compared with
+    ``hmac.compare_digest``; a dict lookup keyed by a digest tells a guesser
+    nothing about how close a guess came.
+    """
 
     def __init__(self, sup: Supervisor, admin_token: str) -> None:
         if not admin_token:
@@ -61,40 +68,38 @@ class Authenticator:
         self._sup = sup
         self._admin = _digest(admin_token)
         self._lock = threading.Lock()
-        # profile name -> (the state object the digest was computed from, digest)
-        self._cache: dict[str, tuple[object, bytes | None]] = {}
+        self._index: dict[bytes, tuple[str, ...]] | None = None
         self._warned: set[frozenset[str]] = set()
 
-    def _profile_digests(self) -> list[tuple[str, bytes | None]]:
-        out: list[tuple[str, bytes | None]] = []
+    def invalidate(self) -> None:
+        """A profile reloaded: its token may have changed (the next lookup rebuilds)."""
+        self._index = None
+
+    def _profile_index(self) -> dict[bytes, tuple[str, ...]]:
+        index = self._index
+        if index is not None:
+            return index
         with self._lock:
+            if self._index is not None:
+                return self._index
+            built: dict[bytes, list[str]] = {}
             for name, profile in self._sup.profiles.items():
                 if not profile.loaded:
-                    out.append((name, None))
-                    continue
-                state = profile.state  # the last good .env (a broken reload keeps it)
-                cached = self._cache.get(name)
-                if cached is None or cached[0] is not state:
-                    token = state.dotenv.get(TOKEN_KEY, "").strip()
-                    cached = (state, _digest(token) if token else None)
-                    self._cache[name] = cached
-                out.append((name, cached[1]))
-        return out
+                    continue  # one that never loaded has no token
+                token = profile.state.dotenv.get(TOKEN_KEY, "").strip()  # the last good .env
+                if token:
+                    built.setdefault(_digest(token), []).append(name)
+            self._index = {d: tuple(names) for d, names in built.items()}
+            return self._index
 
     def identify(self, token: str | None) -> Principal | None:
         """The caller a token stands for; None for a missing or unknown token."""
         if not token:
             return None
         presented = _digest(token)
-        admin = hmac.compare_digest(presented, self._admin)
-        matches: list[str] = []
-        for name, digest in self._profile_digests():
-            # Compared against every profile, matched or not: no early exit.
-            same = hmac.compare_digest(presented, digest if digest is not None else _NO_TOKEN)
-            if same and digest is not None:
-                matches.append(name)
-        if admin:
+        if hmac.compare_digest(presented, self._admin):
             return Principal("admin")
+        matches = self._profile_index().get(presented, ())
         if len(matches) == 1:
             return Principal("profile", matches[0])
         if matches:

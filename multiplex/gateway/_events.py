@@ -11,11 +11,12 @@ client reconnects and is re-sent every open approval request.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from multiplex.gateway._json import dumps
 
 __all__ = ["KEEPALIVE_SECONDS", "Event", "EventHub", "Subscription", "make_event", "sse"]
 
@@ -39,8 +40,8 @@ class Event:
 
 def sse(name: str, data: dict[str, Any]) -> bytes:
     """One ``text/event-stream`` frame: ``event: name`` and one ``data:`` JSON line."""
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f"event: {name}\ndata: {payload}\n\n".encode()
+    # JSON escapes every newline inside strings: the data stays one line.
+    return b"event: " + name.encode() + b"\ndata: " + dumps(data) + b"\n\n"
 
 
 def make_event(name: str, data: dict[str, Any], profile: str, run_id: str | None = None) -> Event:

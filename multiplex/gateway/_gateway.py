@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from multiplex.cluster import Cluster
 from multiplex.gateway._auth import Authenticator
 from multiplex.gateway._events import EventHub
 from multiplex.gateway._feed import DecisionFeed
 from multiplex.gateway._logs import log_event
+from multiplex.gateway._offloop import OffLoop
 from multiplex.gateway._runs import RunRegistry
 from multiplex.gateway._shared import ClusterBridge, SharedHub
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 
 __all__ = ["Gateway"]
+
+T = TypeVar("T")
 
 
 class Gateway:
@@ -49,6 +53,8 @@ class Gateway:
             keep=keep_runs,
             per_profile=max_runs_per_profile,
         )
+        # POST /v1/approvals/test: the gate's checks run here, never on the event loop.
+        self._gate_pool = OffLoop(workers=2, name="multiplex-gate")
         # docs/cluster.md: only with a cluster: block; absent, nothing of it exists.
         self.cluster: ClusterBridge | None = None
         if shared is not None and isinstance(self.hub, SharedHub):
@@ -61,7 +67,12 @@ class Gateway:
         for profile in sup.profiles.values():
             profile.on_reload(self._reloaded)
 
+    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the gate pool: blocking work never runs on the event loop."""
+        return await self._gate_pool.call(fn, *args)
+
     def _reloaded(self, profile: Profile, result: ReloadResult) -> None:
+        self.auth.invalidate()  # even "unchanged": the .env (its token) may differ
         if result.result == "unchanged":
             return
         fields: dict[str, Any] = {
@@ -112,4 +123,5 @@ class Gateway:
             clean = self.runs.drain(5.0)
         with contextlib.suppress(ValueError):
             self.sup.gate.recorder.post_approval_response.remove(self.feed.hook)
+        self._gate_pool.close()
         log_event("shutdown.drained", clean=clean, runs_left=len(self.runs.active()))

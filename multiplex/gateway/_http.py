@@ -6,12 +6,21 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from multiplex.gateway._auth import Principal
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway._json import dumps
 
-__all__ = ["ERRORS", "GatewayDep", "gateway_of", "no_profile", "not_found", "sse_response"]
+__all__ = [
+    "ERRORS",
+    "GatewayDep",
+    "gateway_of",
+    "json_response",
+    "no_profile",
+    "not_found",
+    "sse_response",
+]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing or invalid bearer token."},
@@ -26,6 +35,16 @@ async def gateway_of(request: Request) -> Gateway:
 
 
 GatewayDep = Annotated[Gateway, Depends(gateway_of)]
+
+
+def json_response(data: Any, status_code: int = 200) -> Response:
+    """``data`` encoded once by orjson, sent as is.
+
+    A returned ``Response`` skips FastAPI's re-validation of the document
+    against the route's ``response_model`` (which stays the documented
+    schema): the hot routes build their documents from typed values already.
+    """
+    return Response(dumps(data), status_code=status_code, media_type="application/json")
 
 
 def not_found(detail: str) -> HTTPException:

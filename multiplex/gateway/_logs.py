@@ -7,11 +7,12 @@ other record's message goes through the audit-grade redactor on its way out.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
+
+from multiplex.gateway._json import dumps
 
 __all__ = ["EVENTS", "JsonLines", "install_json_logging", "log_event"]
 
@@ -47,7 +48,7 @@ class JsonLines(logging.Formatter):
                 message += "\n" + self.formatException(record.exc_info)
             line["event"] = "log"
             line["message"] = self._redact(message) if self._redact else message
-        return json.dumps(line, ensure_ascii=False, default=str)
+        return dumps(line).decode()
 
 
 def install_json_logging(

@@ -132,8 +132,8 @@ async def cancel_remote(gw: Gateway, caller: Principal, run_id: str) -> dict[str
     return {"run_id": run_id, "status": doc.get("status"), "cancelled": cancelled}
 
 
-async def reset_shared(gw: Gateway, profile: str, session: str) -> int:
-    """``/new`` on every node: local waits here, every other node's prompts through Redis."""
+async def reset_shared(gw: Gateway, profile: str, session: str, cause: str) -> int:
+    """``/new`` on every node: every node's prompts through Redis, then the waits and kernels here and elsewhere."""
     bridge = _bridge(gw)
     cancelled = 0
     try:
@@ -141,9 +141,10 @@ async def reset_shared(gw: Gateway, profile: str, session: str) -> int:
         # node holds; the reset's broadcast withdraws what other nodes hold alone.
         for row in await bridge.cluster.approvals.list_open():
             if row.get("profile") == profile and row.get("session_id") == session:
-                doc = {"cancelled": "session reset"}
+                doc = {"cancelled": cause}
                 cancelled += int(await bridge.answer(str(row["approval_id"]), doc))
-        cancelled += await asyncio.to_thread(gw.sup.reset_session, profile, session)
+        cancelled += await asyncio.to_thread(gw.sup.reset_session, profile, session, cause)
+        await asyncio.to_thread(bridge.broadcast_reset, profile, session, cause)
     except ClusterUnavailable:
         raise unavailable() from None
     return cancelled

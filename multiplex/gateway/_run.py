@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from multiplex.approval._pending import PendingApproval
 from multiplex.execution import RunResult
+from multiplex.execution.kernels import CellResult
 from multiplex.supervision import ParkedRun
 
-__all__ = ["FINAL", "Run", "approval_row", "result_row"]
+__all__ = ["FINAL", "Run", "approval_row", "cell_row", "result_row"]
 
 FINAL = frozenset({"completed", "failed", "cancelled"})
 
@@ -47,17 +49,43 @@ def result_row(result: RunResult) -> dict[str, Any]:
     }
 
 
+def cell_row(index: int, result: CellResult) -> dict[str, Any]:
+    """One code cell's entry in ``results`` (docs/kernels.md#over-http); all text redacted."""
+    return {
+        "index": index,
+        "outcome": result.outcome,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "result": result.result,
+        "error": None if result.error is None else result.error.as_dict(),
+        "duration_ms": result.duration_ms,
+        "truncated": result.truncated,
+        "fresh_kernel": result.fresh_kernel,
+        "notice": result.notice,
+        "kernel_id": result.kernel_id,
+    }
+
+
 class Run:
     """One submitted run; every field is read and written under its lock."""
 
     def __init__(
-        self, run_id: str, profile: str, session_id: str, context: str, commands: list[str]
+        self,
+        run_id: str,
+        profile: str,
+        session_id: str,
+        context: str,
+        commands: list[str],
+        code: list[str] | None = None,
     ) -> None:
         self.run_id = run_id
         self.profile = profile
         self.session_id = session_id
         self.context = context
         self.commands = tuple(commands)
+        self.code = tuple(code or ())  # Python cells for the session's kernel instead of commands
+        self.kind = "code" if self.code else "commands"
+        self.reset = False  # code runs: the first cell discards the kernel's state
         self.created_at = time.time()
         self.finished_at: float | None = None
         self.status = "queued"
@@ -68,10 +96,30 @@ class Run:
         self.cancel_requested = False
         self.done = threading.Event()
         self.lock = threading.Lock()
+        self._on_done: list[Callable[[], None]] = []
 
     @property
     def finished(self) -> bool:
         return self.status in FINAL
+
+    def on_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once the run has finished (at once if it has).
+
+        It runs in the thread that finished the run: hand off, never block.
+        """
+        with self.lock:
+            if not self.finished:
+                self._on_done.append(callback)
+                return
+        callback()
+
+    def ended(self) -> None:
+        """Called once, after the run finished: wake whoever waits for it."""
+        self.done.set()
+        with self.lock:
+            callbacks, self._on_done = self._on_done, []
+        for callback in callbacks:
+            callback()
 
     def snapshot(self) -> dict[str, Any]:
         """The ``GET /v1/runs/{id}`` document."""
@@ -83,6 +131,7 @@ class Run:
                 "session_id": self.session_id,
                 "context": self.context,
                 "status": self.status,
+                "kind": self.kind,
                 "results": list(self.results),
                 "pending_approval": None
                 if pending is None

@@ -200,11 +200,14 @@ class ClusterBridge:
         if message.get("node") == self.node_id:
             return
         name, session = str(message.get("profile")), str(message.get("session"))
-        profile = self.sup.profiles.get(name)
-        if profile is not None:
-            cause = "session reset"
-            table = self.sup.gate.pending(profile)
-            await asyncio.to_thread(table.cancel_where, lambda r: r.session == session, cause)
+        if name in self.sup.profiles:
+            # Waits and kernels held here; the shared grants are already gone.
+            cause = str(message.get("cause") or "session reset")
+            await asyncio.to_thread(self.sup.reset_session, name, session, cause)
+
+    def broadcast_reset(self, profile: str, session: str, cause: str) -> None:
+        table = self.cluster.session_table(profile)
+        table.broadcast_reset(session, cause)
 
     async def _on_cancel(self, message: dict[str, Any]) -> None:
         run = self.runs.get(str(message.get("run_id")))

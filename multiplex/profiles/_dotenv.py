@@ -48,7 +48,10 @@ def parse_dotenv(text: str, *, file: Path | str = ".env") -> dict[str, str]:
         name, sep, rest = raw.partition("=")
         name = name.strip()
         if not sep or not _NAME.fullmatch(name):
-            raise ProfileConfigError("expected KEY=value", file=file, key=name or None, line=lineno)
+            # Never the text of the line: it may be the body of a pasted key.
+            raise ProfileConfigError(
+                "expected KEY=value (a multi-line value must be quoted)", file=file, line=lineno
+            )
         rest = rest.strip()
         if rest[:1] in ("'", '"'):
             quote = rest[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,26 +15,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from multiplex._errors import ProfileConfigError
-from multiplex.profiles._schema import ProfileSettings, clamp_timeout
-from multiplex.profiles._yamlread import line_of, load_yaml_bytes
+from multiplex.profiles._schema import TERMINAL_TIMEOUT_MAX, ProfileSettings, clamp_timeout
+from multiplex.profiles._sections import Issue, check_sections
+from multiplex.profiles._yamlread import load_yaml_located
 
-__all__ = ["LoadedConfig", "load_config", "parse_config", "read_allowlist", "recover_rule_list"]
+__all__ = [
+    "LoadedConfig",
+    "load_config",
+    "missing_config_message",
+    "parse_config",
+    "read_allowlist",
+    "recover_rule_list",
+]
 
-_SECTIONS = {
-    "terminal": {
-        "backend",
-        "cwd",
-        "env",
-        "env_passthrough",
-        "credential_files",
-        "host_mounts",
-        "timeout",
-    },
-    "approvals": {"mode", "deny", "timeout", "unattended", "protected_files", "yolo"},
-    "security": {"redact_secrets"},
-    "code_execution": {"kernel_idle_timeout", "max_session_kernels", "timeout", "max_tool_calls"},
-    "command_allowlist": None,
-}
+log = logging.getLogger("multiplex.profiles")
+
 # Rule lists that older tools wrote as one string (a stringified Python list).
 _RULE_LISTS = (("command_allowlist",), ("approvals", "deny"))
 
@@ -72,44 +68,61 @@ def recover_rule_list(
 
 
 def parse_config(data: bytes, *, file: Path | str) -> LoadedConfig:
-    """Validate config bytes; raise ``ProfileConfigError`` naming file, key and line."""
-    raw = load_yaml_bytes(data, file=file) if data.strip() else None
+    """Validate config bytes; raise ``ProfileConfigError`` naming file, line and key.
+
+    Fails closed (docs/configuration.md#validation): an unknown key inside a
+    section multiplex owns, a top-level key one or two edits away from one, a
+    duplicate key, a YAML boolean where text belongs. When several things are
+    wrong the first line is reported. Nothing but ``ProfileConfigError`` is raised.
+    """
+    try:
+        return _parse(data, file)
+    except ProfileConfigError:
+        raise
+    except Exception as exc:  # fail closed: a bug here is a profile error, never a crash
+        log.exception("unexpected error validating %s", file)
+        raise ProfileConfigError(f"cannot be validated ({type(exc).__name__})", file=file) from None
+
+
+def _parse(data: bytes, file: Path | str) -> LoadedConfig:
+    located = load_yaml_located(data, file=file) if data.strip() else None
+    raw = located.doc if located is not None else None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ProfileConfigError("the top level must be a mapping", file=file, line=1)
     warnings: list[str] = []
-    doc: dict[str, Any] = {}
-    for key, value in raw.items():
-        if not isinstance(key, str) or key not in _SECTIONS:
-            warnings.append(f"{file}: {key}: unknown key ignored")
-            continue
-        if value is None:
-            continue  # `terminal:` with nothing under it means the defaults
-        known = _SECTIONS[key]
-        if known is not None and isinstance(value, dict):
-            value = {k: v for k, v in value.items() if v is not None or k == "cwd"}
-            for sub in value:
-                if sub not in known:
-                    warnings.append(f"{file}: {key}.{sub}: unknown key ignored")
-        doc[key] = value
+    doc, issues = check_sections(raw, located, file, warnings)
     for path in _RULE_LISTS:
         _recover_in(doc, path, file, warnings)
     try:
         settings = ProfileSettings(**doc)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
-        key = ".".join(str(p) for p in loc) or None
-        raise ProfileConfigError(
-            _describe(err), file=file, key=key, line=line_of(data, loc)
-        ) from None
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
+            line = located.line(loc) if located is not None else None
+            issues.append(Issue(line, ".".join(str(p) for p in loc) or None, _describe(err)))
+    if issues:
+        first = min(issues, key=lambda i: (i.line is None, i.line or 0))
+        raise ProfileConfigError(first.message, file=file, key=first.key, line=first.line)
+    settings = _clamped(settings, file, warnings)
+    return LoadedConfig(settings, tuple(warnings), hashlib.sha256(data).hexdigest())
+
+
+def _clamped(settings: ProfileSettings, file: Path | str, warnings: list[str]) -> ProfileSettings:
     timeout, why = clamp_timeout(settings.approvals.timeout)
     if why is not None:
         warnings.append(f"{file}: approvals.timeout: {why}")
         approvals = settings.approvals.model_copy(update={"timeout": timeout})
         settings = settings.model_copy(update={"approvals": approvals})
-    return LoadedConfig(settings, tuple(warnings), hashlib.sha256(data).hexdigest())
+    if settings.terminal.timeout > TERMINAL_TIMEOUT_MAX:
+        warnings.append(
+            f"{file}: terminal.timeout: {settings.terminal.timeout:g} is above the maximum "
+            f"{TERMINAL_TIMEOUT_MAX:.0f}; clamped"
+        )
+        terminal = settings.terminal.model_copy(update={"timeout": TERMINAL_TIMEOUT_MAX})
+        settings = settings.model_copy(update={"terminal": terminal})
+    return settings
 
 
 def _recover_in(
@@ -134,6 +147,8 @@ def _describe(err: Any) -> str:
     if kind == "dict_type" or kind == "model_type":
         return f"expected a mapping, got {_type_name(value)}"
     if kind in ("string_type",):
+        if isinstance(value, bool):
+            return "expected a string, got a boolean (YAML reads unquoted yes/no/on/off/true/false as booleans: quote it)"
         return f"expected a string, got {_type_name(value)}"
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
@@ -149,11 +164,11 @@ def _type_name(value: Any) -> str:
 
 
 def load_config(path: Path) -> LoadedConfig:
-    """Read and validate ``path``; a missing file gives the defaults."""
+    """Read and validate ``path``; a missing file (or a dangling link) is an error."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        data = b""
+        raise ProfileConfigError(missing_config_message(path), file=path) from None
     except OSError as exc:
         raise ProfileConfigError(f"cannot read: {exc.strerror}", file=path) from None
     return parse_config(data, file=path)
@@ -162,3 +177,10 @@ def load_config(path: Path) -> LoadedConfig:
 def read_allowlist(path: Path) -> list[str]:
     """The ``command_allowlist`` on disk now (legacy forms recovered)."""
     return list(load_config(path).settings.command_allowlist)
+
+
+def missing_config_message(path: Path) -> str:
+    """Why a home whose ``config.yaml`` cannot be found is not loaded (never the defaults)."""
+    if path.is_symlink():
+        return "is a link to a file that does not exist; the profile is not loaded"
+    return "is missing; the profile is not loaded (run `multiplex profiles init`)"

@@ -18,7 +18,7 @@ from multiplex._errors import ProfileConfigError
 from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_secret_file
 from multiplex.profiles._dotenv import parse_dotenv
-from multiplex.profiles._loader import parse_config
+from multiplex.profiles._loader import missing_config_message, parse_config
 from multiplex.profiles._schema import ProfileSettings
 from multiplex.redaction import KnownValues, looks_secret_name
 
@@ -178,6 +178,10 @@ class Profile:
             ):
                 # A touch or a re-save. (After our own write the digest we hold is
                 # stale: an edit back to those exact bytes must still reconcile.)
+                if self._error is not None:
+                    # The last good bytes restored after a broken edit: ok again.
+                    self._error = None
+                    log.warning("profile %s: back to its last good config", self.name)
                 return ReloadResult("unchanged", self.epoch)
             self._store_writes = writes
             new = self._build_state(files)
@@ -185,6 +189,10 @@ class Profile:
             self._error = str(exc)
             log.warning("profile %s: %s", self.name, exc)
             return ReloadResult("error", self.epoch, error=str(exc))
+        except Exception as exc:  # fail closed: one profile never takes the supervisor down
+            log.exception("profile %s: unexpected error while loading", self.name)
+            self._error = f"{self.config_path}: cannot be loaded ({type(exc).__name__})"
+            return ReloadResult("error", self.epoch, error=self._error)
         self._digest = files.digest
         self._error = None
         old = self._state
@@ -211,7 +219,10 @@ class Profile:
             config = self.config_path.read_bytes()
             mtime = self.config_path.stat().st_mtime
         except FileNotFoundError:
-            config, mtime = b"", 0.0
+            # docs/configuration.md#validation: moved away or a dangling link is an error, never defaults.
+            raise ProfileConfigError(
+                missing_config_message(self.config_path), file=self.config_path
+            ) from None
         except OSError as exc:
             raise ProfileConfigError(
                 f"cannot read: {exc.strerror}", file=self.config_path

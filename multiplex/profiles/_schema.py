@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 __all__ = [
     "APPROVAL_TIMEOUT_MAX",
     "APPROVAL_TIMEOUT_MIN",
+    "TERMINAL_TIMEOUT_MAX",
     "ApprovalSettings",
     "Backend",
     "CodeExecutionSettings",
@@ -28,12 +29,14 @@ __all__ = [
 Backend = Literal["local", "docker", "ssh", "singularity", "modal", "daytona"]
 APPROVAL_TIMEOUT_MIN = 1.0
 APPROVAL_TIMEOUT_MAX = 31_536_000.0
+TERMINAL_TIMEOUT_MAX = 31_536_000.0  # one year; larger values are clamped with a warning
 DEFAULT_PROTECTED = ("AGENTS.md", "SOUL.md", ".env", "config.yaml")
 
 
 class _Section(BaseModel):
-    # Unknown keys inside a section are kept out of the model; the loader warns.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # docs/configuration.md#validation: an unknown key inside a section is an error
+    # (the loader reports it with a "did you mean" before the model sees it).
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class TerminalSettings(_Section):
@@ -79,12 +82,6 @@ class ApprovalSettings(_Section):
     unattended: Literal["deny", "approve"] = "deny"
     protected_files: tuple[StrictStr, ...] = DEFAULT_PROTECTED
     yolo: StrictBool = False
-
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _bare_off(cls, value: Any) -> Any:
-        # YAML 1.1 reads a bare `off` as False (docs/configuration.md#configyaml-keys).
-        return "off" if value is False else value
 
     @field_validator("timeout", mode="before")
     @classmethod

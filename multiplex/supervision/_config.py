@@ -154,7 +154,12 @@ class SupervisorConfig(_Model):
         if self.profiles is None:
             if not root.is_dir():
                 return {}
-            return {d.name: d for d in sorted(root.iterdir()) if (d / "config.yaml").is_file()}
+            # lexists: a dangling config.yaml link is a home in error, never skipped.
+            return {
+                d.name: d
+                for d in sorted(root.iterdir())
+                if d.is_dir() and os.path.lexists(d / "config.yaml")
+            }
         homes: dict[str, Path] = {}
         for entry in self.profiles:
             if isinstance(entry, ProfileEntry):
@@ -192,6 +197,9 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a mapping", file=path, line=1)
+    odd = next((k for k in raw if not isinstance(k, str)), None)
+    if odd is not None:
+        raise ConfigError(f"unknown key {odd!r}: keys are names", file=path)
     doc = {
         k: v
         for k, v in raw.items()

@@ -10,7 +10,7 @@ from tests.shell.test_detection import DENY_CASES, HARDLINE_LINES, ORDINARY_LINE
 
 BYPASSES = {
     "yolo": "approvals:\n  yolo: true\n",
-    "mode-off": "approvals:\n  mode: off\n",
+    "mode-off": "approvals:\n  mode: 'off'\n",
     "container": "terminal:\n  backend: docker\n",
 }
 

@@ -95,14 +95,14 @@ def test_fifty_concurrent_answers_over_three_nodes_resolve_once(trio: Trio) -> N
         with httpx.Client(base_url=api.base, headers={"Authorization": f"Bearer {ADMIN}"}) as cl:
             barrier.wait()
             body = {"approval_id": approval_id, "choice": "once"}
-            codes[i] = cl.post(f"/v1/runs/{run_id}/approval", json=body, timeout=30).status_code
+            codes[i] = cl.post(f"/v1/runs/{run_id}/approval", json=body, timeout=120).status_code
 
     threads = [threading.Thread(target=answer, args=(i,)) for i in range(50)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(codes) == [200] + [409] * 49
+    assert sorted(codes) == [200] + [409] * 49, codes
     done = owner.wait(run_id)
     assert done["status"] == "completed" and done["results"][0]["stdout"] == "race\n"
 

@@ -36,7 +36,9 @@ class Served:
 
 
 def _serve(root: Path, *, per_profile: int, body: int = 1024 * 1024, workers: int = 256) -> Served:
-    make_homes(root)
+    homes = make_homes(root)
+    alpha = homes["alpha"] / "config.yaml"  # no prompt may time out while the test submits
+    alpha.write_text(alpha.read_text().replace("timeout: 30", "timeout: 600"))
     (root / "multiplex.yaml").write_text(textwrap.dedent(LIMITED % (per_profile, body)))
     sup = Supervisor.from_config(root / "multiplex.yaml")
     server = GatewayServer(
@@ -58,15 +60,21 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Served]:
 
 def _park_many(api: Api, count: int, *, session: str = "park") -> list[httpx.Response]:
     """Submit ``count`` runs that each wait for an approval (alpha asks for `echo parked`)."""
-    body = {"commands": ["echo parked"], "session_id": session}
+    answers: list[httpx.Response] = []
+    lock = threading.Lock()
 
-    def one(i: int) -> httpx.Response:
-        with api.client() as c:
-            # Distinct commands: identical ones in one session would share one prompt.
-            return c.post("/v1/runs", json={**body, "commands": [f"echo parked {i}"]})
+    def submitter(indices: range) -> None:
+        with api.client(timeout=60) as c:  # one keep-alive connection per submitter
+            for i in indices:
+                # Distinct commands: identical ones in one session would share one prompt.
+                body = {"commands": [f"echo parked {i}"], "session_id": session}
+                r = c.post("/v1/runs", json=body)
+                with lock:
+                    answers.append(r)
 
-    with ThreadPoolExecutor(16) as pool:
-        return list(pool.map(one, range(count)))
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(submitter, [range(k, count, 8) for k in range(8)]))
+    return answers
 
 
 def _until_parked(served: Served, profile: str, count: int) -> None:

@@ -53,7 +53,17 @@ MALFORMED: list[tuple[str, str, str]] = [
     ),
     ("deny-int", "approvals:\n  deny: [1]\n", "approvals.deny.0: expected a string"),
     ("mode-unknown", "approvals:\n  mode: sometimes\n", "approvals.mode: must be one of"),
-    ("mode-true", "approvals:\n  mode: true\n", "approvals.mode: must be one of"),
+    ("mode-true", "approvals:\n  mode: true\n", "approvals.mode: a YAML boolean"),
+    ("mode-no", "approvals:\n  mode: no\n", "approvals.mode: a YAML boolean"),
+    ("mode-false", "approvals:\n  mode: false\n", "approvals.mode: a YAML boolean"),
+    ("mode-quoted-no", "approvals:\n  mode: 'no'\n", "approvals.mode: must be one of"),
+    (
+        "env-bool",
+        "terminal:\n  env: {DEBUG: yes}\n",
+        "terminal.env.DEBUG: expected a string, got a boolean",
+    ),
+    ("cwd-bool", "terminal:\n  cwd: off\n", "terminal.cwd: expected a string, got a boolean"),
+    ("unattended-bool", "approvals:\n  unattended: no\n", "approvals.unattended: must be one of"),
     (
         "unattended-unknown",
         "approvals:\n  unattended: maybe\n",
@@ -244,11 +254,10 @@ def test_legacy_list_is_not_rewritten_on_load(tmp_path: Path) -> None:
     assert (config.read_bytes(), config.stat().st_mtime_ns) == before
 
 
-def test_unknown_keys_warn_and_are_ignored(tmp_path: Path) -> None:
-    loaded = _load("model: gpt\napprovals:\n  modee: strict\n", tmp_path)
-    assert any("model: unknown key ignored" in w for w in loaded.warnings)
-    assert any("approvals.modee: unknown key ignored" in w for w in loaded.warnings)
-    assert loaded.settings.approvals.mode == "manual"
+def test_runtime_sections_are_listed_as_warnings(tmp_path: Path) -> None:
+    loaded = _load("model: gpt\napprovals:\n  mode: strict\n", tmp_path)
+    assert any("model: not a multiplex section" in w for w in loaded.warnings)
+    assert loaded.settings.approvals.mode == "strict"
 
 
 def test_empty_sections_mean_defaults(tmp_path: Path) -> None:
