@@ -48,7 +48,7 @@ class RedisLink:
         self._lock = threading.Lock()
         self._up = True
         self._listeners: list[Callable[[bool], None]] = []
-        self.round_trips = 0  # read by the metrics and bench/cluster.py
+        self._trips = 0  # read by the metrics and bench/cluster.py
 
     # -- key names ---------------------------------------------------------------
     @staticmethod
@@ -77,9 +77,14 @@ class RedisLink:
     def mark_up(self) -> None:
         self._set(True)
 
+    @property
+    def round_trips(self) -> int:
+        """Round trips to Redis so far (a command, a script or a pipeline is one)."""
+        return self._trips
+
     def trip(self, count: int = 1) -> None:
-        """Count a round trip to Redis (a command or a pipeline)."""
-        self.round_trips += count
+        with self._lock:
+            self._trips += count
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run one sync round trip; a Redis error marks the link down and raises ``ClusterUnavailable``."""

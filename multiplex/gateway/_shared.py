@@ -23,7 +23,11 @@ import contextlib
 import contextvars
 import logging
 import threading
+from collections.abc import Iterator
 from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from multiplex.approval._decision import Decision
 from multiplex.approval._gate import SESSIONS_KEY
@@ -68,6 +72,10 @@ class SharedHub(EventHub):
         """An event from another node: to this node's streams only."""
         super().publish(event)
 
+    @property
+    def local_listeners(self) -> int:
+        return super().__len__()
+
     def __len__(self) -> int:
         # Other nodes' streams listen too: never skip building an event.
         return max(1, super().__len__())
@@ -81,6 +89,25 @@ def _redacted(value: Any, redact: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_redacted(v, redact) for v in value]
     return value
+
+
+class _ClusterMetrics(Collector):
+    """``/metrics``: whether this node reaches Redis, and its round trips to it."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "multiplex_cluster_redis_up",
+            "1 while this node reaches Redis, else 0.",
+            value=1.0 if self._cluster.up else 0.0,
+        )
+        yield CounterMetricFamily(
+            "multiplex_cluster_redis_round_trips",
+            "Round trips from this node to Redis (a command, a script or a pipeline is one).",
+            value=float(self._cluster.link.round_trips),
+        )
 
 
 class ClusterBridge:
@@ -98,6 +125,7 @@ class ClusterBridge:
         self._lock = threading.Lock()
         self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
         hub.bridge = self
+        sup.metrics.registry.register(_ClusterMetrics(cluster))
         for profile in sup.profiles.values():
             # Installed before any decision: the gate never sees an in-memory table.
             profile.resource(SESSIONS_KEY, lambda p: cluster.session_table(p.name))
@@ -185,15 +213,21 @@ class ClusterBridge:
         if event.name == "reload":
             return
         run = self.runs.get(event.run_id) if event.run_id else None
-        # Every run event changes the run's document: store it with the event.
-        doc = None if run is None else _redacted(run.snapshot(), self._redact)
         data = _redacted(event.data, self._redact)
+        # Every run event changes the run's document: store it with the event
+        # (run.started and run.finished carry the document itself: redact it once).
+        doc = None
+        if run is not None:
+            whole = event.name in ("run.started", "run.finished")
+            doc = data if whole else _redacted(run.snapshot(), self._redact)
         # Redis away: the run document is written again on recovery (resync).
         with contextlib.suppress(ClusterUnavailable):
             self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
 
     def _on_remote_event(self, shared: SharedEvent) -> None:
-        self.hub.publish_local(make_event(shared.name, shared.data, shared.profile, shared.run_id))
+        if self.hub.local_listeners:  # nobody streams from this node: nothing to build
+            event = make_event(shared.name, shared.data, shared.profile, shared.run_id)
+            self.hub.publish_local(event)
 
     # -- sessions, cancels, reloads ---------------------------------------------------------
     async def _on_reset(self, message: dict[str, Any]) -> None:

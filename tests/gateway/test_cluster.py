@@ -244,3 +244,29 @@ def test_no_token_or_secret_is_stored_in_redis(trio: Trio) -> None:
     assert "alpha" in stored and "s-secret" in stored  # the records are there
     for value in (SECRET, ADMIN, *TOKENS.values()):
         assert value not in stored
+
+
+def test_a_runs_own_stream_on_another_node_resends_its_prompt_then_follows_it(
+    trio: Trio,
+) -> None:
+    a = trio.a.profile["alpha"]
+    run_id = a.submit(["echo follow-me"], session_id="s-follow")
+    approval_id = _pending(a, run_id)["approval_id"]
+    headers = {"Authorization": f"Bearer {TOKENS['alpha']}"}
+    with (
+        httpx.Client(base_url=trio.b.base, headers=headers) as cl,
+        cl.stream("GET", f"/v1/runs/{run_id}/events", timeout=30) as response,
+    ):
+        stream = SseReader(response)
+        name, data = stream.until(lambda n, d: True)
+        assert (name, data["approval_id"], data["command"]) == (
+            "approval.request",
+            approval_id,
+            "echo follow-me",
+        )
+        assert trio.c.admin.answer(run_id, approval_id, "once").status_code == 200
+        names = [name]
+        while names[-1] != "run.finished":
+            names.append(stream.until(lambda n, d: True)[0])
+    assert names == ["approval.request", "approval.resolved", "command.finished", "run.finished"]
+    assert trio.b.profile["beta"].get(f"/v1/runs/{run_id}/events").status_code == 404
