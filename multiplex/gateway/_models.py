@@ -19,10 +19,12 @@ __all__ = [
     "DecisionOut",
     "DecisionRow",
     "KernelOut",
+    "KernelsEnded",
     "OkOut",
     "PatternOut",
     "PendingOut",
     "ProfileOut",
+    "ReloadOut",
     "ResetOut",
     "ResultOut",
     "RouteIn",
@@ -31,6 +33,7 @@ __all__ = [
     "RunIn",
     "RunOut",
     "RunStatus",
+    "RunSummary",
     "TestContext",
     "TestIn",
     "TraceOut",
@@ -131,6 +134,8 @@ class ResultOut(BaseModel):
     exit_code: int | None
     stdout: str
     stderr: str
+    backend: str | None = None  # docs/execution.md#the-result: what ran it
+    sandbox: str | None = None
 
 
 class CellErrorOut(BaseModel):
@@ -167,6 +172,10 @@ class KernelOut(BaseModel):
     last_used: float
     memory_bytes: int
     busy: bool
+
+
+class KernelsEnded(BaseModel):
+    ended: int
 
 
 class PatternOut(BaseModel):
@@ -260,14 +269,46 @@ class WhoAmI(BaseModel):
 
 
 class DecisionRow(BaseModel):
+    """One record of ``<home>/logs/decisions.jsonl`` (the same fields; ``session_id`` = ``session``)."""
+
     ts: float
     profile: str
-    session_id: str
+    session: str = ""
+    session_id: str = ""
+    turn: str | None = None
+    context: str | None = None
     command: str
     outcome: str
     cause: str
     decided_by: str
-    rule: str | None
+    rule: str | None = None
+    epoch: int | None = None
+    waited_ms: int | None = None
+    choice: str | None = None
+
+
+class RunSummary(BaseModel):
+    """One row of ``GET /v1/runs``."""
+
+    run_id: str
+    profile: str
+    session_id: str
+    context: str
+    status: RunStatus
+    created_at: float
+    finished_at: float | None
+    commands: list[str]
+    pending_approval: str | None = None
+
+
+class ReloadOut(BaseModel):
+    """``POST /v1/admin/reload``: what the reload of ``multiplex.yaml`` did."""
+
+    ok: bool
+    error: str | None = None
+    added: list[str]
+    removed: list[str]
+    profiles: int
 
 
 ProfileOut = dict[str, Any]

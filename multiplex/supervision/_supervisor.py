@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import itertools
 import logging
 import threading
@@ -63,6 +65,7 @@ class Supervisor:
         self.metrics = Metrics()
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._profiles_root: Path | None = None
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
         self._turn_ids = itertools.count(1)
@@ -73,7 +76,10 @@ class Supervisor:
         self.processes = ProcessTracker()
         self._known_secrets_fn = self.known_secrets  # one bound method, not one per turn
         self.gate = Gate(
-            metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets
+            metrics=self.metrics,
+            current_view=self.view,
+            known_secrets=self.known_secrets,
+            served_homes=self.served_homes,
         )
         self._turn_end_hooks.append(self.gate.cancel_turn)
         self.kernels = KernelPool(
@@ -151,6 +157,19 @@ class Supervisor:
             close = difflib.get_close_matches(name, list(self._profiles), n=3)
             hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
             raise RoutingError(f"no profile named {name!r} is served{hint}") from None
+
+    def served_homes(self) -> tuple[tuple[str, Path], ...]:
+        """Every served profile's name and home, and (multiplex mode) the profiles folder.
+
+        The gate blocks a command of one profile that touches another's home
+        (docs/security.md#another-profiles-home); the folder is listed under the name "".
+        """
+        homes = tuple((name, p.home) for name, p in self._profiles.items())
+        if self.mode != "multiplex":
+            return homes
+        if self._profiles_root is None:  # resolved once: the gate asks on every decision
+            self._profiles_root = (self.config.base_dir / self.config.profiles_dir).resolve()
+        return (*homes, ("", self._profiles_root))
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""
@@ -299,8 +318,10 @@ class Supervisor:
             step = self.gate.begin(scope, command, run_id=run_id)
             if isinstance(step, Parked):
                 turn.suspend()
-                return ParkedRun(turn, scope, step, lambda d: self._execute(scope, command, d))
-            result = self._execute(scope, command, step)
+                return ParkedRun(
+                    turn, scope, step, lambda d: self._execute(scope, command, d, run_id=run_id)
+                )
+            result = self._execute(scope, command, step, run_id=run_id)
         except BaseException:
             turn.__exit__(None, None, None)
             raise
@@ -317,7 +338,9 @@ class Supervisor:
         timeout: float | None = None,
     ) -> RunResult:
         decision = self.gate.decide(scope, command, run_id=run_id)
-        return self._execute(scope, command, decision, tracker=tracker, timeout=timeout)
+        return self._execute(
+            scope, command, decision, tracker=tracker, timeout=timeout, run_id=run_id
+        )
 
     def _execute(
         self,
@@ -327,18 +350,22 @@ class Supervisor:
         *,
         tracker: ProcessTracker | None = None,
         timeout: float | None = None,
+        run_id: str | None = None,
     ) -> RunResult:
         mounts = tuple(
             {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
         )
         if not decision.approved:
             return RunResult(command, decision, mounts=mounts)
-        if scope.backend != "local":
-            # Running containers/remote hosts is out of scope here (docs/execution.md): report the plan.
-            note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
-            return RunResult(command, decision, None, "", note, mounts=mounts)
         limit = scope.view.timeout if timeout is None else min(timeout, scope.view.timeout)
-        done = execute(scope, command, tracker=tracker or self.processes, timeout=limit)
+        done = execute(
+            scope,
+            command,
+            tracker=tracker or self.processes,
+            timeout=limit,
+            run_id=run_id,
+            hidden=self.hidden_paths,
+        )
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         return RunResult(
             command,
@@ -350,7 +377,30 @@ class Supervisor:
             done.truncated,
             done.duration_ms,
             mounts,
+            backend=done.backend,
+            sandbox=None if done.error is not None else done.sandbox,
         )
+
+    @functools.cached_property
+    def hidden_paths(self) -> tuple[Path, ...]:
+        """What a sandboxed command never sees: every home, the folders holding them, this config (docs/execution.md#the-sandbox)."""
+        paths: set[Path] = set()
+        for profile in self._profiles.values():
+            paths.update((profile.home, profile.home.parent))
+        with contextlib.suppress(ConfigError, OSError):
+            paths.update(home for home in self.config.homes().values())
+            paths.add((self.config.base_dir / self.config.profiles_dir).resolve())
+        if self.config.source is not None:
+            paths.add(self.config.source)
+        paths.discard(Path("/"))
+        return tuple(sorted(paths))
+
+    def cancel_commands(self, run_id: str, *, wait: bool = True) -> int:
+        """Stop the commands of run ``run_id`` now running (and any it starts later).
+
+        ``wait=False`` returns at once; the stop (up to a short grace) goes on in the background.
+        """
+        return self.processes.cancel(run_id, wait=wait)
 
     def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
         """``/new``, ``/reset``: drop the session's grants, cancel its pending approvals, end its kernels."""

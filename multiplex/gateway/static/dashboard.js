@@ -360,7 +360,16 @@
           ),
           el("td", { class: "num" }, dash(p.epoch)),
           el("td", { class: "nowrap" }, formatTime(p.last_reload)),
-          el("td", {}, dash(p.backend)),
+          el(
+            "td",
+            {},
+            dash(p.backend),
+            p.sandbox_warning
+              ? el("span", { class: "badge bad", testid: "profile-sandbox-warning", title: p.sandbox_warning }, "unsandboxed")
+              : p.sandbox
+                ? el("span", { class: "muted", testid: "profile-sandbox" }, " · " + p.sandbox)
+                : null,
+          ),
           el("td", { class: "num" }, dash(p.allowlist_size)),
         ),
         p.error
