@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,7 +15,7 @@ from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
-from multiplex.gateway._models import ProfileOut, WhoAmI
+from multiplex.gateway._models import ProfileOut, ReloadOut, WhoAmI
 from multiplex.supervision import describe_profile
 
 __all__ = ["router"]
@@ -91,6 +92,14 @@ async def metrics(caller: Caller, gw: GatewayDep) -> Response:
     return Response(gw.sup.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
+@router.post("/v1/admin/reload", response_model=ReloadOut, responses=ERRORS)
+async def admin_reload(caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+    """Re-read multiplex.yaml and every home now (admin token), as SIGHUP does."""
+    if not caller.admin:
+        raise HTTPException(status_code=404, detail="not found")
+    return await asyncio.to_thread(gw.reload_config, "api")
+
+
 @router.get("/healthz")
 async def healthz() -> dict[str, str]:
     """Liveness: the process answers HTTP. No auth."""
@@ -101,7 +110,11 @@ async def healthz() -> dict[str, str]:
 async def readyz(gw: GatewayDep) -> JSONResponse:
     """Readiness: the config watcher is alive (or ``watch.mode: off``). No auth."""
     watcher = gw.sup.watcher
+    error = gw.sup.config_error
     body: dict[str, Any] = {
+        # multiplex.yaml broken: the last good one still serves (docs/operations.md).
+        "config_ok": gw.sup.config_error is None,
+        "config_error": None if error is None else gw.sup.gate.recorder.redact(error),
         "ready": gw.ready,
         "watch_mode": gw.sup.config.watch.mode,
         "watcher_alive": watcher is not None and watcher.alive,

@@ -127,10 +127,8 @@ class ClusterBridge:
         hub.bridge = self
         sup.metrics.registry.register(_ClusterMetrics(cluster))
         for profile in sup.profiles.values():
-            # Installed before any decision: the gate never sees an in-memory table.
-            profile.resource(SESSIONS_KEY, lambda p: cluster.session_table(p.name))
-            sup.gate.pending(profile).arbiter = self.arbitrate
-            profile.on_reload(self._reloaded)
+            self._install(profile)
+        sup.on_profiles_changed(self._homes_changed)
         sup.gate.recorder.post_approval_response.append(self._answered)
         sup.gate.subscribe(self.on_gate_event)  # before the run registry: register, then announce
         signals = cluster.signals
@@ -138,6 +136,16 @@ class ClusterBridge:
         signals.on("reset", self._on_reset)
         signals.on(RELOAD_CHANNEL, self._on_reload)
         signals.on(CANCEL_CHANNEL, self._on_cancel)
+
+    def _install(self, profile: Profile) -> None:
+        # Before any decision: the gate never sees an in-memory session table.
+        profile.resource(SESSIONS_KEY, lambda p: self.cluster.session_table(p.name))
+        self.sup.gate.pending(profile).arbiter = self.arbitrate
+        profile.on_reload(self._reloaded)
+
+    def _homes_changed(self, added: list[Profile], removed: list[Profile]) -> None:
+        for profile in added:  # a home added by a reload of multiplex.yaml
+            self._install(profile)
 
     # -- lifecycle (the gateway's event loop) ------------------------------------------
     async def start(self) -> None:

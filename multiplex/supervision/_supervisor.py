@@ -9,6 +9,7 @@ import itertools
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType, TracebackType
@@ -33,9 +34,10 @@ from multiplex.scopes import (
     set_process_scope,
 )
 from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
+from multiplex.supervision._reconfigure import RETIRED, ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
 from multiplex.supervision._turn import ParkedRun, Turn
-from multiplex.watching import ConfigWatcher
+from multiplex.watching import SUPERVISOR_KEY, ConfigWatcher
 
 __all__ = ["Supervisor"]
 
@@ -72,6 +74,10 @@ class Supervisor:
         self._turn_end_hooks: list[Callable[[ProfileScope], None]] = []
         self._close_hooks: list[Callable[[], None]] = []
         self._watcher: ConfigWatcher | None = None
+        self._reconfig_lock = threading.Lock()
+        self._profiles_hooks: list[Callable[[list[Profile], list[Profile]], None]] = []
+        self.config_error: str | None = None  # multiplex.yaml's last error, if it is broken
+        self._retired: weakref.WeakSet[Profile] = weakref.WeakSet()
         self.started_at = time.time()
         self.processes = ProcessTracker()
         self._known_secrets_fn = self.known_secrets  # one bound method, not one per turn
@@ -200,10 +206,12 @@ class Supervisor:
 
     def _after_reload(self, profile: Profile, result: ReloadResult) -> None:
         self.metrics.reloads.labels(profile.name, result.result).inc()
+        if profile in self._retired:
+            return  # removed from multiplex.yaml: not served any more
         if profile.loaded:
             old = self._views.get(profile.name)
-            self._views[profile.name] = build_view(profile)
             with self._secrets_lock:
+                self._views[profile.name] = build_view(profile)
                 self._all_secrets = None
             if result.mtime and self._revoked(old, self._views[profile.name], result):
                 self.metrics.revocation_latency.observe(max(0.0, time.time() - result.mtime))
@@ -451,6 +459,10 @@ class Supervisor:
             )
             for name, profile in self._profiles.items():
                 watcher.watch(name, profile.home)
+            if self.mode == "multiplex" and self.config.source is not None:
+                listed = self.config.profiles is not None  # an explicit list: no folder scan
+                folder = None if listed else self.config.base_dir / self.config.profiles_dir
+                watcher.watch_supervisor(self.config.source, folder)
             watcher.start()
             self._watcher = watcher
             # An edit made between the initial load and the watcher's start
@@ -464,9 +476,48 @@ class Supervisor:
         return self._watcher
 
     def _on_file_change(self, name: str) -> None:
+        if name == SUPERVISOR_KEY:
+            self.reload_config()
+            return
         profile = self._profiles.get(name)
         if profile is not None:
             profile.reload()
+
+    # -- live reconfiguration (docs/operations.md#live-reconfiguration) ----------
+    def reload_config(self) -> ConfigReload:
+        """Re-read ``multiplex.yaml``: serve new homes, drain and retire removed ones,
+        replace routes and ``default_profile`` at once. An invalid file changes
+        nothing and is kept in :attr:`config_error`."""
+        return reload_supervisor_config(self)
+
+    def on_profiles_changed(self, hook: Callable[[list[Profile], list[Profile]], None]) -> None:
+        """Call ``hook(added, removed)`` after a reload of ``multiplex.yaml`` changed the homes."""
+        self._profiles_hooks.append(hook)
+
+    def _adopt(self, profile: Profile) -> None:
+        profile.on_reload(self._after_reload)
+        self._after_reload(profile, profile.reload())
+        if self._watcher is not None:
+            self._watcher.watch(profile.name, profile.home)
+
+    def _serve(
+        self, profiles: dict[str, Profile], config: SupervisorConfig, router: Router
+    ) -> None:
+        self._profiles = profiles  # a new dict: readers of the old one are undisturbed
+        self.config = config
+        self.router = router
+        self._profiles_root = None
+
+    def _retire(self, profile: Profile) -> None:
+        """Drain a removed home: no new turns; its pending approvals end cancelled."""
+        self._retired.add(profile)
+        if self._watcher is not None and self._profiles.get(profile.name) is None:
+            self._watcher.unwatch(profile.name)
+        with self._secrets_lock:
+            if self._views.get(profile.name) is not None and profile.name not in self._profiles:
+                del self._views[profile.name]
+            self._all_secrets = None
+        self.gate.pending(profile).cancel_where(lambda r: True, RETIRED)
 
     def on_close(self, hook: Callable[[], None]) -> None:
         self._close_hooks.append(hook)

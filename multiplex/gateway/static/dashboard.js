@@ -341,7 +341,19 @@
   }
 
   // --- profiles ------------------------------------------------------------
+  // multiplex.yaml broken: the last good config serves (docs/operations.md#live-reconfiguration).
+  async function loadConfigStatus() {
+    const response = await fetch("/readyz", { cache: "no-store" });
+    const body = await response.json().catch(() => ({}));
+    const banner = $("config-error");
+    banner.hidden = !body.config_error;
+    banner.textContent = body.config_error
+      ? "multiplex.yaml was not applied; the last good config is serving: " + body.config_error
+      : "";
+  }
+
   async function loadProfiles() {
+    loadConfigStatus().catch(() => {});
     const rows = await api("/v1/profiles");
     const body = $("profiles");
     const dash = (v) => (v === null || v === undefined || v === "" ? "—" : v);
