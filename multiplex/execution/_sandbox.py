@@ -77,6 +77,8 @@ class SandboxInfo:
 
     def __init__(self) -> None:
         self._read, self.fd = os.pipe()
+        self._close_lock = threading.Lock()
+        self._write_closed = False
         self._pid: int | None = None
         self._done = threading.Event()
         threading.Thread(target=self._collect, daemon=True).start()
@@ -91,7 +93,16 @@ class SandboxInfo:
         self._done.set()
 
     def started(self) -> None:
-        """Close this process's copy of the write end (bwrap holds its own)."""
+        """Close this process's copy of the write end (bwrap holds its own). Idempotent.
+
+        Called after the start and again at cleanup: a second ``os.close`` of
+        the same number would close whatever file another thread opened under
+        that number meanwhile (a decision log, another command's pipe).
+        """
+        with self._close_lock:
+            if self._write_closed:
+                return
+            self._write_closed = True
         with contextlib.suppress(OSError):
             os.close(self.fd)
 

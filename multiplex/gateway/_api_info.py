@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -33,10 +34,36 @@ def _describe(gw: Gateway, name: str) -> dict[str, Any]:
     return data
 
 
+PAGE_DEFAULT = 100
+PAGE_MAX = 1000
+
+
 @router.get("/v1/profiles", response_model=list[ProfileOut], responses=ERRORS)
-async def list_profiles(caller: Caller, gw: GatewayDep) -> list[dict[str, Any]]:
-    """Each visible profile's effective settings (secrets masked), epoch, reload status, error."""
-    return [_describe(gw, name) for name in gw.sup.profiles if caller.sees(name)]
+async def list_profiles(
+    caller: Caller,
+    gw: GatewayDep,
+    response: Response,
+    limit: int = Query(PAGE_DEFAULT, ge=1, le=PAGE_MAX),
+    offset: int = Query(0, ge=0),
+    q: str = Query("", max_length=200, description="only names containing this (any case)"),
+) -> list[dict[str, Any]]:
+    """One page of the visible profiles, in serving order: settings (secrets masked), status, error.
+
+    ``X-Total-Count`` says how many match; ``Link: <…>; rel="next"`` gives the
+    next page while there is one (docs/gateway.md#profiles-decisions-identity).
+    """
+    needle = q.casefold()
+    names = [
+        name
+        for name in gw.sup.profiles
+        if caller.sees(name) and (not needle or needle in name.casefold())
+    ]
+    page = names[offset : offset + limit]
+    response.headers["X-Total-Count"] = str(len(names))
+    if offset + limit < len(names):
+        query = urlencode({"limit": limit, "offset": offset + limit, **({"q": q} if q else {})})
+        response.headers["Link"] = f'</v1/profiles?{query}>; rel="next"'
+    return [_describe(gw, name) for name in page]
 
 
 @router.get("/v1/profiles/{name}", response_model=ProfileOut, responses=ERRORS)

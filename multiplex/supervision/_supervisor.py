@@ -67,6 +67,7 @@ class Supervisor:
         self.metrics = Metrics()
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._built_from: dict[str, object] = {}  # the state each view was built from
         self._profiles_root: Path | None = None
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
@@ -95,7 +96,7 @@ class Supervisor:
         )
         for profile in self._profiles.values():
             profile.on_reload(self._after_reload)
-            self._after_reload(profile, profile.reload())
+            profile.reload()  # the listener above builds its view
         self.router = Router(self.config.routes, self._default_profile())
         self._check_routes()
         if strict:
@@ -210,8 +211,12 @@ class Supervisor:
             return  # removed from multiplex.yaml: not served any more
         if profile.loaded:
             old = self._views.get(profile.name)
+            state = profile.state
+            if old is not None and self._built_from.get(profile.name) is state:
+                return  # a touch or a re-save: nothing to rebuild (thousands at start)
             with self._secrets_lock:
                 self._views[profile.name] = build_view(profile)
+                self._built_from[profile.name] = state
                 self._all_secrets = None
             if result.mtime and self._revoked(old, self._views[profile.name], result):
                 self.metrics.revocation_latency.observe(max(0.0, time.time() - result.mtime))
@@ -457,8 +462,7 @@ class Supervisor:
             watcher = ConfigWatcher(
                 self._on_file_change, mode=watch.mode, debounce_ms=watch.debounce_ms
             )
-            for name, profile in self._profiles.items():
-                watcher.watch(name, profile.home)
+            watcher.watch_many({name: p.home for name, p in self._profiles.items()})
             if self.mode == "multiplex" and self.config.source is not None:
                 listed = self.config.profiles is not None  # an explicit list: no folder scan
                 folder = None if listed else self.config.base_dir / self.config.profiles_dir

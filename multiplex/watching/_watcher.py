@@ -252,6 +252,20 @@ class ConfigWatcher:
             self._publish()
             self._reconcile()
 
+    def watch_many(self, homes: dict[str, Path]) -> None:
+        """:meth:`watch` for many profiles at once: one plan for the whole fleet.
+
+        Watching 10,000 homes one by one re-plans the watches each time
+        (quadratic); this resolves every home, then plans once.
+        """
+        resolved = {name: str(Path(home).expanduser().resolve()) for name, home in homes.items()}
+        with self._lock:
+            if self._stopped:
+                return
+            self._homes.update(resolved)
+            self._publish()
+            self._reconcile()
+
     def watch_supervisor(self, config_file: Path, profiles_dir: Path | None) -> None:
         """Also call ``on_change(SUPERVISOR_KEY)`` when ``config_file`` (multiplex.yaml)
         changes, or a home appears in or goes from ``profiles_dir`` (None: a fixed list)."""
