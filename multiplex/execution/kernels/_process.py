@@ -174,7 +174,7 @@ class KernelProcess:
             if shell.poll(500):
                 km.session.recv(shell)
                 break
-            if not km.is_alive() or time.monotonic() > deadline:
+            if not self._running() or time.monotonic() > deadline:
                 raise KernelError(f"the kernel did not start: {self._log_tail()}")
         check = "__import__('multiplex.kernel').kernel._Channel.key is not None"
         raw = self._execute("", deadline - time.monotonic(), None, silent=True, check=check)
@@ -230,7 +230,7 @@ class KernelProcess:
                 return self._killed(raw, out, "timeout")
             events = dict(self._poller.poll(int(min(_SLICE, remaining) * 1000) + 1))
             if not events:
-                if not km.is_alive():
+                if not self._running():
                     self.kill()
                     return self._finish(raw, out, "died", "the kernel process died")
                 continue
@@ -302,7 +302,16 @@ class KernelProcess:
         return self._ended
 
     def alive(self) -> bool:
-        return not self._ended and self._km is not None and bool(self._km.is_alive())
+        return not self._ended and self._running()
+
+    def _running(self) -> bool:
+        # The launched process itself (a non-blocking waitpid), not the manager's
+        # async is_alive: that costs an event-loop turn per call.
+        km = self._km
+        process = getattr(km.provisioner, "process", None) if km is not None else None
+        if process is None:
+            return km is not None and bool(km.is_alive())
+        return bool(process.poll() is None)
 
     def memory(self) -> int:
         """Resident memory of the kernel's whole process tree, in bytes."""
