@@ -6,7 +6,8 @@ prints its variables, its environment, its cwd and its credential listing,
 which are scanned for any OTHER profile's canaries. A kernel shared between
 profiles, or one started with another profile's env, cwd or credentials, shows
 up as a ``kernel`` leak. Starting a kernel costs about a second, so at most
-:data:`KERNEL_SAMPLE` profiles are checked; the notes say which were not.
+:data:`KERNEL_SAMPLE` profiles (of the local backend: only it runs kernels)
+are checked; the notes say which were not.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from multiplex.supervision import Supervisor
 
 __all__ = ["KERNEL_SAMPLE", "check_kernels"]
 
-KERNEL_SAMPLE = 8
+KERNEL_SAMPLE = 4
 SESSION = "audit-kernels"
 _VAR = "mx_audit_canary_mark"
 _DUMP = (
@@ -42,7 +43,9 @@ def check_kernels(
     sup: Supervisor, names: Sequence[str], canaries: Mapping[str, Canaries]
 ) -> dict[str, LeakCheck]:
     """Kernel leaks and notes per checked profile (the kernels end afterwards)."""
-    checked = [n for n in sorted(names) if n in canaries][:KERNEL_SAMPLE]
+    # Only the local backend runs kernels (docs/kernels.md#environment).
+    local = [n for n in sorted(names) if n in canaries and sup.view(n).backend == "local"]
+    checked = local[:KERNEL_SAMPLE]
     found = {n: LeakCheck() for n in checked}
     skipped = [n for n in names if n not in checked]
     if skipped and checked:

@@ -105,6 +105,8 @@ class KernelProcess:
         prefix: Callable[[Path], Sequence[str]] | None = None,
     ) -> KernelProcess:
         """Start a kernel in ``scope``'s cwd with ``spawn.env``; raises KernelError."""
+        if spawn.cwd is not None and not spawn.cwd.is_dir():
+            raise KernelError(f"working directory does not exist: {spawn.cwd}")
         runtime = Path(tempfile.mkdtemp(prefix="mxk-"))  # 0700: keys, sockets, credentials
         creds: Path | None = None
         kernel: KernelProcess | None = None
@@ -121,7 +123,12 @@ class KernelProcess:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"socket": str(channel.path), "key": channel.key, "env": env}, handle)
             confine = list(prefix(runtime)) if prefix is not None else []
-            kernel._launch(confine + kernel_argv(runtime), env)
+            try:
+                kernel._launch(confine + kernel_argv(runtime), env)
+            except OSError as exc:
+                raise KernelError(
+                    f"the kernel could not be started: {exc.strerror or exc}"
+                ) from None
             return kernel
         except BaseException:
             if kernel is not None:
