@@ -134,6 +134,8 @@ class ResultOut(BaseModel):
     exit_code: int | None
     stdout: str
     stderr: str
+    backend: str | None = None  # docs/execution.md#the-result: what ran it
+    sandbox: str | None = None
 
 
 class CellErrorOut(BaseModel):

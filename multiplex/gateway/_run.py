@@ -46,6 +46,8 @@ def result_row(result: RunResult) -> dict[str, Any]:
         "exit_code": result.exit_code,
         "stdout": result.stdout,
         "stderr": result.stderr,
+        "backend": result.backend,
+        "sandbox": result.sandbox,
     }
 
 
