@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from multiplex.cluster._approvals import ApprovalStore
 from multiplex.cluster._events import EventLog, SharedEvent
@@ -49,6 +50,29 @@ class Cluster:
     @property
     def up(self) -> bool:
         return self.link.up
+
+    def publish(
+        self,
+        name: str,
+        data: dict[str, Any],
+        profile: str,
+        run_id: str | None,
+        *,
+        run_doc: dict[str, Any] | None = None,
+    ) -> None:
+        """Sync: append an event and store the run document it changes, in one round trip.
+
+        Both must already be redacted.
+        """
+
+        def write() -> None:
+            pipe = self.link.sync.pipeline(transaction=False)
+            self.events.queue_append(pipe, name, data, profile, run_id)
+            if run_doc is not None:
+                self.runs.queue_put(pipe, run_doc)
+            pipe.execute()
+
+        self.link.call(write)
 
     async def start(
         self,
