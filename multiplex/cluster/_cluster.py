@@ -28,6 +28,7 @@ __all__ = ["HEALTH_SECONDS", "Cluster"]
 
 log = logging.getLogger("multiplex.cluster")
 HEALTH_SECONDS = 0.5
+BATCH_SECONDS = 0.005
 
 
 class Cluster:
@@ -147,10 +148,14 @@ class Cluster:
             try:
                 if after == "$":
                     after = await self.events.last_position()
-                for event in await self.events.read(after):
+                batch = await self.events.read(after)
+                for event in batch:
                     after = event.position
                     if event.node != self.node_id:
                         on_event(event)
+                if batch:
+                    # Let a busy stream gather: one read carries many events.
+                    await asyncio.sleep(BATCH_SECONDS)
             except ClusterUnavailable:
                 await asyncio.sleep(HEALTH_SECONDS)
                 # A restarted Redis has a new stream: resume from its end.
