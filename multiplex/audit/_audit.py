@@ -19,6 +19,7 @@ from pathlib import Path
 
 from multiplex.audit._compare import compare, masker
 from multiplex.audit._findings import AuditReport, Leak, SurfaceRow
+from multiplex.audit._kernel_leaks import check_kernels
 from multiplex.audit._leaks import LeakCheck, check_profile
 from multiplex.audit._oscheck import check_os
 from multiplex.audit._plugins import load_plugins
@@ -95,6 +96,9 @@ def _audit(
             timings["multiplexed"] = time.monotonic() - t0
             t1 = time.monotonic()
             checks = _leak_checks(sup, sandbox, names, mux)
+            for name, found in check_kernels(sup, names, sandbox.canaries).items():
+                checks.setdefault(name, LeakCheck()).leaks.extend(found.leaks)
+                checks[name].notes.extend(found.notes)
             timings["leaks"] = time.monotonic() - t1
             probes = probes_future.result()
             timings["standalone"] = max((p.seconds for p in probes.values()), default=0.0)
