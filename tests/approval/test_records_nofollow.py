@@ -25,7 +25,9 @@ def scratch_home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def sup(make_home, supervisor_of, scratch_home: Path) -> Supervisor:  # type: ignore[no-untyped-def]
-    make_home("a", "approvals:\n  mode: off\n")
+    # Unsandboxed: the attack must succeed so that the writer's own defence is what
+    # is tested (in the bubblewrap sandbox logs/ is read-only and the attack fails first).
+    make_home("a", "terminal:\n  sandbox: none\napprovals:\n  mode: off\n")
     return supervisor_of("profiles_dir: profiles\nwatch: {mode: 'off'}\n")  # type: ignore[no-any-return]
 
 
