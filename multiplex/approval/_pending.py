@@ -9,8 +9,7 @@ its resolution, cancellation cause included.
 from __future__ import annotations
 
 import enum
-import itertools
-import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -56,8 +55,9 @@ class Resolution:
     waited_ms: int = 0
 
 
-_ids = itertools.count(1)
-_PREFIX = os.urandom(3).hex()
+# docs/security.md#tokens-and-ids: 96 random bits, no counter a profile could read
+# the other profiles' approval counts from.
+_ID_BYTES = 12
 
 
 class PendingApproval:
@@ -77,7 +77,7 @@ class PendingApproval:
         key: tuple[str, str, str],
         why: Why | None = None,
     ) -> None:
-        self.id = f"ap-{_PREFIX}-{next(_ids)}"
+        self.id = f"ap-{secrets.token_hex(_ID_BYTES)}"
         self.profile = profile
         self.session = session
         self.turn_id = turn_id

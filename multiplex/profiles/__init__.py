@@ -5,7 +5,13 @@ from multiplex.profiles._credentials import CredentialFile, plan_credential_file
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
 from multiplex.profiles._nofollow import LinkRefused, append_bytes, write_new
-from multiplex.profiles._profile import Profile, ProfileState, ReloadResult
+from multiplex.profiles._profile import (
+    MIN_TOKEN_LENGTH,
+    TOKEN_KEY,
+    Profile,
+    ProfileState,
+    ReloadResult,
+)
 from multiplex.profiles._schema import (
     ApprovalSettings,
     CodeExecutionSettings,
@@ -15,6 +21,8 @@ from multiplex.profiles._schema import (
 )
 
 __all__ = [
+    "MIN_TOKEN_LENGTH",
+    "TOKEN_KEY",
     "AllowlistStore",
     "ApprovalSettings",
     "CodeExecutionSettings",

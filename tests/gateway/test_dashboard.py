@@ -26,9 +26,9 @@ from tests.conftest import HomeFactory
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 WAIT_MS = 15_000  # every wait in the browser is bounded
-ADMIN_TOKEN = "dash-admin-3f9a1c"
-ALPHA_TOKEN = "alpha-token-7d21e0"
-BETA_TOKEN = "beta-token-51c8aa"
+ADMIN_TOKEN = "dash-admin-3f9a1c-0123456789"
+ALPHA_TOKEN = "alpha-token-7d21e0-0123456789"
+BETA_TOKEN = "beta-token-51c8aa-0123456789"
 
 # approvals.timeout is short so a failing test never leaves a run parked for long.
 PARKING_CONFIG = """\
