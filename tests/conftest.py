@@ -96,13 +96,17 @@ def _no_process_scope() -> Iterator[None]:
 
 
 def run_cli(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    replace_env: bool = False,
 ):  # type: ignore[no-untyped-def]
-    """Run the real ``multiplex`` console script in a subprocess."""
+    """Run the real ``multiplex`` console script in a subprocess (``replace_env``: only ``env``)."""
     import subprocess
     import sys
 
-    full_env = dict(os.environ)
+    full_env = {} if replace_env else dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "multiplex", *args],

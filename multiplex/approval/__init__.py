@@ -10,6 +10,12 @@ itself lives in :mod:`multiplex.shell`. See docs/approvals.md.
 
 from multiplex.approval import _surfaces  # noqa: F401  (registers the gate's surfaces)
 from multiplex.approval._gate import Gate
+from multiplex.approval._history import (
+    DecisionFilter,
+    decisions_file,
+    follow_decisions,
+    read_decisions,
+)
 from multiplex.approval._pending import Answer, Choice, PendingApproval
 from multiplex.approval._prompt import (
     CallbackPrompter,
@@ -22,9 +28,13 @@ __all__ = [
     "Answer",
     "CallbackPrompter",
     "Choice",
+    "DecisionFilter",
     "Gate",
     "PendingApproval",
     "PromptUndeliverable",
     "Prompter",
     "TerminalPrompter",
+    "decisions_file",
+    "follow_decisions",
+    "read_decisions",
 ]

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from multiplex._metrics import Metrics
 from multiplex.approval._answers import decision_for, rules_to_save
@@ -19,6 +20,7 @@ from multiplex.approval._decision import (
 )
 from multiplex.approval._parked import Parked
 from multiplex.approval._pending import Choice, PendingApproval, PendingTable, Resolution
+from multiplex.approval._place import place_of
 from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
@@ -28,7 +30,7 @@ from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView
-from multiplex.shell import ParsedLine, parse_line
+from multiplex.shell import ParsedLine, deny_match, parse_line
 
 __all__ = ["PENDING_KEY", "SESSIONS_KEY", "Gate"]
 
@@ -51,8 +53,10 @@ class Gate:
         metrics: Metrics,
         current_view: Callable[[str], ProfileView],
         known_secrets: Callable[[], KnownValues],
+        served_homes: Callable[[], tuple[tuple[str, Path], ...]] = tuple,
     ) -> None:
         self._metrics = metrics
+        self._served_homes = served_homes
         self._current_view = current_view
         self.recorder = DecisionRecorder(metrics, known_secrets)
         self._prompters: dict[tuple[str | None, str | None], Prompter] = {}
@@ -144,6 +148,8 @@ class Gate:
             allowlist=scope.profile.allowlist.ruleset(),
             session_grants=session.grants,
             session_yolo=session.yolo,
+            place=place_of(scope, self._served_homes()),
+            search_path=scope.env.get("PATH", ""),
         )
         return data, view
 
@@ -342,18 +348,16 @@ class Gate:
             return decision
         view = self._current_view(scope.name)
         if view.epoch != decision.epoch:
-            deny = deny_set(view.approvals.deny)
-            for argv in parsed.match_argvs():
-                rule = deny.match(argv)
-                if rule is not None:
-                    return Decision(
-                        Outcome.BLOCKED,
-                        "revoked while waiting: deny rule added",
-                        DecidedBy.RULE,
-                        rule.text,
-                        view.epoch,
-                        decision.waited_ms,
-                    )
+            denied = deny_match(deny_set(view.approvals.deny), parsed)
+            if denied is not None:
+                return Decision(
+                    Outcome.BLOCKED,
+                    "revoked while waiting: deny rule added",
+                    DecidedBy.RULE,
+                    denied[0],
+                    view.epoch,
+                    decision.waited_ms,
+                )
         if decision.decided_by is DecidedBy.RULE:
             store = scope.profile.allowlist.ruleset()
             grants = self.sessions(scope.profile).get(scope.session).grants

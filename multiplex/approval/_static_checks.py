@@ -6,18 +6,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from multiplex.approval._allow_guard import smuggled
 from multiplex.approval._decision import DecidedBy, TraceStep
 from multiplex.profiles import ApprovalSettings
 from multiplex.shell import (
     Finding,
     ParsedLine,
+    Place,
     RuleSet,
+    deny_match,
     find_dangerous,
     find_hardline,
+    find_named,
+    find_other_home,
     find_protected_write,
 )
 
-__all__ = ["CheckInput", "Conclusion", "deny_set", "run_static_checks"]
+__all__ = ["CONTAINER_BACKENDS", "CheckInput", "Conclusion", "deny_set", "run_static_checks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +36,9 @@ class Conclusion:
     step: str
 
 
+_NOWHERE = Place()
+
+
 @dataclass(frozen=True, slots=True)
 class CheckInput:
     """Everything steps 1-7 look at, resolved at the profile's current epoch."""
@@ -42,6 +50,13 @@ class CheckInput:
     allowlist: RuleSet
     session_grants: RuleSet
     session_yolo: bool
+    place: Place = _NOWHERE
+    search_path: str = ""
+
+
+# docs/approvals.md#order-of-checks step 5: only these backends run commands in a sealed
+# container; ssh reaches a real host and local is the host itself.
+CONTAINER_BACKENDS = frozenset({"docker", "singularity", "modal", "daytona"})
 
 
 @lru_cache(maxsize=1024)
@@ -53,12 +68,7 @@ def deny_set(rules: tuple[str, ...]) -> RuleSet:
 def _deny_match(parsed: ParsedLine, rules: tuple[str, ...]) -> tuple[str, Sequence[str]] | None:
     if not rules:
         return None
-    deny = deny_set(rules)
-    for argv in parsed.match_argvs():
-        rule = deny.match(argv)
-        if rule is not None:
-            return rule.text, argv
-    return None
+    return deny_match(deny_set(rules), parsed)
 
 
 def _allow_match(data: CheckInput) -> str | None:
@@ -68,9 +78,11 @@ def _allow_match(data: CheckInput) -> str | None:
         return None
     matched: list[str] = []
     for command in parsed.commands:
-        if command.writes_file:
+        if command.writes_file or smuggled(command, data.search_path, data.place.cwd):
             return None
-        rule = data.session_grants.match(command.argv) or data.allowlist.match(command.argv)
+        # An assignment prefix (PATH=. ls) is matched too: only a rule naming it covers it.
+        argv = command.assignments + command.argv
+        rule = data.session_grants.match(argv) or data.allowlist.match(argv)
         if rule is None:
             return None
         if rule.text not in matched:
@@ -114,8 +126,11 @@ def run_static_checks(
             parsed.error or f"{segments} simple commands",
         )
     )
-    # 2. hardline
-    hard = find_hardline(parsed)
+    # 2. hardline, and another profile's home (never named: docs/security.md#another-profiles-home)
+    if find_other_home(parsed, data.place) is not None:
+        cause = "another profile's home"
+        return trace, stop("hardline", "blocked", cause, DecidedBy.POLICY), None
+    hard = find_hardline(parsed, place=data.place)
     if hard is not None:
         return (
             trace,
@@ -139,7 +154,8 @@ def run_static_checks(
     trace.append(TraceStep("yolo", "pass"))
     # 5. container without host access: heuristics skipped. Not in strict mode
     # (it asks for everything not allowlisted) and not for an unparseable line.
-    if not data.host_access and approvals.mode != "strict" and parsed.error is None:
+    sealed = data.backend in CONTAINER_BACKENDS and not data.host_access
+    if sealed and approvals.mode != "strict" and parsed.error is None:
         return (
             trace,
             stop(
@@ -151,22 +167,33 @@ def run_static_checks(
             None,
         )
     trace.append(
-        TraceStep("container", "pass", "host access" if data.host_access else "not applied")
+        TraceStep(
+            "container",
+            "pass",
+            "not applied" if data.backend not in CONTAINER_BACKENDS else "host mounts given",
+        )
     )
     protected = find_protected_write(parsed, approvals.protected_files)
-    # 6. session grants and the permanent allowlist
-    allowed = None if protected is not None else _allow_match(data)
+    # 6. session grants and the permanent allowlist; a named pattern is never vouched for
+    named = None if protected is not None else find_named(parsed, data.place)
+    allowed = None if protected is not None or named is not None else _allow_match(data)
     if allowed is not None:
         return trace, stop("allowlist", "approved", "allowlisted", DecidedBy.RULE, allowed), None
     trace.append(
         TraceStep(
             "allowlist",
             "pass",
-            "protected file write" if protected else "not every command matches",
+            "protected file write"
+            if protected
+            else (
+                f"{named.pattern.name} is never allowlisted"
+                if named
+                else "not every command matches"
+            ),
         )
     )
     # 7. detection
-    finding = protected or find_dangerous(parsed)
+    finding = protected or find_dangerous(parsed, place=data.place)
     if finding is None and approvals.mode != "strict":
         return (
             trace,

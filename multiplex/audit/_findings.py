@@ -97,11 +97,17 @@ class AuditReport:
 
     @property
     def ok(self) -> bool:
-        return not self.leaks and not self.divergences
+        """No divergence, no leak, and every profile audited (a broken one was not)."""
+        return not self.leaks and not self.divergences and not self.skipped
+
+    @property
+    def skipped_checks(self) -> tuple[str, ...]:
+        """The notes that say a check did not run (its result is unknown, not passed)."""
+        return tuple(n for n in self.notes if "skipped" in n or "not run" in n)
 
     @property
     def exit_code(self) -> int:
-        """docs/cli.md: 1 on any divergence or leak, else 0."""
+        """docs/cli.md: 1 on any divergence or leak or a profile not audited, else 0."""
         return 0 if self.ok else 1
 
     @property
@@ -110,6 +116,11 @@ class AuditReport:
         cells = f"{len(self.surfaces)} surfaces x {len(self.profiles)} profiles"
         if self.ok:
             return f"AUDIT PASSED: {cells} match standalone; no cross-profile leak"
+        if not self.leaks and not self.divergences:
+            return (
+                f"AUDIT INCOMPLETE: {len(self.skipped)} profile(s) could not be audited "
+                f"(broken config); {cells} match standalone"
+            )
         return (
             f"AUDIT FAILED: {len(self.divergences)} divergence(s) and {len(self.leaks)} leak(s) "
             f"over {cells}"
@@ -118,7 +129,11 @@ class AuditReport:
     def as_dict(self) -> dict[str, Any]:
         """The ``audit --json`` document (docs/cli.md)."""
         return {
+            "schema_version": 1,
             "ok": self.ok,
             "surfaces": [r.as_dict() for r in self.rows],
             "leaks": [leak.as_dict() for leak in self.leaks],
+            "notes": list(self.notes),
+            "skipped": list(self.skipped_checks),
+            "broken_profiles": [{"name": n, "error": e} for n, e in self.skipped.items()],
         }

@@ -12,8 +12,11 @@ from multiplex._errors import MultiplexError
 from multiplex.cli._allowlist import allowlist_app
 from multiplex.cli._approvals import approvals_app, exec_command
 from multiplex.cli._audit import audit
+from multiplex.cli._check import check
+from multiplex.cli._decisions import decisions
 from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
+from multiplex.cli._remote import answer_approval, list_approvals, runs_app
 from multiplex.cli._state import CliState
 from multiplex.cli._up import up
 
@@ -86,9 +89,14 @@ def _global(
 app.command("up", cls=Command)(up)
 app.command("exec", cls=Command)(exec_command)
 app.command("audit", cls=Command)(audit)
+app.command("check", cls=Command)(check)
+app.command("decisions", cls=Command)(decisions)
 app.add_typer(profiles_app, name="profiles")
 app.add_typer(allowlist_app, name="allowlist")
+approvals_app.command("list", cls=Command)(list_approvals)
+approvals_app.command("answer", cls=Command)(answer_approval)
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(runs_app, name="runs")
 
 
 def main(argv: list[str] | None = None) -> None:

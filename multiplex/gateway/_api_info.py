@@ -1,11 +1,11 @@
-"""Profiles, decisions, identity, the live event stream, health and metrics (docs/gateway.md)."""
+"""Profiles, identity, the live event stream, health and metrics (docs/gateway.md)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -14,7 +14,7 @@ from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
-from multiplex.gateway._models import DecisionRow, ProfileOut, WhoAmI
+from multiplex.gateway._models import ProfileOut, WhoAmI
 from multiplex.supervision import describe_profile
 
 __all__ = ["router"]
@@ -44,14 +44,6 @@ async def get_profile(name: str, caller: Caller, gw: GatewayDep) -> dict[str, An
     if not caller.sees(name) or name not in gw.sup.profiles:
         raise no_profile(caller, name)
     return _describe(gw, name)
-
-
-@router.get("/v1/decisions", response_model=list[DecisionRow], responses=ERRORS)
-async def recent_decisions(
-    caller: Caller, gw: GatewayDep, limit: int = Query(50, ge=1, le=500)
-) -> list[dict[str, Any]]:
-    """Recent gate decisions this token may see, newest first (in memory; the log is on disk)."""
-    return gw.feed.recent(limit, caller.sees)
 
 
 @router.get("/v1/whoami", response_model=WhoAmI, responses=ERRORS)

@@ -47,6 +47,7 @@ RUN_EVENTS = frozenset(
         "approval.resolved",
         "approval.cancelled",
         "command.finished",
+        "cell.finished",
         "run.finished",
     }
 )
@@ -108,7 +109,7 @@ _RUN_ERRORS: dict[int | str, dict[str, Any]] = {
     },
 )
 async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> Response:
-    """Queue a run of ``commands`` in a profile's session; poll it, follow its events, or ``wait``.
+    """Queue a run of ``commands`` (or ``code`` cells for the session's kernel); poll it, follow its events, or ``wait``.
 
     With ``"wait": seconds`` the answer is the run document (``GET /v1/runs/{id}``):
     200 once it finished, or 202 with it as it stands when the time is up.
@@ -120,7 +121,14 @@ async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
     """``POST /v1/runs`` for a validated body (the route and the fast path share it)."""
     profile = _target(gw, caller, body)
     try:
-        run = gw.runs.submit(profile, body.session_id, body.context, list(body.commands))
+        run = gw.runs.submit(
+            profile,
+            body.session_id,
+            body.context,
+            list(body.commands or ()),
+            code=body.code,
+            reset=body.reset,
+        )
     except ShuttingDown as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from None
     except TooManyRuns as exc:
@@ -288,10 +296,22 @@ async def list_approvals(
 async def reset_session(
     profile: str, session: str, caller: Caller, gw: GatewayDep
 ) -> dict[str, int]:
-    """``/new``: drop the session's grants; its pending approvals end "session reset"."""
+    """``/new``: drop the session's grants; its pending approvals end "session reset"; its kernels end."""
     if not caller.sees(profile) or profile not in gw.sup.profiles:
         raise no_profile(caller, profile)
-    return {"cancelled": gw.sup.reset_session(profile, session)}
+    # Ending kernels waits until their processes are proven dead: off the event loop.
+    return {"cancelled": await asyncio.to_thread(gw.sup.reset_session, profile, session)}
+
+
+@router.delete("/v1/sessions/{profile}/{session}", response_model=ResetOut, responses=ERRORS)
+async def delete_session(
+    profile: str, session: str, caller: Caller, gw: GatewayDep
+) -> dict[str, int]:
+    """The session is over: like reset, its approvals end "session deleted" and its kernels end."""
+    if not caller.sees(profile) or profile not in gw.sup.profiles:
+        raise no_profile(caller, profile)
+    cancelled = await asyncio.to_thread(gw.sup.reset_session, profile, session, "session deleted")
+    return {"cancelled": cancelled}
 
 
 @router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)

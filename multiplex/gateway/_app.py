@@ -13,7 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from multiplex._errors import ConfigError, RoutingError
-from multiplex.gateway import _api_info, _api_runs
+from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs
 from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._limits import BodyLimit, validation_error
@@ -75,6 +75,8 @@ def create_app(
     app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)
+    app.include_router(_api_history.router)
+    app.include_router(_api_kernels.router)
 
     @app.exception_handler(RoutingError)
     async def _routing(request: Request, exc: RoutingError) -> JSONResponse:

@@ -14,12 +14,16 @@ __all__ = [
     "AnswerIn",
     "ApprovalOut",
     "CancelOut",
+    "CellErrorOut",
+    "CellOut",
     "DecisionOut",
     "DecisionRow",
+    "KernelOut",
     "OkOut",
     "PatternOut",
     "PendingOut",
     "ProfileOut",
+    "ReloadOut",
     "ResetOut",
     "ResultOut",
     "RouteIn",
@@ -28,6 +32,7 @@ __all__ = [
     "RunIn",
     "RunOut",
     "RunStatus",
+    "RunSummary",
     "TestContext",
     "TestIn",
     "TraceOut",
@@ -44,6 +49,8 @@ RunStatus = Literal["queued", "running", "waiting_for_approval", "completed", "f
 Choice = Literal["once", "session", "always", "deny"]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Command = Annotated[str, Field(min_length=1, max_length=65_536)]
+Code = Annotated[str, Field(min_length=1, max_length=1_048_576)]
+CellOutcome = Literal["ok", "error", "timeout", "cancelled", "exited", "died", "refused"]
 RouteId = Annotated[str, Field(max_length=200)] | int | None
 
 
@@ -61,13 +68,20 @@ class RouteIn(_In):
 
 
 class RunIn(_In):
-    """``POST /v1/runs``: either ``profile`` or ``route`` (neither = the default profile)."""
+    """``POST /v1/runs``: either ``profile`` or ``route`` (neither = the default profile).
+
+    A run carries shell ``commands`` or Python ``code`` cells for the session's
+    kernel (docs/kernels.md#over-http), never both.
+    """
 
     profile: Name | None = None
     route: RouteIn | None = None
     session_id: Name = "default"
     context: RunContext = "api"
-    commands: list[Command] = Field(min_length=1, max_length=100)
+    commands: list[Command] | None = Field(default=None, min_length=1, max_length=100)
+    code: list[Code] | None = Field(default=None, min_length=1, max_length=100)
+    # docs/kernels.md#over-http: the first cell gets a fresh kernel (code runs only).
+    reset: bool = False
     # docs/gateway.md#waiting-for-the-result: answer with the finished run, within this many seconds.
     wait: Annotated[float, Field(ge=0, le=300)] | None = None
 
@@ -75,6 +89,10 @@ class RunIn(_In):
     def _one_target(self) -> RunIn:
         if self.profile is not None and self.route is not None:
             raise ValueError("give either profile or route, not both")
+        if (self.commands is None) == (self.code is None):
+            raise ValueError("give either commands or code, not both")
+        if self.reset and self.code is None:
+            raise ValueError("reset applies to code runs only")
         return self
 
 
@@ -117,6 +135,42 @@ class ResultOut(BaseModel):
     stderr: str
 
 
+class CellErrorOut(BaseModel):
+    ename: str
+    evalue: str
+    traceback: str
+
+
+class CellOut(BaseModel):
+    """One code cell of a run (docs/kernels.md#results-and-records); every text is redacted."""
+
+    index: int
+    outcome: CellOutcome
+    stdout: str
+    stderr: str
+    result: str | None
+    error: CellErrorOut | None
+    duration_ms: int
+    truncated: bool
+    fresh_kernel: bool
+    notice: str | None
+    kernel_id: str | None
+
+
+class KernelOut(BaseModel):
+    """A live session kernel (``GET /v1/kernels``)."""
+
+    kernel_id: str
+    profile: str
+    session: str
+    chain: list[str]
+    pid: int | None
+    started: float | None
+    last_used: float
+    memory_bytes: int
+    busy: bool
+
+
 class PatternOut(BaseModel):
     """A named pattern the gate found, with its sentence."""
 
@@ -149,7 +203,8 @@ class RunOut(BaseModel):
     session_id: str
     context: RunContext
     status: RunStatus
-    results: list[ResultOut]
+    kind: Literal["commands", "code"] = "commands"
+    results: list[ResultOut | CellOut]
     pending_approval: PendingOut | None
     created_at: float
     finished_at: float | None
@@ -207,14 +262,46 @@ class WhoAmI(BaseModel):
 
 
 class DecisionRow(BaseModel):
+    """One record of ``<home>/logs/decisions.jsonl`` (the same fields; ``session_id`` = ``session``)."""
+
     ts: float
     profile: str
-    session_id: str
+    session: str = ""
+    session_id: str = ""
+    turn: str | None = None
+    context: str | None = None
     command: str
     outcome: str
     cause: str
     decided_by: str
-    rule: str | None
+    rule: str | None = None
+    epoch: int | None = None
+    waited_ms: int | None = None
+    choice: str | None = None
+
+
+class RunSummary(BaseModel):
+    """One row of ``GET /v1/runs``."""
+
+    run_id: str
+    profile: str
+    session_id: str
+    context: str
+    status: RunStatus
+    created_at: float
+    finished_at: float | None
+    commands: list[str]
+    pending_approval: str | None = None
+
+
+class ReloadOut(BaseModel):
+    """``POST /v1/admin/reload``: what the reload of ``multiplex.yaml`` did."""
+
+    ok: bool
+    error: str | None = None
+    added: list[str]
+    removed: list[str]
+    profiles: int
 
 
 ProfileOut = dict[str, Any]

@@ -9,9 +9,10 @@ from typing import Any
 
 from multiplex.approval._pending import PendingApproval
 from multiplex.execution import RunResult
+from multiplex.execution.kernels import CellResult
 from multiplex.supervision import ParkedRun
 
-__all__ = ["FINAL", "Run", "approval_row", "result_row"]
+__all__ = ["FINAL", "Run", "approval_row", "cell_row", "result_row"]
 
 FINAL = frozenset({"completed", "failed", "cancelled"})
 
@@ -52,17 +53,43 @@ def result_row(result: RunResult, redact: Callable[[str], str]) -> dict[str, Any
     }
 
 
+def cell_row(index: int, result: CellResult) -> dict[str, Any]:
+    """One code cell's entry in ``results`` (docs/kernels.md#over-http); all text redacted."""
+    return {
+        "index": index,
+        "outcome": result.outcome,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "result": result.result,
+        "error": None if result.error is None else result.error.as_dict(),
+        "duration_ms": result.duration_ms,
+        "truncated": result.truncated,
+        "fresh_kernel": result.fresh_kernel,
+        "notice": result.notice,
+        "kernel_id": result.kernel_id,
+    }
+
+
 class Run:
     """One submitted run; every field is read and written under its lock."""
 
     def __init__(
-        self, run_id: str, profile: str, session_id: str, context: str, commands: list[str]
+        self,
+        run_id: str,
+        profile: str,
+        session_id: str,
+        context: str,
+        commands: list[str],
+        code: list[str] | None = None,
     ) -> None:
         self.run_id = run_id
         self.profile = profile
         self.session_id = session_id
         self.context = context
         self.commands = tuple(commands)
+        self.code = tuple(code or ())  # Python cells for the session's kernel instead of commands
+        self.kind = "code" if self.code else "commands"
+        self.reset = False  # code runs: the first cell discards the kernel's state
         self.created_at = time.time()
         self.finished_at: float | None = None
         self.status = "queued"
@@ -108,6 +135,7 @@ class Run:
                 "session_id": self.session_id,
                 "context": self.context,
                 "status": self.status,
+                "kind": self.kind,
                 "results": list(self.results),
                 "pending_approval": None
                 if pending is None

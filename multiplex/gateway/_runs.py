@@ -29,7 +29,7 @@ from multiplex.execution import RunResult
 from multiplex.gateway._events import EventHub, make_event
 from multiplex.gateway._feed import ASKED, DecisionFeed
 from multiplex.gateway._logs import log_event
-from multiplex.gateway._run import Run, approval_row, result_row
+from multiplex.gateway._run import Run, approval_row, cell_row, result_row
 from multiplex.scopes import ScopedExecutor
 from multiplex.supervision import ParkedRun, Supervisor
 
@@ -78,16 +78,30 @@ class RunRegistry:
         with self._lock:
             return self._runs.get(run_id)
 
+    def all(self) -> list[Run]:
+        """Every run still known, oldest first (live ones and the last finished)."""
+        with self._lock:
+            return list(self._runs.values())
+
     def active(self) -> list[Run]:
         with self._lock:
             return [r for r in self._runs.values() if not r.finished]
 
     # -- submission ------------------------------------------------------------------
-    def submit(self, profile: str, session_id: str, context: str, commands: list[str]) -> Run:
-        """Queue a run; its commands start in a worker thread at once."""
+    def submit(
+        self,
+        profile: str,
+        session_id: str,
+        context: str,
+        commands: list[str],
+        *,
+        code: list[str] | None = None,
+        reset: bool = False,
+    ) -> Run:
+        """Queue a run of commands (or of ``code`` cells); it starts in a worker thread at once."""
         if self.closing:
             raise ShuttingDown(SHUTDOWN)
-        run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands)
+        run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands, code)
         with self._lock:
             live = self._live.get(profile, 0)
             if live >= self._per_profile:
@@ -105,6 +119,7 @@ class RunRegistry:
             session_id=session_id,
             context=context,
             commands=len(commands),
+            cells=len(run.code),
         )
         self._publish_run("run.started", run)
         try:
@@ -119,7 +134,10 @@ class RunRegistry:
             if run.finished:
                 return 0
             run.cancel_requested = True
-        return self._sup.gate.cancel_run(run.run_id, cause)
+        # A running code cell is cancelled too: its kernel is killed (docs/kernels.md#lifecycle).
+        return self._sup.gate.cancel_run(run.run_id, cause) + self._sup.kernels.cancel_run(
+            run.run_id, cause
+        )
 
     # -- execution (worker threads; a parked run holds none) -----------------------------
     def _execute(self, run: Run) -> None:
@@ -133,7 +151,48 @@ class RunRegistry:
         if not start:
             self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
             return
-        self._guarded(self._commands, run, 0)
+        if run.code:
+            self._guarded(self._cells, run)
+        else:
+            self._guarded(self._commands, run, 0)
+
+    def _cells(self, run: Run) -> None:
+        """Run the code cells in order in the session's kernel; a cell that is not ok ends the run."""
+        for index, code in enumerate(run.code):
+            with run.lock:
+                stop = run.cancel_requested or self.closing
+            if stop:
+                self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
+                return
+            try:
+                result = self._sup.execute_code(
+                    code,
+                    profile=run.profile,
+                    session=run.session_id,
+                    context=run.context,
+                    reset=run.reset and index == 0,
+                    run_id=run.run_id,
+                )
+            except (MultiplexError, ValueError, OSError) as exc:
+                self._finish(run, "failed", " ".join(str(exc).split())[:500])
+                return
+            row = cell_row(index, result)
+            with run.lock:
+                run.results.append(row)
+            if len(self._hub):
+                self._hub.publish(
+                    make_event(
+                        "cell.finished",
+                        {"run_id": run.run_id, "profile": run.profile, **row},
+                        run.profile,
+                        run.run_id,
+                    )
+                )
+            if result.outcome != "ok":
+                ended = {"cancelled": "cancelled", "exited": "completed"}
+                self._finish(run, ended.get(result.outcome, "failed"), None)
+                return
+        self._finish(run, "completed", None)
 
     def _guarded(self, step: Callable[..., None], run: Run, *args: Any) -> None:
         try:

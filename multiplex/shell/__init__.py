@@ -10,15 +10,18 @@ docs/allowlist.md#rules.
 """
 
 from multiplex.shell._catalogue import Pattern
+from multiplex.shell._deny import deny_match
 from multiplex.shell._detection import (
     DANGEROUS,
     HARDLINE,
     Finding,
     find_dangerous,
     find_hardline,
+    find_named,
     find_protected_write,
     write_targets,
 )
+from multiplex.shell._options import risky_option
 from multiplex.shell._parse import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -29,6 +32,8 @@ from multiplex.shell._parse import (
     parse_line,
 )
 from multiplex.shell._rules import MAX_RULE_LENGTH, Rule, RuleSet, exact_rule, parse_rule
+from multiplex.shell._target_checks import find_other_home
+from multiplex.shell._targets import Place
 
 __all__ = [
     "DANGEROUS",
@@ -40,15 +45,20 @@ __all__ = [
     "Finding",
     "ParsedLine",
     "Pattern",
+    "Place",
     "Redirect",
     "Rule",
     "RuleSet",
     "SimpleCommand",
+    "deny_match",
     "exact_rule",
     "find_dangerous",
     "find_hardline",
+    "find_named",
+    "find_other_home",
     "find_protected_write",
     "parse_line",
     "parse_rule",
+    "risky_option",
     "write_targets",
 ]

@@ -15,12 +15,15 @@ __all__ = [
     "ACCOUNT",
     "BLOCK_DEVICE_WRITE",
     "CLOUD_METADATA",
+    "COMMAND_VARIABLE",
     "CRONTAB",
     "DANGEROUS",
     "DELETE_SYSTEM",
     "DISK_TOOL",
     "DOWNLOAD_EXEC",
     "DYNAMIC_PROGRAM",
+    "DYNAMIC_TARGET",
+    "EXFILTRATION",
     "FIND_DELETE",
     "FIREWALL",
     "FORK_BOMB",
@@ -29,21 +32,30 @@ __all__ = [
     "INFRA_DESTROY",
     "KILL_ALL",
     "MKFS",
+    "NETWORK_REDIRECT",
+    "OTHER_HOME",
     "OVER_LIMIT",
     "PACKAGE_REMOVAL",
     "PERMISSIONS",
+    "PERSISTENCE",
     "PIPE_TO_SHELL",
     "POWER",
     "PRIVILEGE",
+    "PRIVILEGED_CONTAINER",
     "PROCESS_KILL",
     "PROTECTED_FILE",
     "RECURSIVE_DELETE",
+    "REVERSE_SHELL",
     "RUNLEVEL",
     "SCRIPT_DESTRUCTIVE",
+    "SCRIPT_EXEC",
+    "SECRET_READ",
     "SENSITIVE_WRITE",
     "SERVICE_STOP",
     "SHRED",
     "SQL_DESTRUCTIVE",
+    "SYSRQ",
+    "SYSTEM_TARGET",
     "UNPARSEABLE",
     "Finding",
     "Pattern",
@@ -78,8 +90,23 @@ FORK_BOMB = _p("fork-bomb", "Spawns processes without end until the machine stop
 KILL_ALL = _p("kill-all", "Signals every process the user can reach (pid -1).")
 POWER = _p("power-off", "Shuts down, halts or reboots the machine.")
 RUNLEVEL = _p("runlevel-change", "Switches the init runlevel to halt (0) or reboot (6).")
+SYSTEM_TARGET = _p(
+    "system-target",
+    "Moves, empties or recursively re-owns /, a system directory, a home or a folder above the cwd.",
+)
+SYSRQ = _p(
+    "sysrq-trigger",
+    "Writes to /proc/sysrq-trigger: the kernel crashes, reboots or freezes at once.",
+)
+OTHER_HOME = _p(
+    "other-profile-home",
+    "Touches another profile's home, or the profiles folder above this profile's home.",
+)
 HARDLINE: tuple[Pattern, ...] = (
     DELETE_SYSTEM,
+    SYSTEM_TARGET,
+    SYSRQ,
+    OTHER_HOME,
     MKFS,
     BLOCK_DEVICE_WRITE,
     FORK_BOMB,
@@ -126,6 +153,41 @@ DYNAMIC_PROGRAM = _p("dynamic-program", "The program name is computed at run tim
 SCRIPT_DESTRUCTIVE = _p(
     "script-destructive", "Inline script code deletes files or runs dangerous shell commands."
 )
+DYNAMIC_TARGET = _p(
+    "dynamic-target",
+    "A destructive command's target is computed at run time ($VAR, $(…), globs): it may be anything.",
+)
+SCRIPT_EXEC = _p(
+    "script-exec", "Inline interpreter code runs other programs (system, exec, subprocess, popen)."
+)
+COMMAND_VARIABLE = _p(
+    "command-variable",
+    "Sets a variable that makes a program load or run other code (LD_PRELOAD, GIT_PAGER, BASH_ENV, PATH=.).",
+)
+NETWORK_REDIRECT = _p(
+    "network-redirect", "Redirects to /dev/tcp or /dev/udp: the shell itself talks to the network."
+)
+REVERSE_SHELL = _p(
+    "reverse-shell",
+    "Binds a shell to a network socket (nc -e, socat exec:, bash -i >& /dev/tcp): a remote party gets a shell.",
+)
+EXFILTRATION = _p(
+    "exfiltration",
+    "Sends the home folder or credential files to the network (piped to nc/curl, curl -d @, scp, rsync).",
+)
+SECRET_READ = _p(
+    "secret-read",
+    "Reads a private key or credential store (~/.ssh/id_*, ~/.aws, ~/.kube/config, /etc/shadow, .env).",
+)
+PERSISTENCE = _p(
+    "persistence",
+    "Installs something that runs later by itself: git hooks, autostart, crontab, systemd units, "
+    "shell start-up files, git config of pager/hooksPath/aliases.",
+)
+PRIVILEGED_CONTAINER = _p(
+    "privileged-container",
+    "Starts a container with host privileges (--privileged, host pid/net) or / or the docker socket mounted.",
+)
 PROTECTED_FILE = _p("protected-file", "Writes to a protected file (approvals.protected_files).")
 DANGEROUS: tuple[Pattern, ...] = (
     UNPARSEABLE,
@@ -151,4 +213,13 @@ DANGEROUS: tuple[Pattern, ...] = (
     PRIVILEGE,
     DYNAMIC_PROGRAM,
     SCRIPT_DESTRUCTIVE,
+    DYNAMIC_TARGET,
+    SCRIPT_EXEC,
+    COMMAND_VARIABLE,
+    NETWORK_REDIRECT,
+    REVERSE_SHELL,
+    EXFILTRATION,
+    SECRET_READ,
+    PERSISTENCE,
+    PRIVILEGED_CONTAINER,
 )

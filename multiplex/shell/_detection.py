@@ -15,10 +15,9 @@ A pure leaf: stdlib, ``shell._parse`` and ``shell._catalogue`` only.
 
 from __future__ import annotations
 
-import fnmatch
-import posixpath
+import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from multiplex.shell._catalogue import (
     BLOCK_DEVICE_WRITE,
@@ -32,7 +31,6 @@ from multiplex.shell._catalogue import (
     OVER_LIMIT,
     PIPE_TO_SHELL,
     PRIVILEGE,
-    PROTECTED_FILE,
     SCRIPT_DESTRUCTIVE,
     SENSITIVE_WRITE,
     SQL_DESTRUCTIVE,
@@ -43,15 +41,34 @@ from multiplex.shell._catalogue import (
 from multiplex.shell._command_checks import (
     catastrophic_path,
     dangerous_check,
-    expand_braces,
     hardline_check,
     is_block_device,
     operands,
     program,
     short_flags,
 )
-from multiplex.shell._parse import ParsedLine, SimpleCommand, parse_line
+from multiplex.shell._network_checks import find_network
+from multiplex.shell._parse import ParsedLine, SimpleCommand
+from multiplex.shell._scripts import SCRIPT_DELETE, fork_text, script_lines
+from multiplex.shell._secret_checks import (
+    find_command_variable,
+    find_persistence,
+    find_privileged_container,
+    find_script_exec,
+    find_secret_read,
+)
+from multiplex.shell._target_checks import find_dynamic_target, find_target_hardline
+from multiplex.shell._targets import Place
 from multiplex.shell._unwrap import SHELLS, unwrap_step
+from multiplex.shell._writes import (
+    all_commands,
+    evidence,
+    find_protected_write,
+    sensitive,
+    write_targets,
+)
+
+_NOWHERE = Place()
 
 __all__ = [
     "DANGEROUS",
@@ -60,11 +77,11 @@ __all__ = [
     "Pattern",
     "find_dangerous",
     "find_hardline",
+    "find_named",
     "find_protected_write",
     "write_targets",
 ]
 
-_MAX_SCRIPT_DEPTH = 4
 _EXEC_SINKS = SHELLS | {"eval", "source", ".", "perl", "ruby", "node", "nodejs", "php", "bun"}
 _DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch", "lwp-download", "http", "xh"})
 _DOWNLOAD_WORD = re.compile(r"(?<![\w.-])(curl|wget|aria2c|lwp-download)\b")
@@ -83,99 +100,10 @@ _SQL = re.compile(
 _SQL_UNBOUNDED = re.compile(
     r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
 )
-_FORK_TEXT = re.compile(
-    r"(?P<f>[^\s(){};|&]+)\s*\(\s*\)\s*\{[^}]*(?P=f)\s*\|\s*(?P=f)\s*&"
-    r"|fork\s*(\(\s*\))?\s*while\s*fork|while\s*\(?\s*(True|1|true)\s*\)?\s*:?\s*\{?\s*os\.fork"
-    r"|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork",
-)
-_SCRIPT_DELETE = re.compile(
-    r"shutil\.rmtree|os\.(remove|unlink|rmdir|removedirs)\b|\brmSync\b|\brmdirSync\b"
-    r"|\bunlinkSync\b|rm_rf|FileUtils\.rm|remove_tree|\bunlink\s*\(|File\.delete"
-)
-_SCRIPT_EXEC = re.compile(
-    r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
-)
-_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
-_LIST = re.compile(r"\[([^\[\]]*)\]")
-_WRITE_CALL = re.compile(
-    r"write|open\s*\([^)]*['\"][wax+]|appendFile|rename|replace|unlink|remove|truncate"
-    r"|rmSync|rm_rf|copy|move|symlink|chmod",
-)
-_SENSITIVE = (
-    "~/.ssh", "~/.ssh/*", "*/.ssh/*", "/etc/*", "/etc", "/root/*", "/boot/*", "/usr/*",
-    "/bin/*", "/sbin/*", "/lib*/*", "/var/spool/cron/*", "~/.gnupg/*", "~/.aws/*",
-    "~/.kube/config", "~/.docker/config.json", "~/.netrc", "~/.git-credentials",
-    "~/.config/fish/config.fish", "/proc/sys/*", "/sys/*",
-)  # fmt: skip
-_SENSITIVE_NAMES = frozenset(
-    [
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zprofile",
-        ".zshenv",
-        ".zlogin",
-        "authorized_keys",
-        "authorized_keys2",
-        "sudoers",
-    ]
-)
-
-
+# Linear-time fork-bomb text checks: every pattern starts at a literal and no two
+# quantifiers can match the same characters (docs/security.md#linear-time).
+LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
 _EVERYTHING_HERE = frozenset({"*", ".", "./", "./*", ".*", "*/", "..", "../*"})
-
-
-def _all(parsed: ParsedLine) -> tuple[SimpleCommand, ...]:
-    return parsed.commands + parsed.variant_commands
-
-
-def _evidence(cmd: SimpleCommand) -> str:
-    # A redirection is only visible in the source text, not in argv.
-    return cmd.text if cmd.writes_file or not cmd.argv else " ".join(cmd.argv)
-
-
-def _home(path: str) -> str:
-    return re.sub(r"^(\$\{HOME\}|\$HOME\b)", "~", path)
-
-
-def write_targets(cmd: SimpleCommand) -> Iterator[str]:
-    """Paths ``cmd`` writes, creates, replaces or deletes (docs/approvals.md#protected-files)."""
-    for r in cmd.redirects:
-        if r.writes_file or (
-            r.target.startswith("/dev/") and ">" in r.op and r.target != "/dev/null"
-        ):
-            yield r.target
-    if not cmd.argv:
-        return
-    prog, args = program(cmd.argv), cmd.argv[1:]
-    ops = operands(args)
-    flags = short_flags(args)
-    if prog in ("tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv"):
-        yield from (op for op in ops if not (prog == "truncate" and op.isdigit()))
-    elif prog in ("cp", "install", "ln", "rsync", "scp", "link"):
-        target = next(
-            (a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None
-        )
-        yield from ([target] if target else ops[-1:] if len(ops) > 1 or prog == "ln" else [])
-    elif prog in ("sed", "gsed", "perl", "yq") and (
-        "i" in flags or any(a.startswith(("--in-place", "--inplace")) for a in args)
-    ):
-        scripted = any(a in ("-e", "-f", "--expression", "--file") or "e" in a[1:2] for a in args)
-        yield from ops if scripted and prog != "yq" else ops[1:]
-    elif prog == "dd":
-        yield from (a[3:] for a in args if a.startswith("of="))
-    elif prog in ("chmod", "chown", "chgrp"):
-        yield from ops[1:]
-    elif prog in ("curl", "wget"):
-        for i, arg in enumerate(args[:-1]):
-            # curl -O names the file after the URL; wget -O names it.
-            if arg in ("-o", "--output", "--output-document") or (arg == "-O" and prog == "wget"):
-                yield args[i + 1]
-    elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
-        yield from ops
 
 
 def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
@@ -207,12 +135,22 @@ def _cd_then_delete(commands: Sequence[SimpleCommand]) -> SimpleCommand | None:
     return None
 
 
-def find_hardline(parsed: ParsedLine, _depth: int = 0) -> Finding | None:
-    """The first hardline pattern in the line (docs/approvals.md#order-of-checks step 2), or None."""
-    for cmd in _all(parsed):
+def find_hardline(
+    parsed: ParsedLine, _depth: int = 0, *, place: Place | None = None
+) -> Finding | None:
+    """The first hardline pattern in the line (docs/approvals.md#order-of-checks step 2), or None.
+
+    ``place`` (the turn's cwd and homes) resolves destructive targets
+    (docs/security.md#resolved-targets); without it ``~`` and ``$HOME`` stand for a home.
+    """
+    place = place or _NOWHERE
+    targeted = find_target_hardline(parsed, place)
+    if targeted is not None:
+        return targeted
+    for cmd in all_commands(parsed):
         found = _hardline_command(cmd)
         if found is not None:
-            return Finding(found, _evidence(cmd))
+            return Finding(found, evidence(cmd))
     for commands in (parsed.commands, parsed.variant_commands):
         hit = _cd_then_delete(commands)
         if hit is not None:
@@ -220,36 +158,17 @@ def find_hardline(parsed: ParsedLine, _depth: int = 0) -> Finding | None:
     if parsed.fork_bombs:
         return Finding(FORK_BOMB, parsed.fork_bombs[0])
     for text in (parsed.line, *parsed.variants, *parsed.script_payloads):
-        match = _FORK_TEXT.search(text)
-        if match:
-            return Finding(FORK_BOMB, match.group(0))
-    for inner in _script_lines(parsed, _depth):
-        finding = find_hardline(inner, _depth + 1)
+        bomb = fork_text(text)
+        if bomb is not None:
+            return Finding(FORK_BOMB, bomb)
+    for inner in script_lines(parsed, _depth):
+        finding = find_hardline(inner, _depth + 1, place=place)
         if finding is not None:
             return finding
     for payload in parsed.script_payloads:
         if re.search(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*\(?\s*['\"](/|~)['\"]", payload):
             return Finding(DELETE_SYSTEM, payload)
     return None
-
-
-def _script_lines(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
-    """Shell lines passed to system()/subprocess/backticks inside script payloads."""
-    if depth >= _MAX_SCRIPT_DEPTH:
-        return
-    for payload in parsed.script_payloads:
-        if not _SCRIPT_EXEC.search(payload):
-            continue
-        literals = [
-            next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(payload)
-        ]
-        for group in _LIST.findall(payload):
-            words = [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(group)]
-            if len(words) > 1:
-                literals.append(" ".join(words))
-        for literal in literals[:64]:
-            if literal.strip():
-                yield parse_line(literal)
 
 
 def _download_exec(cmd: SimpleCommand) -> Pattern | None:
@@ -273,14 +192,6 @@ def _reads_stdin(cmd: SimpleCommand) -> bool:
     return probe in step.shell_payloads or probe in step.scripts
 
 
-def _sensitive(path: str) -> bool:
-    path = _home(path.strip())
-    norm = posixpath.normpath(re.sub(r"/+", "/", path)) if path else path
-    if norm.rsplit("/", 1)[-1] in _SENSITIVE_NAMES:
-        return True
-    return any(fnmatch.fnmatchcase(norm, pattern) for pattern in _SENSITIVE)
-
-
 def _sql(cmd: SimpleCommand) -> bool:
     if program(cmd.argv) in _SEARCHERS:
         return False
@@ -296,89 +207,77 @@ def _sql_text(text: str) -> bool:
 
 def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     if not cmd.argv:
-        return SENSITIVE_WRITE if any(_sensitive(p) for p in write_targets(cmd)) else None
+        return SENSITIVE_WRITE if any(sensitive(p) for p in write_targets(cmd)) else None
     prog = program(cmd.argv)
     found = _hardline_command(cmd) or dangerous_check(prog, cmd.argv[1:])
     if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0]):
         found = DYNAMIC_PROGRAM
     if found is None:
         found = _download_exec(cmd)
-    if found is None and any(_sensitive(p) for p in write_targets(cmd)):
+    if found is None and any(sensitive(p) for p in write_targets(cmd)):
         found = SENSITIVE_WRITE
     if found is None and _sql(cmd):
         found = SQL_DESTRUCTIVE
     return found
 
 
-def find_dangerous(parsed: ParsedLine, _depth: int = 0) -> Finding | None:
+@functools.lru_cache(maxsize=64)  # the gate asks twice: allowlist step, then detection
+def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None:
+    """The first pattern no allow rule vouches for (docs/allowlist.md#what-an-allow-rule-never-covers).
+
+    Reverse shells, exfiltration, /dev/tcp, secret reads, persistence, privileged
+    containers, code-loading variables and destructive commands with computed targets.
+    """
+    place = place or _NOWHERE
+    return (
+        find_network(parsed, place)
+        or find_secret_read(parsed, place)
+        or find_persistence(parsed, place)
+        or find_privileged_container(parsed, place)
+        or find_command_variable(parsed)
+        or find_dynamic_target(parsed, place)
+    )
+
+
+def find_dangerous(
+    parsed: ParsedLine, _depth: int = 0, *, place: Place | None = None
+) -> Finding | None:
     """The first dangerous pattern in the line (docs/approvals.md#order-of-checks step 7), or None.
 
     A parse error (pattern ``unparseable``), a passed limit and every hardline
-    pattern count as dangerous too.
+    pattern count as dangerous too; ``place`` as for :func:`find_hardline`.
     """
+    place = place or _NOWHERE
     if parsed.over_limit is not None:
         return Finding(OVER_LIMIT, parsed.over_limit)
     if parsed.error is not None:
         return Finding(UNPARSEABLE, parsed.error)
-    hard = find_hardline(parsed, _depth)
+    hard = find_hardline(parsed, _depth, place=place)
     if hard is not None:
         return hard
+    named = find_named(parsed, place)
+    if named is not None:
+        return named
     # A wrapper like sudo is reported only when what it runs shows nothing more specific.
     escalation: Finding | None = None
-    for cmd in _all(parsed):
+    for cmd in all_commands(parsed):
         found = _dangerous_command(cmd)
         if found is PRIVILEGE:
-            escalation = escalation or Finding(found, _evidence(cmd))
+            escalation = escalation or Finding(found, evidence(cmd))
         elif found is not None:
-            return Finding(found, _evidence(cmd))
+            return Finding(found, evidence(cmd))
     for text in (parsed.line, *parsed.variants):
         match = _METADATA.search(text)
         if match:
             return Finding(CLOUD_METADATA, match.group(0))
     for payload in parsed.script_payloads:
-        match = _SCRIPT_DELETE.search(payload) or _METADATA.search(payload)
+        match = SCRIPT_DELETE.search(payload) or _METADATA.search(payload)
         if match:
             pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
             return Finding(pattern, payload)
         if _sql_text(payload):
             return Finding(SQL_DESTRUCTIVE, payload)
-    for inner in _script_lines(parsed, _depth):
-        if inner.error is None and find_dangerous(inner, _depth + 1) is not None:
+    for inner in script_lines(parsed, _depth):
+        if inner.error is None and find_dangerous(inner, _depth + 1, place=place) is not None:
             return Finding(SCRIPT_DESTRUCTIVE, inner.line)
-    return escalation
-
-
-def _protected(path: str, patterns: Sequence[str]) -> bool:
-    path = path.strip()
-    if not path:
-        return False
-    norm = posixpath.normpath(path)
-    base = norm.rsplit("/", 1)[-1]
-    return any(
-        fnmatch.fnmatchcase(base, p) or fnmatch.fnmatchcase(norm, p) or fnmatch.fnmatchcase(path, p)
-        for p in patterns
-    )
-
-
-def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
-    """A write to a path matching one of the ``protected`` globs (docs/approvals.md#protected-files), or None.
-
-    A glob matches the basename or the path; writes are output redirections, ``tee``,
-    ``cp``/``mv``/``install``/``ln`` destinations, ``sed -i``/``perl -i`` files,
-    ``truncate``, ``dd of=``, ``chmod``/``chown`` targets, deletes and editors.
-    """
-    if not protected:
-        return None
-    for cmd in _all(parsed):
-        for path in write_targets(cmd):
-            for variant in expand_braces(path):
-                if _protected(variant, protected):
-                    return Finding(PROTECTED_FILE, _evidence(cmd))
-    for payload in parsed.script_payloads:
-        if not _WRITE_CALL.search(payload):
-            continue
-        for m in _LITERAL.finditer(payload):
-            literal = next(g for g in m.groups() if g is not None)
-            if _protected(literal, protected):
-                return Finding(PROTECTED_FILE, payload)
-    return None
+    return find_script_exec(parsed) or escalation

@@ -1,28 +1,38 @@
 """Shell command lines parsed into the simple commands they would run (docs/approvals.md#parsing).
 
-``parse_line`` reads a line with the tree-sitter bash grammar and returns every
-simple command in it: pipeline stages, list members, subshells, ``$(…)``, backticks
-and process substitutions, each wrapper (``sudo``, ``env``, ``xargs`` …) together
-with the program it wraps, and the recursively parsed payloads of ``bash -c``,
-``eval``, ``find -exec``, ``ssh host CMD`` and text piped into a bare shell. It
-never raises: a grammar error is reported in ``ParsedLine.error`` (no allow rule may
-match such a line) and the size limits in ``ParsedLine.over_limit`` (the gate blocks).
-The values it returns are defined in ``shell._parsed`` and re-exported here.
-A pure leaf: of the package it imports only its fellow leaves (parsed, unwrap,
-variants, words).
+``parse_line`` (tree-sitter bash) returns every simple command of a line: stages,
+list members, substitutions, wrappers with what they wrap, recursively parsed
+payloads (``bash -c``, ``eval``, ``find -exec``, ``ssh host CMD``, text fed into a
+shell). Never raises: errors go in ``ParsedLine.error``, limits in ``over_limit``.
+A pure leaf: of the package it imports only its fellow leaves.
 """
 
 from __future__ import annotations
 
 import shlex
-import threading
-from dataclasses import dataclass
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
+from multiplex.shell._argv import feed_upstream
+from multiplex.shell._grammar import CONTAINERS, MAX_FRAMES, NESTING, parser
+from multiplex.shell._grammar import WalkContext as _Ctx
 from multiplex.shell._parsed import ParsedLine, Redirect, SimpleCommand
-from multiplex.shell._unwrap import NextStep, program_name, stdin_text_after, unwrap_step
+from multiplex.shell._payloads import env_payloads
+from multiplex.shell._substitution import (
+    assignment,
+    expanded_words,
+    fed_by,
+    output_of,
+    script_text,
+    spawns_itself,
+)
+from multiplex.shell._unwrap import (
+    SHELLS,
+    NextStep,
+    program_name,
+    stdin_text_after,
+    unwrap_step,
+)
 from multiplex.shell._variants import normalised_variants, unquote_words
 from multiplex.shell._words import (
     describe_error,
@@ -38,6 +48,7 @@ from multiplex.shell._words import (
 __all__ = [
     "MAX_CHARS",
     "MAX_DEPTH",
+    "MAX_PIPES",
     "MAX_SEGMENTS",
     "ParsedLine",
     "Redirect",
@@ -48,55 +59,10 @@ __all__ = [
 MAX_CHARS = 128_000
 MAX_SEGMENTS = 25_000
 MAX_DEPTH = 16
-
-# Nodes whose children are simply more statements, walked in order.
-_CONTAINERS = frozenset(
-    {
-        "program",
-        "compound_statement",
-        "do_group",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "while_statement",
-        "for_statement",
-        "c_style_for_statement",
-        "case_statement",
-        "case_item",
-        "negated_command",
-        "subshell",
-        "test_command",
-        "variable_assignment",
-        "variable_assignments",
-    }
-)
-# Constructs that nest a new level for MAX_DEPTH.
-_NESTING = frozenset(
-    {"subshell", "command_substitution", "process_substitution", "compound_statement"}
-)
-# Python frames are bounded separately so that no input can exhaust the stack.
-_MAX_FRAMES = 120
+MAX_PIPES = 512
 
 
-_local = threading.local()
-
-
-def _parser() -> Parser:
-    # tree_sitter.Parser is not thread-safe: one per thread.
-    parser: Parser | None = getattr(_local, "parser", None)
-    if parser is None:
-        parser = Parser(Language(tree_sitter_bash.language()))
-        _local.parser = parser
-    return parser
-
-
-@dataclass(frozen=True, slots=True)
-class _Ctx:
-    depth: int
-    wrapped_by: tuple[str, ...] = ()
-    redirects: tuple[Redirect, ...] = ()
-    upstream: tuple[tuple[str, ...], ...] = ()
-    stdin: str | None = None  # text known to flow into this command's stdin
+_SOURCING = SHELLS | {"source", "."}
 
 
 class _Limit(Exception):
@@ -109,6 +75,7 @@ class _Walker:
     def __init__(self, *, strict: bool) -> None:
         self.strict = strict  # variants are best effort: their errors are ignored
         self.commands: dict[SimpleCommand, None] = {}
+        self.order: list[tuple[str, ...]] = []  # every argv emitted, in order
         self.payloads: dict[str, None] = {}
         self.fork_bombs: list[str] = []
         self.error: str | None = None
@@ -122,7 +89,7 @@ class _Walker:
             self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
             raise _Limit
         src = text.encode("utf-8", "surrogatepass")
-        root = _parser().parse(src).root_node
+        root = parser().parse(src).root_node
         if root.has_error and self.error is None and self.strict:
             self.error = describe_error(root, src, where)
         self._node(root, src, ctx)
@@ -130,7 +97,7 @@ class _Walker:
     # ---- statements ---------------------------------------------------------------
     def _node(self, node: Node, src: bytes, ctx: _Ctx) -> None:
         self.frames += 1
-        if self.frames > _MAX_FRAMES:
+        if self.frames > MAX_FRAMES:
             self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
             raise _Limit
         try:
@@ -140,9 +107,10 @@ class _Walker:
 
     def _dispatch(self, node: Node, src: bytes, ctx: _Ctx) -> None:
         kind = node.type
-        if kind in _NESTING:
+        if kind in NESTING:
             if kind.endswith("_substitution"):
-                ctx = _Ctx(ctx.depth + 1, ctx.wrapped_by)
+                # A substitution inherits the standard input of the command around it.
+                ctx = _Ctx(ctx.depth + 1, ctx.wrapped_by, (), ctx.upstream, ctx.stdin)
             else:  # a subshell or { …; } keeps the redirections and stdin around it
                 ctx = _Ctx(ctx.depth + 1, ctx.wrapped_by, ctx.redirects, ctx.upstream, ctx.stdin)
             if ctx.depth > MAX_DEPTH:
@@ -163,12 +131,22 @@ class _Walker:
             words = [text(c, src) for c in node.children if c.type != "comment"]
             self._emit(tuple(words), ctx.redirects, text(node, src), ctx)
             self._substitutions(node, src, ctx)
+            assigned = [assignment(c, src) for c in node.named_children]
+            self._env_code([a for a in assigned if a], ctx)
+        elif kind == "variable_assignment":
+            self._substitutions(node, src, ctx)
+            self._env_code([assignment(node, src)], ctx)
         else:
-            if kind not in _CONTAINERS and kind not in _NESTING:
+            if kind not in CONTAINERS and kind not in NESTING:
                 self._substitutions(node, src, ctx)
                 return
             for child in node.named_children:
                 self._node(child, src, ctx)
+
+    def _env_code(self, assignments: list[str], ctx: _Ctx) -> None:
+        """``GIT_PAGER='…'``: the value some program later runs is parsed as a command."""
+        for payload in env_payloads(assignments):
+            self.walktext(payload, _Ctx(ctx.depth + 1, (*ctx.wrapped_by, "env")), "variable")
 
     def _substitutions(self, node: Node, src: bytes, ctx: _Ctx) -> None:
         """Walk every ``$(…)``, backtick and ``<(…)`` inside a word-like node."""
@@ -187,16 +165,21 @@ class _Walker:
             argv, own_stdin = head(stage, src)
             stage_ctx = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, upstream, own_stdin or stdin)
             self._node(stage, src, stage_ctx)
-            upstream = (*upstream, argv)
+            upstream = feed_upstream(upstream, argv)
             stdin = stdin_text_after(argv, own_stdin or stdin)
 
     def _redirected(self, node: Node, src: bytes, ctx: _Ctx) -> None:
         redirects: list[Redirect] = []
         extra: list[str] = []
         tails: list[Node] = []
+        fed: list[tuple[Redirect, Node]] = []
         for child in node.children_by_field_name("redirect"):
             redirects.append(Redirect(*redirect_parts(child, src, extra)))
-            self._substitutions(child, src, ctx)
+            sub = fed_by(child)
+            if sub is not None:
+                fed.append((redirects[-1], sub))
+            else:
+                self._substitutions(child, src, ctx)
             if child.type != "heredoc_redirect":
                 continue
             # The grammar nests what follows "<<EOF" (more redirects, "| sh") in it.
@@ -206,6 +189,9 @@ class _Walker:
                 elif inner.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
                     tails.append(inner)
         body = node.child_by_field_name("body")
+        in_sub = next((n for r, n in fed if ">" not in r.op), None)
+        if in_sub is not None:  # "sh < <(echo CODE)": what it prints is the stdin
+            ctx = self._fed_ctx(in_sub, src, ctx)
         if body is not None and body.type == "command":
             argv = self._command(body, src, ctx, redirects, node, extra)
         else:
@@ -215,11 +201,16 @@ class _Walker:
             else:
                 self._node(body, src, _Ctx(ctx.depth, ctx.wrapped_by, all_redirects))
             argv = ()
+        for redirect, sub in fed:
+            if ">" in redirect.op:  # "echo CODE > >(sh)": the command's output feeds it
+                self._into(sub, src, ctx, argv)
         heredoc = next((r.target for r in redirects if r.op.startswith("<<")), ctx.stdin)
         for tail in tails:
             if tail.type == "pipeline":
                 stdin = stdin_text_after(argv, heredoc)
-                tail_ctx = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, (argv,), stdin)
+                tail_ctx = _Ctx(
+                    ctx.depth, ctx.wrapped_by, ctx.redirects, feed_upstream((), argv), stdin
+                )
                 self._pipeline(stages(tail), src, tail_ctx)
             else:
                 self._node(tail, src, _Ctx(ctx.depth, ctx.wrapped_by))
@@ -229,14 +220,10 @@ class _Walker:
         body = node.child_by_field_name("body")
         if body is None:
             return
-        before = len(self.commands)
+        before = len(self.order)
         self._node(body, src, ctx)
         name = text(name_node, src) if name_node is not None else ""
-        inner = list(self.commands)[before:]
-        calls = sum(1 for c in inner if c.argv[:1] == (name,))
-        body_text = text(body, src)
-        backgrounded = "&" in body_text.replace("&&", "")
-        if calls >= 2 or (calls == 1 and backgrounded):
+        if spawns_itself(name, self.order[before:], text(body, src)):
             self.fork_bombs.append(text(node, src))
 
     def _command(
@@ -250,31 +237,88 @@ class _Walker:
     ) -> tuple[str, ...]:
         argv: list[str] = []
         own = list(redirects)
+        assignments: list[str] = []
+        expanded: list[str] = []
+        changed = False
+        fed_in: list[Node] = []
+        fed_out: list[Node] = []
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
+                assignments.append(assignment(child, src))
                 self._substitutions(child, src, ctx)
             elif kind.endswith("_redirect"):
                 own.append(Redirect(*redirect_parts(child, src, argv)))
-                self._substitutions(child, src, ctx)
+                sub = fed_by(child)
+                if sub is None:
+                    self._substitutions(child, src, ctx)
+                else:
+                    (fed_out if ">" in own[-1].op else fed_in).append(sub)
             elif kind != "comment":
                 value = child.named_children[0] if kind == "command_name" else child
                 argv.append(word(value, src))
+                if value.type == "process_substitution" and text(value, src).startswith(">"):
+                    fed_out.append(value)  # "tee >(sh)"
+                    continue
                 if may_substitute(value, src):
                     self._substitutions(child, src, ctx)
+                    words = expanded_words(value, src)
+                    if words is not None:
+                        expanded.extend(words)
+                        changed = True
+                        continue
+                expanded.append(argv[-1])
         argv.extend(extra or ())
+        expanded.extend(extra or ())
         result = tuple(argv)
-        self._emit(result, ctx.redirects + tuple(own), text(text_node, src), ctx)
+        for sub in fed_in:  # "sh < <(echo CODE)"
+            ctx = self._fed_ctx(sub, src, ctx)
+        all_redirects = ctx.redirects + tuple(own)
+        self._emit(result, all_redirects, text(text_node, src), ctx, tuple(assignments))
+        if changed:  # "rm -rf $(echo /)", "$(echo rm) -rf ~", "bash -c \"$(echo CODE)\""
+            self._emit(
+                tuple(expanded), all_redirects, text(text_node, src), ctx, tuple(assignments)
+            )
+        script = script_text(node, src) if result and program_name(result[0]) in _SOURCING else None
+        if script is not None:  # "bash <(echo CODE)", "source <(…)"
+            carrier = (*ctx.wrapped_by, program_name(result[0]))
+            self.walktext(script, _Ctx(ctx.depth + 1, carrier), f"{carrier[-1]} script")
+        for sub in fed_out:
+            self._into(sub, src, ctx, result)
         return result
+
+    def _fed_ctx(self, sub: Node, src: bytes, ctx: _Ctx) -> _Ctx:
+        """Walk a ``<(…)`` read as stdin; the command's context gets what it prints."""
+        self._node(sub, src, ctx)
+        feeder = head(sub.named_children[0], src)[0] if sub.named_children else ()
+        upstream = feed_upstream(ctx.upstream, feeder)
+        return _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, upstream, output_of(sub, src))
+
+    def _into(self, sub: Node, src: bytes, ctx: _Ctx, argv: tuple[str, ...]) -> None:
+        """``>(…)`` receives what the command writes: its commands' stdin is that text."""
+        passes = bool(argv) and program_name(argv[0]) in ("tee", "cat")
+        stdin = ctx.stdin if passes else stdin_text_after(argv, ctx.stdin)
+        self._node(
+            sub, src, _Ctx(ctx.depth, ctx.wrapped_by, (), feed_upstream(ctx.upstream, argv), stdin)
+        )
 
     # ---- commands, wrappers and payloads ---------------------------------------
     def _emit(
-        self, argv: tuple[str, ...], redirects: tuple[Redirect, ...], text: str, ctx: _Ctx
+        self,
+        argv: tuple[str, ...],
+        redirects: tuple[Redirect, ...],
+        text: str,
+        ctx: _Ctx,
+        assignments: tuple[str, ...] = (),
     ) -> None:
         wrapped = ctx.wrapped_by
-        upstream = tuple(program_name(a[0]) for a in ctx.upstream if a)
+        upstream = ctx.upstream
+        if assignments:
+            self._env_code(list(assignments), ctx)
         while True:
-            cmd = SimpleCommand(argv, redirects, text, wrapped, upstream)
+            cmd = SimpleCommand(argv, redirects, text, wrapped, upstream, assignments)
+            self.order.append(cmd.argv)
+            assignments = ()
             self.commands.setdefault(cmd, None)
             self.segments += 1
             if self.segments > MAX_SEGMENTS:
@@ -321,6 +365,9 @@ def parse_line(line: str) -> ParsedLine:
     """Parse one command line; never raises (docs/approvals.md#parsing)."""
     if len(line) > MAX_CHARS:
         return ParsedLine(line, (), over_limit=f"longer than {MAX_CHARS} characters")
+    # The grammar's time grows faster than linearly with pipeline stages: bound them first.
+    if line.count("|") > MAX_PIPES:
+        return ParsedLine(line, (), over_limit=f"more than {MAX_PIPES} '|' characters")
     walker = _walk(line, strict=True)
     variants = normalised_variants(line)
     primary = walker.commands

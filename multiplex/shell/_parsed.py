@@ -42,7 +42,8 @@ class SimpleCommand:
     ``VAR=x`` prefixes are not part of it. ``wrapped_by`` names the wrappers and
     payload carriers (``sudo``, ``bash`` for ``bash -c``) stripped to reach it,
     outermost first. ``upstream`` lists the program names of the earlier stages of the
-    pipeline feeding this command's standard input.
+    pipeline feeding this command's standard input. ``assignments`` are the
+    ``NAME=VALUE`` words written before the program (``PATH=. ls``), unquoted.
     """
 
     argv: tuple[str, ...]
@@ -50,6 +51,7 @@ class SimpleCommand:
     text: str
     wrapped_by: tuple[str, ...] = ()
     upstream: tuple[str, ...] = ()
+    assignments: tuple[str, ...] = ()
 
     @property
     def writes_file(self) -> bool:

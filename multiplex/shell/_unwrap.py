@@ -16,9 +16,18 @@ import binascii
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
+from multiplex.shell._argv import (
+    ASSIGN,
+    NextStep,
+    RedirectLike,
+    fed_text,
+    operand_index,
+    option_value,
+    opts,
+    program_name,
+)
+from multiplex.shell._payloads import STDIN_FILES, env_payloads, payload_step
 from multiplex.shell._variants import decode_ansi_c
 
 __all__ = [
@@ -35,50 +44,46 @@ SHELLS = frozenset(
 _SHELL_ARG_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
-def _opts(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # program -> (options taking a value, operands before the wrapped program,
 #             NAME=VALUE words allowed before it)
 _WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
     "sudo": (
-        _opts(
+        opts(
             "-u --user -g --group -C --close-from -D --chdir -p --prompt -r --role "
             "-t --type -U --other-user -T --command-timeout -R --chroot"
         ),
         0,
         True,
     ),
-    "doas": (_opts("-u -C"), 0, False),
-    "pkexec": (_opts("--user"), 0, False),
-    "env": (_opts("-u --unset -C --chdir -P -a --argv0"), 0, True),
-    "nice": (_opts("-n --adjustment"), 0, False),
-    "ionice": (_opts("-c --class -n --classdata -p --pid -P --pgid -u --uid"), 0, False),
-    "timeout": (_opts("-s --signal -k --kill-after"), 1, False),
-    "exec": (_opts("-a"), 0, False),
+    "doas": (opts("-u -C"), 0, False),
+    "pkexec": (opts("--user"), 0, False),
+    "env": (opts("-u --unset -C --chdir -P -a --argv0"), 0, True),
+    "nice": (opts("-n --adjustment"), 0, False),
+    "ionice": (opts("-c --class -n --classdata -p --pid -P --pgid -u --uid"), 0, False),
+    "timeout": (opts("-s --signal -k --kill-after"), 1, False),
+    "exec": (opts("-a"), 0, False),
     "command": (frozenset(), 0, False),
     "builtin": (frozenset(), 0, False),
     "nohup": (frozenset(), 0, False),
-    "time": (_opts("-f --format -o --output"), 0, False),
-    "stdbuf": (_opts("-i --input -o --output -e --error"), 0, False),
+    "time": (opts("-f --format -o --output"), 0, False),
+    "stdbuf": (opts("-i --input -o --output -e --error"), 0, False),
     "setsid": (frozenset(), 0, False),
     "unbuffer": (frozenset(), 0, False),
     "fakeroot": (frozenset(), 0, False),
     "torsocks": (frozenset(), 0, False),
-    "proxychains": (_opts("-f"), 0, False),
-    "proxychains4": (_opts("-f"), 0, False),
+    "proxychains": (opts("-f"), 0, False),
+    "proxychains4": (opts("-f"), 0, False),
     "chronic": (frozenset(), 0, False),
-    "chroot": (_opts("--userspec --groups"), 1, False),
+    "chroot": (opts("--userspec --groups"), 1, False),
     "taskset": (frozenset(), 1, False),
     "chrt": (frozenset(), 1, False),
-    "flock": (_opts("-w --timeout -E --conflict-exit-code"), 1, False),
-    "strace": (_opts("-e -o -p -s -u -E -a -b -I -O -P -S -X"), 0, False),
-    "ltrace": (_opts("-e -o -p -s -u -n -a -A -D -F -l -w"), 0, False),
-    "nsenter": (_opts("-t --target -S --setuid -G --setgid"), 0, False),
+    "flock": (opts("-w --timeout -E --conflict-exit-code"), 1, False),
+    "strace": (opts("-e -o -p -s -u -E -a -b -I -O -P -S -X"), 0, False),
+    "ltrace": (opts("-e -o -p -s -u -n -a -A -D -F -l -w"), 0, False),
+    "nsenter": (opts("-t --target -S --setuid -G --setgid"), 0, False),
     "unshare": (frozenset(), 0, False),
     "systemd-run": (
-        _opts(
+        opts(
             "-p --property -u --unit -E --setenv --uid --gid -M --machine --slice "
             "--description -H --host --working-directory"
         ),
@@ -86,100 +91,66 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
         False,
     ),
     "xvfb-run": (
-        _opts("-n --server-num -s --server-args -f --auth-file -e --error-file"),
+        opts("-n --server-num -s --server-args -f --auth-file -e --error-file"),
         0,
         False,
     ),
-    "runuser": (_opts("-u --user -g --group -G --supp-group -s --shell"), 0, False),
+    "runuser": (opts("-u --user -g --group -G --supp-group -s --shell"), 0, False),
     "busybox": (frozenset(), 0, False),
     "toybox": (frozenset(), 0, False),
+    "eatmydata": (frozenset(), 0, False),
+    "nocache": (frozenset(), 0, False),
+    "catchsegv": (frozenset(), 0, False),
+    "dbus-run-session": (opts("--config-file --dbus-daemon"), 0, False),
+    "ssh-agent": (opts("-a -E -P -t"), 0, False),
+    "faketime": (opts("-m -f"), 1, False),
+    "cpulimit": (opts("-l --limit -p --pid -e --exe"), 0, False),
+    "numactl": (opts("-C -N -m -p -i"), 0, False),
+    "prlimit": (opts("-p --pid -o --output"), 0, False),
+    "setpriv": (
+        opts("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set"),
+        0,
+        False,
+    ),
+    "valgrind": (frozenset(), 0, False),
+    "chpst": (opts("-u -U -e -/ -n -l -L -m -d -o -p -f -c -r -t"), 0, False),
+    "rlwrap": (opts("-a -b -c -e -f -H -l -p -P -S -w -z"), 0, False),
+    "entr": (frozenset(), 0, False),
+    "caffeinate": (opts("-t -w"), 0, False),
+    "sshpass": (opts("-p -f -d -e -P"), 0, False),
+    "trickle": (opts("-d -u -w -t -l -n"), 0, False),
+    "tsocks": (frozenset(), 0, False),
+    "firejail": (frozenset(), 0, False),
+    "screen": (opts("-S -c -e -h -p -T -t -X -L -Logfile"), 0, False),
+    "daemonize": (opts("-a -c -e -E -l -o -p -u"), 0, False),
+    "aa-exec": (opts("-p --profile -n --namespace"), 0, False),
+    "sem": (opts("-j --jobs --id"), 0, False),
+    "coproc": (frozenset(), 0, False),
 }
 # "<tool> run|exec PROGRAM …" runners: the program is checked too.
 _RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
     "uv": (
         "run",
-        _opts(
+        opts(
             "--with -p --python --project --directory --env-file --group --extra --package --from"
         ),
     ),
-    "poetry": ("run", _opts("-C --directory -P --project")),
+    "poetry": ("run", opts("-C --directory -P --project")),
     "pipenv": ("run", frozenset()),
-    "pdm": ("run", _opts("-p --project")),
+    "pdm": ("run", opts("-p --project")),
     "bundle": ("exec", frozenset()),
-    "conda": ("run", _opts("-n --name -p --prefix")),
-    "mamba": ("run", _opts("-n --name -p --prefix")),
+    "conda": ("run", opts("-n --name -p --prefix")),
+    "mamba": ("run", opts("-n --name -p --prefix")),
 }
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
-_XARGS_OPTS = _opts(
+_XARGS_OPTS = opts(
     "-a --arg-file -d --delimiter -E -e --eof -I -L -l --max-lines -n --max-args "
     "-P --max-procs -s --max-chars --process-slot-var"
 )
-_SSH_OPTS = _opts("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
-_ENV_SPLIT = _opts("-S --split-string")
+_SSH_OPTS = opts("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
+_ENV_SPLIT = opts("-S --split-string")
 _MAX_ITEMS = 1000
-
-
-class _Redirect(Protocol):
-    @property
-    def op(self) -> str: ...
-    @property
-    def target(self) -> str: ...
-
-
-@dataclass(frozen=True, slots=True)
-class NextStep:
-    """What an argv runs beyond itself."""
-
-    inner: tuple[str, ...] | None = None  # the wrapped program's argv
-    shell_payloads: tuple[str, ...] = ()  # shell code to parse recursively
-    sub_commands: tuple[tuple[str, ...], ...] = ()  # find -exec …, more xargs runs
-    scripts: tuple[str, ...] = ()  # python/node/perl/ruby/awk code, scanned as text
-
-
-def program_name(word: str) -> str:
-    """The basename of a program word, lower-cased (matching ignores case)."""
-    return word.rsplit("/", 1)[-1].lower()
-
-
-def _operand_index(
-    args: Sequence[str], with_arg: frozenset[str], *, assignments: bool = False
-) -> int:
-    """Index of the first operand after options (and NAME=VALUE words if allowed)."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            return i + 1
-        if assignments and _ASSIGN.match(arg):
-            i += 1
-        elif arg.startswith("--"):
-            i += 2 if arg in with_arg else 1
-        elif arg.startswith("-") and len(arg) > 1:
-            takes_next = False
-            for j, ch in enumerate(arg[1:], 1):
-                if "-" + ch in with_arg:
-                    takes_next = j == len(arg) - 1
-                    break
-            i += 2 if takes_next else 1
-        else:
-            return i
-    return i
-
-
-def _option_value(args: Sequence[str], short: str, longs: Sequence[str], stop: int) -> str | None:
-    """Value of ``-<short>`` (also inside a cluster like ``-lc``) or a long option."""
-    for i, arg in enumerate(args[:stop]):
-        for long in longs:
-            if arg == long and i + 1 < len(args):
-                return args[i + 1]
-            if arg.startswith(long + "="):
-                return arg[len(long) + 1 :]
-        if arg.startswith("-") and not arg.startswith("--") and short in arg[1:]:
-            rest = arg[arg.index(short, 1) + 1 :]
-            return rest or (args[i + 1] if i + 1 < len(args) else None)
-    return None
 
 
 def _positional(payload: str, args: Sequence[str]) -> str:
@@ -198,37 +169,30 @@ def _positional(payload: str, args: Sequence[str]) -> str:
     return re.sub(r'"?\$(?:\{([0-9@*])\}|([0-9@*]))"?|"\$\{([0-9])\}"', one, payload)
 
 
-def _shell(args: Sequence[str], redirects: Sequence[_Redirect], stdin: str | None) -> NextStep:
-    k = _operand_index(args, _SHELL_ARG_OPTS)
+def _shell(args: Sequence[str], redirects: Sequence[RedirectLike], stdin: str | None) -> NextStep:
+    k = operand_index(args, _SHELL_ARG_OPTS)
     clusters = [a for a in args[:k] if a.startswith("-") and not a.startswith("--")]
     if any("c" in a for a in clusters):
         if k < len(args):
             return NextStep(shell_payloads=(_positional(args[k], args[k + 1 :]),))
         return NextStep()
-    if k < len(args) and not any("s" in a for a in clusters):
+    if k < len(args) and not any("s" in a for a in clusters) and args[k] not in STDIN_FILES:
         return NextStep()  # runs a script file we cannot see
-    fed = _fed_text(redirects, stdin)
+    fed = fed_text(redirects, stdin)
     return NextStep(shell_payloads=(fed,)) if fed else NextStep()
 
 
-def _fed_text(redirects: Sequence[_Redirect], stdin: str | None) -> str | None:
-    for r in redirects:
-        if r.op.startswith("<<"):
-            return r.target
-    return stdin
-
-
 def _scripts(
-    prog: str, args: Sequence[str], redirects: Sequence[_Redirect], stdin: str | None
+    prog: str, args: Sequence[str], redirects: Sequence[RedirectLike], stdin: str | None
 ) -> NextStep:
     found: list[str] = []
     if _PYTHON.match(prog):
         code, bare = _python_code(args)
         found.extend([code] if code is not None else [])
     elif prog in ("node", "nodejs", "bun", "deno"):
-        code = _option_value(args, "e", ("--eval", "--print"), len(args))
+        code = option_value(args, "e", ("--eval", "--print"), len(args))
         if code is None and prog != "deno":
-            code = _option_value(args, "p", (), len(args))
+            code = option_value(args, "p", (), len(args))
         if prog == "deno" and args[:1] == ["eval"] and len(args) > 1:
             code = args[-1]
         found.extend([code] if code is not None else [])
@@ -245,14 +209,14 @@ def _scripts(
                     found.append(args[i + 1])
         bare = not found and not any(not a.startswith("-") for a in args)
     elif prog in _AWK:
-        k = _operand_index(args, _opts("-f -v -F --file --assign --field-separator"))
-        if k < len(args) and _option_value(args, "f", ("--file",), k) is None:
+        k = operand_index(args, opts("-f -v -F --file --assign --field-separator"))
+        if k < len(args) and option_value(args, "f", ("--file",), k) is None:
             found.append(args[k])
         bare = False
     else:
         return NextStep()
     if bare:
-        fed = _fed_text(redirects, stdin)
+        fed = fed_text(redirects, stdin)
         found.extend([fed] if fed else [])
     return NextStep(scripts=tuple(found))
 
@@ -274,11 +238,11 @@ def _python_code(args: Sequence[str]) -> tuple[str | None, bool]:
 
 
 def _xargs(args: Sequence[str], stdin: str | None) -> NextStep:
-    k = _operand_index(args, _XARGS_OPTS)
+    k = operand_index(args, _XARGS_OPTS)
     cmd = tuple(args[k:])
     if not cmd:
         return NextStep()
-    replace = _option_value(args, "I", ("--replace",), k)
+    replace = option_value(args, "I", ("--replace",), k)
     if replace is None and any(a == "-i" or a.startswith("--replace") for a in args[:k]):
         replace = "{}"
     if stdin is None:
@@ -291,7 +255,7 @@ def _xargs(args: Sequence[str], stdin: str | None) -> NextStep:
 
 
 def unwrap_step(
-    argv: tuple[str, ...], redirects: Sequence[_Redirect], stdin: str | None
+    argv: tuple[str, ...], redirects: Sequence[RedirectLike], stdin: str | None
 ) -> NextStep:
     """What ``argv`` runs beyond itself; ``stdin`` is text known to be piped into it."""
     prog = program_name(argv[0])
@@ -301,48 +265,54 @@ def unwrap_step(
     if prog == "eval":
         return NextStep(shell_payloads=(" ".join(args),)) if args else NextStep()
     if prog == "xargs":
-        return _xargs(args, stdin)
+        return _xargs(args, fed_text(redirects, stdin))
+    carried = payload_step(prog, args, redirects, stdin)
+    if carried is not None:
+        return carried
     if prog == "find":
         return NextStep(sub_commands=_find_exec(args))
-    if prog in ("su", "runuser", "script", "flock", "sg"):
-        code = _option_value(args, "c", ("--command", "--session-command"), len(args))
+    if prog in ("su", "runuser", "script", "flock"):
+        code = option_value(args, "c", ("--command", "--session-command"), len(args))
         if code is not None:
             return NextStep(shell_payloads=(code,))
-        if prog == "sg" or (
-            prog == "runuser" and _option_value(args, "u", ("--user",), len(args)) is None
-        ):
+        if prog == "runuser" and option_value(args, "u", ("--user",), len(args)) is None:
             return NextStep()
     if prog == "watch":
-        k = _operand_index(args, _opts("-n --interval -q --equexit"))
+        k = operand_index(args, opts("-n --interval -q --equexit"))
         if k < len(args):
             if any(a in ("-x", "--exec") for a in args[:k]):
                 return NextStep(inner=tuple(args[k:]))
             return NextStep(shell_payloads=(" ".join(args[k:]),))
         return NextStep()
     if prog == "ssh":
-        k = _operand_index(args, _SSH_OPTS)
+        k = operand_index(args, _SSH_OPTS)
         return (
             NextStep(shell_payloads=(" ".join(args[k + 1 :]),)) if k + 1 < len(args) else NextStep()
         )
     if prog == "env":
-        k = _operand_index(args, _ENV_SPLIT | _WRAPPERS["env"][0], assignments=True)
-        split = _option_value(args, "S", ("--split-string",), k)
+        k = operand_index(args, _ENV_SPLIT | _WRAPPERS["env"][0], assignments=True)
+        split = option_value(args, "S", ("--split-string",), k)
         if split is not None:  # env -S "rm -rf /": the string is split into argv
             try:
                 words = shlex.split(split)
             except ValueError:
                 words = split.split()
             return NextStep(inner=(*words, *args[k:]))
+        carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)])
+        inner = tuple(args[k:]) if k < len(args) else None
+        return NextStep(inner=inner, shell_payloads=carried_env)
     if prog in _RUNNERS:
         verb, with_arg = _RUNNERS[prog]
         if args[:1] == (verb,):
-            k = _operand_index(args[1:], with_arg) + 1
+            k = operand_index(args[1:], with_arg) + 1
             return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
         return NextStep()
     if prog in _WRAPPERS:
         with_arg, positional, assignments = _WRAPPERS[prog]
-        k = _operand_index(args, with_arg, assignments=assignments) + positional
-        return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
+        k = operand_index(args, with_arg, assignments=assignments) + positional
+        carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)]) if assignments else ()
+        inner = tuple(args[k:]) if k < len(args) else None
+        return NextStep(inner=inner, shell_payloads=carried_env)
     return _scripts(prog, args, redirects, stdin)
 
 

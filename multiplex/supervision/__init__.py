@@ -6,6 +6,7 @@ the watcher and execution together; ``_describe`` renders a profile's effective
 settings (secrets masked) for the CLI and the API. See docs/design.md.
 """
 
+from multiplex.supervision._check import CheckReport, check_config
 from multiplex.supervision._config import (
     CONFIG_ENV,
     REDIS_URL_ENV,
@@ -26,6 +27,7 @@ from multiplex.supervision._turn import ParkedRun, Turn
 __all__ = [
     "CONFIG_ENV",
     "REDIS_URL_ENV",
+    "CheckReport",
     "ClusterConfig",
     "GatewayConfig",
     "ParkedRun",
@@ -36,6 +38,7 @@ __all__ = [
     "SupervisorConfig",
     "Turn",
     "WatchConfig",
+    "check_config",
     "config_path_from",
     "describe_profile",
     "load_supervisor_config",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import socket
 from pathlib import Path
@@ -172,6 +173,26 @@ class SupervisorConfig(_Model):
         return homes
 
 
+def _did_you_mean(loc: tuple[str | int, ...]) -> str:
+    """`` (did you mean 'x'?)`` for a mistyped key of ``multiplex.yaml``."""
+    models: dict[tuple[str, ...], type[BaseModel]] = {
+        (): SupervisorConfig,
+        ("gateway",): GatewayConfig,
+        ("watch",): WatchConfig,
+    }
+    parent = tuple(str(p) for p in loc[:-1])
+    if parent[:1] == ("routes",) and len(parent) == 2:
+        model: type[BaseModel] | None = RouteSpec
+    else:
+        model = models.get(parent)
+    if model is None or not loc:
+        return ""
+    close = difflib.get_close_matches(
+        str(loc[-1]), [f for f in model.model_fields if f != "source"], n=1
+    )
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def config_path_from(option: str | Path | None) -> Path:
     """``--config`` wins, then ``MULTIPLEX_CONFIG``, then ``./multiplex.yaml``."""
     if option:
@@ -220,5 +241,5 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         key = ".".join(str(p) for p in loc) or None
         message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
         if err.get("type") == "extra_forbidden":
-            message = "unknown key"
+            message = "unknown key" + _did_you_mean(loc)
         raise ConfigError(message, file=path, key=key, line=line_of(data, loc)) from None

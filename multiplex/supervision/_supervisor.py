@@ -63,6 +63,7 @@ class Supervisor:
         self.metrics = Metrics()
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._profiles_root: Path | None = None
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
         self._turn_end_hooks: list[Callable[[ProfileScope], None]] = []
@@ -72,7 +73,10 @@ class Supervisor:
         self.processes = ProcessTracker()
         self._known_secrets_fn = self.known_secrets  # one bound method, not one per turn
         self.gate = Gate(
-            metrics=self.metrics, current_view=self.view, known_secrets=self.known_secrets
+            metrics=self.metrics,
+            current_view=self.view,
+            known_secrets=self.known_secrets,
+            served_homes=self.served_homes,
         )
         self._turn_end_hooks.append(self.gate.cancel_turn)
         self.kernels = KernelPool(
@@ -150,6 +154,19 @@ class Supervisor:
             close = difflib.get_close_matches(name, list(self._profiles), n=3)
             hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
             raise RoutingError(f"no profile named {name!r} is served{hint}") from None
+
+    def served_homes(self) -> tuple[tuple[str, Path], ...]:
+        """Every served profile's name and home, and (multiplex mode) the profiles folder.
+
+        The gate blocks a command of one profile that touches another's home
+        (docs/security.md#another-profiles-home); the folder is listed under the name "".
+        """
+        homes = tuple((name, p.home) for name, p in self._profiles.items())
+        if self.mode != "multiplex":
+            return homes
+        if self._profiles_root is None:  # resolved once: the gate asks on every decision
+            self._profiles_root = (self.config.base_dir / self.config.profiles_dir).resolve()
+        return (*homes, ("", self._profiles_root))
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""

@@ -54,7 +54,10 @@ def test_examples_pass_through_the_real_cli(examples: Path, tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     data = json.loads(done.stdout)
-    assert set(data) == {"ok", "surfaces", "leaks"} and data["ok"] is True and data["leaks"] == []
+    assert set(data) == {
+        "schema_version", "ok", "surfaces", "leaks", "notes", "skipped", "broken_profiles",
+    }  # fmt: skip
+    assert data["ok"] is True and data["leaks"] == [] and data["broken_profiles"] == []
     assert {r["profile"] for r in data["surfaces"]} == {"default", "research", "ci-bot", "ops"}
     assert all(set(r) == ROW_KEYS and r["match"] is True for r in data["surfaces"])
     assert {"cwd", "env", "allowlist", "credential_mounts", "redact_secrets"} <= {
@@ -110,15 +113,20 @@ def test_probe_by_hand_prints_no_secret_and_writes_nothing(examples: Path) -> No
     assert tree_digest(home) == before
 
 
-def test_broken_profile_is_skipped_not_failed(tmp_path: Path) -> None:
+def test_broken_profile_is_not_audited_and_fails_the_verdict(tmp_path: Path) -> None:
     root = tmp_path / "profiles"
     write_home(root, "good", "terminal: {cwd: .}\n", "GOOD_TOKEN=good-secret-value-77\n")
     write_home(root, "broken", "command_allowlist: {not: a list}\n")
     config = tmp_path / "multiplex.yaml"
     config.write_text("profiles_dir: profiles\ndefault_profile: good\n")
     report = run_audit(config)
-    assert report.ok and report.profiles == ("good",)
+    assert report.profiles == ("good",) and not report.divergences and not report.leaks
     assert "broken" in report.skipped and any("broken" in n for n in report.notes)
+    # A profile that could not be audited is not a pass (docs/cli.md#exit-codes).
+    assert not report.ok and report.exit_code == 1 and "INCOMPLETE" in report.verdict
+    data = report.as_dict()
+    assert data["ok"] is False and data["broken_profiles"][0]["name"] == "broken"
+    assert "command_allowlist" in data["broken_profiles"][0]["error"]
 
 
 def test_sandbox_copies_with_canaries(tmp_path: Path) -> None:

@@ -1,0 +1,95 @@
+"""``GET /v1/runs`` and ``GET /v1/decisions``: what happened, with filters and paging (docs/gateway.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from multiplex.approval import DecisionFilter, read_decisions
+from multiplex.gateway._auth import Caller
+from multiplex.gateway._http import ERRORS, GatewayDep
+from multiplex.gateway._models import DecisionRow, RunStatus, RunSummary
+
+__all__ = ["router"]
+
+router = APIRouter()
+OutcomeName = Literal["approved", "denied", "cancelled", "timeout", "blocked"]
+
+
+@router.get("/v1/runs", response_model=list[RunSummary], responses=ERRORS)
+async def list_runs(
+    caller: Caller,
+    gw: GatewayDep,
+    status: Annotated[list[RunStatus] | None, Query()] = None,
+    profile: Annotated[str | None, Query(max_length=200)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[dict[str, Any]]:
+    """Runs this token may see, newest first (live ones and the last finished ones kept)."""
+    rows: list[dict[str, Any]] = []
+    for run in reversed(gw.runs.all()):
+        if not caller.sees(run.profile) or (profile is not None and run.profile != profile):
+            continue
+        with run.lock:
+            if status and run.status not in status:
+                continue
+            pending = run.pending
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "profile": run.profile,
+                    "session_id": run.session_id,
+                    "context": run.context,
+                    "status": run.status,
+                    "created_at": run.created_at,
+                    "finished_at": run.finished_at,
+                    "commands": list(run.commands),
+                    "pending_approval": pending.id if pending is not None else None,
+                }
+            )
+    return rows[offset : offset + limit]
+
+
+@router.get(
+    "/v1/decisions",
+    response_model=list[DecisionRow],
+    response_model_exclude_unset=True,  # a field absent from the file stays absent
+    responses=ERRORS,
+)
+async def decisions(
+    caller: Caller,
+    gw: GatewayDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    profile: Annotated[str | None, Query(max_length=200)] = None,
+    outcome: Annotated[list[OutcomeName] | None, Query()] = None,
+    session: Annotated[str | None, Query(max_length=200)] = None,
+    context: Annotated[str | None, Query(max_length=40)] = None,
+    since: Annotated[
+        float | None, Query(description="Epoch seconds: only records at or after.")
+    ] = None,
+    until: Annotated[float | None, Query(description="Epoch seconds: only records before.")] = None,
+) -> list[dict[str, Any]]:
+    """Decisions from every visible profile's ``decisions.jsonl``, newest first.
+
+    The same fields as the file (``session_id`` repeats ``session``); ``offset``
+    and ``limit`` page through them.
+    """
+    homes = {
+        name: p.home
+        for name, p in gw.sup.profiles.items()
+        if caller.sees(name) and (profile is None or name == profile)
+    }
+    keep = DecisionFilter(
+        outcome=frozenset(outcome) if outcome else None,
+        session=session,
+        context=context,
+        since=since,
+        until=until,
+    )
+    rows = await asyncio.to_thread(read_decisions, homes, keep=keep, limit=limit, offset=offset)
+    for row in rows:
+        row["session_id"] = row.get("session", "")
+    return rows

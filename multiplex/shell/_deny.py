@@ -1,0 +1,119 @@
+"""Deny rules that hold against global options (docs/allowlist.md#deny-rules-and-options).
+
+A deny rule ``git push *`` also blocks ``git -C dir push``, ``git --git-dir=x
+push`` and ``git -c k=v push``: before each literal word of the rule, option
+words of the command (and the value of an option known to take one, from the
+per-program table below) are skipped. Matching stays linear: each argv word is
+looked at once per candidate rule, and candidate rules are found by program name.
+Commands inside inline scripts (``python -c 'os.system("curl …")'``) are matched
+too. A pure leaf: stdlib and the shell leaves it imports.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from multiplex.shell._argv import opts
+from multiplex.shell._parsed import ParsedLine
+from multiplex.shell._rules import Rule, RuleSet, _compile, _is_glob
+from multiplex.shell._scripts import script_lines
+
+__all__ = ["OPTIONS_WITH_VALUE", "deny_match", "matches_skipping_options"]
+
+_KUBECTL = opts(
+    "-n --namespace --context --cluster --user -s --server --kubeconfig -l --selector -o "
+    "--output --token --as --as-group --request-timeout --certificate-authority "
+    "--client-certificate --client-key --tls-server-name -v --v --cache-dir"
+)
+_DOCKER = opts("-H --host -c --context --config -l --log-level --tlscacert --tlscert --tlskey")
+OPTIONS_WITH_VALUE: dict[str, frozenset[str]] = {
+    "git": opts("-C -c --git-dir --work-tree --namespace --exec-path --super-prefix --config-env"),
+    "systemctl": opts(
+        "-H --host -M --machine -t --type -p --property -s --signal --state --root -n "
+        "--lines -o --output --job-mode --kill-whom --what --timestamp --image"
+    ),
+    "kubectl": _KUBECTL,
+    "oc": _KUBECTL,
+    "docker": _DOCKER,
+    "nerdctl": _DOCKER,
+    "podman": opts(
+        "--url -c --connection --root --runroot --storage-driver --log-level --runtime --tmpdir"
+    ),
+    "npm": opts("--prefix -w --workspace --registry --cache --userconfig --loglevel"),
+    "pnpm": opts("-C --dir --filter -F"),
+    "yarn": opts("--cwd"),
+    "helm": opts("-n --namespace --kube-context --kubeconfig --registry-config"),
+    "aws": opts("--profile --region --output --endpoint-url --query --ca-bundle"),
+    "gcloud": opts("--project --account --configuration --format --verbosity"),
+    "az": opts("--subscription -o --output --query"),
+    "cargo": opts("--manifest-path -Z --config --color -C"),
+    "make": opts("-C --directory -f --file --makefile -j --jobs -I --include-dir"),
+    "terraform": frozenset(),
+    "journalctl": opts("-u --unit -n --lines -o --output -p --priority"),
+}
+
+
+def _basename(word: str) -> str:
+    return word.rpartition("/")[2].casefold()
+
+
+def matches_skipping_options(rule: Rule, argv: Sequence[str]) -> bool:
+    """``rule`` matches ``argv`` when option words before each literal rule word are skipped."""
+    takes = OPTIONS_WITH_VALUE.get(_basename(argv[0]), frozenset())
+    tokens = rule.tokens[1:-1] if rule.prefix else rule.tokens[1:]
+    i = 1
+    for token in tokens:
+        word_matches = _compile(token)
+        if not token.startswith("-"):
+            while i < len(argv) and argv[i].startswith("-") and len(argv[i]) > 1:
+                if word_matches(argv[i]):
+                    break
+                if argv[i] == "--":
+                    i += 1
+                    break
+                i += 2 if argv[i] in takes else 1
+        if i >= len(argv) or not word_matches(argv[i]):
+            return False
+        i += 1
+    return i == len(argv) or (rule.prefix and i <= len(argv))
+
+
+@functools.lru_cache(maxsize=256)
+def _by_program(rules: RuleSet) -> tuple[dict[str, tuple[Rule, ...]], tuple[Rule, ...]]:
+    named: dict[str, list[Rule]] = {}
+    globbed: list[Rule] = []
+    for rule in rules:
+        if _is_glob(rule.program) or "/" in rule.program:
+            globbed.append(rule)
+        else:
+            named.setdefault(rule.program.casefold(), []).append(rule)
+    return {k: tuple(v) for k, v in named.items()}, tuple(globbed)
+
+
+def _match_one(rules: RuleSet, argv: Sequence[str]) -> Rule | None:
+    rule = rules.match(argv)
+    if rule is not None or not any(w.startswith("-") for w in argv[1:]):
+        return rule
+    named, globbed = _by_program(rules)
+    for candidate in named.get(_basename(argv[0]), ()):
+        if matches_skipping_options(candidate, argv):
+            return candidate
+    for candidate in globbed:
+        program_ok = candidate.matches((argv[0], *candidate.tokens[1:]), ignore_case_program=True)
+        if program_ok and matches_skipping_options(candidate, argv):
+            return candidate
+    return None
+
+
+def deny_match(rules: RuleSet, parsed: ParsedLine) -> tuple[str, tuple[str, ...]] | None:
+    """The first deny rule some command of the line matches, with that command's argv."""
+    if not len(rules):
+        return None
+    argvs = list(parsed.match_argvs())
+    argvs += [a for inner in script_lines(parsed, 0) for a in inner.match_argvs()]
+    for argv in argvs:
+        rule = _match_one(rules, argv)
+        if rule is not None:
+            return rule.text, argv
+    return None

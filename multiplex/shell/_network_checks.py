@@ -1,0 +1,128 @@
+"""Reverse shells, /dev/tcp redirections and exfiltration (docs/security.md#named-patterns).
+
+``find_network`` returns the first of: ``reverse-shell`` (a shell bound to a
+socket: ``nc -e``, ``socat exec:``, ``bash -i >& /dev/tcp/…``, a shell piped to or
+from a network tool, script code joining a socket to a shell), ``exfiltration``
+(a whole home or credential files uploaded or piped to a network tool) and
+``network-redirect`` (any /dev/tcp or /dev/udp redirection). A pure leaf.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from multiplex.shell._argv import program_name
+from multiplex.shell._catalogue import EXFILTRATION, NETWORK_REDIRECT, REVERSE_SHELL, Finding
+from multiplex.shell._command_checks import operands, short_flags
+from multiplex.shell._parsed import ParsedLine, SimpleCommand
+from multiplex.shell._secret_paths import is_home_root, is_secret_path, resolved
+from multiplex.shell._targets import Place
+from multiplex.shell._unwrap import SHELLS
+from multiplex.shell._writes import all_commands, evidence
+
+__all__ = ["find_network", "network_redirect"]
+
+_NC = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
+_NET = _NC | {"socat", "telnet", "curl", "wget", "ssh", "openssl", "rclone", "scp", "sftp"}
+_LISTENERS = _NC | {"socat", "telnet", "openssl", "ssh"}  # a shell on either side is remote
+_COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "pscp"})
+_SOCKET_SHELL = re.compile(r"\bsocket\b")
+_SHELL_HINT = re.compile(
+    r"/bin/(?:ba|z|da)?sh\b|\bpty\b|\bdup2\b|\bsubprocess\b|\bspawn\b|\bexec\b"
+)
+_CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form")
+_CURL_UPLOAD = ("-T", "--upload-file")
+_WGET_POST = ("--post-file", "--body-file")
+_REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
+
+
+def network_redirect(cmd: SimpleCommand) -> bool:
+    """Some redirection of ``cmd`` opens /dev/tcp or /dev/udp."""
+    return any(r.target.startswith(("/dev/tcp/", "/dev/udp/")) for r in cmd.redirects)
+
+
+def _is_shell(cmd: SimpleCommand) -> bool:
+    return bool(cmd.argv) and program_name(cmd.argv[0]) in SHELLS
+
+
+def _reverse(cmd: SimpleCommand) -> bool:
+    prog = program_name(cmd.argv[0]) if cmd.argv else ""
+    args = cmd.argv[1:]
+    if prog in _NC:
+        longs = ("--exec", "--sh-exec", "--lua-exec", "-e", "-c")
+        if set(short_flags(args)) & set("ec") or any(a.startswith(longs) for a in args):
+            return True
+    if prog == "socat":
+        return any(a.lower().startswith(("exec:", "system:")) for a in args)
+    if prog in SHELLS and set(cmd.upstream) & (_LISTENERS - {"ssh"}):
+        return True
+    return prog in _LISTENERS and bool(set(cmd.upstream) & SHELLS)
+
+
+def _uploads(cmd: SimpleCommand) -> Iterator[str]:
+    """Paths ``cmd`` sends to the network by its own options (curl -d @f, scp f host:)."""
+    prog = program_name(cmd.argv[0])
+    args = cmd.argv[1:]
+    if prog in ("curl", "http", "https", "xh"):
+        for i, arg in enumerate(args):
+            value = args[i + 1] if i + 1 < len(args) else ""
+            for opt in _CURL_DATA + _CURL_UPLOAD:
+                if arg.startswith(opt + "="):
+                    value = arg[len(opt) + 1 :]
+                elif arg != opt:
+                    continue
+                if opt in _CURL_UPLOAD:
+                    yield value
+                elif "@" in value:
+                    yield value.split("@", 1)[1].split(";", 1)[0]
+                elif "<" in value:
+                    yield value.split("<", 1)[1]
+            if prog != "curl" and "@" in arg and not arg.startswith("-"):
+                yield arg.split("@", 1)[1]
+    elif prog == "wget":
+        for i, arg in enumerate(args):
+            for opt in _WGET_POST:
+                if arg.startswith(opt + "="):
+                    yield arg[len(opt) + 1 :]
+                elif arg == opt and i + 1 < len(args):
+                    yield args[i + 1]
+    elif prog in _COPIERS:
+        ops = operands(args)
+        if len(ops) > 1 and (_REMOTE.match(ops[-1]) or prog == "rclone"):
+            yield from ops[:-1]
+    for r in cmd.redirects:
+        if r.op in ("<", "0<") and prog in _NET:
+            yield r.target
+
+
+def _sensitive_source(word: str, place: Place) -> bool:
+    return any(is_home_root(p) or is_secret_path(p) for p in resolved(word, place))
+
+
+def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first reverse shell, exfiltration or network redirection, or None."""
+    commands = all_commands(parsed)
+    redirecting = [c for c in commands if network_redirect(c)]
+    if redirecting and any(_is_shell(c) for c in commands):
+        return Finding(REVERSE_SHELL, evidence(redirecting[0]))
+    for cmd in commands:
+        if cmd.argv and _reverse(cmd):
+            return Finding(REVERSE_SHELL, evidence(cmd))
+    for payload in parsed.script_payloads:
+        if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
+            return Finding(REVERSE_SHELL, payload)
+    readers_of_secrets = any(
+        _sensitive_source(w, place) for c in commands for w in operands(c.argv[1:]) if c.argv
+    )
+    for cmd in commands:
+        if not cmd.argv:
+            continue
+        if any(_sensitive_source(p, place) for p in _uploads(cmd)):
+            return Finding(EXFILTRATION, evidence(cmd))
+        piped = program_name(cmd.argv[0]) in _NET and cmd.upstream
+        if piped and readers_of_secrets:
+            return Finding(EXFILTRATION, evidence(cmd))
+    if redirecting:
+        return Finding(NETWORK_REDIRECT, evidence(redirecting[0]))
+    return None

@@ -1,0 +1,224 @@
+"""Secret reads, persistence, privileged containers, code-loading variables, script exec.
+
+Each ``find_*`` returns the first :class:`Finding` of its named pattern in a parsed
+line judged at a :class:`Place`, or None (docs/security.md#named-patterns). A pure
+leaf: stdlib and the shell leaves it imports.
+"""
+
+from __future__ import annotations
+
+import re
+
+from multiplex.shell._argv import ASSIGN, program_name
+from multiplex.shell._catalogue import (
+    COMMAND_VARIABLE,
+    PERSISTENCE,
+    PRIVILEGED_CONTAINER,
+    SCRIPT_EXEC,
+    SECRET_READ,
+    Finding,
+)
+from multiplex.shell._command_checks import catastrophic_path, git_subcommand, operands
+from multiplex.shell._parsed import ParsedLine, SimpleCommand
+from multiplex.shell._payloads import COMMAND_VARIABLES, git_config_payload
+from multiplex.shell._secret_paths import is_persistence_path, is_secret_path, resolved
+from multiplex.shell._targets import Place, path_words
+from multiplex.shell._writes import LITERAL, all_commands, evidence, write_targets
+
+__all__ = [
+    "find_command_variable",
+    "find_persistence",
+    "find_privileged_container",
+    "find_script_exec",
+    "find_secret_read",
+]
+
+# Programs that look at a path without reading its content out.
+_METADATA_ONLY = frozenset(
+    [
+        "ls",
+        "stat",
+        "test",
+        "[",
+        "[[",
+        "file",
+        "du",
+        "chmod",
+        "chown",
+        "chgrp",
+        "mkdir",
+        "touch",
+        "ssh",
+        "ssh-add",
+        "ssh-keygen",
+        "realpath",
+        "readlink",
+        "basename",
+        "dirname",
+    ]
+)
+_LOADERS = frozenset(
+    [
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "NODE_OPTIONS",
+        "PERL5OPT",
+        "PERL5LIB",
+        "RUBYOPT",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+    ]
+)
+_BENIGN_COMMANDS = frozenset(
+    [
+        "cat",
+        "less",
+        "more",
+        "most",
+        "head",
+        "tail",
+        "true",
+        "vi",
+        "vim",
+        "nvim",
+        "nano",
+        "emacs",
+        "code",
+        "delta",
+        "bat",
+    ]
+)
+_DECLARE = frozenset({"env", "sudo", "export", "declare", "typeset", "local", "readonly"})
+_CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch"})
+_SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
+_HOST_NS = re.compile(r"^--(?:pid|ipc|uts|userns|cgroupns)(?:=|$)")
+_SCRIPT_EXEC = re.compile(
+    r"\bsystem\s*\(|\bexec[lv]?p?e?\s*\(|\bspawn\w*\s*\(|\bpopen\b|\bsubprocess\b"
+    r"|\bchild_process\b|\bexecSync\b|\bPopen\b|\bcheck_output\b|\bcheck_call\b|`[^`]*`"
+    r"|\bqx\s*[({/\[]|%x\s*[({\[]|\bshell_exec\b|\bpassthru\b|\bproc_open\b|\bRuntime\b"
+    r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b"
+)
+
+
+def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
+    """A command or script literal that reads a private key or credential store."""
+    for cmd in all_commands(parsed):
+        if cmd.argv and program_name(cmd.argv[0]) in _METADATA_ONLY:
+            continue
+        written = set(write_targets(cmd))
+        words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
+        words += [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")]
+        if any(is_secret_path(p) for w in words for p in resolved(w, place)):
+            return Finding(SECRET_READ, evidence(cmd))
+    for payload in parsed.script_payloads:
+        for m in LITERAL.finditer(payload):
+            literal = next(g for g in m.groups() if g is not None)
+            if literal and any(is_secret_path(p) for p in resolved(literal, place)):
+                return Finding(SECRET_READ, payload)
+    return None
+
+
+def _git_config_persists(cmd: SimpleCommand) -> bool:
+    if not cmd.argv or program_name(cmd.argv[0]) != "git":
+        return False
+    sub, rest = git_subcommand(cmd.argv[1:])
+    ops = [a for a in rest if not a.startswith("-")]
+    return sub == "config" and len(ops) >= 2 and git_config_payload(ops[0], ops[1]) is not None
+
+
+def find_persistence(parsed: ParsedLine, place: Place) -> Finding | None:
+    """A write to a place where code runs later by itself, or git config of a command key."""
+    for cmd in all_commands(parsed):
+        if _git_config_persists(cmd):
+            return Finding(PERSISTENCE, evidence(cmd))
+        for target in write_targets(cmd):
+            if any(is_persistence_path(p) for p in resolved(target, place)):
+                return Finding(PERSISTENCE, evidence(cmd))
+        argv = cmd.argv
+        if argv and program_name(argv[0]) == "systemctl" and "enable" in operands(argv[1:])[:1]:
+            return Finding(PERSISTENCE, evidence(cmd))
+    return None
+
+
+def _mount_source(arg: str) -> str | None:
+    if arg.startswith("type=") or "source=" in arg or "src=" in arg:
+        fields = dict(f.split("=", 1) for f in arg.split(",") if "=" in f)
+        return fields.get("source") or fields.get("src")
+    return arg.split(":", 1)[0] if ":" in arg else None
+
+
+def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | None:
+    """``docker run --privileged``, host namespaces, or / or a container socket mounted."""
+    for cmd in all_commands(parsed):
+        if not cmd.argv or program_name(cmd.argv[0]) not in _CONTAINER_CLI:
+            continue
+        args = cmd.argv[1:]
+        for i, arg in enumerate(args):
+            if arg == "--privileged" or (
+                _HOST_NS.match(arg) and "host" in (arg + " ".join(args[i + 1 : i + 2]))
+            ):
+                return Finding(PRIVILEGED_CONTAINER, evidence(cmd))
+            if arg.startswith(("--cap-add=ALL", "--cap-add=SYS_ADMIN", "--cap-add=all")):
+                return Finding(PRIVILEGED_CONTAINER, evidence(cmd))
+            value = None
+            if arg in ("-v", "--volume", "--mount") and i + 1 < len(args):
+                value = args[i + 1]
+            elif arg.startswith(("--volume=", "--mount=", "-v")) and len(arg) > 2:
+                value = arg.split("=", 1)[1] if "=" in arg[:9] else arg[2:]
+            source = _mount_source(value) if value else None
+            if source is None:
+                continue
+            paths = resolved(source, place) or [source]
+            if any(p.endswith(_SOCKETS) or p in ("~", "/") or catastrophic_path(p) for p in paths):
+                return Finding(PRIVILEGED_CONTAINER, evidence(cmd))
+    return None
+
+
+def _assignments(cmd: SimpleCommand) -> list[str]:
+    found = list(cmd.assignments)
+    if cmd.argv and program_name(cmd.argv[0]) in _DECLARE:
+        found += [w.replace("'", "").replace('"', "") for w in cmd.argv[1:] if ASSIGN.match(w)]
+    return found
+
+
+def _loads_code(word: str) -> bool:
+    name, _, value = word.partition("=")
+    if name in _LOADERS:
+        return True
+    if name == "PATH":
+        entries = value.split(":")
+        return any(not e or not e.startswith(("/", "$", "~")) for e in entries)
+    if name in COMMAND_VARIABLES and value.strip():
+        first = value.split()[0] if value.split() else ""
+        plain = not re.search(r"[;&|`$<>()]", value)
+        return not (plain and program_name(first) in _BENIGN_COMMANDS)
+    return False
+
+
+def find_command_variable(parsed: ParsedLine) -> Finding | None:
+    """A variable set on the line that makes a program load or run other code."""
+    for cmd in all_commands(parsed):
+        if any(_loads_code(w) for w in _assignments(cmd)):
+            return Finding(COMMAND_VARIABLE, evidence(cmd))
+    return None
+
+
+def find_script_exec(parsed: ParsedLine) -> Finding | None:
+    """Inline interpreter code that runs other programs."""
+    for payload in parsed.script_payloads:
+        match = _SCRIPT_EXEC.search(payload)
+        if match:
+            return Finding(SCRIPT_EXEC, payload)
+    return None

@@ -1,0 +1,88 @@
+"""What a substitution prints and what a word becomes with it (docs/approvals.md#parsing).
+
+``output_of`` knows the output of ``$(echo …)``, ``<(printf …)`` and decoder
+pipelines (``base64 -d``, ``xxd -r``, ``rev``); ``expanded_words`` puts those
+outputs into a word, so ``rm -rf $(echo /)`` is checked as ``rm -rf /``.
+A pure leaf: tree-sitter nodes in, strings out.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from multiplex.shell._payloads import STDIN_FILES
+from multiplex.shell._unwrap import stdin_text_after
+from multiplex.shell._words import head, stages, text, word
+
+__all__ = ["assignment", "expanded_words", "fed_by", "output_of", "script_text", "spawns_itself"]
+
+
+def output_of(node: Node, src: bytes) -> str | None:
+    """What a ``$(…)``/``<(…)`` prints, when the line shows it (``echo``, ``printf``, decoders)."""
+    statements = [c for c in node.named_children if c.type != "comment"]
+    if len(statements) != 1:
+        return None
+    only = statements[0]
+    out: str | None = None
+    for stage in stages(only) if only.type == "pipeline" else [only]:
+        argv, own = head(stage, src)
+        out = stdin_text_after(argv, own or out)
+        if out is None:
+            return None
+    return out
+
+
+def expanded_words(value: Node, src: bytes) -> list[str] | None:
+    """The words a word with ``$(…)`` becomes when every substitution's output is known."""
+    found: list[Node] = []
+    stack = [value]
+    while stack:
+        child = stack.pop()
+        if child.type == "command_substitution":
+            found.append(child)
+        elif child.type != "process_substitution":
+            stack.extend(child.named_children)
+    if not found:
+        return None
+    result = word(value, src)
+    for sub in found:
+        out = output_of(sub, src)
+        if out is None:
+            return None
+        result = result.replace(text(sub, src), out.rstrip("\n"), 1)
+    return [result] if value.type == "string" else result.split()
+
+
+def fed_by(node: Node) -> Node | None:
+    """The ``<(…)``/``>(…)`` a redirection reads from or writes into, if any."""
+    return next((c for c in node.named_children if c.type == "process_substitution"), None)
+
+
+def assignment(node: Node, src: bytes) -> str:
+    """``NAME=VALUE`` of a variable_assignment node, the value unquoted."""
+    if node.type != "variable_assignment":
+        return ""
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    return f"{text(name, src) if name else ''}={word(value, src) if value else ''}"
+
+
+def script_text(node: Node, src: bytes) -> str | None:
+    """For a shell or ``source`` command node: what the ``<(…)`` given as its script prints."""
+    for child in node.named_children:
+        if child.type in ("command_name", "variable_assignment") or child.type.endswith(
+            "_redirect"
+        ):
+            continue
+        if child.type == "process_substitution" and text(child, src).startswith("<"):
+            return output_of(child, src)
+        value = word(child, src)
+        if not (value.startswith("-") or value in STDIN_FILES):
+            return None
+    return None
+
+
+def spawns_itself(name: str, inner: list[tuple[str, ...]], body: str) -> bool:
+    """A function body that calls its own name twice, or once in the background: a fork bomb."""
+    calls = sum(1 for argv in inner if argv[:1] == (name,))
+    return calls >= 2 or (calls == 1 and "&" in body.replace("&&", ""))
