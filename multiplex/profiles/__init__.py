@@ -4,7 +4,7 @@ from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_credential
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
-from multiplex.profiles._nofollow import LinkRefused, append_bytes, write_new
+from multiplex.profiles._nofollow import LinkRefused, append_bytes, open_dir, write_new
 from multiplex.profiles._profile import (
     MIN_TOKEN_LENGTH,
     TOKEN_KEY,
@@ -38,6 +38,7 @@ __all__ = [
     "TerminalSettings",
     "append_bytes",
     "load_config",
+    "open_dir",
     "parse_config",
     "parse_dotenv",
     "plan_credential_files",

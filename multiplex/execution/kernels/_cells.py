@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from multiplex._errors import MultiplexError
+from multiplex.profiles import append_bytes
 from multiplex.scopes import ProfileScope
 
 __all__ = ["CELL_OUTCOMES", "CellError", "CellResult", "KernelError", "RawCell", "record_cell"]
@@ -115,10 +116,8 @@ def record_cell(scope: ProfileScope, code: str, result: CellResult) -> None:
         **({"notice": result.notice} if result.notice else {}),
     }
     try:
-        logs = scope.view.logs_dir
-        logs.mkdir(exist_ok=True)
-        # One write of one line in append mode: concurrent writers never interleave.
-        with (logs / "cells.jsonl").open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        # docs/security.md#files-the-supervisor-writes: never through a link a cell planted.
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        append_bytes(scope.home, "logs/cells.jsonl", line.encode("utf-8"))
     except OSError as exc:
-        log.warning("profile %s: cannot append cells.jsonl: %s", scope.name, exc.strerror)
+        log.warning("profile %s: cannot append logs/cells.jsonl: %s", scope.name, exc)
