@@ -22,6 +22,12 @@ class Metrics:
             ("profile", "outcome", "decided_by"),
             registry=self.registry,
         )
+        self.patterns = Counter(
+            "multiplex_gate_patterns_total",
+            "Named gate patterns found (docs/security.md#the-gates-named-patterns), by outcome.",
+            ("profile", "pattern", "outcome"),
+            registry=self.registry,
+        )
         self.reloads = Counter(
             "multiplex_config_reloads_total",
             "Config reloads of a profile home by result (ok, error, unchanged).",

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from multiplex.redaction import encoded_forms
+
 __all__ = [
     "config_bytes",
+    "known_value_sets",
     "profile_config",
     "profile_configs",
+    "redaction_texts",
     "rule_words",
     "turn_plans",
     "yaml_documents",
@@ -45,6 +49,51 @@ def turn_plans(
     return st.lists(
         st.tuples(st.integers(0, profiles - 1), how), min_size=min_turns, max_size=max_turns
     )
+
+
+# -- redaction -----------------------------------------------------------------
+
+# Values that overlap, nest as prefixes, repeat one character, carry unicode,
+# quotes, a NUL, or run past the engine's 256-byte prefix.
+_KNOWN_POOL = [
+    "abcdef12", "abcdef1234", "abcdef123456", "cdef1234xy", "qqqqqqqq", "qqqqqqqqqq",
+    "own-secret-value-1", "other-profile-secret-2", "s3cr3t-Value!/+?&", 'say "hi"\\now',
+    "ünïcödé-sécret", "pässwörd\u212aey", "nul\x00inside-it",
+    "tokenvalue99", "hunter2hunter2", "L" * 300 + "-long-credential", "x" * 257,
+]  # fmt: skip
+
+# Pieces that start, end or imitate secrets of every kind, and the characters
+# the engine treats specially: newlines, case (KELVIN SIGN, dotted I, sigma),
+# multi-byte and surrogate code points.
+_REDACTION_PIECES = [
+    "API_KEY=", "export DB_PASSWORD='", "password: ", "apiKey: ", '{"client_secret": "',
+    "Authorization: Bearer ", "authorization: Basic ", "Proxy-Authorization: Digest ",
+    "Cookie: ", "Set-Cookie: ", "postgres://app:", "@db.internal:5432/prod", "://", "@",
+    "ghp_", "gho_", "github_pat_", "glpat-", "xoxb-", "sk-", "sk-ant-", "sk_live_", "AKIA",
+    "AIza", "ya29.", "npm_", "SK", "AC", "SG.", "key-", "hf_", "dop_v1_", "eyJ", "MTIz",
+    "AccountKey=", "hvs.", "dp.pt.", ".atlasv1.", ":AA", "12345678", "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----", "-----BEGIN CERTIFICATE-----", "[REDACTED:known]",
+    "https://hooks.slack.com/services/", "https://discord.com/api/webhooks/",
+    "KEY", "Token", "SESSION_len", "pat", "monkey=", "=", ":", "=>", "'", '"', "\\", ".", "-",
+    "_", "&", "?", " ", "\t", "\n", "\r\n", "\u212a", "\u0130", "\u03a3", "é", "日本", "\ud83d",
+    "0123456789abcdef0123456789abcdef", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+]  # fmt: skip
+
+
+def known_value_sets() -> st.SearchStrategy[list[str]]:
+    """Sets of known secret values, some short enough to be ignored."""
+    return st.lists(st.sampled_from(_KNOWN_POOL) | st.text(min_size=4, max_size=12), max_size=6)
+
+
+@st.composite
+def redaction_texts(draw: st.DrawFn, known: list[str] | None = None) -> str:
+    """Output text with secret-like pieces, ``known`` values and their encodings embedded."""
+    pool = list(_REDACTION_PIECES)
+    for value in known or ():
+        pool.append(value)
+        pool.extend(encoded_forms(value))
+    piece = st.sampled_from(pool) | st.text(max_size=6) | st.text(alphabet="aA0_-+/=.", max_size=40)
+    return "".join(draw(st.lists(piece, max_size=30)))
 
 
 # Keys a config.yaml may hold, so generated documents reach deep into the owned sections.

@@ -17,6 +17,8 @@ LIST_FIELDS = {
     "allowlist_size",
     "status",
     "error",
+    "sandbox",  # docs/execution.md#the-sandbox: bwrap, none, or null for other backends
+    "sandbox_warning",
 }
 
 
@@ -28,6 +30,7 @@ def test_list_json_on_the_example_config() -> None:
     assert all(set(r) == LIST_FIELDS for r in rows)
     by = {r["name"]: r for r in rows}
     assert by["ci-bot"]["backend"] == "docker" and by["ci-bot"]["redact_secrets"] is False
+    assert by["ci-bot"]["sandbox"] is None and by["research"]["sandbox"] in ("bwrap", "none")
     assert by["research"]["cwd"].endswith("profiles/research/workspace")
     assert all(r["status"] == "ok" for r in rows)
 

@@ -215,6 +215,8 @@ class Gate:
             end = self._smart_step(scope, view, command, trace) or self._unattended(
                 scope, view, trace
             )
+        if finding is not None:  # docs/security.md#the-gates-named-patterns
+            self.recorder.pattern(scope.name, finding.pattern.name, end.outcome if end else "ask")
         if end is None:
             why = why_asked(scope, view.backend, trace, finding)
             return self._ask(scope, view, command, parsed, run_id, why)

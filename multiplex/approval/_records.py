@@ -66,6 +66,10 @@ class DecisionRecorder:
         """Audit-grade redaction: every profile's known values and every pattern."""
         return redact_always(text, self._known())
 
+    def pattern(self, profile: str, name: str, outcome: str) -> None:
+        """Count a named gate pattern (``multiplex_gate_patterns_total``)."""
+        self._metrics.patterns.labels(profile, name, outcome).inc()
+
     def record(
         self,
         *,

@@ -22,7 +22,13 @@ from multiplex.shell import (
     find_protected_write,
 )
 
-__all__ = ["CONTAINER_BACKENDS", "CheckInput", "Conclusion", "deny_set", "run_static_checks"]
+__all__ = [
+    "CONTAINER_BACKENDS",
+    "CheckInput",
+    "Conclusion",
+    "deny_set",
+    "run_static_checks",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +106,8 @@ def run_static_checks(
     """Run steps 1-7 in order; stop at the first that decides.
 
     Returns the trace, the conclusion (None = go on to steps 8-10) and the
-    dangerous finding that made the line need a human, if any.
+    named pattern found (the hardline one that blocked, or the dangerous one that
+    made the line need a human), if any.
     """
     parsed, approvals = data.parsed, data.approvals
     trace: list[TraceStep] = []
@@ -127,15 +134,16 @@ def run_static_checks(
         )
     )
     # 2. hardline, and another profile's home (never named: docs/security.md#another-profiles-home)
-    if find_other_home(parsed, data.place) is not None:
+    other = find_other_home(parsed, data.place)
+    if other is not None:
         cause = "another profile's home"
-        return trace, stop("hardline", "blocked", cause, DecidedBy.POLICY), None
+        return trace, stop("hardline", "blocked", cause, DecidedBy.POLICY), other
     hard = find_hardline(parsed, place=data.place)
     if hard is not None:
         return (
             trace,
             stop("hardline", "blocked", f"hardline: {_describe(hard)}", DecidedBy.POLICY),
-            None,
+            hard,
         )
     trace.append(TraceStep("hardline", "pass"))
     # 3. deny rules: before every bypass, container skip and allowlist

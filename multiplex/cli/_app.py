@@ -14,6 +14,7 @@ from multiplex.cli._approvals import approvals_app, exec_command
 from multiplex.cli._audit import audit
 from multiplex.cli._check import check
 from multiplex.cli._decisions import decisions
+from multiplex.cli._kernel import kernel_app
 from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
 from multiplex.cli._remote import answer_approval, list_approvals, runs_app
@@ -96,6 +97,7 @@ app.add_typer(allowlist_app, name="allowlist")
 approvals_app.command("list", cls=Command)(list_approvals)
 approvals_app.command("answer", cls=Command)(answer_approval)
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(kernel_app, name="kernel")
 app.add_typer(runs_app, name="runs")
 
 

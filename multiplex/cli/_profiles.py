@@ -42,19 +42,26 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(rows)
     else:
-        table = Table("name", "status", "backend", "cwd", "redact", "allowlist", "home", "error")
+        table = Table(
+            "name", "status", "backend", "sandbox", "cwd", "redact", "allowlist", "home", "error"
+        )
         for row in rows:
             table.add_row(
                 row["name"],
                 "[green]ok[/green]" if row["status"] == "ok" else "[bold red]error[/bold red]",
                 plain(row["backend"]),
+                plain(row["sandbox"]),
                 plain(row["cwd"]),
                 plain(row["redact_secrets"]),
                 plain(row["allowlist_size"]),
                 row["home"],
                 plain(row["error"], empty=""),
             )
-        Console(width=200).print(table)
+        console = Console(width=200)
+        console.print(table)
+        for row in rows:
+            if row["sandbox_warning"]:  # docs/execution.md#the-sandbox
+                console.print(f"warning: {row['name']}: {row['sandbox_warning']}")
     if any(row["status"] != "ok" for row in rows):
         raise typer.Exit(1)
 

@@ -1,10 +1,41 @@
-"""Running an approved command inside its scope.
+"""Running an approved command inside its scope (docs/execution.md).
 
-``_local``: a subprocess in its own process group with the scope's cwd, command
-env and per-run credential directory, a timeout that kills the group, output
-capped per stream. See docs/execution.md.
+One module per backend behind one small protocol (``_backends``): ``_local``
+(bubblewrap sandbox or the sub-reaper), ``_container`` (docker/podman),
+``_ssh`` (the OpenSSH client). ``_process`` starts, caps, times out and stops
+the one local process every backend ends in; ``_sandbox`` builds the bwrap argv
+prefix for a scope (``sandbox_argv``), which kernels reuse.
 """
 
-from multiplex.execution._local import OUTPUT_CAP, Execution, ProcessTracker, RunResult, execute
+from multiplex.execution._backends import NOT_EXECUTED, execute, planner_for
+from multiplex.execution._plan import Plan, Planner, RunContext
+from multiplex.execution._process import OUTPUT_CAP, ProcessTracker, Running
+from multiplex.execution._result import Execution, RunResult
+from multiplex.execution._sandbox import (
+    SANDBOX_CREDENTIALS,
+    SandboxChoice,
+    bwrap_status,
+    choose_sandbox,
+    sandbox_argv,
+    sandbox_of,
+)
 
-__all__ = ["OUTPUT_CAP", "Execution", "ProcessTracker", "RunResult", "execute"]
+__all__ = [
+    "NOT_EXECUTED",
+    "OUTPUT_CAP",
+    "SANDBOX_CREDENTIALS",
+    "Execution",
+    "Plan",
+    "Planner",
+    "ProcessTracker",
+    "RunContext",
+    "RunResult",
+    "Running",
+    "SandboxChoice",
+    "bwrap_status",
+    "choose_sandbox",
+    "execute",
+    "planner_for",
+    "sandbox_argv",
+    "sandbox_of",
+]

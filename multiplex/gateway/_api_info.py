@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -14,7 +16,7 @@ from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
-from multiplex.gateway._models import ProfileOut, WhoAmI
+from multiplex.gateway._models import ProfileOut, ReloadOut, WhoAmI
 from multiplex.supervision import describe_profile
 
 __all__ = ["router"]
@@ -32,10 +34,36 @@ def _describe(gw: Gateway, name: str) -> dict[str, Any]:
     return data
 
 
+PAGE_DEFAULT = 100
+PAGE_MAX = 1000
+
+
 @router.get("/v1/profiles", response_model=list[ProfileOut], responses=ERRORS)
-async def list_profiles(caller: Caller, gw: GatewayDep) -> list[dict[str, Any]]:
-    """Each visible profile's effective settings (secrets masked), epoch, reload status, error."""
-    return [_describe(gw, name) for name in gw.sup.profiles if caller.sees(name)]
+async def list_profiles(
+    caller: Caller,
+    gw: GatewayDep,
+    response: Response,
+    limit: int = Query(PAGE_DEFAULT, ge=1, le=PAGE_MAX),
+    offset: int = Query(0, ge=0),
+    q: str = Query("", max_length=200, description="only names containing this (any case)"),
+) -> list[dict[str, Any]]:
+    """One page of the visible profiles, in serving order: settings (secrets masked), status, error.
+
+    ``X-Total-Count`` says how many match; ``Link: <…>; rel="next"`` gives the
+    next page while there is one (docs/gateway.md#profiles-decisions-identity).
+    """
+    needle = q.casefold()
+    names = [
+        name
+        for name in gw.sup.profiles
+        if caller.sees(name) and (not needle or needle in name.casefold())
+    ]
+    page = names[offset : offset + limit]
+    response.headers["X-Total-Count"] = str(len(names))
+    if offset + limit < len(names):
+        query = urlencode({"limit": limit, "offset": offset + limit, **({"q": q} if q else {})})
+        response.headers["Link"] = f'</v1/profiles?{query}>; rel="next"'
+    return [_describe(gw, name) for name in page]
 
 
 @router.get("/v1/profiles/{name}", response_model=ProfileOut, responses=ERRORS)
@@ -92,6 +120,14 @@ async def metrics(caller: Caller, gw: GatewayDep) -> Response:
     return Response(gw.sup.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
+@router.post("/v1/admin/reload", response_model=ReloadOut, responses=ERRORS)
+async def admin_reload(caller: Caller, gw: GatewayDep) -> dict[str, Any]:
+    """Re-read multiplex.yaml and every home now (admin token), as SIGHUP does."""
+    if not caller.admin:
+        raise HTTPException(status_code=404, detail="not found")
+    return await asyncio.to_thread(gw.reload_config, "api")
+
+
 @router.get("/healthz")
 async def healthz() -> dict[str, str]:
     """Liveness: the process answers HTTP. No auth."""
@@ -102,7 +138,11 @@ async def healthz() -> dict[str, str]:
 async def readyz(gw: GatewayDep) -> JSONResponse:
     """Readiness: the config watcher is alive (or ``watch.mode: off``). No auth."""
     watcher = gw.sup.watcher
+    error = gw.sup.config_error
     body = {
+        # multiplex.yaml broken: the last good one still serves (docs/operations.md).
+        "config_ok": gw.sup.config_error is None,
+        "config_error": None if error is None else gw.sup.gate.recorder.redact(error),
         "ready": gw.ready,
         "watch_mode": gw.sup.config.watch.mode,
         "watcher_alive": watcher is not None and watcher.alive,

@@ -14,6 +14,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from multiplex._errors import ConfigError, RoutingError
 from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs
+from multiplex.gateway._apidocs import mount_api_docs
 from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._headers import SecurityHeaders
@@ -68,7 +69,10 @@ def create_app(
         version="0.1.0",
         summary="Runs, approvals and profiles of many agent profile homes (docs/gateway.md).",
         lifespan=lifespan,
+        docs_url=None,  # served offline below, never from a CDN
+        redoc_url=None,
     )
+    mount_api_docs(app)
     app.state.gateway = gateway
     # Outermost last: the headers, the body limit, then the hot routes' fast path, then FastAPI.
     app.add_middleware(FastPath, gateway=gateway)

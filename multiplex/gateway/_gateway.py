@@ -59,6 +59,32 @@ class Gateway:
         sup.gate.recorder.post_approval_response.append(self.feed.hook)
         for profile in sup.profiles.values():
             profile.on_reload(self._reloaded)
+        sup.on_profiles_changed(self._homes_changed)
+
+    def _homes_changed(self, added: list[Profile], removed: list[Profile]) -> None:
+        # A new home's token works, a removed one's stops (docs/operations.md#live-reconfiguration).
+        for profile in added:
+            profile.on_reload(self._reloaded)
+        self.auth.invalidate()
+        log_event(
+            "config.reload",
+            added=[p.name for p in added],
+            removed=[p.name for p in removed],
+            profiles=len(self.sup.profiles),
+        )
+
+    def reload_config(self, cause: str) -> dict[str, Any]:
+        """``SIGHUP`` / ``POST /v1/admin/reload``: multiplex.yaml, then every home, now."""
+        result = self.sup.reload_config()
+        for profile in list(self.sup.profiles.values()):
+            profile.reload()
+        body = result.as_dict()
+        error = body["error"]
+        fields = {k: v for k, v in body.items() if k != "error"}
+        if error is not None:
+            fields["error"] = self.sup.gate.recorder.redact(error)
+        log_event("reload.requested", cause=cause, **fields)
+        return {**body, "error": fields.get("error")}
 
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in the gate pool: blocking work never runs on the event loop."""

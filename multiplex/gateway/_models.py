@@ -19,6 +19,7 @@ __all__ = [
     "DecisionOut",
     "DecisionRow",
     "KernelOut",
+    "KernelsEnded",
     "OkOut",
     "PatternOut",
     "PendingOut",
@@ -133,6 +134,8 @@ class ResultOut(BaseModel):
     exit_code: int | None
     stdout: str
     stderr: str
+    backend: str | None = None  # docs/execution.md#the-result: what ran it
+    sandbox: str | None = None
 
 
 class CellErrorOut(BaseModel):
@@ -169,6 +172,10 @@ class KernelOut(BaseModel):
     last_used: float
     memory_bytes: int
     busy: bool
+
+
+class KernelsEnded(BaseModel):
+    ended: int
 
 
 class PatternOut(BaseModel):

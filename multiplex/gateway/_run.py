@@ -50,6 +50,8 @@ def result_row(result: RunResult, redact: Callable[[str], str]) -> dict[str, Any
         "exit_code": result.exit_code,
         "stdout": result.stdout,
         "stderr": result.stderr,
+        "backend": result.backend,
+        "sandbox": result.sandbox,
     }
 
 

@@ -129,12 +129,14 @@ class RunRegistry:
         return run
 
     def cancel(self, run: Run, cause: str = RUN_CANCELLED) -> int:
-        """Withdraw the run's pending approvals; commands not yet run never run."""
+        """Withdraw the run's pending approvals and stop its running command; the rest never run."""
         with run.lock:
             if run.finished:
                 return 0
             run.cancel_requested = True
-        # A running code cell is cancelled too: its kernel is killed (docs/kernels.md#lifecycle).
+        # A command already running is stopped too (its whole tree, its container), and a
+        # running code cell: its kernel is killed (docs/kernels.md#lifecycle).
+        self._sup.cancel_commands(run.run_id, wait=False)
         return self._sup.gate.cancel_run(run.run_id, cause) + self._sup.kernels.cancel_run(
             run.run_id, cause
         )
@@ -229,7 +231,10 @@ class RunRegistry:
                 return
             if not self._ran(run, index, step):
                 return
-        self._finish(run, "completed", None)
+        with run.lock:
+            stop = run.cancel_requested or self.closing
+        # A cancel that stopped the last command mid-run still cancels the run.
+        self._finish(run, "cancelled" if stop else "completed", None)
 
     def _wake(self, run: Run, parked: ParkedRun, index: int) -> None:
         # Called in whichever thread settled the request (often the event loop): hand off.

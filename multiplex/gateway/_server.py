@@ -63,9 +63,12 @@ def is_loopback(sock: socket.socket) -> bool:
 class _Uvicorn(uvicorn.Server):
     """uvicorn, with our own signal handling: begin the drain, never re-raise the signal."""
 
-    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+    def __init__(
+        self, config: uvicorn.Config, on_exit: Callable[[], None], on_hup: Callable[[], object]
+    ) -> None:
         super().__init__(config)
         self._on_exit = on_exit
+        self._on_hup = on_hup
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -74,11 +77,16 @@ class _Uvicorn(uvicorn.Server):
             return
         handled = (signal.SIGINT, signal.SIGTERM)
         original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        original[signal.SIGHUP] = signal.signal(signal.SIGHUP, self.handle_hup)
         try:
             yield
         finally:
             for sig, handler in original.items():
                 signal.signal(sig, handler)
+
+    def handle_hup(self, sig: int, frame: FrameType | None) -> None:
+        # SIGHUP reloads (docs/operations.md#live-reconfiguration); never ends the process.
+        threading.Thread(target=self._on_hup, name="multiplex-sighup", daemon=True).start()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self.should_exit and sig == signal.SIGINT:
@@ -119,7 +127,9 @@ class GatewayServer:
             timeout_graceful_shutdown=max(1, int(grace)),
             ws="none",
         )
-        self._server = _Uvicorn(config, self.gateway.begin_shutdown)
+        self._server = _Uvicorn(
+            config, self.gateway.begin_shutdown, lambda: self.gateway.reload_config("SIGHUP")
+        )
         self._thread: threading.Thread | None = None
 
     @property

@@ -49,6 +49,46 @@ class TerminalSettings(_Section):
     credential_files: tuple[StrictStr, ...] = ()
     host_mounts: tuple[StrictStr, ...] = ()
     timeout: float = Field(default=180.0, gt=0, allow_inf_nan=False)
+    # docs/execution.md#the-sandbox: local commands in bubblewrap.
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    network: Literal["on", "off"] = "on"
+    writable_paths: tuple[StrictStr, ...] = ()
+    # docs/execution.md#containers
+    container_cli: Literal["auto", "docker", "podman"] = "auto"
+    image: StrictStr | None = None
+    memory: StrictStr | None = Field(default=None, pattern=r"^[0-9]+[bkmgBKMG]?$")
+    cpus: float | None = Field(default=None, gt=0, le=1024, allow_inf_nan=False)
+    # docs/execution.md#ssh
+    host: StrictStr | None = None
+    port: int = Field(default=22, ge=1, le=65535)
+    user: StrictStr | None = None
+    identity_file: StrictStr | None = None
+    known_hosts: StrictStr | None = None
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _bare_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as False (the section checks refuse a bare `on`).
+        return "off" if value is False else value
+
+    @field_validator("cpus", mode="before")
+    @classmethod
+    def _cpus_number(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be a number of CPUs, e.g. 1 or 0.5")
+        return value
+
+    @field_validator("identity_file", "known_hosts")
+    @classmethod
+    def _file_in_home(cls, value: str | None) -> str | None:
+        # A file of the home, never a path elsewhere on the host.
+        if value is None:
+            return value
+        if not value or value.startswith(("/", "~")):
+            raise ValueError(f"{value!r} must be a path relative to the profile home")
+        if ".." in value.replace("\\", "/").split("/"):
+            raise ValueError(f"{value!r} must not contain '..'")
+        return value
 
     @field_validator("env", mode="before")
     @classmethod

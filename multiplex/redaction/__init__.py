@@ -1,10 +1,11 @@
-"""Secret redaction (docs/redaction.md): known values (layer 1) and secret shapes (layer 2).
+"""Secret redaction (``docs/redaction.md``): known values (layer 1) and secret shapes (layer 2).
 
-A pure leaf: imports only the standard library and :mod:`multiplex._errors`.
+A leaf: imports only the standard library and, when it loads, the ``hyperscan``
+engine (without it redaction runs in pure Python).
 """
 
 from multiplex.redaction._known import KnownValues, encoded_forms, looks_secret_name
-from multiplex.redaction._patterns import redact_patterns
+from multiplex.redaction._prefilter import redact_patterns
 from multiplex.redaction._redactor import Redactor, redact_always
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Layer 1 of redaction: a profile's known secret values (docs/redaction.md).
+"""Layer 1 of redaction: a profile's known secret values (``docs/redaction.md``).
 
 A profile knows some of its secrets literally: the values of ``.env`` variables
 whose names look secret, and the contents of its credential files. Those exact
@@ -16,6 +16,9 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import ClassVar
 from urllib.parse import quote, quote_plus
+
+from multiplex.redaction import _engine
+from multiplex.redaction._literal_set import LiteralSet
 
 __all__ = ["KNOWN_MASK", "KnownValues", "encoded_forms", "looks_secret_name"]
 
@@ -264,27 +267,49 @@ class KnownValues:
     by text matching. Each kept value is matched raw, stripped of surrounding
     whitespace, JSON-escaped, base64 (standard/URL-safe, padded or not, and
     embedded inside a longer base64 stream) and URL-encoded. At any position the
-    longest match wins. Matching is one regex pass, linear in the text for a
-    fixed set of values; the pattern is compiled on first use.
+    longest match wins. Matching is linear in the text for a fixed set of values;
+    the matcher is built on first use.
     """
 
     MIN_LENGTH: ClassVar[int] = 6
 
-    __slots__ = ("_pattern", "_values")
+    __slots__ = ("_fast", "_forms", "_pattern", "_values")
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         kept = {v for v in values if isinstance(v, str) and len(v) >= self.MIN_LENGTH}
         self._values: frozenset[str] = frozenset(kept)
+        self._forms: frozenset[str] | None = None
         self._pattern: re.Pattern[str] | None = None
+        # None: not built yet; False: built without the engine.
+        self._fast: LiteralSet | bool | None = None
 
-    def _compiled(self) -> re.Pattern[str] | None:
-        if not self._values:
-            return None
-        if self._pattern is None:
+    def _all_forms(self) -> frozenset[str]:
+        if self._forms is None:
             forms = {f for v in self._values for f in _all_forms(v, self.MIN_LENGTH)}
             # Encoded cores of short values can be shorter than the value; the
             # floor applies to every form so ordinary words are never masked.
-            forms = {f for f in forms if len(f) >= self.MIN_LENGTH}
+            self._forms = frozenset(f for f in forms if len(f) >= self.MIN_LENGTH)
+        return self._forms
+
+    def _engine_set(self) -> LiteralSet | None:
+        """The Hyperscan matcher, or None to use the regex (no engine, or it failed)."""
+        fast = self._fast
+        if fast is None:
+            fast = False
+            hs = _engine.backend()
+            if hs is not None:
+                try:
+                    fast = LiteralSet(hs, self._all_forms())
+                except hs.error as exc:
+                    _engine.disable(f"compiling {len(self._values)} known values: {exc}")
+            # Benign race: two threads may both build; they build the same matcher.
+            self._fast = fast
+        return fast if isinstance(fast, LiteralSet) else None
+
+    def _compiled(self) -> re.Pattern[str]:
+        """The pure-Python matcher: one regex over every form."""
+        if self._pattern is None:
+            forms = self._all_forms()
             source = _trie_pattern(forms)
             if source is None:
                 ordered = sorted(forms, key=lambda f: (-len(f), f))
@@ -295,10 +320,14 @@ class KnownValues:
 
     def redact(self, text: str) -> str:
         """``text`` with every occurrence of a known value or form replaced by ``[REDACTED:known]``."""
-        pattern = self._compiled()
-        if pattern is None or not text:
+        if not self._values or not text:
             return text
-        return pattern.sub(KNOWN_MASK, text)
+        fast = self._engine_set()
+        if fast is not None:
+            out = fast.replace(text, KNOWN_MASK)
+            if out is not None:
+                return out
+        return self._compiled().sub(KNOWN_MASK, text)
 
     def union(self, other: KnownValues) -> KnownValues:
         """A matcher over the values of both."""
@@ -306,8 +335,14 @@ class KnownValues:
 
     def __contains__(self, text: object) -> bool:
         """Whether any known value (or encoded form) occurs in ``text``."""
-        pattern = self._compiled()
-        return pattern is not None and isinstance(text, str) and pattern.search(text) is not None
+        if not self._values or not isinstance(text, str) or not text:
+            return False
+        fast = self._engine_set()
+        if fast is not None:
+            spans = fast.spans(text.encode("utf-8", "surrogatepass"))
+            if spans is not None:
+                return bool(spans)
+        return self._compiled().search(text) is not None
 
     def __len__(self) -> int:
         return len(self._values)

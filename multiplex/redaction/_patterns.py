@@ -1,10 +1,11 @@
-"""Layer 2 of redaction: secrets recognised by their shape (docs/redaction.md).
+"""Layer 2 of redaction: secrets recognised by their shape (``docs/redaction.md``).
 
 Vendor-prefixed token formats, ``KEY=value`` assignments with secret-looking
 names, Authorization and Cookie headers, PEM private keys, JWTs and passwords in
 connection strings. Patterns run one after another, most specific first, over
 the text the previous one produced; a later pattern never masks inside an
-earlier mask.
+earlier mask. This module is the reference: :func:`apply_patterns` runs every
+regex over the whole text; :mod:`._prefilter` gives the same result faster.
 
 Every regex runs in time linear in the text: repetitions are bounded and mostly
 possessive, no quantifier nests over overlapping classes, and each unprefixed
@@ -20,29 +21,41 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from multiplex.redaction._known import looks_secret_name
+from multiplex.redaction._vendors import B64URL, DASHED, DOTTED, VENDOR, lead
 
-__all__ = ["PATTERNS", "SecretPattern", "mask", "redact_patterns"]
+__all__ = [
+    "KINDS",
+    "MASK_PREFIX",
+    "PATTERNS",
+    "SecretPattern",
+    "apply_patterns",
+    "fold_case",
+    "mask",
+]
 
-_MASK_PREFIX = "[REDACTED:"
+MASK_PREFIX = "[REDACTED:"
 
 
 def mask(kind: str) -> str:
     """The text that replaces a secret of ``kind``: ``[REDACTED:<kind>]``."""
-    return f"{_MASK_PREFIX}{kind}]"
+    return f"{MASK_PREFIX}{kind}]"
 
 
 _Span = tuple[int, int, str]
 # (match, original text, kind) -> (start, end, kind reported) or None to skip
 _Locate = Callable[[re.Match[str], str, str], _Span | None]
+# (original text, haystack, start) -> -1, or the end bound of a match locate drops
+_Screen = Callable[[str, str, int], int]
 # ASCII-only lower-casing, for the rare text whose str.lower() changes length.
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
-def _fold(text: str) -> str:
+def fold_case(text: str) -> str:
     """``text`` lower-cased, position for position."""
     low = text.lower()
     return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
@@ -56,19 +69,57 @@ class SecretPattern:
     returns the span to mask with the kind to report, or None to leave the match
     alone. A ``fold`` pattern is written in lower case and runs over the
     lower-cased text: a case-insensitive regex cannot use the engine's fast
-    literal search and was measured seven times slower.
+    literal search and was measured seven times slower. Every match starts with
+    one of ``anchors`` (in the lower-cased text for a ``fold`` pattern); a shape
+    without a literal lead has none. ``screen(text, hay, start)``, if given, is a
+    cheap look at a start before the regex runs: -1, or a position by which any
+    match from there ends that ``locate`` would drop.
     """
 
     kind: str
     regex: re.Pattern[str]
     locate: _Locate
     fold: bool = False
+    anchors: tuple[str, ...] = ()
+    screen: _Screen | None = None
 
     def apply(self, text: str) -> str:
         """``text`` with every secret of this shape masked."""
+        return self.apply_to(text, fold_case(text) if self.fold else text)
+
+    def apply_to(self, text: str, hay: str) -> str:
+        """:meth:`apply`, given ``hay``: ``text``, or ``fold_case(text)`` for a ``fold`` shape."""
+        return self._masked(text, self.regex.finditer(hay))
+
+    def apply_at(self, text: str, hay: str, starts: Sequence[int]) -> str:
+        """:meth:`apply_to`, trying the regex only at ``starts``.
+
+        ``starts`` ascend and include every position where a match can start.
+        """
+        return self._masked(text, self._matches_at(text, hay, starts))
+
+    def _matches_at(self, text: str, hay: str, starts: Sequence[int]) -> Iterator[re.Match[str]]:
+        # The matches finditer would yield: it goes on from the end of each match.
+        match, screen = self.regex.match, self.screen
+        resume = 0
+        last = len(starts) - 1
+        for i, at in enumerate(starts):
+            if at < resume:
+                continue
+            if screen is not None:
+                bound = screen(text, hay, at)
+                # Dropped anyway; its end matters only if the next start may lie inside.
+                if bound >= 0 and (i == last or starts[i + 1] >= bound):
+                    continue
+            m = match(hay, at)
+            if m is not None:
+                resume = m.end()
+                yield m
+
+    def _masked(self, text: str, matches: Iterable[re.Match[str]]) -> str:
         pieces: list[str] = []
         last = 0
-        for m in self.regex.finditer(_fold(text) if self.fold else text):
+        for m in matches:
             found = self.locate(m, text, self.kind)
             if found is None:
                 continue
@@ -90,7 +141,7 @@ def _secret_span(m: re.Match[str], text: str, kind: str) -> _Span | None:
         start, end = m.span("secret")
     else:
         start, end = m.span()
-    if text.startswith(_MASK_PREFIX, start):
+    if text.startswith(MASK_PREFIX, start):
         return None
     return start, end, kind
 
@@ -103,97 +154,6 @@ def _checked(check: Callable[[str], bool]) -> _Locate:
         return found
 
     return locate
-
-
-def _lead(lead: str, boundary: str = "A-Za-z0-9_") -> str:
-    """``lead`` not preceded by a character of ``boundary`` (a word start).
-
-    The look-behind follows the lead so the lead stays a literal prefix the
-    regex engine can search for quickly.
-    """
-    return f"(?:{lead})(?<![{boundary}](?:{lead}))"
-
-
-# -- vendor formats ---------------------------------------------------------
-# (kind, regex source). A (?P<secret>...) group, where present, is the part
-# masked; otherwise the whole match. Order matters: anthropic's ``sk-ant-``
-# before openai's ``sk-``.
-_B64URL = "A-Za-z0-9_-"
-_VENDOR: tuple[tuple[str, str], ...] = (
-    (
-        "aws-access-key",
-        _lead("AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA", "A-Za-z0-9")
-        + "[A-Z0-9]{16}(?![A-Za-z0-9])",
-    ),
-    ("github-token", _lead("gh[pousr]_") + "[A-Za-z0-9]{36,255}+"),
-    ("github-token", _lead("github_pat_") + "[A-Za-z0-9_]{22,255}+"),
-    (
-        "gitlab-token",
-        _lead("gl", "A-Za-z0-9_-") + "(?:pat|dt|rt|ptt|ft|soat|cbt)-[A-Za-z0-9_-]{20,255}+",
-    ),
-    ("slack-token", _lead("xox", "A-Za-z0-9_-") + "[abposr]-[A-Za-z0-9-]{10,255}+"),
-    ("slack-token", _lead("xapp-", "A-Za-z0-9_-") + "[0-9]-[A-Za-z0-9-]{10,255}+"),
-    (
-        "slack-webhook",
-        r"https://hooks\.slack\.com/(?P<secret>(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,255}+)",
-    ),
-    ("stripe-key", _lead("sk_|rk_|pk_") + "(?:live|test)_[A-Za-z0-9]{10,247}+"),
-    ("stripe-key", _lead("whsec_") + "[A-Za-z0-9]{24,64}+"),
-    ("anthropic-key", _lead("sk-ant-", "A-Za-z0-9_-") + f"[{_B64URL}]{{20,255}}+"),
-    (
-        "openai-key",
-        _lead("sk-", "A-Za-z0-9_-") + f"(?:proj-|svcacct-|admin-)?[{_B64URL}]{{20,255}}+",
-    ),
-    ("google-api-key", _lead("AIza", "A-Za-z0-9_-") + f"[{_B64URL}]{{35}}(?![{_B64URL}])"),
-    ("google-oauth-token", _lead(r"ya29\.", "A-Za-z0-9_-") + f"[{_B64URL}]{{20,2048}}+"),
-    ("google-client-secret", _lead("GOCSPX-", "A-Za-z0-9_-") + f"[{_B64URL}]{{24,40}}+"),
-    ("npm-token", _lead("npm_") + "[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    ("pypi-token", _lead("pypi-", "A-Za-z0-9_-") + f"AgE[{_B64URL}]{{50,2048}}+"),
-    ("twilio-key", _lead("SK", "A-Za-z0-9") + "[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
-    ("twilio-account-sid", _lead("AC", "A-Za-z0-9") + "[0-9a-f]{32}(?![A-Za-z0-9])"),
-    (
-        "sendgrid-key",
-        _lead(r"SG\.", "A-Za-z0-9_-") + f"[{_B64URL}]{{22}}\\.[{_B64URL}]{{43}}(?![{_B64URL}])",
-    ),
-    ("mailgun-key", _lead("key-", "A-Za-z0-9_-") + "[0-9a-f]{32}(?![A-Za-z0-9])"),
-    ("huggingface-token", _lead("hf_") + "[A-Za-z0-9]{30,64}+"),
-    ("huggingface-token", _lead("api_org_") + "[A-Za-z0-9]{30,64}+"),
-    (
-        "discord-webhook",
-        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/"
-        r"(?P<secret>[0-9]{17,20}/[A-Za-z0-9_-]{60,68}+)",
-    ),
-    ("telegram-bot-token", f":(?P<secret>AA(?<=[0-9]{{8}}:AA)[{_B64URL}]{{33}})(?![{_B64URL}])"),
-    ("digitalocean-token", _lead("do[por]_v1_") + "[a-f0-9]{64}(?![A-Za-z0-9])"),
-    ("shopify-token", _lead("shp(?:at|ca|pa|ss)_") + "[a-fA-F0-9]{32}+"),
-    ("azure-storage-key", r"(?:Account|SharedAccess)Key=(?P<secret>[A-Za-z0-9+/]{20,255}+={0,2})"),
-    ("square-token", _lead("sq0", "A-Za-z0-9_-") + "(?:atp|csp)-[A-Za-z0-9_-]{22,60}+"),
-    ("atlassian-token", _lead("AT", "A-Za-z0-9_-") + "(?:ATT|CTT)3[A-Za-z0-9_=-]{50,400}+"),
-    ("heroku-key", _lead("HRKU-", "A-Za-z0-9_-") + "[A-Za-z0-9_-]{20,128}+"),
-    ("databricks-token", _lead("dapi", "A-Za-z0-9_-") + "[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])"),
-    ("linear-key", _lead("lin_") + "(?:api|oauth)_[A-Za-z0-9]{40}+"),
-    (
-        "doppler-token",
-        _lead(r"dp\.", "A-Za-z0-9_.-") + r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}+",
-    ),
-    ("vault-token", _lead(r"hv[sbr]\.", "A-Za-z0-9_.-") + f"[{_B64URL}]{{24,255}}+"),
-    ("age-secret-key", "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    ("postman-key", _lead("PMAK-", "A-Za-z0-9_-") + "[a-f0-9]{24}-[a-f0-9]{34}"),
-    ("grafana-token", _lead("glsa_") + "[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
-    ("grafana-token", _lead("glc_") + "[A-Za-z0-9+/]{32,400}+={0,2}"),
-    ("sentry-token", _lead("sntry[su]_") + "[A-Za-z0-9+/=_-]{40,400}+"),
-    ("supabase-token", _lead("sbp_") + "[a-f0-9]{40}(?![A-Za-z0-9])"),
-    ("groq-key", _lead("gsk_") + "[A-Za-z0-9]{48,64}+"),
-    ("xai-key", _lead("xai-", "A-Za-z0-9_-") + "[A-Za-z0-9]{70,90}+"),
-    ("replicate-token", _lead("r8_") + "[A-Za-z0-9]{37}(?![A-Za-z0-9])"),
-    ("notion-token", _lead("ntn_") + "[A-Za-z0-9]{43,46}(?![A-Za-z0-9])"),
-    ("notion-token", _lead("secret_") + "[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
-    (
-        "terraform-token",
-        r"\.atlasv1\.(?<=(?<![A-Za-z0-9])(?P<head>[A-Za-z0-9]{14})\.atlasv1\.)"
-        r"[A-Za-z0-9_=-]{60,90}+",
-    ),
-)
 
 
 def _has_digit(token: str) -> bool:
@@ -230,8 +190,8 @@ _PRIVATE_KEY = re.compile(
 )
 
 _JWT = re.compile(
-    _lead("eyJ", "A-Za-z0-9_-")
-    + f"[{_B64URL}]{{7,8192}}+\\.[{_B64URL}]{{8,65536}}+\\.[{_B64URL}]{{0,4096}}+"
+    lead(("eyJ",), DASHED)
+    + f"[{B64URL}]{{7,8192}}+\\.[{B64URL}]{{8,65536}}+\\.[{B64URL}]{{0,4096}}+"
 )
 
 # Lower case: the header, cookie and assignment patterns run folded.
@@ -251,7 +211,7 @@ def _authorization_locate(m: re.Match[str], text: str, kind: str) -> _Span | Non
         if m.group(group) is not None:
             start, end = m.span(group)
             value = text[start:end]
-            if value.startswith(_MASK_PREFIX):
+            if value.startswith(MASK_PREFIX):
                 return None
             # A scheme-less "Authorization: required" is prose, not a credential.
             if group == "bare" and not any(c.isdigit() for c in value):
@@ -272,9 +232,11 @@ _CONNECTION = re.compile(
 # Fragments a secret-looking name contains (the precise test is
 # looks_secret_name); names without one never match, so their values are not
 # consumed and an assignment nested in them (a URL's query) is still found.
-_NAME_FRAGMENT = (
-    "(?:key|token|secret|pass|pwd|cred|auth|private|session|cookie|dsn|pat|salt|signature)"
-)
+_FRAGMENTS = (
+    "key", "token", "secret", "pass", "pwd", "cred", "auth",
+    "private", "session", "cookie", "dsn", "pat", "salt", "signature",
+)  # fmt: skip
+_NAME_FRAGMENT = "(?:" + "|".join(_FRAGMENTS) + ")"
 
 _ASSIGNMENT = re.compile(
     # Starts at the fragment (a literal the engine finds fast); the rest of the
@@ -294,16 +256,14 @@ _NOT_SECRET_VALUES = frozenset(
     }
 )  # fmt: skip
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
-
-
-def _is_name_char(ch: str) -> bool:
-    return ch.isalnum() or ch in "_.-"
+_AWS_SECRET_KIND = "aws-secret-key"
 
 
 def _name_at(text: str, fragment: int) -> str | None:
     """The whole name around the fragment found at ``fragment``; None if too long."""
     start = fragment
-    while start > 0 and _is_name_char(text[start - 1]):
+    # A name character: what [\w.-] matches.
+    while start > 0 and ((ch := text[start - 1]).isalnum() or ch in "_.-"):
         if fragment - start >= 48:
             return None
         start -= 1
@@ -311,28 +271,46 @@ def _name_at(text: str, fragment: int) -> str | None:
     return text[start : tail.end()] if tail is not None else None
 
 
+@lru_cache(maxsize=4096)
+def _name_rule(name: str) -> int:
+    """0: a value assigned to ``name`` is left; 1: it is masked; 2: masked, and AWS-secret named.
+
+    Cached: a log repeats the same few names.
+    """
+    # Authorization headers have their own pattern that keeps the scheme.
+    if not looks_secret_name(name) or name.lower().endswith("authorization"):
+        return 0
+    words = name.upper()
+    return 2 if "AWS" in words and "SECRET" in words else 1
+
+
 def _assignment_locate(m: re.Match[str], text: str, kind: str) -> _Span | None:
     name = _name_at(text, m.start())
-    if name is None or not looks_secret_name(name):
+    rule = 0 if name is None else _name_rule(name)
+    if not rule:
         return None
-    # Authorization headers have their own pattern that keeps the scheme.
-    if name.lower().endswith("authorization"):
-        return None
-    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
-    start, end = m.span(group)
+    group = m.lastgroup  # the value's: dq, sq or bare, the last group to close
+    start, end = m.span(group)  # type: ignore[arg-type]  # never None: one always matches
     value = text[start:end]
     if (
         len(value) < 4
         or value.lower() in _NOT_SECRET_VALUES
-        or value.startswith((_MASK_PREFIX, "$", "%", "{", "[", "("))
+        or value.startswith((MASK_PREFIX, "$", "%", "{", "[", "("))
         or len(set(value)) == 1  # "****", "xxxx": already masked or a placeholder
         or (group == "bare" and value.endswith(")") and "(" in value)  # code: f(x)
     ):
         return None
-    words = name.upper()
-    if "AWS" in words and "SECRET" in words and _AWS_SECRET.fullmatch(value):
-        kind = "aws-secret-key"
+    if rule == 2 and _AWS_SECRET.fullmatch(value):
+        kind = _AWS_SECRET_KIND
     return start, end, kind
+
+
+def _assignment_screen(text: str, hay: str, start: int) -> int:
+    name = _name_at(text, start)
+    if name is not None and _name_rule(name):
+        return -1
+    end = hay.find("\n", start)  # the shape never spans a line
+    return len(hay) if end < 0 else end
 
 
 def _build() -> tuple[SecretPattern, ...]:
@@ -345,35 +323,45 @@ def _build() -> tuple[SecretPattern, ...]:
             kind,
             re.compile(source),
             _checked(checks[kind]) if kind in checks else _vendor_locate,
+            anchors=anchors,
         )
-        for kind, source in _VENDOR
+        for kind, anchors, source in VENDOR
     ]
     discord = SecretPattern(
         "discord-bot-token",
         re.compile(
             # Starts with the base64 of a numeric id: M, N or O.
-            _lead("[MNO]", "A-Za-z0-9_.-")
-            + f"[{_B64URL}]{{23,27}}+\\.[{_B64URL}]{{6}}\\.[{_B64URL}]{{27,38}}+"
+            lead(("M", "N", "O"), DOTTED)
+            + f"[{B64URL}]{{23,27}}+\\.[{B64URL}]{{6}}\\.[{B64URL}]{{27,38}}+"
         ),
         _checked(_discord_user_id),
     )
     return (
-        SecretPattern("private-key", _PRIVATE_KEY, _secret_span),
-        SecretPattern("jwt", _JWT, _secret_span),
+        SecretPattern("private-key", _PRIVATE_KEY, _secret_span, anchors=("-----BEGIN",)),
+        SecretPattern("jwt", _JWT, _secret_span, anchors=("eyJ",)),
         *vendor,
         discord,
-        SecretPattern("authorization", _AUTHORIZATION, _authorization_locate, fold=True),
-        SecretPattern("cookie", _COOKIE, _secret_span, fold=True),
-        SecretPattern("connection-password", _CONNECTION, _secret_span),
-        SecretPattern("assignment", _ASSIGNMENT, _assignment_locate, fold=True),
+        SecretPattern(
+            "authorization", _AUTHORIZATION, _authorization_locate, True, ("authorization",)
+        ),
+        SecretPattern("cookie", _COOKIE, _secret_span, fold=True, anchors=("cookie",)),
+        SecretPattern("connection-password", _CONNECTION, _secret_span, anchors=("://",)),
+        SecretPattern(
+            "assignment", _ASSIGNMENT, _assignment_locate, True, _FRAGMENTS, _assignment_screen
+        ),
     )
 
 
 PATTERNS: tuple[SecretPattern, ...] = _build()
+# Every kind a mask can name: the assignment shape reports AWS secrets apart.
+KINDS: frozenset[str] = frozenset(p.kind for p in PATTERNS) | {_AWS_SECRET_KIND}
 
 
-def redact_patterns(text: str) -> str:
-    """``text`` with every layer-2 secret shape masked as ``[REDACTED:<kind>]``."""
+def apply_patterns(text: str) -> str:
+    """``text`` with every layer-2 shape masked, each regex run over the whole text.
+
+    The reference behaviour, and the path taken without the compiled engine.
+    """
     for pattern in PATTERNS:
         text = pattern.apply(text)
     return text

@@ -1,4 +1,4 @@
-"""What a profile's output goes through before anyone sees it (docs/redaction.md).
+"""What a profile's output goes through before anyone sees it (``docs/redaction.md``).
 
 Layer 1 (known values) always applies: the profile's own, and every other
 profile's, whatever the profile's switch says. Layer 2 (shapes) applies when the
@@ -9,7 +9,7 @@ requests and the dashboard use :func:`redact_always`, which ignores the switch.
 from __future__ import annotations
 
 from multiplex.redaction._known import KnownValues
-from multiplex.redaction._patterns import redact_patterns
+from multiplex.redaction._prefilter import redact_patterns
 
 __all__ = ["Redactor", "redact_always"]
 
@@ -56,6 +56,6 @@ class Redactor:
 def redact_always(text: str, known: KnownValues) -> str:
     """Known values and every layer-2 shape masked, whatever any switch says.
 
-    For the audit log, approval requests and the dashboard (docs/redaction.md).
+    For the audit log, approval requests and the dashboard (``docs/redaction.md``).
     """
     return redact_patterns(known.redact(text))

@@ -48,7 +48,8 @@ class CredentialMount:
 
 def base_env(environ: Mapping[str, str]) -> dict[str, str]:
     """PATH, LANG, LC_*, TERM and HOME from the process environment; nothing else."""
-    return {k: v for k, v in environ.items() if k in _BASE_NAMES or k.startswith("LC_")}
+    # Keys first, values only for the few kept (os.environ decodes every value read).
+    return {k: environ[k] for k in environ if k in _BASE_NAMES or k.startswith("LC_")}
 
 
 def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None) -> Path | None:

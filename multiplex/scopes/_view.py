@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from multiplex.profiles import ApprovalSettings, CodeExecutionSettings, Profile
+from multiplex.profiles import (
+    ApprovalSettings,
+    CodeExecutionSettings,
+    Profile,
+    TerminalSettings,
+)
 from multiplex.redaction import KnownValues
 from multiplex.scopes._resolve import (
     CredentialMount,
@@ -40,6 +45,7 @@ class ProfileView:
     known_secrets: KnownValues
     logs_dir: Path
     warnings: tuple[str, ...]
+    terminal: TerminalSettings
     code_execution: CodeExecutionSettings
 
     @property
@@ -69,5 +75,6 @@ def build_view(profile: Profile, environ: Mapping[str, str] | None = None) -> Pr
         known_secrets=state.known_secrets,
         logs_dir=profile.home / "logs",
         warnings=state.warnings + env_warnings,
+        terminal=terminal,
         code_execution=state.settings.code_execution,
     )

@@ -16,7 +16,7 @@ from multiplex.shell._argv import program_name
 from multiplex.shell._catalogue import EXFILTRATION, NETWORK_REDIRECT, REVERSE_SHELL, Finding
 from multiplex.shell._command_checks import operands, short_flags
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
-from multiplex.shell._secret_paths import is_home_root, is_secret_path, resolved
+from multiplex.shell._secret_paths import is_home_root, is_secret_path, may_be_secret, resolved
 from multiplex.shell._targets import Place
 from multiplex.shell._unwrap import SHELLS
 from multiplex.shell._writes import all_commands, evidence
@@ -97,6 +97,8 @@ def _uploads(cmd: SimpleCommand) -> Iterator[str]:
 
 
 def _sensitive_source(word: str, place: Place) -> bool:
+    if not may_be_secret(word, place) and word not in ("/", "."):
+        return False
     return any(is_home_root(p) or is_secret_path(p) for p in resolved(word, place))
 
 

@@ -23,8 +23,19 @@ from multiplex.shell._argv import (
     opts,
 )
 
-__all__ = ["COMMAND_VARIABLES", "STDIN_FILES", "env_payloads", "git_config_payload", "payload_step"]
+__all__ = [
+    "COMMAND_VARIABLES",
+    "PAYLOAD_PROGRAMS",
+    "STDIN_FILES",
+    "env_payloads",
+    "git_config_payload",
+    "payload_step",
+]
 
+# The programs payload_step knows (the unwrapper skips every other program quickly).
+PAYLOAD_PROGRAMS = frozenset(
+    {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git"}
+)
 # Files that are the command's own standard input: "source /dev/stdin <<< CODE".
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 # Environment variables whose value some program runs as a shell command.

@@ -21,7 +21,12 @@ from multiplex.shell._catalogue import (
 from multiplex.shell._command_checks import catastrophic_path, git_subcommand, operands
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
 from multiplex.shell._payloads import COMMAND_VARIABLES, git_config_payload
-from multiplex.shell._secret_paths import is_persistence_path, is_secret_path, resolved
+from multiplex.shell._secret_paths import (
+    is_persistence_path,
+    is_secret_path,
+    may_be_secret,
+    resolved,
+)
 from multiplex.shell._targets import Place, path_words
 from multiplex.shell._writes import LITERAL, all_commands, evidence, write_targets
 
@@ -120,12 +125,16 @@ def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
         written = set(write_targets(cmd))
         words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
         words += [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")]
-        if any(is_secret_path(p) for w in words for p in resolved(w, place)):
+        if any(
+            is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
+        ):
             return Finding(SECRET_READ, evidence(cmd))
     for payload in parsed.script_payloads:
         for m in LITERAL.finditer(payload):
             literal = next(g for g in m.groups() if g is not None)
-            if literal and any(is_secret_path(p) for p in resolved(literal, place)):
+            if not literal or not may_be_secret(literal, place):
+                continue
+            if any(is_secret_path(p) for p in resolved(literal, place)):
                 return Finding(SECRET_READ, payload)
     return None
 

@@ -13,7 +13,7 @@ import re
 
 from multiplex.shell._targets import Place, candidates
 
-__all__ = ["is_home_root", "is_persistence_path", "is_secret_path", "resolved"]
+__all__ = ["is_home_root", "is_persistence_path", "is_secret_path", "may_be_secret", "resolved"]
 
 _SECRETS = (
     "~/.ssh", "~/.ssh/id_*", "*/.ssh/id_*", "~/.aws", "~/.aws/*", "*/.aws/credentials",
@@ -73,8 +73,20 @@ _PERSISTENCE_KEYS = (
 )  # fmt: skip
 
 
+_SECRET_KEY = re.compile("|".join(re.escape(k) for k in (*_SECRET_KEYS, ".env")))
+_PERSISTENCE_KEY = re.compile("|".join(re.escape(k) for k in _PERSISTENCE_KEYS))
+_DYNAMIC = re.compile(r"[$`{~*?\[]")
+
+
+def may_be_secret(word: str, place: Place) -> bool:
+    """Cheap first test: only such words can resolve to a secret path."""
+    return bool(_DYNAMIC.search(word) or _SECRET_KEY.search(word)) or bool(
+        place.cwd and _SECRET_KEY.search(place.cwd)
+    )
+
+
 def _tilde(path: str, place: Place) -> str:
-    norm = posixpath.normpath(path) if path else path
+    norm = posixpath.normpath(path) if "/." in path or "//" in path or path.endswith("/") else path
     for home in place.homes:
         home = posixpath.normpath(home)
         if norm == home:
@@ -94,7 +106,7 @@ def is_secret_path(path: str) -> bool:
     """``path`` (``~/…`` form) is a private key or credential store."""
     if ".env" in path and _ENV_FILE.search(path):
         return not _NOT_SECRET.search(path)
-    if not any(key in path for key in _SECRET_KEYS) or _NOT_SECRET.search(path):
+    if not _SECRET_KEY.search(path) or _NOT_SECRET.search(path):
         return False
     return any(fnmatch.fnmatchcase(path, p) for p in _SECRETS)
 
@@ -103,7 +115,7 @@ def is_persistence_path(path: str) -> bool:
     """Writing ``path`` (``~/…`` form) installs something that runs later by itself."""
     if posixpath.basename(path) in _STARTUP:
         return True
-    if not any(key in path for key in _PERSISTENCE_KEYS):
+    if not _PERSISTENCE_KEY.search(path):
         return False
     return any(fnmatch.fnmatchcase(path, p) for p in _PERSISTENCE)
 

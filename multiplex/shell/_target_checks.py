@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import posixpath
+import re
 from collections.abc import Iterator
 
 from multiplex.shell._catalogue import (
@@ -40,6 +41,7 @@ from multiplex.shell._writes import all_commands, evidence, write_targets
 
 __all__ = ["find_dynamic_target", "find_other_home", "find_target_hardline"]
 
+_ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "srm", "find", "rsync", "shred", "wipe"})
 _SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
 # Programs that erase a block device named as an operand (listing options excepted).
@@ -128,10 +130,14 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
         return None
     others, own = _home_set(place)
     for cmd, here in _placed(parsed, place):
+        # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
+        cwd_safe = here.cwd is not None and not _enters_other(here.cwd, others, own, here)
         words = [r.target for r in cmd.redirects if not r.op.startswith("<<")]
         words += list(path_words(cmd.argv)) if cmd.argv else []
         for word in words:
             if not word or word.startswith("&"):
+                continue
+            if cwd_safe and not _ESCAPES.search(word):
                 continue
             values, _ = candidates(word, here)
             if any(_enters_other(v, others, own, here) for v in values):

@@ -27,7 +27,7 @@ from multiplex.shell._argv import (
     opts,
     program_name,
 )
-from multiplex.shell._payloads import STDIN_FILES, env_payloads, payload_step
+from multiplex.shell._payloads import PAYLOAD_PROGRAMS, STDIN_FILES, env_payloads, payload_step
 from multiplex.shell._variants import decode_ansi_c
 
 __all__ = [
@@ -259,6 +259,8 @@ def unwrap_step(
 ) -> NextStep:
     """What ``argv`` runs beyond itself; ``stdin`` is text known to be piped into it."""
     prog = program_name(argv[0])
+    if prog not in _CARRIERS and not _PYTHON.match(prog):
+        return _NOTHING  # most programs run nothing else: skip the chain below
     args = argv[1:]
     if prog in SHELLS:
         return _shell(args, redirects, stdin)
@@ -314,6 +316,14 @@ def unwrap_step(
         inner = tuple(args[k:]) if k < len(args) else None
         return NextStep(inner=inner, shell_payloads=carried_env)
     return _scripts(prog, args, redirects, stdin)
+
+
+_NOTHING = NextStep()
+_CARRIERS = frozenset(
+    {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, "eval", "xargs", "find", "su",
+     "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
+     "ruby", "lua", "luajit", "rscript", "php"}
+)  # fmt: skip
 
 
 def _find_exec(args: Sequence[str]) -> tuple[tuple[str, ...], ...]:

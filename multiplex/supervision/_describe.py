@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from multiplex.execution import sandbox_of
 from multiplex.profiles import Profile
 from multiplex.redaction import looks_secret_name, redact_always
 from multiplex.supervision._supervisor import Supervisor
@@ -22,6 +23,8 @@ def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
         "cwd": None,
         "redact_secrets": None,
         "allowlist_size": None,
+        "sandbox": None,
+        "sandbox_warning": None,
         "status": profile.status,
         "error": profile.error,
     }
@@ -34,6 +37,9 @@ def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
                 redact_secrets=view.redact_secrets,
                 allowlist_size=len(profile.allowlist.rules()),
             )
+            # docs/execution.md#the-sandbox: an unsandboxed local profile says so everywhere.
+            sandbox, warning = sandbox_of(view.backend, view.terminal.sandbox)
+            row.update(sandbox=sandbox, sandbox_warning=warning)
     return row
 
 
@@ -58,7 +64,9 @@ def describe_profile(sup: Supervisor, name: str) -> dict[str, Any]:
         return data
     view = sup.view(name)
     settings = profile.state.settings
-    data["warnings"] = list(view.warnings)
+    data["warnings"] = list(view.warnings) + (
+        [data["sandbox_warning"]] if data["sandbox_warning"] else []
+    )
     data["settings"] = {
         "terminal": {
             **settings.terminal.model_dump(mode="json"),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import functools
 import logging
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType, TracebackType
@@ -31,9 +34,10 @@ from multiplex.scopes import (
     set_process_scope,
 )
 from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
+from multiplex.supervision._reconfigure import RETIRED, ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
 from multiplex.supervision._turn import ParkedRun, Turn
-from multiplex.watching import ConfigWatcher
+from multiplex.watching import SUPERVISOR_KEY, ConfigWatcher
 
 __all__ = ["Supervisor"]
 
@@ -63,12 +67,17 @@ class Supervisor:
         self.metrics = Metrics()
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._built_from: dict[str, object] = {}  # the state each view was built from
         self._profiles_root: Path | None = None
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
         self._turn_end_hooks: list[Callable[[ProfileScope], None]] = []
         self._close_hooks: list[Callable[[], None]] = []
         self._watcher: ConfigWatcher | None = None
+        self._reconfig_lock = threading.Lock()
+        self._profiles_hooks: list[Callable[[list[Profile], list[Profile]], None]] = []
+        self.config_error: str | None = None  # multiplex.yaml's last error, if it is broken
+        self._retired: weakref.WeakSet[Profile] = weakref.WeakSet()
         self.started_at = time.time()
         self.processes = ProcessTracker()
         self._known_secrets_fn = self.known_secrets  # one bound method, not one per turn
@@ -86,7 +95,7 @@ class Supervisor:
         )
         for profile in self._profiles.values():
             profile.on_reload(self._after_reload)
-            self._after_reload(profile, profile.reload())
+            profile.reload()  # the listener above builds its view
         self.router = Router(self.config.routes, self._default_profile())
         self._check_routes()
         if strict:
@@ -197,10 +206,16 @@ class Supervisor:
 
     def _after_reload(self, profile: Profile, result: ReloadResult) -> None:
         self.metrics.reloads.labels(profile.name, result.result).inc()
+        if profile in self._retired:
+            return  # removed from multiplex.yaml: not served any more
         if profile.loaded:
             old = self._views.get(profile.name)
-            self._views[profile.name] = build_view(profile)
+            state = profile.state
+            if old is not None and self._built_from.get(profile.name) is state:
+                return  # a touch or a re-save: nothing to rebuild (thousands at start)
             with self._secrets_lock:
+                self._views[profile.name] = build_view(profile)
+                self._built_from[profile.name] = state
                 self._all_secrets = None
             if result.mtime and self._revoked(old, self._views[profile.name], result):
                 self.metrics.revocation_latency.observe(max(0.0, time.time() - result.mtime))
@@ -315,8 +330,10 @@ class Supervisor:
             step = self.gate.begin(scope, command, run_id=run_id)
             if isinstance(step, Parked):
                 turn.suspend()
-                return ParkedRun(turn, scope, step, lambda d: self._execute(scope, command, d))
-            result = self._execute(scope, command, step)
+                return ParkedRun(
+                    turn, scope, step, lambda d: self._execute(scope, command, d, run_id=run_id)
+                )
+            result = self._execute(scope, command, step, run_id=run_id)
         except BaseException:
             turn.__exit__(None, None, None)
             raise
@@ -333,7 +350,9 @@ class Supervisor:
         timeout: float | None = None,
     ) -> RunResult:
         decision = self.gate.decide(scope, command, run_id=run_id)
-        return self._execute(scope, command, decision, tracker=tracker, timeout=timeout)
+        return self._execute(
+            scope, command, decision, tracker=tracker, timeout=timeout, run_id=run_id
+        )
 
     def _execute(
         self,
@@ -343,18 +362,22 @@ class Supervisor:
         *,
         tracker: ProcessTracker | None = None,
         timeout: float | None = None,
+        run_id: str | None = None,
     ) -> RunResult:
         mounts = tuple(
             {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
         )
         if not decision.approved:
             return RunResult(command, decision, mounts=mounts)
-        if scope.backend != "local":
-            # Running containers/remote hosts is out of scope here (docs/execution.md): report the plan.
-            note = f"backend {scope.backend!r}: command approved; remote execution is not available in this process"
-            return RunResult(command, decision, None, "", note, mounts=mounts)
         limit = scope.view.timeout if timeout is None else min(timeout, scope.view.timeout)
-        done = execute(scope, command, tracker=tracker or self.processes, timeout=limit)
+        done = execute(
+            scope,
+            command,
+            tracker=tracker or self.processes,
+            timeout=limit,
+            run_id=run_id,
+            hidden=self.hidden_paths,
+        )
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         return RunResult(
             command,
@@ -366,7 +389,30 @@ class Supervisor:
             done.truncated,
             done.duration_ms,
             mounts,
+            backend=done.backend,
+            sandbox=None if done.error is not None else done.sandbox,
         )
+
+    @functools.cached_property
+    def hidden_paths(self) -> tuple[Path, ...]:
+        """What a sandboxed command never sees: every home, the folders holding them, this config (docs/execution.md#the-sandbox)."""
+        paths: set[Path] = set()
+        for profile in self._profiles.values():
+            paths.update((profile.home, profile.home.parent))
+        with contextlib.suppress(ConfigError, OSError):
+            paths.update(home for home in self.config.homes().values())
+            paths.add((self.config.base_dir / self.config.profiles_dir).resolve())
+        if self.config.source is not None:
+            paths.add(self.config.source)
+        paths.discard(Path("/"))
+        return tuple(sorted(paths))
+
+    def cancel_commands(self, run_id: str, *, wait: bool = True) -> int:
+        """Stop the commands of run ``run_id`` now running (and any it starts later).
+
+        ``wait=False`` returns at once; the stop (up to a short grace) goes on in the background.
+        """
+        return self.processes.cancel(run_id, wait=wait)
 
     def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
         """``/new``, ``/reset``: drop the session's grants, cancel its pending approvals, end its kernels."""
@@ -415,8 +461,11 @@ class Supervisor:
             watcher = ConfigWatcher(
                 self._on_file_change, mode=watch.mode, debounce_ms=watch.debounce_ms
             )
-            for name, profile in self._profiles.items():
-                watcher.watch(name, profile.home)
+            watcher.watch_many({name: p.home for name, p in self._profiles.items()})
+            if self.mode == "multiplex" and self.config.source is not None:
+                listed = self.config.profiles is not None  # an explicit list: no folder scan
+                folder = None if listed else self.config.base_dir / self.config.profiles_dir
+                watcher.watch_supervisor(self.config.source, folder)
             watcher.start()
             self._watcher = watcher
             # An edit made between the initial load and the watcher's start
@@ -430,9 +479,48 @@ class Supervisor:
         return self._watcher
 
     def _on_file_change(self, name: str) -> None:
+        if name == SUPERVISOR_KEY:
+            self.reload_config()
+            return
         profile = self._profiles.get(name)
         if profile is not None:
             profile.reload()
+
+    # -- live reconfiguration (docs/operations.md#live-reconfiguration) ----------
+    def reload_config(self) -> ConfigReload:
+        """Re-read ``multiplex.yaml``: serve new homes, drain and retire removed ones,
+        replace routes and ``default_profile`` at once. An invalid file changes
+        nothing and is kept in :attr:`config_error`."""
+        return reload_supervisor_config(self)
+
+    def on_profiles_changed(self, hook: Callable[[list[Profile], list[Profile]], None]) -> None:
+        """Call ``hook(added, removed)`` after a reload of ``multiplex.yaml`` changed the homes."""
+        self._profiles_hooks.append(hook)
+
+    def _adopt(self, profile: Profile) -> None:
+        profile.on_reload(self._after_reload)
+        self._after_reload(profile, profile.reload())
+        if self._watcher is not None:
+            self._watcher.watch(profile.name, profile.home)
+
+    def _serve(
+        self, profiles: dict[str, Profile], config: SupervisorConfig, router: Router
+    ) -> None:
+        self._profiles = profiles  # a new dict: readers of the old one are undisturbed
+        self.config = config
+        self.router = router
+        self._profiles_root = None
+
+    def _retire(self, profile: Profile) -> None:
+        """Drain a removed home: no new turns; its pending approvals end cancelled."""
+        self._retired.add(profile)
+        if self._watcher is not None and self._profiles.get(profile.name) is None:
+            self._watcher.unwatch(profile.name)
+        with self._secrets_lock:
+            if self._views.get(profile.name) is not None and profile.name not in self._profiles:
+                del self._views[profile.name]
+            self._all_secrets = None
+        self.gate.pending(profile).cancel_where(lambda r: True, RETIRED)
 
     def on_close(self, hook: Callable[[], None]) -> None:
         self._close_hooks.append(hook)

@@ -49,7 +49,7 @@ from watchdog.observers.polling import PollingObserver
 from multiplex._errors import ConfigError
 from multiplex.watching._debounce import Debouncer
 
-__all__ = ["WATCHED_FILES", "ConfigWatcher", "WatchMode"]
+__all__ = ["SUPERVISOR_KEY", "WATCHED_FILES", "ConfigWatcher", "WatchMode"]
 
 logger = logging.getLogger("multiplex.watcher")
 
@@ -73,6 +73,10 @@ _EVENT_FILTER: list[type[FileSystemEvent]] = [
     DirMovedEvent,
     DirDeletedEvent,
 ]
+
+# The name ``on_change`` gets for multiplex.yaml or the profiles folder (no profile
+# name contains a NUL: names are directory names).
+SUPERVISOR_KEY = "\0multiplex.yaml"
 
 # A unit of watching: (directory, recursive).
 _Unit = tuple[str, bool]
@@ -118,6 +122,23 @@ class _Router(FileSystemEventHandler):
         # home dir -> names; replaced whole (never mutated) so the observer thread
         # reads it without taking the watcher's lock.
         self.names_by_home: dict[str, frozenset[str]] = {}
+        # (multiplex.yaml, profiles folder) followed for SUPERVISOR_KEY, or None.
+        self.supervisor: tuple[str, str | None] | None = None
+
+    def _supervisor_event(self, path: str) -> bool:
+        followed = self.supervisor
+        if followed is None:
+            return False
+        config, folder = followed
+        if path == config:
+            return True
+        if folder is None:
+            return False
+        parent = os.path.dirname(path)
+        # A home appearing or going (its directory, or its config.yaml inside it).
+        return parent == folder or (
+            os.path.basename(path) == "config.yaml" and os.path.dirname(parent) == folder
+        )
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         names_by_home = self.names_by_home
@@ -125,6 +146,8 @@ class _Router(FileSystemEventHandler):
             if not raw:
                 continue
             path = os.fsdecode(raw)
+            if self._supervisor_event(path):
+                self._debouncer.poke(SUPERVISOR_KEY)
             names = names_by_home.get(path)  # the home directory itself
             if names is None and os.path.basename(path) in WATCHED_FILES:
                 names = names_by_home.get(os.path.dirname(path))
@@ -229,6 +252,31 @@ class ConfigWatcher:
             self._publish()
             self._reconcile()
 
+    def watch_many(self, homes: dict[str, Path]) -> None:
+        """:meth:`watch` for many profiles at once: one plan for the whole fleet.
+
+        Watching 10,000 homes one by one re-plans the watches each time
+        (quadratic); this resolves every home, then plans once.
+        """
+        resolved = {name: str(Path(home).expanduser().resolve()) for name, home in homes.items()}
+        with self._lock:
+            if self._stopped:
+                return
+            self._homes.update(resolved)
+            self._publish()
+            self._reconcile()
+
+    def watch_supervisor(self, config_file: Path, profiles_dir: Path | None) -> None:
+        """Also call ``on_change(SUPERVISOR_KEY)`` when ``config_file`` (multiplex.yaml)
+        changes, or a home appears in or goes from ``profiles_dir`` (None: a fixed list)."""
+        config = str(Path(config_file).expanduser().resolve())
+        folder = None if profiles_dir is None else str(Path(profiles_dir).expanduser().resolve())
+        with self._lock:
+            if self._stopped:
+                return
+            self._router.supervisor = (config, folder)
+            self._reconcile()
+
     def unwatch(self, name: str) -> None:
         """Stop watching ``name``; no callback for it runs after this returns."""
         with self._lock:
@@ -275,7 +323,7 @@ class ConfigWatcher:
         # An event read before unwatch() published the new map may still poke a
         # dropped name; the dispatcher holds its delivery lock here, so this check
         # and unwatch()'s cancel() cannot interleave badly.
-        if name in self._homes:
+        if name in self._homes or (name == SUPERVISOR_KEY and self._router.supervisor):
             self._on_change(name)
 
     def _publish(self) -> None:
@@ -313,6 +361,12 @@ class ConfigWatcher:
         if observer is None:
             return  # not started (or "off"): start() reconciles
         wanted = _plan(self._homes)
+        followed = self._router.supervisor
+        if followed is not None:
+            config, folder = followed
+            wanted.add((os.path.dirname(config), False))
+            if folder is not None and os.path.isdir(folder):
+                wanted.add((folder, True))
         # New watches first, old ones after: an overlap, never a gap in coverage.
         for unit in sorted(wanted - self._scheduled.keys()):
             path, recursive = unit

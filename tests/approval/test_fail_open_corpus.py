@@ -94,3 +94,59 @@ def test_another_profiles_home_is_never_named(sup: Supervisor) -> None:
         assert verdict.cause == "another profile's home"
         shown = " ".join(t.detail for t in verdict.trace)
         assert "ci-bot" not in shown and "ci-bot" not in verdict.cause
+
+
+def test_ssh_is_a_real_host(tmp_path: Path) -> None:
+    """Issue 10: ssh was treated as a sealed container; it reaches a real host."""
+    write_home(tmp_path / "profiles", "remote", "terminal:\n  backend: ssh\n")
+    write_home(
+        tmp_path / "profiles",
+        "cron",
+        "terminal:\n  backend: ssh\napprovals:\n  unattended: deny\n",
+    )
+    write_home(tmp_path / "profiles", "boxed", "terminal:\n  backend: docker\n")
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
+    with Supervisor.from_config(tmp_path / "multiplex.yaml") as sup:
+        for command in ("rm -rf /var/lib/postgresql/data", "systemctl stop nginx"):
+            manual = sup.test("remote", command)
+            assert manual.outcome.value == "ask", manual.trace
+            assert all("without host access" not in t.detail for t in manual.trace)
+            assert sup.test("cron", command, context="cron").outcome.value == "blocked"
+            assert sup.test("boxed", command).outcome.value == "approved"  # sealed container
+        restart = sup.test("remote", "systemctl restart nginx")
+        assert restart.cause == "nothing dangerous detected"  # judged, not skipped
+
+
+def test_named_patterns_are_counted_in_metrics(sup: Supervisor) -> None:
+    from prometheus_client import generate_latest
+
+    decision = sup.run("cat ~/.ssh/id_rsa", profile="cron", context="cron")
+    assert decision.decision.outcome.value == "blocked"
+    text = generate_latest(sup.metrics.registry).decode()
+    assert (
+        'multiplex_gate_patterns_total{outcome="blocked",pattern="secret-read",profile="cron"}'
+        in text
+    )
+
+
+def test_hardline_causes_name_the_pattern(sup: Supervisor) -> None:
+    for command, name in (
+        ("rm -rf ${HOME:-/}", "delete-system"),
+        ("mv ~ /var/tmp/gone", "system-target"),
+        ("echo b > /proc/sysrq-trigger", "sysrq-trigger"),
+        ("wipefs -a /dev/sda", "block-device-write"),
+    ):
+        verdict = sup.test("off", command)
+        assert verdict.outcome.value == "blocked"
+        assert verdict.cause.startswith(f"hardline: {name}: "), verdict.cause
+
+
+def test_the_cwd_at_home_makes_dot_and_pwd_hardline(tmp_path: Path) -> None:
+    """Issue 10: ``rm -rf $PWD`` and ``rm -rf .`` with the cwd at HOME passed in mode off."""
+    write_home(tmp_path / "profiles", "athome", "approvals:\n  mode: off\nterminal:\n  cwd: '~'\n")
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
+    with Supervisor.from_config(tmp_path / "multiplex.yaml") as sup:
+        for command in ("rm -rf $PWD", "rm -rf .", "rm -rf *", "find . -delete", "rm -rf ./"):
+            verdict = sup.test("athome", command)
+            assert verdict.outcome.value == "blocked", (command, verdict.cause)
+        assert sup.test("athome", "rm -rf build").outcome.value == "approved"

@@ -85,6 +85,11 @@ def stop_up(proc: subprocess.Popen[str]) -> str:
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     root = tmp_path_factory.mktemp("up")
     homes = make_homes(root)
+    for name in ("alpha", "beta"):
+        # Each CLI call is a new Python process: on a loaded machine a few of them
+        # take longer than the 30 s prompts of the gateway tests' homes.
+        config = homes[name] / "config.yaml"
+        config.write_text(config.read_text().replace("timeout: 30", "timeout: 900"))
     proc, url, token = start_up(root)
     try:
         yield Up(proc, root, homes, url, token)

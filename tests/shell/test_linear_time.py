@@ -77,3 +77,13 @@ def test_the_nesting_check_sees_nested_quantifiers() -> None:
     assert _nested(list(re._parser.parse(r"(a+)+")))  # type: ignore[attr-defined]
     assert _nested(list(re._parser.parse(r"(?:x\s*)*y")))  # type: ignore[attr-defined]
     assert not _nested(list(re._parser.parse(r"a*b*(?:ab|c)+")))  # type: ignore[attr-defined]
+
+
+def test_every_pattern_is_documented() -> None:
+    from pathlib import Path
+
+    from multiplex.shell import DANGEROUS, HARDLINE
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
+    missing = [p.name for p in HARDLINE + DANGEROUS if f"`{p.name}`" not in text]
+    assert not missing, missing

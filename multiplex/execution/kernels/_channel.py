@@ -15,15 +15,14 @@ import json
 import logging
 import os
 import secrets
-import signal
 import socket
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from multiplex.execution._local import ProcessTracker, RunResult
+from multiplex.execution._process import ProcessTracker, Running
+from multiplex.execution._result import RunResult
 from multiplex.scopes import ProfileScope, bind, restore
 
 __all__ = ["CellAuthority", "Dispatch", "ToolChannel"]
@@ -41,11 +40,10 @@ class _CellTracker(ProcessTracker):
         super().__init__()
         self.closed = False
 
-    def add(self, proc: subprocess.Popen[bytes]) -> None:
-        super().add(proc)
+    def add(self, running: Running) -> None:
+        super().add(running)
         if self.closed:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            running.stop()
 
 
 class CellAuthority:

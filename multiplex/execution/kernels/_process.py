@@ -28,7 +28,8 @@ import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import KernelManager
 
-from multiplex.execution._local import OUTPUT_CAP, _materialise
+from multiplex.execution._local import _materialise
+from multiplex.execution._process import OUTPUT_CAP
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
 from multiplex.execution.kernels._proctree import alive, memory_bytes, tree

@@ -17,6 +17,7 @@
   const TOKEN_KEY = "multiplex.token";
   const POLL_MS = 2000;
   const PROFILES_EVERY_MS = 10000;
+  const PROFILES_PAGE = 50;
   const SSE_RETRY_MS = 5000;
   const TOAST_MS = 6000;
 
@@ -43,6 +44,9 @@
     pollTimer: null,
     sseRetryTimer: null,
     profilesTimer: null,
+    profilesOffset: 0,
+    profilesQuery: "",
+    profilesSearchTimer: null,
     decisionsTimer: null,
     decisionsLate: null,
     tickTimer: null,
@@ -82,6 +86,12 @@
   }
 
   async function api(path, options) {
+    const response = await request(path, options);
+    return response.json();
+  }
+
+  // The response itself (headers too: X-Total-Count for pages).
+  async function request(path, options) {
     const opts = options || {};
     const headers = { Authorization: "Bearer " + state.token };
     if (opts.body !== undefined) headers["Content-Type"] = "application/json";
@@ -105,7 +115,7 @@
       }
       throw new HttpError(response.status, detail);
     }
-    return response.json();
+    return response;
   }
 
   // --- formatting ----------------------------------------------------------
@@ -344,8 +354,35 @@
   }
 
   // --- profiles ------------------------------------------------------------
+  // multiplex.yaml broken: the last good config serves (docs/operations.md#live-reconfiguration).
+  async function loadConfigStatus() {
+    const response = await fetch("/readyz", { cache: "no-store" });
+    const body = await response.json().catch(() => ({}));
+    const banner = $("config-error");
+    banner.hidden = !body.config_error;
+    banner.textContent = body.config_error
+      ? "multiplex.yaml was not applied; the last good config is serving: " + body.config_error
+      : "";
+  }
+
+  // One page at a time (docs/gateway.md#profiles-decisions-identity): 10,000 homes
+  // would be megabytes every 10 s. Search narrows by name on the server.
   async function loadProfiles() {
-    const rows = await api("/v1/profiles");
+    loadConfigStatus().catch(() => {});
+    const query = new URLSearchParams({ limit: String(PROFILES_PAGE), offset: String(state.profilesOffset) });
+    if (state.profilesQuery) query.set("q", state.profilesQuery);
+    const response = await request("/v1/profiles?" + query.toString());
+    const rows = await response.json();
+    const total = Number(response.headers.get("X-Total-Count") || rows.length);
+    if (rows.length === 0 && state.profilesOffset > 0 && total > 0) {
+      state.profilesOffset = Math.max(0, Math.floor((total - 1) / PROFILES_PAGE) * PROFILES_PAGE);
+      return loadProfiles(); // the page emptied (profiles went away): show the last one
+    }
+    $("profiles-total").textContent = String(total);
+    $("profiles-range").textContent =
+      total === 0 ? "none" : `${state.profilesOffset + 1}–${state.profilesOffset + rows.length} of ${total}`;
+    $("profiles-prev").disabled = state.profilesOffset === 0;
+    $("profiles-next").disabled = state.profilesOffset + rows.length >= total;
     const body = $("profiles");
     const dash = (v) => (v === null || v === undefined || v === "" ? "—" : v);
     // A broken profile's message gets a full-width row of its own: it names the
@@ -363,7 +400,16 @@
           ),
           el("td", { class: "num" }, dash(p.epoch)),
           el("td", { class: "nowrap" }, formatTime(p.last_reload)),
-          el("td", {}, dash(p.backend)),
+          el(
+            "td",
+            {},
+            dash(p.backend),
+            p.sandbox_warning
+              ? el("span", { class: "badge bad", testid: "profile-sandbox-warning", title: p.sandbox_warning }, "unsandboxed")
+              : p.sandbox
+                ? el("span", { class: "muted", testid: "profile-sandbox" }, " · " + p.sandbox)
+                : null,
+          ),
           el("td", { class: "num" }, dash(p.allowlist_size)),
         ),
         p.error
@@ -576,6 +622,9 @@
     state.answeredHere.clear();
     $("pending").replaceChildren();
     $("profiles").replaceChildren();
+    state.profilesOffset = 0;
+    state.profilesQuery = "";
+    $("profiles-search").value = "";
     $("decisions").replaceChildren();
     $("app").hidden = true;
     $("who").hidden = true;
@@ -592,6 +641,23 @@
       if (token) signIn(token, $("remember").checked);
     });
     $("sign-out").addEventListener("click", () => signOut("Signed out."));
+    $("profiles-prev").addEventListener("click", () => {
+      state.profilesOffset = Math.max(0, state.profilesOffset - PROFILES_PAGE);
+      loadProfiles().catch(reportLoadError);
+    });
+    $("profiles-next").addEventListener("click", () => {
+      state.profilesOffset += PROFILES_PAGE;
+      loadProfiles().catch(reportLoadError);
+    });
+    $("profiles-search").addEventListener("input", () => {
+      // Typed letters are coalesced: one request once the typing pauses.
+      clearTimeout(state.profilesSearchTimer);
+      state.profilesSearchTimer = setTimeout(() => {
+        state.profilesQuery = $("profiles-search").value.trim();
+        state.profilesOffset = 0;
+        loadProfiles().catch(reportLoadError);
+      }, 200);
+    });
     const saved = sessionStorage.getItem(TOKEN_KEY);
     $("remember").checked = Boolean(saved);
     if (saved) signIn(saved, true);

@@ -1,0 +1,218 @@
+"""Starting, capping, timing out and stopping the process that runs a command.
+
+Every backend ends in one local process (the sub-reaper, ``bwrap``, the
+container CLI, the ssh client); this module runs it in its own process group,
+drains stdout and stderr keeping the first ``OUTPUT_CAP`` bytes of each, and
+stops it on timeout, cancel and shutdown: a backend's own stop action first
+(kill the container, end the remote process group), then SIGTERM to the group,
+SIGKILL after a grace.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from multiplex.execution._result import Execution
+
+__all__ = ["OUTPUT_CAP", "ProcessTracker", "Running", "run_process"]
+
+OUTPUT_CAP = 1024 * 1024  # bytes per stream (docs/execution.md)
+_KILL_GRACE = 2.0
+
+
+class _Capped:
+    """Drains a pipe to the end, keeping the first ``OUTPUT_CAP`` bytes."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.data = bytearray()
+        self.truncated = False
+        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        with stream:
+            while chunk := stream.read(65536):
+                room = OUTPUT_CAP - len(self.data)
+                if room > 0:
+                    self.data += chunk[:room]
+                if len(chunk) > room:
+                    self.truncated = True  # keep reading so the child never blocks
+
+    def text(self, timeout: float) -> str:
+        self._thread.join(timeout)
+        return self.data.decode("utf-8", "replace")
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError), stream:
+        stream.write(data)
+
+
+class Running:
+    """One started command process: its group, its run and how to stop it (idempotent)."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        run_id: str | None,
+        on_stop: Callable[[], None] | None = None,
+    ) -> None:
+        self.proc = proc
+        self.run_id = run_id
+        self.cancelled = False
+        self._on_stop = on_stop
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def stop(self, *, cancelled: bool = False) -> None:
+        """End the command: the backend's stop action, SIGTERM the group, SIGKILL after a grace."""
+        if cancelled:
+            self.cancelled = True
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            if self._on_stop is not None:
+                with contextlib.suppress(Exception):  # best effort; the group kill follows
+                    self._on_stop()
+            self._signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(_KILL_GRACE)
+            self._signal(signal.SIGKILL)  # grandchildren that ignored TERM
+
+    def settle(self) -> None:
+        """After the process exited: end what is left of its group (or wait for a stop underway)."""
+        with self._lock:
+            self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+
+class ProcessTracker:
+    """The commands a supervisor is running now, so a cancel or a shutdown can end them."""
+
+    def __init__(self) -> None:
+        self._running: set[Running] = set()
+        self._cancelled: collections.deque[str] = collections.deque(maxlen=4096)
+        self._lock = threading.Lock()
+
+    def add(self, running: Running) -> None:
+        with self._lock:
+            self._running.add(running)
+            late = running.run_id is not None and running.run_id in self._cancelled
+        if late:  # the run was cancelled while this command was starting
+            running.stop(cancelled=True)
+
+    def discard(self, running: Running) -> None:
+        with self._lock:
+            self._running.discard(running)
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+    def _stop_all(self, targets: list[Running], cancelled: bool, wait: bool = True) -> int:
+        threads = [
+            threading.Thread(target=r.stop, kwargs={"cancelled": cancelled}, daemon=True)
+            for r in targets
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads if wait else ():
+            thread.join()
+        return len(targets)
+
+    def cancel(self, run_id: str, *, wait: bool = True) -> int:
+        """Stop every command of run ``run_id`` (now and any that starts later); return how many."""
+        with self._lock:
+            self._cancelled.append(run_id)
+            targets = [r for r in self._running if r.run_id == run_id]
+        return self._stop_all(targets, True, wait)
+
+    def kill_all(self) -> int:
+        """Stop every running command (backend stop action, then its group); return how many."""
+        with self._lock:
+            targets = list(self._running)
+        return self._stop_all(targets, False)
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None,
+    timeout: float,
+    tracker: ProcessTracker | None,
+    run_id: str | None,
+    backend: str,
+    sandbox: str,
+    on_stop: Callable[[], None] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    on_start: Callable[[], None] | None = None,
+    stdin: bytes | None = None,
+) -> Execution:
+    """Run ``argv`` in its own process group with a timeout; capped, unredacted output."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: a stop reaches all of it
+            pass_fds=pass_fds,
+        )
+    except OSError as exc:
+        reason = f"cannot start {argv[0]}: {exc.strerror or exc}"
+        return Execution(None, "", reason, error=reason, backend=backend, sandbox=sandbox)
+    assert proc.stdout is not None and proc.stderr is not None
+    if on_start is not None:
+        on_start()
+    if stdin is not None:
+        assert proc.stdin is not None
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+    out, err = _Capped(proc.stdout), _Capped(proc.stderr)
+    running = Running(proc, run_id, on_stop)
+    if tracker is not None:
+        tracker.add(running)
+    timed_out = False
+    try:
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            running.stop()
+        running.settle()
+        proc.wait()
+    finally:
+        if tracker is not None:
+            tracker.discard(running)
+    stdout, stderr = out.text(5.0), err.text(5.0)
+    cancelled = running.cancelled and not timed_out
+    if timed_out:
+        stderr += f"\n[multiplex: killed after terminal.timeout {timeout:g}s]"
+    elif cancelled:
+        stderr += "\n[multiplex: cancelled]"
+    return Execution(
+        None if timed_out or cancelled else proc.returncode,
+        stdout,
+        stderr,
+        timed_out=timed_out,
+        truncated=out.truncated or err.truncated,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        backend=backend,
+        sandbox=sandbox,
+        cancelled=cancelled,
+    )

@@ -1,0 +1,263 @@
+"""The bubblewrap sandbox of local commands (docs/execution.md#the-sandbox).
+
+``sandbox_argv`` builds the ``bwrap`` argv prefix for a scope; anything that
+starts a process for a profile (a command, a kernel) appends its own argv to
+it. Inside: the root filesystem read-only, fresh ``/tmp``, ``/run`` and
+``/dev``; the cwd, the home's ``cache/`` and ``terminal.writable_paths``
+writable; the folders holding profile homes, every other home and the
+supervisor's config hidden; the own home read-only with its ``.env`` and
+credential sources hidden; credentials read-only at ``/run/credentials``; a new
+user, PID, IPC and UTS namespace with no capabilities, ``--die-with-parent``
+(nothing outlives the sandbox's PID 1) and, with ``terminal.network: off``, a
+new network namespace holding only loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from multiplex.scopes import ProfileScope
+
+__all__ = [
+    "SANDBOX_CREDENTIALS",
+    "SandboxChoice",
+    "SandboxInfo",
+    "bwrap_status",
+    "choose_sandbox",
+    "sandbox_argv",
+    "sandbox_of",
+]
+
+SANDBOX_CREDENTIALS = "/run/credentials"
+# Root cannot be trusted with a read-only bind alone: without a user namespace
+# and dropped capabilities the command could remount / read-write.
+_BASE = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+    "--tmpfs",
+    "/run",
+)
+
+
+class SandboxInfo:
+    """The host pid of a sandbox's PID 1, read from bwrap's ``--info-fd``.
+
+    Killing that process ends the whole PID namespace at once. Signalling only
+    the outer ``bwrap`` is not enough: one that is killed while it is still
+    setting up leaves its sandbox running.
+    """
+
+    def __init__(self) -> None:
+        self._read, self.fd = os.pipe()
+        self._close_lock = threading.Lock()
+        self._write_closed = False
+        self._pid: int | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    def _collect(self) -> None:
+        chunks = []
+        with open(self._read, "rb") as stream:
+            while chunk := stream.read(4096):
+                chunks.append(chunk)
+        with contextlib.suppress(ValueError, TypeError):
+            self._pid = int(json.loads(b"".join(chunks))["child-pid"])
+        self._done.set()
+
+    def started(self) -> None:
+        """Close this process's copy of the write end (bwrap holds its own). Idempotent.
+
+        Called after the start and again at cleanup: a second ``os.close`` of
+        the same number would close whatever file another thread opened under
+        that number meanwhile (a decision log, another command's pipe).
+        """
+        with self._close_lock:
+            if self._write_closed:
+                return
+            self._write_closed = True
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+    def kill(self, wait: float = 5.0) -> None:
+        """SIGKILL the sandbox's PID 1 (waiting for bwrap to report it, if still setting up)."""
+        self._done.wait(wait)
+        if self._pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._pid, signal.SIGKILL)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxChoice:
+    """What ``terminal.sandbox`` resolves to here: ``bwrap`` or ``none``, with why."""
+
+    sandbox: str
+    warning: str | None = None
+    error: str | None = None
+
+
+@functools.cache
+def bwrap_status() -> tuple[bool, str]:
+    """Whether bubblewrap is installed and can create its namespaces (probed once)."""
+    binary = shutil.which("bwrap")
+    if binary is None:
+        return False, "bubblewrap (bwrap) is not installed"
+    probe = [binary, *_BASE, "--unshare-net", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"bwrap cannot start: {exc}"
+    if done.returncode != 0:
+        first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["?"])[0]
+        return False, f"bwrap cannot create user namespaces here: {first}"
+    return True, binary
+
+
+def choose_sandbox(setting: str) -> SandboxChoice:
+    """Resolve ``auto | bwrap | none`` on this machine; ``bwrap`` unusable is an error (fail closed)."""
+    if setting == "none":
+        return SandboxChoice("none")
+    works, detail = bwrap_status()
+    if works:
+        return SandboxChoice("bwrap")
+    if setting == "bwrap":
+        return SandboxChoice("none", error=f"terminal.sandbox is bwrap, but {detail}")
+    return SandboxChoice("none", warning=f"commands run unsandboxed: {detail}")
+
+
+def _under(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _writable(scope: ProfileScope) -> list[Path]:
+    home = _real(scope.home)
+    paths: list[Path] = []
+    if scope.cwd is not None and scope.cwd.is_dir():
+        paths.append(_real(scope.cwd))
+    cache = scope.home / "cache"
+    # A symlinked cache/ could point anywhere on the host: it is not bound.
+    if not cache.is_symlink():
+        if not cache.exists():
+            cache.mkdir(mode=0o700)
+        if cache.is_dir():
+            paths.append(home / "cache")
+    for item in scope.view.terminal.writable_paths:
+        expanded = Path(os.path.expanduser(item))
+        path = expanded if expanded.is_absolute() else scope.home / expanded
+        if path.is_dir() or path.is_file():
+            paths.append(_real(path))
+    return paths
+
+
+def sandbox_argv(
+    scope: ProfileScope,
+    *,
+    hidden: Sequence[Path] = (),
+    credentials: Path | None = None,
+    network: bool | None = None,
+    bwrap: str = "bwrap",
+    info_fd: int | None = None,
+) -> list[str]:
+    """The ``bwrap ... --`` prefix that confines a process of ``scope``'s profile.
+
+    ``hidden``: paths no command of this profile may see (the profiles folders,
+    the other homes, the supervisor's config); the folder holding this home is
+    always hidden. ``credentials``: a directory bound read-only at
+    ``/run/credentials``. ``network``: defaults to ``terminal.network``. The
+    cwd is set to the scope's cwd. ``info_fd``: bwrap writes the host pid of the
+    sandbox's PID 1 there (see ``SandboxInfo``). Append the command's argv.
+    """
+    home = _real(scope.home)
+    hide = {_real(Path(p)) for p in hidden} | {home.parent}
+    hide.discard(home)
+    writable = _writable(scope)
+    inside_home = [p for p in writable if _under(p, [home])]
+    outside_home = [p for p in writable if not _under(p, [home])]
+    argv = [bwrap, *_BASE]
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]
+    if not (network if network is not None else scope.view.terminal.network == "on"):
+        argv.append("--unshare-net")
+    # Later mounts win: writable binds first, then the hides (so a broad cwd
+    # cannot re-expose a hidden home), then the own home and its writable parts.
+    for path in outside_home:
+        argv += ["--bind", str(path), str(path)]
+    for path in sorted(hide, key=lambda p: len(p.parts)):
+        if any(other != path and path.is_relative_to(other) for other in hide):
+            continue  # inside a hidden folder already: not even its name shows
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+        elif path.exists():
+            argv += ["--ro-bind", "/dev/null", str(path)]
+    argv += ["--ro-bind", str(home), str(home)]
+    for path in inside_home:
+        argv += ["--bind", str(path), str(path)]
+    argv += _own_home_hides(scope, home)
+    if credentials is not None:
+        argv += ["--ro-bind", str(credentials), SANDBOX_CREDENTIALS]
+    if scope.cwd is not None and scope.cwd.is_dir():
+        argv += ["--chdir", str(_real(scope.cwd))]
+    argv.append("--")
+    return argv
+
+
+def _own_home_hides(scope: ProfileScope, home: Path) -> list[str]:
+    # The home's secrets reach a command only as its env and /run/credentials;
+    # its config, logs and allowlist are never writable from inside.
+    argv: list[str] = []
+    for name in (".env",):
+        if (home / name).is_file():
+            argv += ["--ro-bind", "/dev/null", str(home / name)]
+    for mount in scope.credential_mounts:
+        source = _real(mount.source)
+        if source.is_file() and _under(source, [home]):
+            argv += ["--ro-bind", "/dev/null", str(source)]
+    if (home / "credentials").is_dir():
+        argv += ["--tmpfs", str(home / "credentials")]
+    for name in ("config.yaml", "logs"):
+        if (home / name).exists() and not (home / name).is_symlink():
+            argv += ["--ro-bind", str(home / name), str(home / name)]
+    return argv
+
+
+def sandbox_of(backend: str, setting: str) -> tuple[str | None, str | None]:
+    """What a profile's commands run in here, and the warning to show operators (or None).
+
+    ``local`` gives ``bwrap`` or ``none``; other backends give None (their
+    isolation is the container or the remote host).
+    """
+    if backend != "local":
+        return None, None
+    choice = choose_sandbox(setting)
+    return choice.sandbox, choice.error or choice.warning

@@ -1,0 +1,118 @@
+"""Live reconfiguration: ``multiplex.yaml`` re-read while serving (docs/operations.md#live-reconfiguration).
+
+New homes are served, removed ones drained and retired, routes and
+``default_profile`` replaced in one step; an invalid file keeps the last good
+config and the error is kept in ``Supervisor.config_error``. The watcher calls
+this when ``multiplex.yaml`` or the profiles folder changes; ``SIGHUP`` and
+``POST /v1/admin/reload`` call it on demand.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from multiplex._errors import ConfigError
+from multiplex.profiles import Profile
+from multiplex.supervision._config import SupervisorConfig, load_supervisor_config
+from multiplex.supervision._routing import Router
+
+if TYPE_CHECKING:
+    from multiplex.supervision._supervisor import Supervisor
+
+__all__ = ["RETIRED", "ConfigReload", "reload_supervisor_config"]
+
+log = logging.getLogger("multiplex.supervisor")
+RETIRED = "profile removed from multiplex.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigReload:
+    """What one reload of ``multiplex.yaml`` did (nothing at all when ``ok`` is False)."""
+
+    ok: bool
+    error: str | None
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    profiles: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "error": self.error,
+            "added": list(self.added),
+            "removed": list(self.removed),
+            "profiles": self.profiles,
+        }
+
+
+def _validate(config: SupervisorConfig, served: set[str]) -> None:
+    """The checks a fresh supervisor makes: routes and default_profile name served profiles."""
+    for index, route in enumerate(config.routes):
+        if route.profile not in served:
+            raise ConfigError(
+                f"route to profile {route.profile!r}, which is not served",
+                file=config.source,
+                key=f"routes.{index}.profile",
+            )
+    default = config.default_profile
+    if default is not None and default not in served and config.default_is_explicit:
+        raise ConfigError(
+            f"profile {default!r} is not served", file=config.source, key="default_profile"
+        )
+
+
+def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
+    """Apply the current ``multiplex.yaml`` to ``sup`` all at once, or not at all."""
+    source = sup.config.source
+    if sup.mode != "multiplex" or source is None:
+        return ConfigReload(True, None, profiles=len(sup.profiles))
+    with sup._reconfig_lock:
+        try:
+            config = load_supervisor_config(Path(source))
+            homes = config.homes()
+            _validate(config, set(homes))
+        except ConfigError as exc:
+            sup.config_error = str(exc)
+            log.warning("multiplex.yaml not applied, the last good config stays: %s", exc)
+            return ConfigReload(False, str(exc), profiles=len(sup.profiles))
+        current = dict(sup.profiles)
+        removed = [
+            p for n, p in current.items() if n not in homes or homes[n] != Path(p.home).resolve()
+        ]
+        kept = {n: p for n, p in current.items() if p not in removed}
+        added = [Profile(n, h) for n, h in homes.items() if n not in kept]
+        served = dict(kept)
+        for profile in added:
+            served[profile.name] = profile
+        ordered = {n: served[n] for n in homes}  # multiplex.yaml's order
+        default = config.default_profile if config.default_profile in ordered else None
+        for profile in added:
+            sup._adopt(profile)
+        # One swap each: a turn routed now sees the old table or the new, never a mix.
+        sup._serve(ordered, config, Router(config.routes, default))
+        for profile in removed:
+            sup._retire(profile)
+        sup.config_error = None
+        result = ConfigReload(
+            True,
+            None,
+            tuple(p.name for p in added),
+            tuple(p.name for p in removed),
+            len(ordered),
+        )
+    if added or removed:
+        log.info(
+            "multiplex.yaml applied: %d profiles, added %s, removed %s",
+            len(ordered),
+            [p.name for p in added],
+            [p.name for p in removed],
+        )
+    for hook in list(sup._profiles_hooks):
+        try:
+            hook(added, removed)
+        except Exception:  # a listener must not undo a reload that is done
+            log.exception("profiles-changed hook failed")
+    return result

@@ -1,0 +1,193 @@
+"""docs/execution.md#the-sandbox: what the kernel enforces around a local command (real bwrap)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from multiplex import Supervisor
+from multiplex.execution import Execution, bwrap_status, execute, sandbox_argv
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
+
+
+@pytest.fixture
+def sup(make_home, supervisor_of, tmp_path: Path) -> Supervisor:  # type: ignore[no-untyped-def]
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "outside").mkdir()
+    make_home(
+        "a",
+        "terminal:\n  sandbox: bwrap\n  cwd: work\n"
+        f"  writable_paths: [{tmp_path / 'shared'}]\n"
+        "  credential_files: [credentials/token.txt]\n"
+        "  network: off\napprovals:\n  mode: off\n",
+        env="A_TOKEN=a-token-value-777777\n",
+        files={
+            "work/.keep": "",
+            "credentials/token.txt": "cred-a-abcdef123456\n",
+            "notes.txt": "x",
+        },
+    )
+    make_home(
+        "b",
+        "terminal:\n  sandbox: bwrap\n  cwd: work\napprovals:\n  mode: off\n",
+        env="B_SECRET=bsecret-value-424242\n",
+        files={"work/.keep": "", "canary.txt": "CANARY-B-5150\n", "credentials/b.key": "bkey"},
+    )
+    make_home(
+        "wide",  # a cwd above every home must not re-expose them
+        f"terminal:\n  sandbox: bwrap\n  cwd: {tmp_path}\napprovals:\n  mode: off\n",
+    )
+    make_home(
+        "net",
+        'terminal:\n  sandbox: bwrap\n  network: "on"\napprovals:\n  mode: off\n',
+    )
+    return supervisor_of("profiles_dir: profiles\ndefault_profile: a\n")  # type: ignore[no-any-return]
+
+
+def run(sup: Supervisor, command: str, profile: str = "a"):  # type: ignore[no-untyped-def]
+    return sup.run(command, profile=profile, context="cron")
+
+
+def raw(sup: Supervisor, command: str, profile: str = "a") -> Execution:
+    """Past the gate (which refuses naming another home): what the kernel alone enforces."""
+    with sup.turn(profile, "raw", "api") as scope:
+        return execute(scope, command, hidden=sup.hidden_paths)
+
+
+def test_another_profiles_home_is_unreadable(sup: Supervisor) -> None:
+    b = sup.profiles["b"].home
+    for profile in ("a", "wide"):
+        result = raw(sup, f"cat {b / 'canary.txt'}; cat {b / '.env'}; ls {b.parent}", profile)
+        assert "CANARY-B" not in result.stdout and "bsecret" not in result.stdout
+        assert "No such file" in result.stderr and result.sandbox == "bwrap"
+    # only the own home is under the profiles folder
+    assert raw(sup, f"ls -A {b.parent}").stdout.split() == ["a"]
+
+
+def test_supervisor_config_is_hidden(sup: Supervisor) -> None:
+    config = sup.config.source
+    assert config is not None and config.read_text()
+    result = raw(sup, f"cat {config}", "wide")
+    assert result.exit_code != 0 and "profiles_dir" not in result.stdout  # /dev/null, nodev
+
+
+def test_writes_outside_writable_paths_fail(sup: Supervisor, tmp_path: Path) -> None:
+    home = sup.profiles["a"].home
+    targets = [home / "notes.txt", home / "new.txt", home / "config.yaml", tmp_path / "outside/x"]
+    targets += [Path("/usr/local/multiplex-escape"), Path("/etc/multiplex-escape")]
+    for target in targets:
+        result = run(sup, f"echo pwned >> {target}")
+        assert result.exit_code != 0, target
+    assert (home / "notes.txt").read_text() == "x" and not (home / "new.txt").exists()
+    assert not (tmp_path / "outside/x").exists() and not Path("/etc/multiplex-escape").exists()
+    # what is writable: the cwd, the home's cache/, terminal.writable_paths
+    ok = run(sup, f"echo 1 > made.txt && echo 2 > {home}/cache/c && echo 3 > {tmp_path}/shared/s")
+    assert ok.exit_code == 0, ok.stderr
+    assert (home / "work/made.txt").read_text() == "1\n"
+    assert (home / "cache/c").read_text() == "2\n" and (tmp_path / "shared/s").read_text() == "3\n"
+
+
+def test_root_cannot_remount_the_root_read_write(sup: Supervisor, tmp_path: Path) -> None:
+    result = run(sup, f"mount -o remount,rw / ; echo x > {tmp_path}/outside/escape")
+    assert result.exit_code != 0
+    assert not (tmp_path / "outside/escape").exists()
+    caps = run(sup, "grep CapEff /proc/self/status").stdout.split()
+    assert caps[-1] == "0000000000000000"
+
+
+def test_credentials_only_at_run_credentials(sup: Supervisor) -> None:
+    home = sup.profiles["a"].home
+    result = run(
+        sup,
+        'echo "$CREDENTIALS_DIRECTORY"; cat /run/credentials/credentials/token.txt; '
+        f"cat {home}/credentials/token.txt; cat {home}/.env; ls /tmp | grep -c multiplex-cred",
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0] == "/run/credentials"
+    assert lines[1].startswith("[REDACTED")  # readable there (and masked in the output)
+    assert lines[2:] == ["0"]  # the home's copy and .env are not readable, no host copy in /tmp
+    # write to the credentials: refused
+    assert run(sup, "echo x > /run/credentials/credentials/token.txt").exit_code != 0
+
+
+def test_new_pid_namespace(sup: Supervisor) -> None:
+    result = run(sup, "echo $$; ls /proc | grep -c '^[0-9]'")
+    pid, count = result.stdout.split()
+    assert int(pid) <= 3 and int(count) <= 4  # bwrap is PID 1; nothing of the host is visible
+
+
+def test_network_off_reaches_no_loopback_port(sup: Supervisor, loopback_listener) -> None:  # type: ignore[no-untyped-def]
+    server, port = loopback_listener
+    probe = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED"
+    blocked = run(sup, probe)
+    assert "CONNECTED" not in blocked.stdout and blocked.exit_code != 0
+    with pytest.raises(socket.timeout):
+        server.accept()
+    allowed = run(sup, probe, "net")
+    assert "CONNECTED" in allowed.stdout, allowed.stderr
+    conn, _ = server.accept()
+    conn.close()
+
+
+def test_sandbox_argv_is_reusable_for_other_processes(sup: Supervisor) -> None:
+    """Kernels and other long-lived processes start inside the same sandbox."""
+    with sup.turn("a", "s", "api") as scope:
+        prefix = sandbox_argv(scope, hidden=sup.hidden_paths)
+    b = sup.profiles["b"].home
+    done = subprocess.run(
+        [*prefix, sys.executable, "-I", "-c", f"open({str(b / 'canary.txt')!r}).read()"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0 and "FileNotFoundError" in done.stderr
+
+
+def test_standalone_exec_is_sandboxed_too(sup: Supervisor, tmp_path: Path) -> None:
+    b = sup.profiles["b"].home
+    env = {**os.environ, "MULTIPLEX_CONFIG": str(tmp_path / "multiplex.yaml")}
+    done = subprocess.run(
+        [sys.executable, "-m", "multiplex", "exec", "-p", "a", f"cat {b / 'canary.txt'}; echo $$"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env=env,
+        timeout=60,
+    )
+    assert "CANARY-B" not in done.stdout
+    assert "No such file" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_auto_without_bwrap_warns_and_runs_unsandboxed(
+    make_home, supervisor_of, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    make_home("u", "terminal:\n  sandbox: auto\napprovals:\n  mode: off\n")
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\n")
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "multiplex",
+            "--config",
+            str(tmp_path / "multiplex.yaml"),
+            "profiles",
+            "show",
+            "u",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env=env,
+        timeout=60,
+    )
+    assert "unsandboxed" in done.stdout + done.stderr, done.stdout + done.stderr

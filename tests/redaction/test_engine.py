@@ -1,0 +1,240 @@
+"""The Hyperscan engine gives the pure-Python output exactly, and its absence is survivable."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+import types
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from multiplex.redaction import KnownValues, Redactor, _engine, redact_always, redact_patterns
+from multiplex.redaction._patterns import PATTERNS, SecretPattern, apply_patterns
+from tests.redaction.test_redaction import ADVERSARIAL, LOOK_ALIKES, SECRETS
+from tests.strategies import known_value_sets, redaction_texts
+
+needs_engine = pytest.mark.skipif(
+    _engine.backend() is None, reason="the hyperscan wheel is not installed here"
+)
+
+
+def reference(text: str, own: list[str], others: list[str], layer2: bool = True) -> str:
+    """What the pure-Python path (the implementation before the engine) gives."""
+    with _engine.pure_python():
+        return Redactor(KnownValues(own), layer2=layer2, others=KnownValues(others)).redact(text)
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
+    own, others = draw(known_value_sets()), draw(known_value_sets())
+    return draw(redaction_texts(own + others)), own, others
+
+
+@needs_engine
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.booleans())
+def test_engine_output_is_the_pure_python_output(
+    case: tuple[str, list[str], list[str]], layer2: bool
+) -> None:
+    text, own, others = case
+    engine = Redactor(KnownValues(own), layer2=layer2, others=KnownValues(others))
+    assert engine.redact(text) == reference(text, own, others, layer2)
+
+
+@needs_engine
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(redaction_texts())
+def test_layer2_engine_output_is_the_reference(text: str) -> None:
+    assert redact_patterns(text) == apply_patterns(text)
+
+
+@needs_engine
+@settings(max_examples=300, deadline=None)
+@given(known_value_sets(), redaction_texts(["abcdef12", "s3cr3t-Value!/+?&"]))
+def test_known_value_membership_agrees(values: list[str], text: str) -> None:
+    with _engine.pure_python():
+        pure = KnownValues(values)
+        expected = (text in pure, pure.redact(text))
+    engine = KnownValues(values)
+    assert (text in engine, engine.redact(text)) == expected
+
+
+@needs_engine
+@pytest.mark.parametrize(
+    "text",
+    [c[1] for c in SECRETS] + LOOK_ALIKES,
+    ids=[c[0] for c in SECRETS] + [f"look-alike-{i}" for i in range(len(LOOK_ALIKES))],
+)
+def test_engine_agrees_on_every_documented_case(text: str) -> None:
+    known = ["own-secret-value-1"]
+    assert redact_patterns(text) == apply_patterns(text)
+    with _engine.pure_python():
+        expected = redact_always(text, KnownValues(known))
+    assert redact_always(text, KnownValues(known)) == expected
+
+
+@needs_engine
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("text", ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_engine_agrees_on_adversarial_inputs(text: str) -> None:
+    own, others = ["a" * 40, "key=key=", "own-secret-value-1"], ["other-profile-secret-2"]
+    engine = Redactor(KnownValues(own), others=KnownValues(others))
+    assert engine.redact(text) == reference(text, own, others)
+
+
+@needs_engine
+def test_too_many_occurrences_fall_back_to_the_regex() -> None:
+    # One occurrence per character: listing them would cost more than the regex.
+    text = "x" * 50_000 + "abcdef" * 20_000
+    values = ["abcdef", "xxxxxx"]
+    assert KnownValues(values).redact(text) == reference(text, values, [], layer2=False)
+
+
+@needs_engine
+def test_long_and_nul_values_are_matched_whole() -> None:
+    long_value = "L" * 300 + "-long-credential"
+    nul_value = "nul\x00inside-it"
+    known = KnownValues([long_value, nul_value])
+    text = f"a {long_value} b {long_value[:-1]} c {nul_value} d nul"
+    assert known.redact(text) == (
+        f"a [REDACTED:known] b {long_value[:-1]} c [REDACTED:known] d nul"
+    )
+
+
+@needs_engine
+def test_threads_share_a_matcher() -> None:
+    # Each thread scans with its own scratch space.
+    own, others = ["own-secret-value-1"], [f"other-secret-{i:03d}-value" for i in range(50)]
+    redactor = Redactor(KnownValues(own), others=KnownValues(others))
+    texts = [
+        f"run {i}: {others[i % 50]} API_KEY=v{i}alue ghp_{'a1' * 18} {own[0]}\n" * 200
+        for i in range(16)
+    ]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(redactor.redact, texts * 4))
+    assert got == [reference(t, own, others) for t in texts] * 4
+
+
+# -- anchors ---------------------------------------------------------------------
+
+
+def _prefixes(items: object) -> tuple[set[str], bool]:
+    """Literals every match of the parsed ``items`` starts with (one per branch), and
+    whether they are the whole of what ``items`` match."""
+    from re import _constants as c
+
+    out = {""}
+    for op, arg in items:  # type: ignore[attr-defined]
+        if op is c.LITERAL:
+            out = {p + chr(arg) for p in out}
+        elif op is c.IN and all(o in (c.LITERAL, c.RANGE) for o, _ in arg):
+            chars = [chr(v) for o, v in arg if o is c.LITERAL]
+            chars += [chr(x) for o, v in arg if o is c.RANGE for x in range(v[0], v[1] + 1)]
+            out = {p + ch for p in out for ch in chars}
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and arg[0] >= 1:
+            first, _ = _prefixes(arg[2])  # the first round is not optional
+            return {p + q for p in out for q in first}, False
+        elif op is c.MAX_REPEAT and arg[:2] == (0, 1):  # optional: with or without
+            body, whole = _prefixes(arg[2])
+            if not whole:
+                return out, False
+            out = {p + q for p in out for q in body | {""}}
+        elif op is c.SUBPATTERN or op is c.BRANCH:
+            branches = [arg[-1]] if op is c.SUBPATTERN else arg[1]
+            parts = [_prefixes(b) for b in branches]
+            out = {p + q for p in out for qs, _ in parts for q in qs}
+            if not all(whole for _, whole in parts):
+                return out, False
+        elif op not in (c.ASSERT, c.ASSERT_NOT):  # a look-around consumes nothing
+            return out, False
+    return out, True
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=[p.kind for p in PATTERNS])
+def test_every_match_starts_with_an_anchor(pattern: SecretPattern) -> None:
+    from re import _parser
+
+    if not pattern.anchors:  # a gated shape runs its regex over the whole text
+        assert pattern.kind == "discord-bot-token"
+        return
+    prefixes, _ = _prefixes(_parser.parse(pattern.regex.pattern))
+    for prefix in prefixes:
+        assert any(prefix.startswith(a) for a in pattern.anchors), prefix
+
+
+def test_anchors_cannot_be_made_by_a_mask() -> None:
+    # The engine looks for anchors once; a mask ("[...]") must not create one
+    # with the text around it, and anchors are searched for as ASCII bytes.
+    for pattern in PATTERNS:
+        for anchor in pattern.anchors:
+            assert anchor.isascii() and "[" not in anchor and "]" not in anchor, anchor
+            assert anchor == anchor.lower() or not pattern.fold, anchor
+
+
+def test_no_pattern_matches_the_empty_string() -> None:
+    # The engine skips from match end to the next anchor: an empty match would stall it.
+    for pattern in PATTERNS:
+        assert pattern.regex.match("") is None, pattern.kind
+
+
+# -- without the engine -------------------------------------------------------------
+
+
+@pytest.fixture
+def no_hyperscan(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """As if the hyperscan wheel were missing: its import fails."""
+    monkeypatch.setitem(sys.modules, "hyperscan", None)
+    monkeypatch.setattr(_engine._State, "module", None)
+    yield
+
+
+def test_missing_engine_warns_once_and_still_masks(
+    no_hyperscan: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="multiplex.redaction")
+    assert _engine.engine_name() == "python"
+    own = KnownValues(["own-secret-value-1"])
+    others = KnownValues(["other-profile-secret-2"])
+    text = "own-secret-value-1 other-profile-secret-2 API_KEY=abc123def ghp_" + "a1" * 18
+    out = Redactor(own, others=others).redact(text)
+    assert out == (
+        "[REDACTED:known] [REDACTED:known] API_KEY=[REDACTED:assignment] [REDACTED:github-token]"
+    )
+    assert redact_patterns("token=abcdef") == "token=[REDACTED:assignment]"
+    warnings = [r for r in caplog.records if "hyperscan" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "pure-Python" in warnings[0].getMessage()
+
+
+def test_engine_failure_at_run_time_falls_back(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A wheel that imports but cannot compile on this CPU.
+    class Error(Exception):
+        pass
+
+    def database() -> object:
+        raise Error("no such CPU")
+
+    broken = types.ModuleType("hyperscan")
+    broken.error = Error  # type: ignore[attr-defined]
+    broken.Database = database  # type: ignore[attr-defined]
+    monkeypatch.setattr(_engine._State, "module", broken)
+    caplog.set_level(logging.WARNING, logger="multiplex.redaction")
+    known = KnownValues(["own-secret-value-1"])
+    assert known.redact("x own-secret-value-1 y") == "x [REDACTED:known] y"
+    assert _engine.backend() is None
+    assert len([r for r in caplog.records if "failed" in r.getMessage()]) == 1
+
+
+def test_pure_python_block_builds_without_the_engine() -> None:
+    with _engine.pure_python():
+        assert _engine.engine_name() == "python"
+        assert _engine.backend() is None
+    assert re.fullmatch("hyperscan|python", _engine.engine_name())
