@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run tokens test bench lint install chromium redis clean
+.PHONY: run tokens test bench lint install chromium redis isolation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -15,6 +15,20 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# docs/execution.md: the sandbox, container and ssh tests use the real tools. Each
+# missing one is installed when apt-get is usable; otherwise those tests skip and say why.
+ISOLATION_TOOLS := bwrap:bubblewrap podman:podman runc:runc busybox:busybox-static \
+	sshd:openssh-server ssh:openssh-client
+isolation:
+	@missing=""; for pair in $(ISOLATION_TOOLS); do \
+	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  PATH="$$PATH:/usr/sbin:/sbin" command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null) \
+	      || echo "could not install$$missing: their tests will skip"; \
+	  else echo "not installed:$$missing and apt-get unusable: their tests will skip"; fi; fi
 
 # The dashboard test drives Debian's chromium through Playwright (executablePath);
 # no browser download. Installed when missing and apt-get is usable; otherwise the
@@ -50,7 +64,7 @@ tokens:
 	  echo "make run: generated a profile token: MULTIPLEX_TOKEN in $$env"; \
 	done
 
-test: install chromium redis
+test: install chromium redis isolation
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: install redis

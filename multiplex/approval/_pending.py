@@ -19,6 +19,7 @@ from multiplex.approval._why import Why
 
 __all__ = [
     "Answer",
+    "Arbiter",
     "Choice",
     "PendingApproval",
     "PendingTable",
@@ -58,6 +59,10 @@ class Resolution:
 # docs/security.md#tokens-and-ids: 96 random bits, no counter a profile could read
 # the other profiles' approval counts from.
 _ID_BYTES = 12
+
+# Consulted before a leader's wait ends (docs/cluster.md#approvals): given the
+# resolution this process proposes, returns the one that actually won.
+Arbiter = Callable[["PendingApproval", Resolution], Resolution]
 
 
 class PendingApproval:
@@ -99,6 +104,7 @@ class PendingApproval:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._resolution: Resolution | None = None
+        self.arbiter: Arbiter | None = None
         self._settled: list[Callable[[], None]] = []
 
     @property
@@ -109,7 +115,11 @@ class PendingApproval:
     def resolution(self) -> Resolution | None:
         return self._resolution
 
-    def _resolve(self, resolution: Resolution) -> bool:
+    def _resolve(self, resolution: Resolution, *, decided: bool = False) -> bool:
+        if self._resolution is not None:
+            return False
+        if self.arbiter is not None and not decided and self.leader is None:
+            resolution = self.arbiter(self, resolution)
         with self._lock:
             if self._resolution is not None:
                 return False
@@ -175,6 +185,13 @@ class PendingApproval:
         """End the wait with nobody having answered; the cause says why."""
         return self._resolve(Resolution(cancelled=cause))
 
+    def settle(self, resolution: Resolution) -> bool:
+        """Apply a resolution already decided elsewhere (the cluster's stored winner).
+
+        The arbiter is not consulted; False if the request was already resolved.
+        """
+        return self._resolve(resolution, decided=True)
+
     def wait(self) -> Resolution:
         """Block until resolved or ``approvals.timeout`` passes."""
         remaining = self._timeout - (time.monotonic() - self._started)
@@ -210,6 +227,7 @@ class PendingTable:
         self._open: dict[str, PendingApproval] = {}
         self._by_key: dict[tuple[str, str, str], PendingApproval] = {}
         self._listeners: list[Listener] = []
+        self.arbiter: Arbiter | None = None  # given to every request it opens
 
     def subscribe(self, listener: Listener) -> None:
         """``listener(event, request)`` for approval.request / .resolved / .cancelled."""
@@ -225,6 +243,7 @@ class PendingTable:
         A leader is announced as ``approval.request``; a follower as
         ``approval.joined`` (its ``leader`` is the prompt a human sees).
         """
+        request.arbiter = self.arbiter
         with self._lock:
             leader = self._by_key.get(request.key)
             self._open[request.id] = request

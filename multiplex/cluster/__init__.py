@@ -8,7 +8,7 @@ run records; ``_approvals`` open prompts and their single resolution;
 ``multiplex.yaml``, nothing here is imported or started.
 """
 
-from multiplex.cluster._approvals import ApprovalStore, Outcome
+from multiplex.cluster._approvals import ApprovalStore, Outcome, resolution_doc, resolution_of
 from multiplex.cluster._cluster import Cluster
 from multiplex.cluster._events import EventLog, SharedEvent
 from multiplex.cluster._link import PREFIX, ClusterUnavailable, RedisLink
@@ -34,4 +34,6 @@ __all__ = [
     "SharedEvent",
     "SharedSessionTable",
     "Signals",
+    "resolution_doc",
+    "resolution_of",
 ]

@@ -15,9 +15,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from multiplex.approval._pending import Answer, Choice, Resolution
 from multiplex.cluster._link import RedisLink
 
-__all__ = ["RESOLVED_CHANNEL", "ApprovalStore", "Outcome"]
+__all__ = ["RESOLVED_CHANNEL", "ApprovalStore", "Outcome", "resolution_doc", "resolution_of"]
 
 RESOLVED_CHANNEL = "resolved"
 
@@ -36,6 +37,16 @@ redis.call('PUBLISH', ARGV[3], ARGV[2])
 return {1, ARGV[2]}
 """
 
+# Register only once: a prompt already known (perhaps resolved meanwhile) is left alone.
+_REGISTER = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'row', ARGV[1], 'state', 'open', 'node', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+redis.call('SADD', KEYS[3], ARGV[5])
+return 1
+"""
+
 _LIST_OPEN = """
 local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
 local rows = {}
@@ -45,6 +56,44 @@ for _, id in ipairs(ids) do
 end
 return rows
 """
+
+
+def resolution_doc(resolution: Resolution) -> dict[str, Any]:
+    """A resolution as stored and published (an answer's reason is the approver's own text)."""
+    answer = resolution.answer
+    if answer is not None:
+        return {
+            "answer": {
+                "choice": answer.choice.value,
+                "rule": answer.rule,
+                "reason": answer.reason,
+                "by": answer.by,
+            }
+        }
+    if resolution.timed_out:
+        return {"timed_out": True}
+    return {"cancelled": resolution.cancelled or "withdrawn"}
+
+
+def resolution_of(doc: dict[str, Any]) -> Resolution:
+    """The inverse of :func:`resolution_doc`; an unreadable answer is a cancellation, never approval."""
+    answer = doc.get("answer")
+    if isinstance(answer, dict):
+        try:
+            choice = Choice(str(answer.get("choice")))
+        except ValueError:
+            return Resolution(cancelled="unreadable answer in the cluster")
+        return Resolution(
+            answer=Answer(
+                choice,
+                rule=answer.get("rule") or None,
+                reason=answer.get("reason") or None,
+                by=str(answer.get("by") or "user"),
+            )
+        )
+    if doc.get("timed_out"):
+        return Resolution(timed_out=True)
+    return Resolution(cancelled=str(doc.get("cancelled") or "withdrawn"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +117,7 @@ class ApprovalStore:
         self._resolve_sync = link.sync.register_script(_RESOLVE)
         self._resolve_aio = link.aio.register_script(_RESOLVE)
         self._list_aio = link.aio.register_script(_LIST_OPEN)
+        self._register = link.sync.register_script(_REGISTER)
 
     def _key(self, approval_id: str) -> str:
         return self._prefix + approval_id
@@ -75,23 +125,23 @@ class ApprovalStore:
     def node_key(self, node: str) -> str:
         return f"{self._node_prefix}{node}:aps"
 
-    def register(self, row: dict[str, Any]) -> None:
-        """Publish an open prompt (sync, from the waiting thread); ``row`` must be redacted."""
+    def register(self, row: dict[str, Any]) -> bool:
+        """Publish an open prompt (sync, from the waiting thread); ``row`` must be redacted.
+
+        False if the prompt was already known (registering again never reopens it).
+        """
         approval_id = str(row["approval_id"])
         node = self._link.node_id
         payload = json.dumps({**row, "node": node}, separators=(",", ":"))
-
-        def write() -> None:
-            pipe = self._link.sync.pipeline(transaction=False)
-            pipe.hset(
-                self._key(approval_id), mapping={"row": payload, "state": "open", "node": node}
-            )
-            pipe.expire(self._key(approval_id), self._ttl)
-            pipe.zadd(self._open, {approval_id: float(row["created_at"])})
-            pipe.sadd(self.node_key(node), approval_id)
-            pipe.execute()
-
-        self._link.call(write)
+        keys = [self._key(approval_id), self._open, self.node_key(node)]
+        args: list[str | int] = [
+            payload,
+            node,
+            self._ttl,
+            repr(float(row["created_at"])),
+            approval_id,
+        ]
+        return bool(self._link.call(lambda: self._register(keys=keys, args=args)))
 
     def _args(self, approval_id: str, resolution: dict[str, Any]) -> tuple[list[str], list[Any]]:
         payload = json.dumps(

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from multiplex.cluster._approvals import ApprovalStore
 from multiplex.cluster._events import EventLog, SharedEvent
@@ -27,6 +28,7 @@ __all__ = ["HEALTH_SECONDS", "Cluster"]
 
 log = logging.getLogger("multiplex.cluster")
 HEALTH_SECONDS = 0.5
+BATCH_SECONDS = 0.005
 
 
 class Cluster:
@@ -49,6 +51,29 @@ class Cluster:
     @property
     def up(self) -> bool:
         return self.link.up
+
+    def publish(
+        self,
+        name: str,
+        data: dict[str, Any],
+        profile: str,
+        run_id: str | None,
+        *,
+        run_doc: dict[str, Any] | None = None,
+    ) -> None:
+        """Sync: append an event and store the run document it changes, in one round trip.
+
+        Both must already be redacted.
+        """
+
+        def write() -> None:
+            pipe = self.link.sync.pipeline(transaction=False)
+            self.events.queue_append(pipe, name, data, profile, run_id)
+            if run_doc is not None:
+                self.runs.queue_put(pipe, run_doc)
+            pipe.execute()
+
+        self.link.call(write)
 
     async def start(
         self,
@@ -123,10 +148,14 @@ class Cluster:
             try:
                 if after == "$":
                     after = await self.events.last_position()
-                for event in await self.events.read(after):
+                batch = await self.events.read(after)
+                for event in batch:
                     after = event.position
                     if event.node != self.node_id:
                         on_event(event)
+                if batch:
+                    # Let a busy stream gather: one read carries many events.
+                    await asyncio.sleep(BATCH_SECONDS)
             except ClusterUnavailable:
                 await asyncio.sleep(HEALTH_SECONDS)
                 # A restarted Redis has a new stream: resume from its end.

@@ -51,6 +51,13 @@ class EventLog:
         self._link = link
         self.key = link.key("events")
 
+    def queue_append(
+        self, pipe: Any, name: str, data: dict[str, Any], profile: str, run_id: str | None = None
+    ) -> None:
+        """Add the append to ``pipe`` (one round trip with the run record it changes)."""
+        fields = _fields(name, data, profile, run_id, self._link.node_id)
+        pipe.xadd(self.key, fields, maxlen=MAXLEN, approximate=True)
+
     def append(
         self, name: str, data: dict[str, Any], profile: str, run_id: str | None = None
     ) -> str:

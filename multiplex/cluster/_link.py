@@ -2,8 +2,8 @@
 
 One :class:`RedisLink` per node holds an asyncio client (the event loop: HTTP
 handlers, listeners, heartbeats) and a sync client (worker threads: the gate,
-run records), both on short timeouts so that a lost Redis is noticed in about
-a second instead of hanging a request. ``up`` is what ``/readyz`` reports; any
+run records), both on a few seconds' timeout so that a silent Redis is noticed
+instead of hanging a request (a stopped one refuses connections at once). ``up`` is what ``/readyz`` reports; any
 failed call marks the link down and only a successful ping brings it back.
 """
 
@@ -22,7 +22,9 @@ __all__ = ["PREFIX", "ClusterUnavailable", "RedisLink"]
 
 PREFIX = "multiplex:"
 T = TypeVar("T")
-_TIMEOUT = 1.0
+# A dead Redis refuses at once; the timeout only bounds a silent network (and a
+# loaded machine must not look like a lost Redis).
+_TIMEOUT = 3.0
 
 
 class ClusterUnavailable(RuntimeError):
@@ -46,7 +48,7 @@ class RedisLink:
         self._lock = threading.Lock()
         self._up = True
         self._listeners: list[Callable[[bool], None]] = []
-        self.round_trips = 0  # read by the metrics and bench/cluster.py
+        self._trips = 0  # read by the metrics and bench/cluster.py
 
     # -- key names ---------------------------------------------------------------
     @staticmethod
@@ -75,9 +77,14 @@ class RedisLink:
     def mark_up(self) -> None:
         self._set(True)
 
+    @property
+    def round_trips(self) -> int:
+        """Round trips to Redis so far (a command, a script or a pipeline is one)."""
+        return self._trips
+
     def trip(self, count: int = 1) -> None:
-        """Count a round trip to Redis (a command or a pipeline)."""
-        self.round_trips += count
+        with self._lock:
+            self._trips += count
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run one sync round trip; a Redis error marks the link down and raises ``ClusterUnavailable``."""

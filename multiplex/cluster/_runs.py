@@ -61,19 +61,23 @@ class RunStore:
     def node_key(self, node: str) -> str:
         return self._link.key("node", node, "runs")
 
-    def put(self, doc: dict[str, Any], *, node: str | None = None) -> None:
-        """Store the run document (sync, from a worker thread); the node owns it until final."""
+    def queue_put(self, pipe: Any, doc: dict[str, Any], *, node: str | None = None) -> None:
+        """Add the writes of :meth:`put` to ``pipe`` (one round trip with other writes)."""
         run_id = str(doc["run_id"])
         owner = node or self._link.node_id
         payload = json.dumps({**doc, "node": owner}, separators=(",", ":"))
+        pipe.set(self._key(run_id), payload, ex=self._ttl)
+        if doc.get("status") in FINAL_STATUSES:
+            pipe.srem(self.node_key(owner), run_id)
+        else:
+            pipe.sadd(self.node_key(owner), run_id)
+
+    def put(self, doc: dict[str, Any], *, node: str | None = None) -> None:
+        """Store the run document (sync, from a worker thread); the node owns it until final."""
 
         def write() -> None:
             pipe = self._link.sync.pipeline(transaction=False)
-            pipe.set(self._key(run_id), payload, ex=self._ttl)
-            if doc.get("status") in FINAL_STATUSES:
-                pipe.srem(self.node_key(owner), run_id)
-            else:
-                pipe.sadd(self.node_key(owner), run_id)
+            self.queue_put(pipe, doc, node=node)
             pipe.execute()
 
         self._link.call(write)

@@ -6,8 +6,9 @@ one node holds on every node at once and a reset on one node is seen by every
 later decision everywhere. When Redis cannot be read the session has no grant
 and no yolo (docs/approvals.md: when in doubt the gate asks); a grant that
 cannot be written is not remembered, so the next identical command asks again.
-A reset is also published on ``multiplex:reset`` so every node withdraws the
-session's waits with the cause "session reset".
+:meth:`~SharedSessionTable.broadcast_reset` publishes a reset on
+``multiplex:reset`` so every node withdraws the session's waits (with the
+cause "session reset") and ends its kernels there.
 """
 
 from __future__ import annotations
@@ -81,17 +82,19 @@ class SharedSessionTable(SessionTable):
         self._link.call(write)  # raises: a yolo switch nobody can see must not look set
 
     def reset(self, session: str) -> bool:
+        return int(self._link.call(lambda: self._link.sync.delete(self._key(session)))) > 0
+
+    def broadcast_reset(self, session: str, cause: str = "session reset") -> int:
+        """Tell every node to end the session's waits and kernels; how many nodes heard it."""
         message = json.dumps(
-            {"profile": self.profile, "session": session, "node": self._link.node_id}
+            {
+                "profile": self.profile,
+                "session": session,
+                "cause": cause,
+                "node": self._link.node_id,
+            }
         )
-
-        def write() -> int:
-            pipe = self._link.sync.pipeline(transaction=False)
-            pipe.delete(self._key(session))
-            pipe.publish(self.reset_channel, message)
-            return int(pipe.execute()[0])
-
-        return self._link.call(write) > 0
+        return int(self._link.call(lambda: self._link.sync.publish(self.reset_channel, message)))
 
     def sessions(self) -> dict[str, SessionState]:
         prefix = self._key("")

@@ -97,7 +97,7 @@ async def _live(gw: Gateway, caller: Principal) -> AsyncIterator[bytes]:
     try:
         head = [b": connected\n\n"]
         sent: set[str] = set()
-        for event in visible_approval_requests(gw, caller):
+        for event in await visible_approval_requests(gw, caller):
             sent.add(event.data["approval_id"])
             head.append(event.frame())
         yield b"".join(head)
@@ -139,7 +139,7 @@ async def readyz(gw: GatewayDep) -> JSONResponse:
     """Readiness: the config watcher is alive (or ``watch.mode: off``). No auth."""
     watcher = gw.sup.watcher
     error = gw.sup.config_error
-    body = {
+    body: dict[str, Any] = {
         # multiplex.yaml broken: the last good one still serves (docs/operations.md).
         "config_ok": gw.sup.config_error is None,
         "config_error": None if error is None else gw.sup.gate.recorder.redact(error),
@@ -148,4 +148,6 @@ async def readyz(gw: GatewayDep) -> JSONResponse:
         "watcher_alive": watcher is not None and watcher.alive,
         "shutting_down": gw.shutting_down,
     }
+    if gw.cluster is not None:
+        body["cluster"] = {"node_id": gw.cluster.node_id, "redis": gw.cluster.up}
     return JSONResponse(body, status_code=200 if gw.ready else 503)

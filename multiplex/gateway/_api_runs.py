@@ -11,7 +11,9 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
-from multiplex.approval._pending import Answer, Choice
+from multiplex.approval._pending import Answer, Choice, Resolution
+from multiplex.cluster import resolution_doc
+from multiplex.gateway import _remote as remote
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
@@ -61,6 +63,14 @@ def _run_for(gw: Gateway, caller: Principal, run_id: str) -> Run:
 
 
 _NO_ROUTE = "no served profile matches this route"
+
+
+def _local(gw: Gateway, caller: Principal, run_id: str) -> Run | None:
+    """This node's run, or None when another node may hold it (cluster mode only)."""
+    run = gw.runs.get(run_id)
+    if run is None and gw.cluster is not None:
+        return None
+    return _run_for(gw, caller, run_id)
 
 
 def _target(gw: Gateway, caller: Principal, body: RunIn) -> str:
@@ -121,6 +131,8 @@ async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
     """``POST /v1/runs`` for a validated body (the route and the fast path share it)."""
     profile = _target(gw, caller, body)
     try:
+        if gw.cluster is not None:
+            gw.cluster.check_ready()  # docs/cluster.md: no new run without Redis
         run = gw.runs.submit(
             profile,
             body.session_id,
@@ -174,12 +186,15 @@ async def _until_done(gw: Gateway, caller: Principal, run: Run, seconds: float) 
 @router.get("/v1/runs/{run_id}", response_model=RunOut, responses=ERRORS)
 async def get_run(run_id: str, caller: Caller, gw: GatewayDep) -> Response:
     """A run's status, each gated command's result, and its open approval if any."""
-    return run_document(gw, caller, run_id)
+    return await run_document(gw, caller, run_id)
 
 
-def run_document(gw: Gateway, caller: Principal, run_id: str) -> Response:
-    """``GET /v1/runs/{id}`` (the route and the fast path share it)."""
-    return json_response(_run_for(gw, caller, run_id).snapshot())
+async def run_document(gw: Gateway, caller: Principal, run_id: str) -> Response:
+    """``GET /v1/runs/{id}`` (the route and the fast path share it); any node's in cluster mode."""
+    run = _local(gw, caller, run_id)
+    if run is None:
+        return json_response(await remote.remote_run(gw, caller, run_id))
+    return json_response(run.snapshot())
 
 
 @router.post(
@@ -195,6 +210,19 @@ async def answer_approval(
     run_id: str, body: AnswerIn, caller: Caller, gw: GatewayDep
 ) -> dict[str, bool]:
     """Answer the run's open approval: once, session, always (saves a rule) or deny."""
+    if gw.cluster is not None:
+        local = _local(gw, caller, run_id)
+        doc = resolution_doc(
+            Resolution(
+                answer=Answer(
+                    Choice(body.choice),
+                    reason=gw.sup.gate.recorder.redact(body.reason) if body.reason else None,
+                    by=caller.label,
+                )
+            )
+        )
+        await remote.answer_shared(gw, caller, run_id, body.approval_id, doc, local)
+        return {"ok": True}
     run = _run_for(gw, caller, run_id)
     request = gw.sup.gate.find(body.approval_id)
     # A run whose identical prompt was coalesced shows (and may answer) its leader's.
@@ -226,7 +254,10 @@ def _self_approve(gw: Gateway, name: str) -> bool:
 @router.post("/v1/runs/{run_id}/cancel", response_model=CancelOut, responses=ERRORS)
 async def cancel_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, Any]:
     """Cancel the run: its pending approval ends "run cancelled"; later commands never run."""
-    run = _run_for(gw, caller, run_id)
+    found = _local(gw, caller, run_id)
+    if found is None:
+        return await remote.cancel_remote(gw, caller, run_id)
+    run = found
     cancelled = gw.runs.cancel(run)
     # A parked or queued run ends within milliseconds; a running command is let finish.
     await asyncio.to_thread(run.done.wait, 1.0)
@@ -241,7 +272,10 @@ async def cancel_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, A
 )
 async def run_events(run_id: str, caller: Caller, gw: GatewayDep) -> Any:
     """Server-sent events of one run; the open approval.request is re-sent on connect."""
-    run = _run_for(gw, caller, run_id)
+    run = _local(gw, caller, run_id)
+    if run is None:
+        await remote.remote_run(gw, caller, run_id)  # 404 before the stream starts
+        return sse_response(remote.remote_run_stream(gw, caller, run_id, RUN_EVENTS))
     return sse_response(_run_stream(gw, run, caller))
 
 
@@ -283,6 +317,8 @@ async def list_approvals(
     caller: Caller, gw: GatewayDep, state: Literal["open"] = Query("open")
 ) -> list[dict[str, Any]]:
     """Every open approval request this token may see, oldest first."""
+    if gw.cluster is not None:
+        return await remote.open_rows(gw, caller)
     rows = [
         approval_row(request)
         for name, table in gw.sup.gate.tables().items()
@@ -299,8 +335,7 @@ async def reset_session(
     """``/new``: drop the session's grants; its pending approvals end "session reset"; its kernels end."""
     if not caller.sees(profile) or profile not in gw.sup.profiles:
         raise no_profile(caller, profile)
-    # Ending kernels waits until their processes are proven dead: off the event loop.
-    return {"cancelled": await asyncio.to_thread(gw.sup.reset_session, profile, session)}
+    return {"cancelled": await _reset(gw, profile, session, "session reset")}
 
 
 @router.delete("/v1/sessions/{profile}/{session}", response_model=ResetOut, responses=ERRORS)
@@ -310,8 +345,14 @@ async def delete_session(
     """The session is over: like reset, its approvals end "session deleted" and its kernels end."""
     if not caller.sees(profile) or profile not in gw.sup.profiles:
         raise no_profile(caller, profile)
-    cancelled = await asyncio.to_thread(gw.sup.reset_session, profile, session, "session deleted")
-    return {"cancelled": cancelled}
+    return {"cancelled": await _reset(gw, profile, session, "session deleted")}
+
+
+async def _reset(gw: Gateway, profile: str, session: str, cause: str) -> int:
+    if gw.cluster is not None:  # every node's waits and kernels
+        return await remote.reset_shared(gw, profile, session, cause)
+    # Ending kernels waits until their processes are proven dead: off the event loop.
+    return await asyncio.to_thread(gw.sup.reset_session, profile, session, cause)
 
 
 @router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)
@@ -335,8 +376,14 @@ async def verdict_of(gw: Gateway, caller: Principal, body: TestIn) -> Response:
     return json_response(verdict.as_dict())
 
 
-def visible_approval_requests(gw: Gateway, caller: Principal) -> list[Event]:
-    """Every open approval.request the caller may see, as events (replayed on connect)."""
+async def visible_approval_requests(gw: Gateway, caller: Principal) -> list[Event]:
+    """Every open approval.request the caller may see, as events (replayed on connect).
+
+    In cluster mode every node's; this node's alone if Redis cannot be read.
+    """
+    if gw.cluster is not None:
+        with contextlib.suppress(HTTPException):
+            return remote.shared_requests(await remote.open_rows(gw, caller))
     return [
         make_event("approval.request", approval_row(request), name, request.run_id)
         for name, table in gw.sup.gate.tables().items()

@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from multiplex._errors import ConfigError, RoutingError
+from multiplex._errors import RoutingError
 from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs
 from multiplex.gateway._apidocs import mount_api_docs
 from multiplex.gateway._fastpath import FastPath
@@ -47,9 +47,6 @@ def create_app(
     pending approvals and waits up to ``grace`` seconds for running commands.
     The limits of ``sup.config.gateway`` apply (docs/gateway.md#limits).
     """
-    if sup.config.cluster is not None:
-        # Not yet served: refusing beats silently running one process (docs/cluster.md).
-        raise ConfigError("cluster mode is not served by this version yet", key="cluster")
     limits = sup.config.gateway
     gateway = Gateway(
         sup,
@@ -61,8 +58,14 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await asyncio.to_thread(gateway.drain, grace)
+        if gateway.cluster is not None:
+            await gateway.cluster.start()
+        try:
+            yield
+            await asyncio.to_thread(gateway.drain, grace)
+        finally:
+            if gateway.cluster is not None:
+                await gateway.cluster.stop()
 
     app = FastAPI(
         title="multiplex gateway",

@@ -52,7 +52,7 @@ async def _runs(gw: Gateway, caller: Principal, body: bytes, path: str) -> Respo
 
 
 async def _run(gw: Gateway, caller: Principal, body: bytes, path: str) -> Response | None:
-    return run_document(gw, caller, path[len(_RUN_PREFIX) :])
+    return await run_document(gw, caller, path[len(_RUN_PREFIX) :])
 
 
 def _route(method: str, path: str) -> Handler | None:

@@ -7,12 +7,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from multiplex.cluster import Cluster
 from multiplex.gateway._auth import Authenticator
 from multiplex.gateway._events import EventHub
 from multiplex.gateway._feed import DecisionFeed
 from multiplex.gateway._logs import log_event
 from multiplex.gateway._offloop import OffLoop
 from multiplex.gateway._runs import RunRegistry
+from multiplex.gateway._shared import ClusterBridge, SharedHub
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 
@@ -40,7 +42,8 @@ class Gateway:
     ) -> None:
         self.sup = sup
         self.auth = Authenticator(sup, admin_token)
-        self.hub = EventHub()
+        shared = sup.config.cluster
+        self.hub = SharedHub() if shared is not None else EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
         self.runs = RunRegistry(
             sup,
@@ -52,6 +55,10 @@ class Gateway:
         )
         # POST /v1/approvals/test: the gate's checks run here, never on the event loop.
         self._gate_pool = OffLoop(workers=2, name="multiplex-gate")
+        # docs/cluster.md: only with a cluster: block; absent, nothing of it exists.
+        self.cluster: ClusterBridge | None = None
+        if shared is not None and isinstance(self.hub, SharedHub):
+            self.cluster = ClusterBridge(sup, self.hub, self.runs, Cluster(shared))
         self._shutdown_lock = threading.Lock()
         self._drained = False
         self.shutting_down = False
@@ -107,8 +114,10 @@ class Gateway:
 
     @property
     def ready(self) -> bool:
-        """``/readyz``: the watcher is alive, or watching is off by choice."""
+        """``/readyz``: the watcher is alive (or watching is off by choice) and Redis answers."""
         if self.shutting_down:
+            return False
+        if self.cluster is not None and not self.cluster.up:
             return False
         if self.sup.config.watch.mode == "off":
             return True

@@ -172,6 +172,7 @@ class KernelOut(BaseModel):
     last_used: float
     memory_bytes: int
     busy: bool
+    sandbox: str | None = None
 
 
 class KernelsEnded(BaseModel):

@@ -34,6 +34,7 @@ __all__ = [
     "PATTERNS",
     "SecretPattern",
     "apply_patterns",
+    "assignment_value",
     "fold_case",
     "mask",
 ]
@@ -255,6 +256,9 @@ _NOT_SECRET_VALUES = frozenset(
         "undefined", "required", "optional", "redacted", "changeme", "example",
     }
 )  # fmt: skip
+# A value starting with one is a reference (``$VAR``, ``%VAR%``, ``{{ var }}``,
+# ``(expr)``) or a mask already (MASK_PREFIX starts with "[").
+_NOT_SECRET_LEADS = "$%{[("
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 _AWS_SECRET_KIND = "aws-secret-key"
 
@@ -289,14 +293,22 @@ def _assignment_locate(m: re.Match[str], text: str, kind: str) -> _Span | None:
     rule = 0 if name is None else _name_rule(name)
     if not rule:
         return None
+    return assignment_value(m, text, kind, rule)
+
+
+def assignment_value(m: re.Match[str], text: str, kind: str, rule: int) -> _Span | None:
+    """The assignment's value to mask, given the ``_name_rule`` (non-zero) of its name."""
     group = m.lastgroup  # the value's: dq, sq or bare, the last group to close
     start, end = m.span(group)  # type: ignore[arg-type]  # never None: one always matches
     value = text[start:end]
+    size = len(value)
+    # Cheapest tests first: this runs for thousands of assignments per MB of log.
     if (
-        len(value) < 4
-        or value.lower() in _NOT_SECRET_VALUES
-        or value.startswith((MASK_PREFIX, "$", "%", "{", "[", "("))
-        or len(set(value)) == 1  # "****", "xxxx": already masked or a placeholder
+        size < 4
+        or value[0] in _NOT_SECRET_LEADS
+        # No entry is longer than 9, and str.lower() never shortens a string.
+        or (size <= 9 and value.lower() in _NOT_SECRET_VALUES)
+        or value.count(value[0]) == size  # "****", "xxxx": already masked or a placeholder
         or (group == "bare" and value.endswith(")") and "(" in value)  # code: f(x)
     ):
         return None

@@ -18,6 +18,7 @@ import threading
 from types import ModuleType
 
 from multiplex.redaction import _engine
+from multiplex.redaction._assignment import assignment_at
 from multiplex.redaction._engine import Database, escape
 from multiplex.redaction._patterns import (
     KINDS,
@@ -161,6 +162,8 @@ class _Prefilter:
                     # One literal lead: the regex engine's own search for it is
                     # as fast as str.find, and no match is built in Python.
                     out = pattern.apply_to(text, hay)
+                elif pattern.kind == "assignment":
+                    out = assignment_at(text, hay, shape.starts(hay, live))
                 else:
                     out = pattern.apply_at(text, hay, shape.starts(hay, live))
             if out is not text:

@@ -92,6 +92,7 @@ class Supervisor:
             metrics=self.metrics,
             dispatch=self._kernel_command,
             max_kernels=self.config.code_execution.max_kernels,
+            hidden=lambda: self.hidden_paths,
         )
         for profile in self._profiles.values():
             profile.on_reload(self._after_reload)

@@ -126,3 +126,17 @@ def test_fifty_concurrent_answers_from_five_processes_resolve_once(
     stored = asyncio.run(a.approvals.get("ap-race"))
     assert stored is not None
     assert stored["resolution"]["answer"]["by"].endswith(f"-{winners[0]}")
+
+
+def test_registering_again_never_reopens_a_resolved_prompt(node: NodeFactory) -> None:
+    a = node("a")
+    assert a.approvals.register(_row("ap-1", time.time()))
+    assert a.approvals.resolve("ap-1", {"answer": {"choice": "once", "by": "x"}}).won
+    assert not a.approvals.register(_row("ap-1", time.time()))
+
+    async def scenario() -> None:
+        assert await a.approvals.list_open() == []
+        row = await a.approvals.get("ap-1")
+        assert row is not None and row["state"] == "resolved"
+
+    asyncio.run(scenario())

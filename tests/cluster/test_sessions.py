@@ -38,13 +38,13 @@ def test_a_reset_is_broadcast(node: NodeFactory) -> None:
         b.signals.on("reset", on_reset)
         task = asyncio.create_task(b.signals.run())
         assert await b.signals.wait_subscribed(5)
-        a.session_table("alpha").reset("s9")
+        assert a.session_table("alpha").broadcast_reset("s9") == 1
         async with asyncio.timeout(10):
             await done.wait()
         task.cancel()
 
     asyncio.run(scenario())
-    assert got == [{"profile": "alpha", "session": "s9", "node": "a"}]
+    assert got == [{"profile": "alpha", "session": "s9", "cause": "session reset", "node": "a"}]
 
 
 def test_without_redis_no_grant_is_honoured(node: NodeFactory, redis_server: Any) -> None:

@@ -20,6 +20,12 @@ def _decisions(sup: Supervisor, profile: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def _work(sup: Supervisor, name: str) -> Path:
+    path = sup.profiles["a"].home / "work" / name
+    path.unlink(missing_ok=True)
+    return path
+
+
 def test_a_function_from_cell_1_runs_under_cell_2s_cron_authority(sup: Supervisor) -> None:
     define = sup.execute_code(
         HELPER + f"def clean():\n    return run({DANGEROUS!r})\n",
@@ -63,10 +69,9 @@ def test_an_api_cell_asks_a_human_through_its_own_run(sup: Supervisor) -> None:
     assert getattr(result, "result") == "'denied'"  # noqa: B009
 
 
-def test_a_background_thread_after_its_cell_settled_is_refused(
-    sup: Supervisor, tmp_path: Path
-) -> None:
-    go, done = tmp_path / "go", tmp_path / "done"
+def test_a_background_thread_after_its_cell_settled_is_refused(sup: Supervisor) -> None:
+    # Files in the profile's cwd: the kernel (in its sandbox) sees only that.
+    go, done = _work(sup, "go-1"), _work(sup, "done-1")
     setup = sup.execute_code(
         HELPER
         + "import os, threading, time\n"
@@ -91,8 +96,8 @@ def test_a_background_thread_after_its_cell_settled_is_refused(
     assert done.read_text() == "refused: no cell of this kernel is running"
 
 
-def test_an_old_thread_is_refused_while_a_later_cell_runs(sup: Supervisor, tmp_path: Path) -> None:
-    go, done = tmp_path / "go", tmp_path / "done"
+def test_an_old_thread_is_refused_while_a_later_cell_runs(sup: Supervisor) -> None:
+    go, done = _work(sup, "go-2"), _work(sup, "done-2")
     sup.execute_code(
         HELPER
         + "import os, threading, time\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from multiplex import Supervisor
+from multiplex.execution.kernels._proctree import tree
 from tests.execution.conftest import build_homes, dead, pid_of
 
 SPAWN_CHILD = (
@@ -20,9 +21,23 @@ SPAWN_CHILD = (
 
 
 def _child_pid(sup: Supervisor, profile: str, session: str) -> int:
+    """Start a `sleep` in the kernel; its HOST pid (in a sandbox the kernel sees its own pid space)."""
+    before = set(tree(pid_of(sup, profile, session))) if _has(sup, profile, session) else set()
     out = sup.execute_code(SPAWN_CHILD, profile=profile, session=session)
     assert out.outcome == "ok", out
-    return int(out.stdout.split()[0])
+    (child,) = [p for p in set(tree(pid_of(sup, profile, session))) - before if _comm(p) == "sleep"]
+    return child
+
+
+def _has(sup: Supervisor, profile: str, session: str) -> bool:
+    return any(r["profile"] == profile and r["session"] == session for r in sup.kernels.kernels())
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def test_idle_kernels_are_reaped_and_proven_dead(sup: Supervisor) -> None:
@@ -73,14 +88,17 @@ def test_max_kernels_caps_the_whole_supervisor(tmp_path: Path) -> None:
 
 def test_a_cell_past_its_timeout_kills_the_whole_tree(sup: Supervisor) -> None:
     sup.execute_code("state = 1", profile="a", session="timeout")
-    pid = pid_of(sup, "a", "timeout")
+    child = _child_pid(sup, "a", "timeout")
+    everything = tree(pid_of(sup, "a", "timeout"))
     result = sup.execute_code(
-        SPAWN_CHILD + "import time\ntime.sleep(600)", profile="a", session="timeout", timeout=3
+        "print('before', flush=True)\nimport time\ntime.sleep(600)",
+        profile="a",
+        session="timeout",
+        timeout=3,
     )
-    assert result.outcome == "timeout"
+    assert result.outcome == "timeout" and result.stdout == "before\n"  # output up to the kill
     assert result.notice is not None and "code_execution.timeout 3s" in result.notice
-    child = int(result.stdout.split()[0])  # output up to the kill is kept
-    assert dead(pid, child)
+    assert child in everything and dead(*everything)
     after = sup.execute_code("'state' in dir()", profile="a", session="timeout")
     assert after.outcome == "ok" and after.result == "False" and after.fresh_kernel
 

@@ -11,6 +11,7 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.execution import OUTPUT_CAP
+from multiplex.execution._sandbox import bwrap_status
 from tests.execution.conftest import A_CRED, A_TOKEN, B_SECRET, build_homes, dead, pid_of
 
 
@@ -44,11 +45,11 @@ def test_the_env_is_the_profiles_not_the_supervisors(
             session="env",
         )
         assert listing.result == "['token.txt']"
-        creds = str(
-            sup.execute_code(
-                "os.environ['CREDENTIALS_DIRECTORY']", profile="a", session="env"
-            ).result
-        ).strip("'")
+        # The host-side private copy the kernel's CREDENTIALS_DIRECTORY shows.
+        (slot,) = sup.kernels.table(scope).slots.values()
+        assert slot.process is not None and slot.process.creds is not None
+        creds = str(slot.process.creds)
+        assert (Path(creds) / "credentials" / "token.txt").read_text() == A_CRED + "\n"
         assert os.getcwd() != cwd and "GREETING" not in os.environ
         # The shell command a cell sends gets the very same env.
         shell = sup.execute_code(
@@ -61,6 +62,44 @@ def test_the_env_is_the_profiles_not_the_supervisors(
     finally:
         sup.close()
     assert not Path(creds).exists()  # the kernel's credential copy goes with it
+
+
+BWRAP_WORKS, BWRAP_WHY = bwrap_status()
+
+
+@pytest.mark.skipif(not BWRAP_WORKS, reason=f"bubblewrap unusable here: {BWRAP_WHY}")
+def test_a_kernel_runs_in_its_profiles_sandbox(sup: Supervisor) -> None:
+    other = sup.profiles["b"].home
+    result = sup.execute_code(
+        "import os\n"
+        f"seen = os.path.exists({str(other / 'secret-b.txt')!r}), os.path.exists({str(other)!r})\n"
+        "try:\n"
+        "    open('/usr/mx-kernel-escape', 'w')\n"
+        "    wrote = True\n"
+        "except OSError:\n"
+        "    wrote = False\n"
+        "(os.getpid(), seen, wrote, os.environ['CREDENTIALS_DIRECTORY'],"
+        " sorted(os.listdir('/run/credentials/credentials')))",
+        profile="a",
+        session="sandbox",
+    )
+    assert result.result == "(2, (False, False), False, '/run/credentials', ['token.txt'])"
+    (row,) = [r for r in sup.kernels.kernels() if r["session"] == "sandbox"]
+    assert row["sandbox"] == "bwrap"
+
+
+def test_sandbox_none_runs_the_kernel_unconfined(tmp_path: Path) -> None:
+    config = build_homes(tmp_path)
+    (tmp_path / "profiles" / "b" / "config.yaml").write_text(
+        "terminal:\n  cwd: /tmp\n  sandbox: none\n"
+    )
+    sup = Supervisor.from_config(config)
+    try:
+        result = sup.execute_code("import os\nos.getpid()", profile="b", session="plain")
+        assert result.result == str(pid_of(sup, "b", "plain"))
+        assert sup.kernels.kernels()[0]["sandbox"] == "none"
+    finally:
+        sup.close()
 
 
 def test_secrets_in_output_are_redacted_with_other_profiles_values(sup: Supervisor) -> None:

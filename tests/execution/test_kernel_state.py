@@ -107,3 +107,17 @@ def test_sys_exit_ends_the_kernel_cleanly(sup: Supervisor, code: str) -> None:
 def test_sys_exit_with_an_error_code_reports_it(sup: Supervisor) -> None:
     ended = sup.execute_code("import sys; sys.exit(3)", profile="b", session="exit3")
     assert ended.outcome == "exited" and ended.error is not None and ended.error.evalue == "3"
+
+
+def test_a_missing_working_directory_is_refused_in_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import write_home
+
+    write_home(tmp_path / "profiles", "lost", "terminal:\n  cwd: /nonexistent/mx-kernel-cwd\n")
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\n")
+    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+    try:
+        result = sup.execute_code("1", profile="lost", session="s")
+    finally:
+        sup.close()
+    assert result.outcome == "refused" and result.error is not None
+    assert result.error.evalue == "working directory does not exist: /nonexistent/mx-kernel-cwd"

@@ -148,7 +148,10 @@ def test_credentials_in_a_private_remote_directory_removed_afterwards(sup: Super
 
 
 def test_no_secret_in_any_remote_argv(sup: Supervisor) -> None:
-    result = run(sup, "cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '")
+    # Every process from the command up to sshd: none carries a value in its argv.
+    walk = "p=$$; while [ \"$p\" -gt 1 ]; do tr '\\0' ' ' < /proc/$p/cmdline; echo; p=$(cut -d' ' -f4 /proc/$p/stat); done"
+    result = run(sup, walk)
+    assert "sshd" in result.stdout and "sh -s" in result.stdout
     assert "token-s-0123456789" not in result.stdout and "cred-s-abcdef" not in result.stdout
     assert "[REDACTED" not in result.stdout
 

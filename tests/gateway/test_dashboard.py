@@ -399,3 +399,72 @@ def test_the_token_lives_in_page_memory_unless_remembered(gateway: Gateway, page
     assert page.evaluate("sessionStorage.length") == 0
     assert page.evaluate("window.__csp") == []
     assert page.errors == []
+
+
+# -- 1280 px and 1400 px: nothing clipped, and each request says why (docs/gateway.md#the-dashboard)
+
+# For every table: each cell's right edge against its panel's and the window's.
+_MEASURE = """() => {
+  const out = [];
+  for (const table of document.querySelectorAll("table.grid")) {
+    const panel = table.closest("section") || table.parentElement;
+    const box = panel.getBoundingClientRect();
+    for (const cell of table.querySelectorAll("th, td")) {
+      const r = cell.getBoundingClientRect();
+      if (r.width === 0) continue;
+      out.push({table: table.dataset.testid, text: cell.textContent.slice(0, 40),
+                right: r.right, left: r.left, panelRight: box.right, panelLeft: box.left});
+    }
+    out.push({table: table.dataset.testid, overflow: panel.scrollWidth - panel.clientWidth});
+  }
+  out.push({page: document.documentElement.scrollWidth});
+  return out;
+}"""
+
+
+@pytest.fixture(params=[(1280, 800), (1400, 900)], ids=["1280x800", "1400x900"])
+def small_page(browser: Any, request: pytest.FixtureRequest) -> Any:
+    width, height = request.param
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.width = width  # read by the test
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def test_nothing_is_clipped_and_the_card_says_why(
+    gateway: Gateway,
+    small_page: Any,
+    tmp_path: Path,
+) -> None:
+    long = "echo " + "a-long-argument-that-does-not-break-" * 4
+    for index in range(3):
+        wait_status(gateway, submit(gateway, "alpha", f"{long}{index}"), "completed")
+    parked = submit(gateway, "alpha", "rm -rf ./scratch")
+    wait_status(gateway, parked, "waiting_for_approval")
+    page = small_page
+    width = page.context.width
+    sign_in(page, gateway, ADMIN_TOKEN)
+    card = page.get_by_test_id("approval-card").first
+    expect(card).to_be_visible()
+    why = card.get_by_test_id("approval-why")
+    expect(why.get_by_test_id("approval-pattern")).to_contain_text("recursive-delete")
+    expect(why.get_by_test_id("approval-backend")).to_contain_text("local backend")
+    expect(why.get_by_test_id("approval-cwd")).to_contain_text(str(gateway.homes["alpha"]))
+    expect(page.get_by_test_id("decision-row").first).to_be_visible()
+    shot = tmp_path / f"dashboard-{width}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    measured = page.evaluate(_MEASURE)
+    assert measured[-1]["page"] <= width, f"the page scrolls sideways at {width} px"
+    tables = {m["table"] for m in measured if "table" in m}
+    assert {"profiles-table", "decisions-table"} <= tables
+    for m in measured:
+        if "overflow" in m:
+            assert m["overflow"] <= 1, f"{m['table']} overflows its panel by {m['overflow']} px"
+        elif "right" in m:
+            assert m["right"] <= min(m["panelRight"], width) + 1, f"clipped: {m}"
+            assert m["left"] >= m["panelLeft"] - 1, f"clipped: {m}"
+    assert shot.stat().st_size > 20_000

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from multiplex.redaction import KnownValues, Redactor, _engine, redact_always, redact_patterns
 from multiplex.redaction._patterns import PATTERNS, SecretPattern, apply_patterns
+from tests.redaction import _reference
 from tests.redaction.test_redaction import ADVERSARIAL, LOOK_ALIKES, SECRETS
 from tests.strategies import known_value_sets, redaction_texts
 
@@ -24,7 +25,15 @@ needs_engine = pytest.mark.skipif(
 
 
 def reference(text: str, own: list[str], others: list[str], layer2: bool = True) -> str:
-    """What the pure-Python path (the implementation before the engine) gives."""
+    """What the frozen pure-Python implementation (``tests/redaction/_reference``) gives."""
+    ref = _reference
+    return ref.Redactor(ref.KnownValues(own), layer2=layer2, others=ref.KnownValues(others)).redact(
+        text
+    )
+
+
+def fallback(text: str, own: list[str], others: list[str], layer2: bool = True) -> str:
+    """What today's pure-Python path (no engine) gives."""
     with _engine.pure_python():
         return Redactor(KnownValues(own), layer2=layer2, others=KnownValues(others)).redact(text)
 
@@ -50,7 +59,19 @@ def test_engine_output_is_the_pure_python_output(
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(redaction_texts())
 def test_layer2_engine_output_is_the_reference(text: str) -> None:
-    assert redact_patterns(text) == apply_patterns(text)
+    assert redact_patterns(text) == _reference.apply_patterns(text)
+
+
+# Without needs_engine: the fallback shares the per-match code with the engine,
+# so it too is held to the frozen copy, wheel or no wheel.
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.booleans())
+def test_pure_python_output_is_the_reference(
+    case: tuple[str, list[str], list[str]], layer2: bool
+) -> None:
+    text, own, others = case
+    assert fallback(text, own, others, layer2) == reference(text, own, others, layer2)
+    assert apply_patterns(text) == _reference.apply_patterns(text)
 
 
 @needs_engine
@@ -72,10 +93,11 @@ def test_known_value_membership_agrees(values: list[str], text: str) -> None:
 )
 def test_engine_agrees_on_every_documented_case(text: str) -> None:
     known = ["own-secret-value-1"]
-    assert redact_patterns(text) == apply_patterns(text)
-    with _engine.pure_python():
-        expected = redact_always(text, KnownValues(known))
+    assert redact_patterns(text) == apply_patterns(text) == _reference.apply_patterns(text)
+    expected = _reference.redact_always(text, _reference.KnownValues(known))
     assert redact_always(text, KnownValues(known)) == expected
+    with _engine.pure_python():
+        assert redact_always(text, KnownValues(known)) == expected
 
 
 @needs_engine
@@ -85,7 +107,9 @@ def test_engine_agrees_on_every_documented_case(text: str) -> None:
 def test_engine_agrees_on_adversarial_inputs(text: str) -> None:
     own, others = ["a" * 40, "key=key=", "own-secret-value-1"], ["other-profile-secret-2"]
     engine = Redactor(KnownValues(own), others=KnownValues(others))
-    assert engine.redact(text) == reference(text, own, others)
+    expected = reference(text, own, others)
+    assert engine.redact(text) == expected
+    assert fallback(text, own, others) == expected
 
 
 @needs_engine

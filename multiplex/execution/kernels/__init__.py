@@ -11,7 +11,7 @@ docs/kernels.md.
 from multiplex.execution.kernels import _surfaces  # noqa: F401  (registers the kernels surface)
 from multiplex.execution.kernels._cells import CellError, CellResult, KernelError
 from multiplex.execution.kernels._channel import CellAuthority
-from multiplex.execution.kernels._pool import KernelPool, SandboxPrefix
+from multiplex.execution.kernels._pool import KernelPool
 from multiplex.execution.kernels._slots import KERNELS_KEY, KernelKey, key_of
 
 __all__ = [
@@ -22,6 +22,5 @@ __all__ = [
     "KernelError",
     "KernelKey",
     "KernelPool",
-    "SandboxPrefix",
     "key_of",
 ]

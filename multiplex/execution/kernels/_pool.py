@@ -38,11 +38,9 @@ from multiplex.scopes import ProfileScope
 if TYPE_CHECKING:
     from multiplex.execution.kernels._process import KernelProcess
 
-__all__ = ["KernelPool", "SandboxPrefix"]
+__all__ = ["KernelPool"]
 
 log = logging.getLogger("multiplex.kernels")
-# (scope, kernel runtime dir) -> argv prefix that confines the kernel (bwrap), or ()
-SandboxPrefix = Callable[[ProfileScope, Path], Sequence[str]]
 REAP_INTERVAL = 5.0
 _STALE = "a fresh kernel: the profile's cwd, env or credentials changed since the last one started"
 
@@ -56,12 +54,12 @@ class KernelPool:
         metrics: Metrics,
         dispatch: Dispatch,
         max_kernels: int = 16,
-        sandbox: SandboxPrefix | None = None,
+        hidden: Callable[[], Sequence[Path]] = tuple,
     ) -> None:
         self.max_kernels = max_kernels
         self._metrics = metrics
         self._dispatch = dispatch
-        self._sandbox = sandbox
+        self._hidden = hidden
         self._tables: dict[str, KernelTable] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -183,13 +181,7 @@ class KernelPool:
         from multiplex.execution.kernels._process import KernelProcess
 
         spawn = spawn_for(scope)
-        sandbox = self._sandbox
-        proc = KernelProcess.start(
-            scope,
-            spawn,
-            self._dispatch,
-            prefix=None if sandbox is None else (lambda runtime: sandbox(scope, runtime)),
-        )
+        proc = KernelProcess.start(scope, spawn, self._dispatch, hidden=self._hidden())
         self._metrics.kernel_spawns.labels(scope.name).inc()
         self._start_reaper()
         return proc

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,12 @@ from jupyter_client.manager import KernelManager
 
 from multiplex.execution._local import _materialise
 from multiplex.execution._process import OUTPUT_CAP
+from multiplex.execution._sandbox import (
+    SANDBOX_CREDENTIALS,
+    bwrap_status,
+    choose_sandbox,
+    sandbox_argv,
+)
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
 from multiplex.execution.kernels._proctree import alive, memory_bytes, tree
@@ -88,6 +94,7 @@ class KernelProcess:
         self.started = time.time()
         self.pid = 0
         self.start_notes: tuple[str, ...] = ()  # credential files that were not mounted
+        self.sandbox = "none"  # or "bwrap"
         self._km: _Manager | None = None
         self._shell: zmq.Socket[bytes] | None = None
         self._iopub: zmq.Socket[bytes] | None = None
@@ -103,26 +110,50 @@ class KernelProcess:
         spawn: KernelSpawn,
         dispatch: Dispatch,
         *,
-        prefix: Callable[[Path], Sequence[str]] | None = None,
+        hidden: Sequence[Path] = (),
     ) -> KernelProcess:
-        """Start a kernel in ``scope``'s cwd with ``spawn.env``; raises KernelError."""
+        """Start a kernel in ``scope``'s cwd with ``spawn.env``; raises KernelError.
+
+        The kernel runs inside the profile's bubblewrap sandbox when its
+        ``terminal.sandbox`` resolves to ``bwrap`` (docs/execution.md#the-sandbox),
+        exactly as its shell commands do; ``hidden`` are the paths it never sees.
+        """
+        if spawn.cwd is not None and not spawn.cwd.is_dir():
+            raise KernelError(f"working directory does not exist: {spawn.cwd}")
+        choice = choose_sandbox(scope.view.terminal.sandbox)
+        if choice.error is not None:
+            raise KernelError(choice.error)  # fail closed: never unsandboxed instead
         runtime = Path(tempfile.mkdtemp(prefix="mxk-"))  # 0700: keys, sockets, credentials
         creds: Path | None = None
         kernel: KernelProcess | None = None
         try:
             creds, refused = _materialise(scope)
+            sandboxed = choice.sandbox == "bwrap"
             env = dict(spawn.env)
             if creds is not None:
-                env["CREDENTIALS_DIRECTORY"] = str(creds)
+                env["CREDENTIALS_DIRECTORY"] = SANDBOX_CREDENTIALS if sandboxed else str(creds)
             channel = ToolChannel(runtime / "tools.sock", dispatch)
             kernel = cls(spawn, runtime, creds, channel)
+            kernel.sandbox = choice.sandbox
             kernel.start_notes = tuple(refused)
             note = runtime / "channel.json"
             fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"socket": str(channel.path), "key": channel.key, "env": env}, handle)
-            confine = list(prefix(runtime)) if prefix is not None else []
-            kernel._launch(confine + kernel_argv(runtime), env)
+            confine: list[str] = []
+            if sandboxed:
+                confine = sandbox_argv(
+                    scope, hidden=hidden, credentials=creds, bwrap=bwrap_status()[1]
+                )
+                # The runtime directory (sockets, engine state) is the kernel's too;
+                # /tmp is a fresh tmpfs inside, so it is bound explicitly.
+                confine[-1:-1] = ["--bind", str(runtime), str(runtime)]
+            try:
+                kernel._launch(confine + kernel_argv(runtime), env, independent=sandboxed)
+            except OSError as exc:
+                raise KernelError(
+                    f"the kernel could not be started: {exc.strerror or exc}"
+                ) from None
             return kernel
         except BaseException:
             if kernel is not None:
@@ -133,7 +164,7 @@ class KernelProcess:
                 shutil.rmtree(creds, ignore_errors=True)
             raise
 
-    def _launch(self, argv: list[str], env: dict[str, str]) -> None:
+    def _launch(self, argv: list[str], env: dict[str, str], *, independent: bool) -> None:
         # The engine reads these at start only; _attach removes them again.
         engine = {name: str(self.runtime / name.lower()) for name in _ENGINE_ENV}
         km = _Manager(
@@ -152,6 +183,9 @@ class KernelProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
+                # In a PID namespace the engine's parent check would see PID 1 and
+                # exit at once; bwrap's --die-with-parent does that job there.
+                independent=independent,
             )
         finally:
             log.close()
@@ -175,7 +209,7 @@ class KernelProcess:
             if shell.poll(500):
                 km.session.recv(shell)
                 break
-            if not km.is_alive() or time.monotonic() > deadline:
+            if not self._running() or time.monotonic() > deadline:
                 raise KernelError(f"the kernel did not start: {self._log_tail()}")
         check = "__import__('multiplex.kernel').kernel._Channel.key is not None"
         raw = self._execute("", deadline - time.monotonic(), None, silent=True, check=check)
@@ -231,7 +265,7 @@ class KernelProcess:
                 return self._killed(raw, out, "timeout")
             events = dict(self._poller.poll(int(min(_SLICE, remaining) * 1000) + 1))
             if not events:
-                if not km.is_alive():
+                if not self._running():
                     self.kill()
                     return self._finish(raw, out, "died", "the kernel process died")
                 continue
@@ -303,7 +337,16 @@ class KernelProcess:
         return self._ended
 
     def alive(self) -> bool:
-        return not self._ended and self._km is not None and bool(self._km.is_alive())
+        return not self._ended and self._running()
+
+    def _running(self) -> bool:
+        # The launched process itself (a non-blocking waitpid), not the manager's
+        # async is_alive: that costs an event-loop turn per call.
+        km = self._km
+        process = getattr(km.provisioner, "process", None) if km is not None else None
+        if process is None:
+            return km is not None and bool(km.is_alive())
+        return bool(process.poll() is None)
 
     def memory(self) -> int:
         """Resident memory of the kernel's whole process tree, in bytes."""

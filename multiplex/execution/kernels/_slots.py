@@ -97,6 +97,7 @@ class KernelSlot:
             "last_used": self.last_used_at,
             "memory_bytes": proc.memory() if proc is not None else 0,
             "busy": self.busy,
+            "sandbox": proc.sandbox if proc is not None else None,
         }
 
 

@@ -32,6 +32,10 @@ def fingerprint(scope: ProfileScope) -> str:
     """A digest of everything a kernel freezes at spawn: cwd, env, credential files."""
     h = hashlib.sha256()
     h.update(f"cwd={scope.cwd}\0backend={scope.backend}\0".encode())
+    terminal = scope.view.terminal
+    # The sandbox is frozen at spawn too (docs/execution.md#the-sandbox).
+    h.update(f"sandbox={terminal.sandbox}\0network={terminal.network}\0".encode())
+    h.update(f"writable={sorted(terminal.writable_paths)}\0".encode())
     for name, value in sorted(scope.env.items()):
         h.update(f"env {name}={value}\0".encode())
     for mount in scope.credential_mounts:

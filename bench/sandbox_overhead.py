@@ -1,0 +1,89 @@
+"""Per-command cost of the bubblewrap sandbox (issue: isolation the OS enforces).
+
+Runs ``true`` through ``multiplex.execution.execute`` for one profile with
+``terminal.sandbox: bwrap`` and one with ``sandbox: none`` (the sub-reaper),
+interleaved so both see the same machine load, plus a bare ``bash -c true``
+subprocess as the floor. Prints the medians and the sandbox's overhead at the
+median against the same command unsandboxed. Target: at most 15 ms.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import percentile, write_home
+
+from multiplex import Supervisor
+from multiplex.execution import bwrap_status, execute
+
+RUNS = 60
+TARGET_MS = 15.0
+
+
+def _timed(fn: object) -> float:
+    start = time.perf_counter()
+    fn()  # type: ignore[operator]
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    works, detail = bwrap_status()
+    if not works:
+        print(f"bwrap unavailable: {detail}")
+        sys.exit(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name, sandbox in (("boxed", "bwrap"), ("plain", "none")):
+            write_home(
+                root / "profiles",
+                name,
+                f"terminal:\n  sandbox: {sandbox}\n  cwd: work\n  network: off\n"
+                "  credential_files: [credentials/t.txt]\napprovals:\n  mode: off\n",
+            )
+            (root / "profiles" / name / "work").mkdir()
+            (root / "profiles" / name / "credentials").mkdir()
+            (root / "profiles" / name / "credentials/t.txt").write_text("token\n")
+        (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
+        sup = Supervisor.from_config(root / "multiplex.yaml")
+        hidden = sup.hidden_paths
+        samples: dict[str, list[float]] = {"bwrap": [], "none": [], "bare": []}
+        with sup.turn("boxed", "s", "api") as boxed_scope:
+            pass
+        with sup.turn("plain", "s", "api") as plain_scope:
+            pass
+        for _ in range(5):  # warm both paths
+            execute(boxed_scope, "true", hidden=hidden)
+            execute(plain_scope, "true", hidden=hidden)
+        for _ in range(RUNS):
+            samples["bwrap"].append(_timed(lambda: execute(boxed_scope, "true", hidden=hidden)))
+            samples["none"].append(_timed(lambda: execute(plain_scope, "true", hidden=hidden)))
+            samples["bare"].append(
+                _timed(lambda: subprocess.run(["bash", "-c", "true"], check=True))
+            )
+        sup.close()
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    for key, label in (
+        ("bare", "bare subprocess bash -c true"),
+        ("none", "execute, sandbox: none (sub-reaper)"),
+        ("bwrap", "execute, sandbox: bwrap"),
+    ):
+        print(f"{label:40s} median={med[key]:7.2f} ms  p90={percentile(samples[key], 90):7.2f} ms")
+    overhead = med["bwrap"] - med["none"]
+    print(
+        f"sandbox overhead vs unsandboxed at the median: {overhead:+.2f} ms (target <= {TARGET_MS} ms)"
+    )
+    print(
+        f"ratio bwrap/none: {med['bwrap'] / med['none']:.2f}; bwrap over bare: {med['bwrap'] - med['bare']:+.2f} ms"
+    )
+    if overhead > TARGET_MS:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+"""The gateway in cluster mode: its runs, prompts, events and reloads shared through Redis (docs/cluster.md).
+
+:class:`ClusterBridge` is built by the :class:`~multiplex.gateway.Gateway`
+when ``multiplex.yaml`` has a ``cluster:`` block, and only then. It
+
+- replaces every profile's session table with the Redis one (read at every decision);
+- registers each prompt this node parks and makes every way it ends go through
+  the single-resolution script (the gate's arbiter), applying winners that
+  arrive from other nodes;
+- mirrors this node's events, and the run document each one changes, to Redis
+  in one round trip, and feeds other nodes' events to the local streams;
+- publishes a reload signal after a reload or an ``always`` grant here, and
+  re-reads a profile's files when another node signals one;
+- settles lost nodes' runs and prompts, and resynchronises after Redis returns.
+
+Everything stored is redacted first (commands, outputs, causes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from multiplex.approval._decision import Decision
+from multiplex.approval._gate import SESSIONS_KEY
+from multiplex.approval._pending import PendingApproval, Resolution
+from multiplex.cluster import (
+    CANCEL_CHANNEL,
+    NODE_LOST,
+    RELOAD_CHANNEL,
+    Cluster,
+    ClusterUnavailable,
+    LostNode,
+    SharedEvent,
+    resolution_doc,
+    resolution_of,
+)
+from multiplex.gateway._events import Event, EventHub, make_event
+from multiplex.gateway._run import approval_row
+from multiplex.gateway._runs import RunRegistry, ShuttingDown
+from multiplex.profiles import Profile, ReloadResult
+from multiplex.supervision import Supervisor
+
+__all__ = ["REDIS_UNAVAILABLE", "ClusterBridge", "SharedHub"]
+
+log = logging.getLogger("multiplex.cluster")
+REDIS_UNAVAILABLE = "cluster: redis unavailable"
+_from_signal: contextvars.ContextVar[bool] = contextvars.ContextVar("from_signal", default=False)
+
+
+class SharedHub(EventHub):
+    """The local fan-out, plus a copy of every local event to the cluster's stream."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bridge: ClusterBridge | None = None
+
+    def publish(self, event: Event) -> None:
+        super().publish(event)
+        if self.bridge is not None:
+            self.bridge.mirror(event)
+
+    def publish_local(self, event: Event) -> None:
+        """An event from another node: to this node's streams only."""
+        super().publish(event)
+
+    @property
+    def local_listeners(self) -> int:
+        return super().__len__()
+
+    def __len__(self) -> int:
+        # Other nodes' streams listen too: never skip building an event.
+        return max(1, super().__len__())
+
+
+def _redacted(value: Any, redact: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v, redact) for v in value]
+    return value
+
+
+class _ClusterMetrics(Collector):
+    """``/metrics``: whether this node reaches Redis, and its round trips to it."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "multiplex_cluster_redis_up",
+            "1 while this node reaches Redis, else 0.",
+            value=1.0 if self._cluster.up else 0.0,
+        )
+        yield CounterMetricFamily(
+            "multiplex_cluster_redis_round_trips",
+            "Round trips from this node to Redis (a command, a script or a pipeline is one).",
+            value=float(self._cluster.link.round_trips),
+        )
+
+
+class ClusterBridge:
+    """One gateway's share of the cluster (see the module docstring)."""
+
+    def __init__(
+        self, sup: Supervisor, hub: SharedHub, runs: RunRegistry, cluster: Cluster
+    ) -> None:
+        self.sup = sup
+        self.hub = hub
+        self.runs = runs
+        self.cluster = cluster
+        self.node_id = cluster.node_id
+        self._redact = sup.gate.recorder.redact
+        self._lock = threading.Lock()
+        self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
+        hub.bridge = self
+        sup.metrics.registry.register(_ClusterMetrics(cluster))
+        for profile in sup.profiles.values():
+            self._install(profile)
+        sup.on_profiles_changed(self._homes_changed)
+        sup.gate.recorder.post_approval_response.append(self._answered)
+        sup.gate.subscribe(self.on_gate_event)  # before the run registry: register, then announce
+        signals = cluster.signals
+        signals.on("resolved", self._on_resolved)
+        signals.on("reset", self._on_reset)
+        signals.on(RELOAD_CHANNEL, self._on_reload)
+        signals.on(CANCEL_CHANNEL, self._on_cancel)
+
+    def _install(self, profile: Profile) -> None:
+        # Before any decision: the gate never sees an in-memory session table.
+        profile.resource(SESSIONS_KEY, lambda p: self.cluster.session_table(p.name))
+        self.sup.gate.pending(profile).arbiter = self.arbitrate
+        profile.on_reload(self._reloaded)
+
+    def _homes_changed(self, added: list[Profile], removed: list[Profile]) -> None:
+        for profile in added:  # a home added by a reload of multiplex.yaml
+            self._install(profile)
+
+    # -- lifecycle (the gateway's event loop) ------------------------------------------
+    async def start(self) -> None:
+        await self.cluster.start(
+            on_event=self._on_remote_event, on_lost=self._on_lost, on_recovered=self._resync
+        )
+
+    async def stop(self) -> None:
+        await self.cluster.stop(leave=True)
+
+    @property
+    def up(self) -> bool:
+        return self.cluster.up
+
+    def check_ready(self) -> None:
+        """Refuse new work while Redis is away (the route answers 503)."""
+        if not self.cluster.up:
+            raise ShuttingDown(REDIS_UNAVAILABLE)
+
+    # -- prompts -------------------------------------------------------------------------
+    def on_gate_event(self, event: str, request: PendingApproval) -> None:
+        if event != "approval.request" or request.leader is not None:
+            return
+        row = _redacted(approval_row(request), self._redact)
+        try:
+            self.cluster.approvals.register(row)
+        except ClusterUnavailable:
+            return  # registered again when Redis returns (resync)
+        if not request.open and request.resolution is not None:
+            # Withdrawn between opening and registering: do not leave it listed.
+            self._push(request.id, request.resolution)
+
+    def arbitrate(self, request: PendingApproval, proposed: Resolution) -> Resolution:
+        """The gate's arbiter: the first resolution stored in Redis is the one applied."""
+        if not self.cluster.up:
+            with self._lock:
+                self._unsynced[request.id] = proposed
+            return proposed
+        try:
+            outcome = self.cluster.approvals.resolve(request.id, resolution_doc(proposed))
+        except ClusterUnavailable:
+            with self._lock:
+                self._unsynced[request.id] = proposed
+            return proposed
+        if outcome.won or outcome.resolution is None:
+            return proposed  # won, or never registered (Redis restarted): ours stands
+        return resolution_of(outcome.resolution)
+
+    def _push(self, approval_id: str, resolution: Resolution) -> None:
+        try:
+            self.cluster.approvals.resolve(approval_id, resolution_doc(resolution))
+        except ClusterUnavailable:
+            with self._lock:
+                self._unsynced[approval_id] = resolution
+
+    async def _on_resolved(self, message: dict[str, Any]) -> None:
+        request = self.sup.gate.find(str(message.get("approval_id")))
+        if request is not None:
+            request.settle(resolution_of(message))
+
+    async def answer(self, approval_id: str, doc: dict[str, Any]) -> bool:
+        """Resolve a prompt of any node (an answer or a cancellation); False if it was not open."""
+        outcome = await self.cluster.approvals.aresolve(approval_id, doc)
+        if outcome.won:
+            request = self.sup.gate.find(approval_id)
+            if request is not None:  # ours: no need to wait for our own message
+                request.settle(resolution_of(outcome.resolution or doc))
+        return outcome.won
+
+    # -- events --------------------------------------------------------------------------
+    def mirror(self, event: Event) -> None:
+        """Copy a local event (and the run document it changed) to Redis; never raises."""
+        if event.name == "reload":
+            return
+        run = self.runs.get(event.run_id) if event.run_id else None
+        data = _redacted(event.data, self._redact)
+        # Every run event changes the run's document: store it with the event
+        # (run.started and run.finished carry the document itself: redact it once).
+        doc = None
+        if run is not None:
+            whole = event.name in ("run.started", "run.finished")
+            doc = data if whole else _redacted(run.snapshot(), self._redact)
+        # Redis away: the run document is written again on recovery (resync).
+        with contextlib.suppress(ClusterUnavailable):
+            self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
+
+    def _on_remote_event(self, shared: SharedEvent) -> None:
+        if self.hub.local_listeners:  # nobody streams from this node: nothing to build
+            event = make_event(shared.name, shared.data, shared.profile, shared.run_id)
+            self.hub.publish_local(event)
+
+    # -- sessions, cancels, reloads ---------------------------------------------------------
+    async def _on_reset(self, message: dict[str, Any]) -> None:
+        if message.get("node") == self.node_id:
+            return
+        name, session = str(message.get("profile")), str(message.get("session"))
+        if name in self.sup.profiles:
+            # Waits and kernels held here; the shared grants are already gone.
+            cause = str(message.get("cause") or "session reset")
+            await asyncio.to_thread(self.sup.reset_session, name, session, cause)
+
+    def broadcast_reset(self, profile: str, session: str, cause: str) -> None:
+        table = self.cluster.session_table(profile)
+        table.broadcast_reset(session, cause)
+
+    async def _on_cancel(self, message: dict[str, Any]) -> None:
+        run = self.runs.get(str(message.get("run_id")))
+        if run is not None:
+            await asyncio.to_thread(self.runs.cancel, run)
+
+    def _reloaded(self, profile: Profile, result: ReloadResult) -> None:
+        if result.result != "unchanged" and not _from_signal.get():
+            self.signal_reload(profile.name)
+
+    def _answered(self, decision: Decision, **fields: Any) -> None:
+        # An "always" answer wrote a rule here: every node re-reads the file.
+        if fields.get("choice") == "always":
+            self.signal_reload(str(fields.get("profile")))
+
+    def signal_reload(self, profile: str) -> None:
+        try:
+            self.cluster.signals.publish(RELOAD_CHANNEL, {"profile": profile})
+        except ClusterUnavailable:
+            log.warning("reload signal for %s not sent: redis unavailable", profile)
+
+    def _reload_from_signal(self, name: str) -> None:
+        token = _from_signal.set(True)
+        try:
+            self.sup.reload(name)
+        finally:
+            _from_signal.reset(token)
+
+    async def _on_reload(self, message: dict[str, Any]) -> None:
+        name = str(message.get("profile"))
+        if message.get("node") != self.node_id and name in self.sup.profiles:
+            await asyncio.to_thread(self._reload_from_signal, name)
+
+    # -- lost nodes and a returning Redis ---------------------------------------------------
+    async def _on_lost(self, lost: LostNode) -> None:
+        for row in lost.approvals:
+            data = {
+                "approval_id": row.get("approval_id"),
+                "run_id": row.get("run_id"),
+                "profile": row.get("profile"),
+                "session_id": row.get("session_id"),
+                "outcome": "cancelled",
+                "cause": NODE_LOST,
+            }
+            await self._announce("approval.cancelled", data)
+        for doc in lost.runs:
+            doc = {k: v for k, v in doc.items() if k != "node"}
+            await self._announce("run.finished", doc)
+
+    async def _announce(self, name: str, data: dict[str, Any]) -> None:
+        profile, run_id = str(data.get("profile")), data.get("run_id")
+        self.hub.publish_local(make_event(name, data, profile, run_id))
+        with contextlib.suppress(ClusterUnavailable):
+            await self.cluster.events.aappend(name, data, profile, run_id)
+
+    async def _resync(self) -> None:
+        """Redis is back (perhaps empty): write again what this node holds."""
+        await asyncio.to_thread(self._resync_sync)
+
+    def _resync_sync(self) -> None:
+        with self._lock:
+            unsynced, self._unsynced = self._unsynced, {}
+        for approval_id, resolution in unsynced.items():
+            self._push(approval_id, resolution)
+        for table in self.sup.gate.tables().values():
+            for request in table.list_open():
+                self.on_gate_event("approval.request", request)
+        for run in self.runs.active():
+            try:
+                self.cluster.runs.put(_redacted(run.snapshot(), self._redact))
+            except ClusterUnavailable:
+                return

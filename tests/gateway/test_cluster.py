@@ -1,0 +1,272 @@
+"""Two and three real nodes sharing one Redis and one profiles folder (docs/cluster.md).
+
+A module-scoped cluster of three ``multiplex up`` processes: ``a`` and ``c``
+watch the files by polling, ``b`` does not watch at all (a shared folder that
+delivers no events, like NFS), so what ``b`` learns of an edit it learns from
+the reload signal alone.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.gateway.cluster_nodes import SECRET, Node, make_cluster_homes
+from tests.gateway.conftest import ADMIN, TOKENS, Api, SseReader
+
+pytestmark = pytest.mark.slow
+
+
+class Trio:
+    def __init__(self, root: Path, nodes: dict[str, Node], redis: Any) -> None:
+        self.root = root
+        self.a, self.b, self.c = nodes["a"], nodes["b"], nodes["c"]
+        self.nodes = nodes
+        self.redis = redis
+
+
+@pytest.fixture(scope="module")
+def trio(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
+    if redis_server.proc is None:
+        redis_server.start()
+    redis_server.flush()
+    root = tmp_path_factory.mktemp("trio")
+    make_cluster_homes(root)
+    nodes: dict[str, Node] = {}
+    try:
+        for name, watch in (("a", "polling"), ("b", "off"), ("c", "polling")):
+            nodes[name] = Node(root, name, redis_server.url, watch=watch)
+        yield Trio(root, nodes, redis_server)
+    finally:
+        for node in nodes.values():
+            node.stop()
+
+
+def _pending(api: Api, run_id: str, timeout: float = 15.0) -> dict[str, Any]:
+    data = api.wait(run_id, "waiting_for_approval", timeout=timeout)
+    assert data["pending_approval"] is not None, data
+    pending: dict[str, Any] = data["pending_approval"]
+    return pending
+
+
+def test_a_run_created_on_a_is_seen_answered_and_finished_through_b(trio: Trio) -> None:
+    a, b, c = trio.a.profile["alpha"], trio.b.profile["alpha"], trio.c.admin
+    run_id = a.submit(["echo across", "true"], session_id="s-across")
+    pending = _pending(b, run_id)  # B polls a run it never executed
+    listed = [r for r in c.get("/v1/approvals").json() if r["run_id"] == run_id]
+    assert [r["approval_id"] for r in listed] == [pending["approval_id"]]
+    assert listed[0]["command"] == "echo across" and listed[0]["profile"] == "alpha"
+    assert b.answer(run_id, pending["approval_id"], "once").status_code == 200
+    second = c.answer(run_id, pending["approval_id"], "once")
+    assert second.status_code == 409 and "already resolved" in second.json()["detail"]
+    done = b.wait(run_id)
+    assert done["status"] == "completed"
+    assert [r["stdout"] for r in done["results"]] == ["across\n", ""]
+    assert done["results"][0]["decision"]["decided_by"] == "user"
+    assert a.run(run_id) == done  # the same document on its own node
+    assert not [r for r in c.get("/v1/approvals").json() if r["run_id"] == run_id]
+
+
+def test_other_profiles_runs_stay_hidden_on_every_node(trio: Trio) -> None:
+    run_id = trio.a.profile["alpha"].submit(["true"])
+    trio.a.profile["alpha"].wait(run_id)
+    assert trio.b.profile["beta"].get(f"/v1/runs/{run_id}").status_code == 404
+    assert trio.b.admin.get(f"/v1/runs/{run_id}").status_code == 200
+    assert trio.c.profile["alpha"].get("/v1/runs/run-nope").status_code == 404
+
+
+def test_fifty_concurrent_answers_over_three_nodes_resolve_once(trio: Trio) -> None:
+    owner = trio.a.profile["alpha"]
+    run_id = owner.submit(["echo race"], session_id="s-race")
+    approval_id = _pending(owner, run_id)["approval_id"]
+    apis = [trio.a.admin, trio.b.admin, trio.c.admin]
+    barrier = threading.Barrier(50)
+    codes: list[int] = [0] * 50
+
+    def answer(i: int) -> None:
+        api = apis[i % 3]
+        with httpx.Client(base_url=api.base, headers={"Authorization": f"Bearer {ADMIN}"}) as cl:
+            barrier.wait()
+            body = {"approval_id": approval_id, "choice": "once"}
+            codes[i] = cl.post(f"/v1/runs/{run_id}/approval", json=body, timeout=120).status_code
+
+    threads = [threading.Thread(target=answer, args=(i,)) for i in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200] + [409] * 49, codes
+    done = owner.wait(run_id)
+    assert done["status"] == "completed" and done["results"][0]["stdout"] == "race\n"
+
+
+def test_events_of_every_node_reach_a_stream_on_any_node(trio: Trio) -> None:
+    with (
+        httpx.Client(base_url=trio.c.base, headers={"Authorization": f"Bearer {ADMIN}"}) as cl,
+        cl.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        stream = SseReader(response).connected()
+        run_id = trio.a.profile["alpha"].submit(["echo events"], session_id="s-ev")
+        _, asked = stream.until(lambda n, d: n == "approval.request" and d["run_id"] == run_id)
+        assert asked["command"] == "echo events"
+        # A stream opened later on B re-sends the open request.
+        with (
+            httpx.Client(
+                base_url=trio.b.base, headers={"Authorization": f"Bearer {TOKENS['alpha']}"}
+            ) as other,
+            other.stream("GET", "/v1/events", timeout=30) as late,
+        ):
+            head = SseReader(late)
+            name, data = head.until(lambda n, d: n == "approval.request")
+            while data["approval_id"] != asked["approval_id"]:
+                name, data = head.until(lambda n, d: n == "approval.request")
+        assert trio.b.admin.answer(run_id, asked["approval_id"], "once").status_code == 200
+        names = []
+        while True:
+            name, data = stream.until(lambda n, d: d.get("run_id") == run_id)
+            names.append(name)
+            if name == "run.finished":
+                break
+    assert names == ["approval.resolved", "command.finished", "run.finished"]
+
+
+def test_cancelling_on_b_a_run_parked_on_a(trio: Trio) -> None:
+    run_id = trio.a.profile["alpha"].submit(["echo cancel-me", "true"])
+    _pending(trio.a.profile["alpha"], run_id)
+    r = trio.b.profile["alpha"].post(f"/v1/runs/{run_id}/cancel")
+    assert r.status_code == 200 and r.json()["cancelled"] == 1
+    done = trio.c.admin.wait(run_id)
+    assert done["status"] == "cancelled"
+    assert done["results"][0]["decision"]["cause"] == "run cancelled"
+
+
+def test_a_session_grant_on_one_node_holds_on_another(trio: Trio) -> None:
+    a, c = trio.a.profile["alpha"], trio.c.profile["alpha"]
+    first = a.submit(["echo granted"], session_id="s-grant")
+    approval_id = _pending(a, first)["approval_id"]
+    assert trio.b.admin.answer(first, approval_id, "session").status_code == 200
+    assert a.wait(first)["status"] == "completed"
+    again = c.submit(["echo granted"], session_id="s-grant")  # on C: no prompt
+    done = c.wait(again)
+    assert done["status"] == "completed"
+    assert done["results"][0]["decision"]["decided_by"] == "rule"
+    elsewhere = c.submit(["echo granted"], session_id="s-other")  # another session asks
+    _pending(c, elsewhere)
+    trio.c.admin.post(f"/v1/runs/{elsewhere}/cancel")
+
+
+def test_a_session_reset_on_b_cancels_waits_on_a_and_c(trio: Trio) -> None:
+    on_a = trio.a.profile["alpha"].submit(["echo reset-a"], session_id="s-reset")
+    on_c = trio.c.profile["alpha"].submit(["echo reset-c"], session_id="s-reset")
+    _pending(trio.a.profile["alpha"], on_a)
+    _pending(trio.c.profile["alpha"], on_c)
+    r = trio.b.admin.post("/v1/sessions/alpha/s-reset/reset")
+    assert r.status_code == 200 and r.json()["cancelled"] == 2
+    for run_id in (on_a, on_c):
+        done = trio.b.admin.wait(run_id)
+        assert done["status"] == "cancelled"
+        assert done["results"][0]["decision"]["cause"] == "session reset"
+
+
+def _verdict(node: Node, command: str) -> str:
+    body = {"profile": "alpha", "command": command}
+    return str(node.admin.post("/v1/approvals/test", json=body).json()["outcome"])
+
+
+def _until(check: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "did not converge"
+        time.sleep(0.02)
+
+
+def test_a_hand_revocation_reaches_a_node_that_does_not_watch(trio: Trio) -> None:
+    config = trio.root / "profiles" / "alpha" / "config.yaml"
+    original = config.read_text()
+    assert _verdict(trio.b, "printf revoke-me") == "approved"
+    config.write_text(original.replace(', "printf *"', ""))
+    try:
+        # b never watches: only a's (or c's) reload signal can tell it.
+        _until(lambda: _verdict(trio.b, "printf revoke-me") != "approved")
+    finally:
+        config.write_text(original)
+    _until(lambda: _verdict(trio.b, "printf revoke-me") == "approved")
+
+
+def test_an_always_answer_on_a_reaches_b(trio: Trio) -> None:
+    a = trio.a.profile["alpha"]
+    assert _verdict(trio.b, "echo always-rule") != "approved"
+    run_id = a.submit(["echo always-rule"])
+    approval_id = _pending(a, run_id)["approval_id"]
+    assert trio.c.admin.answer(run_id, approval_id, "always").status_code == 200
+    assert a.wait(run_id)["status"] == "completed"
+    _until(lambda: _verdict(trio.b, "echo always-rule") == "approved")
+
+
+def _everything(client: Any) -> str:
+    parts: list[str] = []
+    for key in client.scan_iter("*"):
+        kind = client.type(key)
+        parts.append(key)
+        if kind == "string":
+            parts.append(client.get(key))
+        elif kind == "hash":
+            parts.append(json.dumps(client.hgetall(key)))
+        elif kind == "set":
+            parts.extend(client.smembers(key))
+        elif kind == "zset":
+            parts.extend(client.zrange(key, 0, -1))
+        elif kind == "stream":
+            parts.extend(json.dumps(fields) for _id, fields in client.xrange(key))
+    return "\n".join(parts)
+
+
+def test_no_token_or_secret_is_stored_in_redis(trio: Trio) -> None:
+    a = trio.a.profile["alpha"]
+    leaky = f"echo ok {SECRET} {TOKENS['alpha']}"
+    run_id = a.submit([leaky, f"echo ask {SECRET}"], session_id="s-secret")
+    pending = _pending(a, run_id)
+    assert SECRET not in pending["command"]
+    denied = trio.b.admin.answer(run_id, pending["approval_id"], "deny", reason=SECRET)
+    assert denied.status_code == 200
+    assert a.wait(run_id)["status"] == "failed"
+    remote = trio.c.admin.run(run_id)  # another node shows the stored, redacted document
+    assert remote["results"][0]["stdout"].startswith("ok [REDACTED")
+    assert SECRET not in json.dumps(remote) and TOKENS["alpha"] not in json.dumps(remote)
+    stored = _everything(trio.redis.client())
+    assert "alpha" in stored and "s-secret" in stored  # the records are there
+    for value in (SECRET, ADMIN, *TOKENS.values()):
+        assert value not in stored
+
+
+def test_a_runs_own_stream_on_another_node_resends_its_prompt_then_follows_it(
+    trio: Trio,
+) -> None:
+    a = trio.a.profile["alpha"]
+    run_id = a.submit(["echo follow-me"], session_id="s-follow")
+    approval_id = _pending(a, run_id)["approval_id"]
+    headers = {"Authorization": f"Bearer {TOKENS['alpha']}"}
+    with (
+        httpx.Client(base_url=trio.b.base, headers=headers) as cl,
+        cl.stream("GET", f"/v1/runs/{run_id}/events", timeout=30) as response,
+    ):
+        stream = SseReader(response)
+        name, data = stream.until(lambda n, d: True)
+        assert (name, data["approval_id"], data["command"]) == (
+            "approval.request",
+            approval_id,
+            "echo follow-me",
+        )
+        assert trio.c.admin.answer(run_id, approval_id, "once").status_code == 200
+        names = [name]
+        while names[-1] != "run.finished":
+            names.append(stream.until(lambda n, d: True)[0])
+    assert names == ["approval.request", "approval.resolved", "command.finished", "run.finished"]
+    assert trio.b.profile["beta"].get(f"/v1/runs/{run_id}/events").status_code == 404

@@ -1,0 +1,107 @@
+"""A node killed with SIGKILL, and Redis stopped and restarted, under real nodes (docs/cluster.md#what-each-failure-does)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.gateway.cluster_nodes import Node, make_cluster_homes
+from tests.gateway.conftest import ADMIN, Api, SseReader
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def pair(redis_url: str, tmp_path: Path) -> Iterator[tuple[Node, Node]]:
+    make_cluster_homes(tmp_path)
+    nodes: list[Node] = []
+    try:
+        nodes.append(Node(tmp_path, "a", redis_url, node_timeout=2.0))
+        nodes.append(Node(tmp_path, "b", redis_url, node_timeout=2.0))
+        yield nodes[0], nodes[1]
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def _until(check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "did not happen in time"
+        time.sleep(0.05)
+
+
+def _status(api: Api, run_id: str) -> str:
+    return str(api.run(run_id)["status"])
+
+
+def test_kill_9_fails_its_runs_and_cancels_its_prompts_as_node_lost(
+    pair: tuple[Node, Node],
+) -> None:
+    a, b = pair
+    delta_a = Api(a.base, ADMIN)
+    parked = a.admin.submit(["echo parked-on-a"], profile="alpha", session_id="s-lost")
+    running = delta_a.submit(["sleep 30"], profile="delta")
+    kept = b.admin.submit(["echo parked-on-b"], profile="alpha", session_id="s-kept")
+    a.admin.wait(parked, "waiting_for_approval")
+    _until(lambda: _status(b.admin, running) == "running" or _status(a.admin, running) == "running")
+    b.admin.wait(kept, "waiting_for_approval")
+    ap_a = b.admin.run(parked)["pending_approval"]["approval_id"]
+    with (
+        httpx.Client(base_url=b.base, headers={"Authorization": f"Bearer {ADMIN}"}) as cl,
+        cl.stream("GET", "/v1/events", timeout=60) as response,
+    ):
+        stream = SseReader(response).connected()
+        a.kill9()
+        _, cancelled = stream.until(
+            lambda n, d: n == "approval.cancelled" and d["approval_id"] == ap_a
+        )
+        assert cancelled["cause"] == "node lost"
+        _, finished = stream.until(
+            lambda n, d: n == "run.finished" and d["run_id"] in (parked, running)
+        )
+    for run_id in (parked, running):
+        _until(lambda run_id=run_id: _status(b.admin, run_id) == "failed")
+        doc = b.admin.run(run_id)
+        assert doc["error"] == "node lost" and doc["pending_approval"] is None
+    open_ids = [r["approval_id"] for r in b.admin.get("/v1/approvals").json()]
+    assert ap_a not in open_ids
+    late = b.admin.answer(parked, ap_a, "once")
+    assert late.status_code == 409
+    # Nothing else is lost: B's own prompt is still open and answerable.
+    ap_b = b.admin.run(kept)["pending_approval"]["approval_id"]
+    assert ap_b in open_ids
+    assert b.admin.answer(kept, ap_b, "once").status_code == 200
+    assert b.admin.wait(kept)["status"] == "completed"
+    assert finished["error"] == "node lost"
+
+
+def test_redis_lost_means_not_ready_and_503_then_recovery(
+    pair: tuple[Node, Node], redis_server: Any
+) -> None:
+    a, b = pair
+    running = a.admin.submit(["sleep 2"], profile="delta")
+    _until(lambda: _status(a.admin, running) == "running")
+    redis_server.stop()
+    try:
+        _until(lambda: a.admin.get("/readyz").status_code == 503)
+        ready = a.admin.get("/readyz").json()
+        assert ready["cluster"] == {"node_id": "a", "redis": False}
+        refused = a.admin.post("/v1/runs", json={"profile": "delta", "commands": ["true"]})
+        assert refused.status_code == 503 and "redis" in refused.json()["detail"]
+        assert b.admin.get("/v1/approvals").status_code == 503  # never a stale list
+        # The running command is kept: it finishes on its node.
+        done = a.admin.wait(running, timeout=30)
+        assert done["status"] == "completed" and done["results"][0]["exit_code"] == 0
+    finally:
+        redis_server.start()
+    _until(lambda: a.ready() and b.ready())
+    again = a.admin.submit(["echo back"], profile="alpha", session_id="s-back")
+    pending = b.admin.wait(again, "waiting_for_approval")["pending_approval"]
+    assert b.admin.answer(again, pending["approval_id"], "once").status_code == 200
+    assert a.admin.wait(again)["status"] == "completed"

@@ -1,0 +1,133 @@
+"""The compiled multi-pattern engine behind redaction: Hyperscan, when it loads.
+
+Both layers can do without it: layer 1 then matches its known forms with one
+trie-shaped regex and layer 2 runs every shape's regex over the whole text, as
+before the engine was added. They give the same output either way (see
+``docs/redaction.md``, "Engine"); the engine only makes them faster. When the
+``hyperscan`` wheel is missing or cannot run on this CPU, a warning is logged
+once and the pure-Python path is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+__all__ = ["Database", "backend", "disable", "engine_name", "escape", "pure_python"]
+
+_log = logging.getLogger("multiplex.redaction")
+
+# Hyperscan's callback: (expression id, start, end, flags, context) -> stop?
+OnMatch = Callable[[int, int, int, int, Any], bool | None]
+
+
+class _State:
+    # None: not tried yet; False: tried and unavailable.
+    module: ModuleType | bool | None = None
+    forced_off = False
+    lock = threading.Lock()
+
+
+def _load() -> ModuleType | bool:
+    try:
+        import hyperscan
+    except ImportError as exc:  # also a wheel built for another CPU or libc
+        _log.warning(
+            "redaction: the hyperscan engine is not available (%s); "
+            "using the slower pure-Python matcher",
+            exc,
+        )
+        return False
+    return hyperscan
+
+
+def backend() -> ModuleType | None:
+    """The ``hyperscan`` module, or None when redaction runs in pure Python."""
+    if _State.forced_off:
+        return None
+    module = _State.module
+    if module is None:
+        with _State.lock:
+            if _State.module is None:
+                _State.module = _load()
+            module = _State.module
+    return module if isinstance(module, ModuleType) else None
+
+
+def disable(reason: str) -> None:
+    """Give up on the engine for the rest of the process (it failed at run time)."""
+    with _State.lock:
+        if isinstance(_State.module, ModuleType):
+            _log.warning(
+                "redaction: the hyperscan engine failed (%s); using the slower pure-Python matcher",
+                reason,
+            )
+        _State.module = False
+
+
+def engine_name() -> str:
+    """``"hyperscan"`` or ``"python"``: what new matchers are built with."""
+    return "hyperscan" if backend() is not None else "python"
+
+
+@contextmanager
+def pure_python() -> Iterator[None]:
+    """Within the block, new matchers are built without the engine (for tests and the bench).
+
+    Matchers built earlier keep the engine they were built with.
+    """
+    before = _State.forced_off
+    _State.forced_off = True
+    try:
+        yield
+    finally:
+        _State.forced_off = before
+
+
+_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def escape(literal: bytes) -> bytes:
+    """A Hyperscan expression matching exactly ``literal``.
+
+    Every byte that is not a letter or digit is written ``\\xHH``: this also
+    carries NUL bytes, which the binding's literal mode would cut at.
+    """
+    return b"".join(bytes((c,)) if c in _PLAIN else b"\\x%02x" % c for c in literal)
+
+
+class Database:
+    """A compiled Hyperscan database with one scratch space per thread.
+
+    Hyperscan's scratch space may be used by one scan at a time, and the binding
+    releases the GIL while it scans, so each thread gets its own.
+    """
+
+    __slots__ = ("_db", "_hs", "_local")
+
+    def __init__(self, hs: ModuleType, expressions: Sequence[bytes], flags: Sequence[int]) -> None:
+        db = hs.Database()
+        db.compile(
+            expressions=list(expressions),
+            ids=list(range(len(expressions))),
+            elements=len(expressions),
+            flags=list(flags),
+        )
+        self._hs = hs
+        self._db = db
+        self._local = threading.local()
+
+    def scan(self, data: bytes, on_match: OnMatch, context: object) -> bool:
+        """Call ``on_match`` for every match; False if it stopped the scan early."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._hs.Scratch(self._db)
+        try:
+            self._db.scan(data, match_event_handler=on_match, context=context, scratch=scratch)
+        except self._hs.ScanTerminated:
+            return False
+        return True
