@@ -21,6 +21,7 @@ from multiplex.audit._compare import compare, masker
 from multiplex.audit._findings import AuditReport, Leak, SurfaceRow
 from multiplex.audit._kernel_leaks import check_kernels
 from multiplex.audit._leaks import LeakCheck, check_profile
+from multiplex.audit._oscheck import check_os
 from multiplex.audit._plugins import load_plugins
 from multiplex.audit._runner import MultiplexedRenders, resolve_concurrently
 from multiplex.audit._sandbox import Sandbox, build_sandbox
@@ -150,7 +151,13 @@ def _leak_checks(
             n: pool.submit(check_profile, sup, n, mux.values.get(n, {}), sandbox.canaries)
             for n in names
         }
-        return {n: f.result() for n, f in futures.items()}
+        os_futures = {n: pool.submit(check_os, sup, n, sandbox.canaries) for n in names}
+        checks = {n: f.result() for n, f in futures.items()}
+    for n, f in os_futures.items():
+        extra = f.result()
+        checks[n].leaks.extend(extra.leaks)
+        checks[n].notes.extend(extra.notes)
+    return checks
 
 
 def _surface_names(mux: MultiplexedRenders, probes: dict[str, ProbeResult]) -> list[str]:

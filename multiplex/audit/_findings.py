@@ -20,6 +20,7 @@ LeakKind = Literal[
     "kernel",  # ... in its session kernel's variables, env, cwd or credentials
     "isolation",  # a turn wrote os.environ or changed the process cwd (strict mode)
     "unstable",  # concurrent turns of one profile saw different values
+    "sandbox",  # inside the OS sandbox: a foreign canary readable, or a stray write succeeded
     "error",  # the audit could not check something (a probe failed, ...)
 ]
 Side = Literal["multiplexed", "standalone"]

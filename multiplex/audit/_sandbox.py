@@ -187,6 +187,8 @@ def _config_with_canaries(original: bytes, settings: ProfileSettings, canary: Ca
     terminal = doc.get("terminal")
     terminal = dict(terminal) if isinstance(terminal, dict) else {}
     t = settings.terminal
+    if terminal.get("network") is False:  # a bare `off` read as YAML 1.1; write the word back
+        terminal["network"] = "off"
     terminal["env_passthrough"] = [*t.env_passthrough, TOKEN_VAR, MARK_VAR]
     terminal["credential_files"] = [*t.credential_files, canary.cred_relative]
     doc["terminal"] = terminal
