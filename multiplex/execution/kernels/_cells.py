@@ -13,7 +13,16 @@ from multiplex._errors import MultiplexError
 from multiplex.profiles import append_bytes
 from multiplex.scopes import ProfileScope
 
-__all__ = ["CELL_OUTCOMES", "CellError", "CellResult", "KernelError", "RawCell", "record_cell"]
+__all__ = [
+    "CELL_OUTCOMES",
+    "CellError",
+    "CellResult",
+    "KernelError",
+    "RawCell",
+    "cell_result",
+    "record_cell",
+    "refused_result",
+]
 
 log = logging.getLogger("multiplex.kernels")
 # ok: ran; error: raised (the kernel lives on); timeout / cancelled: the kernel
@@ -97,6 +106,57 @@ class CellResult:
             "execution_count": self.execution_count,
             "tool_calls": self.tool_calls,
         }
+
+
+def cell_result(
+    scope: ProfileScope,
+    kernel_id: str,
+    raw: RawCell,
+    started: float,
+    fresh: bool,
+    notice: str | None,
+    calls: int,
+) -> CellResult:
+    """The redacted result of a cell that ran (``started``: its ``time.monotonic()``)."""
+    error = None
+    if raw.error is not None:
+        tb = raw.error.get("traceback") or []
+        error = CellError(
+            scope.redact(str(raw.error.get("ename", ""))),
+            scope.redact(str(raw.error.get("evalue", ""))),
+            scope.redact("\n".join(str(line) for line in tb)),
+        )
+    return CellResult(
+        profile=scope.name,
+        session=scope.session,
+        outcome=raw.status,
+        stdout=scope.redact(raw.stdout),
+        stderr=scope.redact(raw.stderr),
+        result=None if raw.result is None else scope.redact(raw.result),
+        error=error,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        truncated=raw.truncated,
+        fresh_kernel=fresh,
+        notice=notice,
+        kernel_id=kernel_id,
+        execution_count=raw.execution_count,
+        tool_calls=calls,
+    )
+
+
+def refused_result(
+    scope: ProfileScope, started: float, why: str, kernel_id: str | None = None
+) -> CellResult:
+    """A cell that did not run: ``why`` is its error and its notice (redacted)."""
+    return CellResult(
+        profile=scope.name,
+        session=scope.session,
+        outcome="refused",
+        error=CellError("KernelUnavailable", scope.redact(why), ""),
+        duration_ms=int((time.monotonic() - started) * 1000),
+        notice=scope.redact(why),
+        kernel_id=kernel_id,
+    )
 
 
 def record_cell(scope: ProfileScope, code: str, result: CellResult) -> None:
