@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench lint install chromium redis isolation clean
+.PHONY: run tokens test bench lint install chromium redis isolation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -49,8 +49,20 @@ redis:
 	      || echo "redis-server could not be installed: cluster tests will skip"; \
 	  else echo "redis-server not installed and apt-get unusable: cluster tests will skip"; fi; }
 
-run: install
+# The example homes ship no working token (docs/security.md#tokens-and-ids): the
+# first `make run` writes a random MULTIPLEX_TOKEN into each profiles/*/.env that
+# lacks one of 24+ characters, and says where.
+run: install tokens
 	$(BIN)/multiplex --config multiplex.yaml up
+
+tokens:
+	@for env in profiles/*/.env; do \
+	  grep -Eq '^MULTIPLEX_TOKEN=.{24,}' "$$env" && continue; \
+	  sed -i '/^MULTIPLEX_TOKEN=/d' "$$env"; \
+	  [ -z "$$(tail -c1 "$$env")" ] || echo >> "$$env"; \
+	  echo "MULTIPLEX_TOKEN=$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(32))')" >> "$$env"; \
+	  echo "make run: generated a profile token: MULTIPLEX_TOKEN in $$env"; \
+	done
 
 test: install chromium redis isolation
 	$(BIN)/python -m pytest -n 2 -q

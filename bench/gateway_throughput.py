@@ -36,7 +36,7 @@ from _common import RawHttp, percentile, write_home
 
 from multiplex import Supervisor
 
-ADMIN = "bench-admin-token-4242"
+ADMIN = "bench-admin-token-4242-0123456789"
 PROFILE = """\
 terminal:
   cwd: .
@@ -50,7 +50,9 @@ approvals:
 def make_homes(root: Path, count: int) -> list[str]:
     names = [f"p{i:02d}" for i in range(count)]
     for name in names:
-        write_home(root / "profiles", name, PROFILE, f"MULTIPLEX_TOKEN=tok-{name}-bench\n")
+        write_home(
+            root / "profiles", name, PROFILE, f"MULTIPLEX_TOKEN=tok-{name}-bench-0123456789\n"
+        )
     (root / "multiplex.yaml").write_text(
         f"profiles_dir: profiles\ndefault_profile: {names[0]}\nwatch: {{mode: auto}}\n"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from multiplex.profiles import parse_dotenv
 from tests.conftest import REPO, run_cli
 
 LIST_FIELDS = {
@@ -71,6 +72,9 @@ def test_init_creates_a_home_that_loads(tmp_path: Path, write_config) -> None:  
     home = tmp_path / "profiles" / "newbie"
     assert (home / "config.yaml").read_text().startswith("# Profile home config")
     assert (home / ".env").stat().st_mode & 0o777 == 0o600
+    # docs/security.md#tokens-and-ids: its own random gateway token, and it says where.
+    token = parse_dotenv((home / ".env").read_text())["MULTIPLEX_TOKEN"]
+    assert len(token) >= 24 and f"MULTIPLEX_TOKEN in {home / '.env'}" in result.stdout
     listed = json.loads(run_cli("--config", str(config), "profiles", "list", "--json").stdout)
     assert listed[0]["name"] == "newbie" and listed[0]["status"] == "ok"
     again = run_cli("--config", str(config), "profiles", "init", "newbie")

@@ -233,6 +233,7 @@ class Gate:
         parsed: ParsedLine,
         decision: Decision,
         choice: str | None,
+        by: str | None = None,
     ) -> Decision:
         decision = self.recheck(scope, command, parsed, decision)
         self.recorder.record(
@@ -244,6 +245,7 @@ class Gate:
             command=command,
             decision=decision,
             choice=choice,
+            by=by,
         )
         return decision
 
@@ -303,7 +305,8 @@ class Gate:
             if leader:
                 self._metrics.pending.labels(scope.name).dec()
             decision, choice = self._resolved(scope, view, parsed, resolution, leader)
-            return self._conclude(scope, command, parsed, decision, choice)
+            by = resolution.answer.by if resolution.answer is not None else None
+            return self._conclude(scope, command, parsed, decision, choice, by)
 
         return Parked(request, conclude, interrupted=interrupted)
 

@@ -9,8 +9,7 @@ its resolution, cancellation cause included.
 from __future__ import annotations
 
 import enum
-import itertools
-import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -57,12 +56,13 @@ class Resolution:
     waited_ms: int = 0
 
 
+# docs/security.md#tokens-and-ids: 96 random bits, no counter a profile could read
+# the other profiles' approval counts from.
+_ID_BYTES = 12
+
 # Consulted before a leader's wait ends (docs/cluster.md#approvals): given the
 # resolution this process proposes, returns the one that actually won.
 Arbiter = Callable[["PendingApproval", Resolution], Resolution]
-
-_ids = itertools.count(1)
-_PREFIX = os.urandom(3).hex()
 
 
 class PendingApproval:
@@ -82,7 +82,7 @@ class PendingApproval:
         key: tuple[str, str, str],
         why: Why | None = None,
     ) -> None:
-        self.id = f"ap-{_PREFIX}-{next(_ids)}"
+        self.id = f"ap-{secrets.token_hex(_ID_BYTES)}"
         self.profile = profile
         self.session = session
         self.turn_id = turn_id

@@ -89,7 +89,7 @@ class CallbackPrompter:
         if choice is None:
             request.cancel(f"prompt callback gave no valid answer ({reply!r})")
         else:
-            request.answer(Answer(choice))
+            request.answer(Answer(choice, by="terminal"))
 
 
 class TerminalPrompter:
@@ -131,7 +131,7 @@ class TerminalPrompter:
                     return
                 choice = parse_choice(line)
                 if choice is not None:
-                    request.answer(Answer(choice))
+                    request.answer(Answer(choice, by="terminal"))
                     return
                 self._out.write("please answer o, s, a or d\n")
             request.cancel("no valid answer on the terminal")

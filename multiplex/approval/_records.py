@@ -10,11 +10,34 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from multiplex._metrics import Metrics
-from multiplex.approval._decision import Decision
+from multiplex.approval._decision import DecidedBy, Decision
 from multiplex.profiles import append_bytes
 from multiplex.redaction import KnownValues, redact_always
 
-__all__ = ["DecisionRecorder", "PostApprovalResponse"]
+__all__ = ["ANSWERED_BY", "DecisionRecorder", "PostApprovalResponse", "answered_by"]
+
+# docs/approvals.md#records: who answered, in every record.
+ANSWERED_BY = ("admin", "profile-token", "terminal", "policy", "rule", "nobody")
+_BY_DECIDER = {
+    DecidedBy.RULE: "rule",
+    DecidedBy.POLICY: "policy",
+    DecidedBy.SMART: "policy",
+    DecidedBy.NOBODY: "nobody",
+    DecidedBy.USER: "terminal",
+}
+
+
+def answered_by(decision: Decision, by: str | None) -> str:
+    """Who answered: the answer's ``by`` (``admin``, ``profile:<name>``, a terminal)
+    when a human did, else what decided (a rule, a policy, nobody)."""
+    if by is not None:
+        if by == "admin":
+            return "admin"
+        if by.startswith("profile:"):
+            return "profile-token"
+        return "terminal"  # the terminal prompt, or an embedding program's own answer
+    return _BY_DECIDER.get(decision.decided_by, "policy")
+
 
 log = logging.getLogger("multiplex.approval")
 
@@ -59,6 +82,7 @@ class DecisionRecorder:
         decision: Decision,
         choice: str | None = None,
         extra: dict[str, Any] | None = None,
+        by: str | None = None,
     ) -> None:
         self._metrics.decisions.labels(
             profile, decision.outcome.value, decision.decided_by.value
@@ -73,6 +97,7 @@ class DecisionRecorder:
             "outcome": decision.outcome.value,
             "cause": self.redact(decision.cause),
             "decided_by": decision.decided_by.value,
+            "answered_by": answered_by(decision, by),
             "rule": decision.rule,
             "epoch": decision.epoch,
             "waited_ms": decision.waited_ms,

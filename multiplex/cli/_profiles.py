@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from multiplex.cli._options import Command, Group
 from multiplex.cli._output import SCHEMA_VERSION, emit_json
 from multiplex.cli._state import state_of
 from multiplex.cli._templates import CONFIG_TEMPLATE
+from multiplex.profiles import TOKEN_KEY
 from multiplex.supervision import describe_profile, profile_row
 
 __all__ = ["profiles_app"]
@@ -154,8 +156,13 @@ def init_profile(
     (home / "config.yaml").write_text(CONFIG_TEMPLATE, encoding="utf-8")
     env = home / ".env"
     if not env.exists():
-        env.write_text("# Secrets and variables of this profile (never loaded into os.environ).\n")
+        # docs/security.md#tokens-and-ids: a fresh home gets its own random gateway token.
+        env.write_text(
+            "# Secrets and variables of this profile (never loaded into os.environ).\n"
+            f"{TOKEN_KEY}={secrets.token_urlsafe(32)}\n"
+        )
         os.chmod(env, 0o600)
+        typer.echo(f"generated its gateway token: {TOKEN_KEY} in {env}")
     typer.echo(f"created profile home {home}")
     typer.echo("next steps:")
     typer.echo(f"  edit {home / 'config.yaml'} (every key is optional; docs/configuration.md)")

@@ -91,7 +91,8 @@ async def all_events(caller: Caller, gw: GatewayDep) -> Any:
 
 async def _live(gw: Gateway, caller: Principal) -> AsyncIterator[bytes]:
     sub = gw.hub.subscribe(
-        lambda e: caller.sees(e.profile) and e.name.startswith(("approval.", "run.", "command."))
+        lambda e: caller.sees(e.profile) and e.name.startswith(("approval.", "run.", "command.")),
+        valid=lambda: gw.auth.current(caller),
     )
     try:
         head = [b": connected\n\n"]

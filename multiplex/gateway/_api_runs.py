@@ -62,6 +62,9 @@ def _run_for(gw: Gateway, caller: Principal, run_id: str) -> Run:
     return run
 
 
+_NO_ROUTE = "no served profile matches this route"
+
+
 def _local(gw: Gateway, caller: Principal, run_id: str) -> Run | None:
     """This node's run, or None when another node may hold it (cluster mode only)."""
     run = gw.runs.get(run_id)
@@ -82,7 +85,13 @@ def _target(gw: Gateway, caller: Principal, body: RunIn) -> str:
         else:
             name = sup.route()
     except RoutingError as exc:
+        if body.route is not None and not caller.admin:
+            raise not_found(_NO_ROUTE) from None
         raise not_found(str(exc)) from None
+    if body.route is not None and not caller.sees(name):
+        # docs/security.md#tokens-and-ids: a route to another profile reads exactly
+        # like a route to nothing; the token learns no other profile's name.
+        raise not_found(_NO_ROUTE)
     if not caller.sees(name):
         raise no_profile(caller, name)
     try:
@@ -142,13 +151,16 @@ async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
         with run.lock:
             status = run.status
         return json_response({"run_id": run.run_id, "status": status}, 202)
-    await _until_done(run, body.wait)
+    await _until_done(gw, caller, run, body.wait)
+    if not gw.auth.current(caller):
+        raise HTTPException(status_code=401, detail="the bearer token was rotated or removed")
     document = run.snapshot()
     return json_response(document, 200 if document["status"] in FINAL else 202)
 
 
-async def _until_done(run: Run, seconds: float) -> None:
+async def _until_done(gw: Gateway, caller: Principal, run: Run, seconds: float) -> None:
     # Woken by the worker that finishes the run: no polling, no thread waits.
+    # Also woken when the caller's token is rotated or removed (the hub's revalidate).
     loop = asyncio.get_running_loop()
     done = asyncio.Event()
 
@@ -157,9 +169,18 @@ async def _until_done(run: Run, seconds: float) -> None:
             loop.call_soon_threadsafe(done.set)
 
     run.on_done(wake)
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(seconds):
-            await done.wait()
+    watch = None
+    if not caller.admin:
+        watch = gw.hub.subscribe(
+            lambda e: False, valid=lambda: gw.auth.current(caller), on_close=done.set
+        )
+    try:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await done.wait()
+    finally:
+        if watch is not None:
+            gw.hub.unsubscribe(watch)
 
 
 @router.get("/v1/runs/{run_id}", response_model=RunOut, responses=ERRORS)
@@ -179,7 +200,11 @@ async def run_document(gw: Gateway, caller: Principal, run_id: str) -> Response:
 @router.post(
     "/v1/runs/{run_id}/approval",
     response_model=OkOut,
-    responses={**ERRORS, 409: {"description": "That approval is not open, or not this run's."}},
+    responses={
+        **ERRORS,
+        403: {"description": "approvals.self_approve is false: a profile token may not answer."},
+        409: {"description": "That approval is not open, or not this run's."},
+    },
 )
 async def answer_approval(
     run_id: str, body: AnswerIn, caller: Caller, gw: GatewayDep
@@ -206,12 +231,24 @@ async def answer_approval(
         raise HTTPException(
             status_code=409, detail=f"approval {body.approval_id!r} is not open for this run"
         )
+    if not caller.admin and not _self_approve(gw, run.profile):
+        raise HTTPException(
+            status_code=403,
+            detail="approvals.self_approve is false for this profile: "
+            "the admin token or the terminal must answer",
+        )
     answer = Answer(Choice(body.choice), reason=body.reason or None, by=caller.label)
     if not request.answer(answer):
         raise HTTPException(
             status_code=409, detail=f"approval {body.approval_id!r} was already resolved"
         )
     return {"ok": True}
+
+
+def _self_approve(gw: Gateway, name: str) -> bool:
+    # The current epoch's setting; a profile without a loaded config may not self-approve.
+    profile = gw.sup.profiles.get(name)
+    return profile is not None and profile.loaded and profile.state.settings.approvals.self_approve
 
 
 @router.post("/v1/runs/{run_id}/cancel", response_model=CancelOut, responses=ERRORS)
@@ -239,11 +276,14 @@ async def run_events(run_id: str, caller: Caller, gw: GatewayDep) -> Any:
     if run is None:
         await remote.remote_run(gw, caller, run_id)  # 404 before the stream starts
         return sse_response(remote.remote_run_stream(gw, caller, run_id, RUN_EVENTS))
-    return sse_response(_run_stream(gw, run))
+    return sse_response(_run_stream(gw, run, caller))
 
 
-async def _run_stream(gw: Gateway, run: Run) -> AsyncIterator[bytes]:
-    sub = gw.hub.subscribe(lambda e: e.run_id == run.run_id and e.name in RUN_EVENTS)
+async def _run_stream(gw: Gateway, run: Run, caller: Principal) -> AsyncIterator[bytes]:
+    sub = gw.hub.subscribe(
+        lambda e: e.run_id == run.run_id and e.name in RUN_EVENTS,
+        valid=lambda: gw.auth.current(caller),
+    )
     try:
         # The subscription exists from ": connected" on; the replay goes in the
         # same write (one send per connection matters at hundreds of runs/s).

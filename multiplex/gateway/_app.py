@@ -17,6 +17,7 @@ from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs
 from multiplex.gateway._apidocs import mount_api_docs
 from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway._headers import SecurityHeaders
 from multiplex.gateway._limits import BodyLimit, validation_error
 from multiplex.supervision import Supervisor
 
@@ -76,9 +77,11 @@ def create_app(
     )
     mount_api_docs(app)
     app.state.gateway = gateway
-    # Outermost last: the body limit, then the hot routes' fast path, then FastAPI.
+    # Outermost last: the headers, the body limit, then the hot routes' fast path, then FastAPI.
     app.add_middleware(FastPath, gateway=gateway)
     app.add_middleware(BodyLimit, limit=limits.max_request_bytes)
+    # docs/security.md#the-dashboard-and-http-headers: outermost, so every answer has them.
+    app.add_middleware(SecurityHeaders)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)

@@ -13,17 +13,18 @@ import hashlib
 import hmac
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from multiplex._errors import ConfigError
+from multiplex.profiles import MIN_TOKEN_LENGTH, TOKEN_KEY
 from multiplex.supervision import Supervisor
 
 __all__ = ["TOKEN_KEY", "Authenticator", "Caller", "Principal", "principal_of"]
 
-TOKEN_KEY = "MULTIPLEX_TOKEN"
 log = logging.getLogger("multiplex.gateway")
 
 
@@ -33,6 +34,8 @@ class Principal:
 
     role: Literal["admin", "profile"]
     profile: str | None = None
+    # The presented token's digest: a stream or a wait re-checks it after every reload.
+    digest: bytes = field(default=b"", compare=False, repr=False)
 
     @property
     def admin(self) -> bool:
@@ -63,8 +66,12 @@ class Authenticator:
     """
 
     def __init__(self, sup: Supervisor, admin_token: str) -> None:
-        if not admin_token:
-            raise ValueError("the admin token must not be empty")
+        if len(admin_token.strip()) < MIN_TOKEN_LENGTH:
+            # docs/security.md#tokens-and-ids: the same floor as a profile token.
+            raise ConfigError(
+                f"the admin token is shorter than {MIN_TOKEN_LENGTH} characters; refused",
+                key="MULTIPLEX_ADMIN_TOKEN",
+            )
         self._sup = sup
         self._admin = _digest(admin_token)
         self._lock = threading.Lock()
@@ -98,10 +105,10 @@ class Authenticator:
             return None
         presented = _digest(token)
         if hmac.compare_digest(presented, self._admin):
-            return Principal("admin")
+            return Principal("admin", digest=presented)
         matches = self._profile_index().get(presented, ())
         if len(matches) == 1:
-            return Principal("profile", matches[0])
+            return Principal("profile", matches[0], digest=presented)
         if matches:
             # Two homes share one token: which profile it means is unknowable, so
             # it means none (telling the operator once, by profile names only).
@@ -110,6 +117,16 @@ class Authenticator:
                 self._warned.add(key)
                 log.warning("profiles %s share one MULTIPLEX_TOKEN: it is refused", sorted(matches))
         return None
+
+    def current(self, principal: Principal) -> bool:
+        """Whether the token ``principal`` was identified by still stands for it.
+
+        docs/security.md#tokens-and-ids: a token rotated or removed from ``.env``
+        ends the streams and waits opened with it (the gateway asks after each reload).
+        """
+        if principal.admin:
+            return True  # the admin token is fixed for the life of the process
+        return self._profile_index().get(principal.digest, ()) == (principal.profile,)
 
 
 _bearer = HTTPBearer(

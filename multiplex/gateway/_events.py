@@ -55,9 +55,17 @@ _CLOSE = object()
 class Subscription:
     """One stream's queue of events, filtered by ``accepts``."""
 
-    def __init__(self, hub: EventHub, accepts: Callable[[Event], bool]) -> None:
+    def __init__(
+        self,
+        hub: EventHub,
+        accepts: Callable[[Event], bool],
+        valid: Callable[[], bool] | None = None,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self._hub = hub
         self.accepts = accepts
+        self.valid = valid
+        self._on_close = on_close
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self.closed = False
@@ -69,6 +77,8 @@ class Subscription:
         if item is _CLOSE or self._queue.qsize() >= _QUEUE_LIMIT:
             self.closed = True
             self._queue.put_nowait(_CLOSE)
+            if self._on_close is not None:
+                self._on_close()
             return
         self._queue.put_nowait(item)
 
@@ -114,9 +124,18 @@ class EventHub:
         self._subs: list[Subscription] = []
         self._closed = False
 
-    def subscribe(self, accepts: Callable[[Event], bool]) -> Subscription:
-        """A new subscription (call on the event loop that will read it)."""
-        sub = Subscription(self, accepts)
+    def subscribe(
+        self,
+        accepts: Callable[[Event], bool],
+        valid: Callable[[], bool] | None = None,
+        on_close: Callable[[], None] | None = None,
+    ) -> Subscription:
+        """A new subscription (call on the event loop that will read it).
+
+        ``valid`` is asked by :meth:`revalidate`; once it says False the stream
+        ends (its token was rotated or removed) and ``on_close`` runs on the loop.
+        """
+        sub = Subscription(self, accepts, valid, on_close)
         with self._lock:
             if self._closed:
                 sub.closed = True
@@ -140,6 +159,17 @@ class EventHub:
     def __len__(self) -> int:
         with self._lock:
             return len(self._subs)
+
+    def revalidate(self) -> int:
+        """Thread-safe: end every subscription whose ``valid`` now says False; return how many."""
+        with self._lock:
+            subs = [s for s in self._subs if s.valid is not None]
+        ended = 0
+        for sub in subs:
+            if not sub.closed and not sub.valid():  # type: ignore[misc]
+                sub.close()
+                ended += 1
+        return ended
 
     def close(self) -> None:
         """End every stream (shutdown); later subscriptions end at once."""

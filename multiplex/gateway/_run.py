@@ -31,14 +31,18 @@ def approval_row(request: PendingApproval) -> dict[str, Any]:
     }
 
 
-def result_row(result: RunResult) -> dict[str, Any]:
-    """One command's entry in ``results``."""
+def result_row(result: RunResult, redact: Callable[[str], str]) -> dict[str, Any]:
+    """One command's entry in ``results``: the command and cause redacted like the logs.
+
+    docs/security.md#tokens-and-ids: ``results[].command`` and the ``command.finished``
+    events built from this row never carry a secret value the command line held.
+    """
     d = result.decision
     return {
-        "command": result.command,
+        "command": redact(result.command),
         "decision": {
             "outcome": d.outcome.value,
-            "cause": d.cause,
+            "cause": redact(d.cause),
             "decided_by": d.decided_by.value,
             "rule": d.rule,
             "message": d.message,

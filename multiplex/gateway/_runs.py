@@ -260,7 +260,7 @@ class RunRegistry:
 
     def _ran(self, run: Run, index: int, result: RunResult) -> bool:
         """Record one command's result; False when the run ends with it."""
-        row = result_row(result)
+        row = result_row(result, self._sup.gate.recorder.redact)
         with run.lock:
             run.results.append(row)
         decision = result.decision

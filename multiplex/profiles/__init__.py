@@ -4,8 +4,14 @@ from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_credential
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
-from multiplex.profiles._nofollow import LinkRefused, append_bytes, write_new
-from multiplex.profiles._profile import Profile, ProfileState, ReloadResult
+from multiplex.profiles._nofollow import LinkRefused, append_bytes, open_dir, write_new
+from multiplex.profiles._profile import (
+    MIN_TOKEN_LENGTH,
+    TOKEN_KEY,
+    Profile,
+    ProfileState,
+    ReloadResult,
+)
 from multiplex.profiles._schema import (
     ApprovalSettings,
     CodeExecutionSettings,
@@ -15,6 +21,8 @@ from multiplex.profiles._schema import (
 )
 
 __all__ = [
+    "MIN_TOKEN_LENGTH",
+    "TOKEN_KEY",
     "AllowlistStore",
     "ApprovalSettings",
     "CodeExecutionSettings",
@@ -30,6 +38,7 @@ __all__ = [
     "TerminalSettings",
     "append_bytes",
     "load_config",
+    "open_dir",
     "parse_config",
     "parse_dotenv",
     "plan_credential_files",

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,7 +23,10 @@ from multiplex.profiles._loader import missing_config_message, parse_config
 from multiplex.profiles._schema import ProfileSettings
 from multiplex.redaction import KnownValues, looks_secret_name
 
-__all__ = ["Profile", "ProfileState", "ReloadResult"]
+__all__ = ["MIN_TOKEN_LENGTH", "TOKEN_KEY", "Profile", "ProfileState", "ReloadResult"]
+
+TOKEN_KEY = "MULTIPLEX_TOKEN"  # a profile's gateway token in its .env (docs/gateway.md)
+MIN_TOKEN_LENGTH = 24
 
 log = logging.getLogger("multiplex.profiles")
 T = TypeVar("T")
@@ -252,6 +256,7 @@ class Profile:
         except UnicodeDecodeError:
             raise ProfileConfigError("not valid UTF-8", file=self.env_path) from None
         dotenv = parse_dotenv(env_text, file=self.env_path)
+        _check_token(dotenv, env_text, self.env_path)
         creds, cred_warnings = plan_credential_files(
             self.home, loaded.settings.terminal.credential_files, config=self.config_path
         )
@@ -272,6 +277,27 @@ class Profile:
 
     def __repr__(self) -> str:
         return f"Profile({self.name!r}, home={str(self.home)!r}, status={self.status!r})"
+
+
+def _check_token(dotenv: Mapping[str, str], text: str, path: Path) -> None:
+    # docs/security.md#tokens-and-ids: a short gateway token is guessable; refuse it.
+    token = dotenv.get(TOKEN_KEY, "").strip()
+    if token and len(token) < MIN_TOKEN_LENGTH:
+        line = next(
+            (
+                i
+                for i, raw in enumerate(text.splitlines(), 1)
+                if re.match(rf"\s*(export\s+)?{TOKEN_KEY}\s*=", raw)
+            ),
+            None,
+        )
+        raise ProfileConfigError(
+            f"shorter than {MIN_TOKEN_LENGTH} characters; refused "
+            "(`multiplex profiles init` or `make run` generate one)",
+            file=path,
+            key=TOKEN_KEY,
+            line=line,
+        )
 
 
 def _secret_parts(content: str) -> list[str]:

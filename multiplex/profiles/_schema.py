@@ -122,6 +122,9 @@ class ApprovalSettings(_Section):
     unattended: Literal["deny", "approve"] = "deny"
     protected_files: tuple[StrictStr, ...] = DEFAULT_PROTECTED
     yolo: StrictBool = False
+    # docs/approvals.md#who-answered: false = this profile's own gateway token cannot
+    # answer its approvals; the admin token or the terminal must.
+    self_approve: StrictBool = True
 
     @field_validator("timeout", mode="before")
     @classmethod

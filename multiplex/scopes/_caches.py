@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
+
+from multiplex.profiles import open_dir
 
 __all__ = ["CACHES_KEY", "ProfileCache", "ProfileCaches"]
 
@@ -47,8 +50,12 @@ class ProfileCache(MutableMapping[str, Any]):
         self._lock = threading.Lock()
 
     def path(self, *parts: str) -> Path:
-        """A path inside this cache's directory (created if missing)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        """A path inside this cache's directory (created if missing).
+
+        The folders are made without following links (docs/security.md#files-the-supervisor-writes):
+        a ``cache`` a command replaced by a link raises ``LinkRefused`` (an ``OSError``).
+        """
+        os.close(open_dir(self.home, Path("cache") / self.name, create=True))
         return self.directory.joinpath(*parts)
 
     def __getitem__(self, key: str) -> Any:

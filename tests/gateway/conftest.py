@@ -154,7 +154,9 @@ def make_homes(root: Path) -> dict[str, Path]:
         "alpha": write_home(profiles, "alpha", ALPHA, f"MULTIPLEX_TOKEN={TOKENS['alpha']}\n"),
         "beta": write_home(profiles, "beta", BETA, f"MULTIPLEX_TOKEN={TOKENS['beta']}\n"),
         "gamma": write_home(profiles, "gamma", GAMMA, f"MULTIPLEX_TOKEN={TOKENS['gamma']}\n"),
-        "broken": write_home(profiles, "broken", BROKEN, "MULTIPLEX_TOKEN=broken-token-xyz\n"),
+        "broken": write_home(
+            profiles, "broken", BROKEN, "MULTIPLEX_TOKEN=broken-token-xyz-0123456789\n"
+        ),
     }
     (root / "multiplex.yaml").write_text(textwrap.dedent(CONFIG))
     return homes

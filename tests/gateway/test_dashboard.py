@@ -26,9 +26,9 @@ from tests.conftest import HomeFactory
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 WAIT_MS = 15_000  # every wait in the browser is bounded
-ADMIN_TOKEN = "dash-admin-3f9a1c"
-ALPHA_TOKEN = "alpha-token-7d21e0"
-BETA_TOKEN = "beta-token-51c8aa"
+ADMIN_TOKEN = "dash-admin-3f9a1c-0123456789"
+ALPHA_TOKEN = "alpha-token-7d21e0-0123456789"
+BETA_TOKEN = "beta-token-51c8aa-0123456789"
 
 # approvals.timeout is short so a failing test never leaves a run parked for long.
 PARKING_CONFIG = """\
@@ -340,6 +340,64 @@ def test_without_the_event_stream_the_page_polls_and_reconnects(
     page.unroute("**/v1/events")
     expect(page.get_by_test_id("live-status")).to_have_text("live")
     assert page.evaluate("window.__sameDocument") is True, "the page reloaded"
+    assert page.errors == []
+
+
+# -- docs/security.md#the-dashboard-and-http-headers --------------------------------
+
+
+def test_every_response_carries_the_security_headers(gateway: Gateway) -> None:
+    with gateway.client() as http, gateway.client("not-a-token-at-all-xxxxxxxx") as anon:
+        responses = {
+            "page": http.get("/"),
+            "script": http.get("/static/dashboard.js"),
+            "api": http.get("/v1/whoami"),
+            "fast path": http.post(
+                "/v1/runs", json={"profile": "alpha", "commands": ["true"], "context": "api"}
+            ),
+            "unauthorised": anon.get("/v1/profiles"),
+            "not found": http.get("/static/nope.js"),
+        }
+        docs = http.get("/docs")
+    for what, response in responses.items():
+        headers = response.headers
+        csp = headers.get("content-security-policy", "")
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp, what
+        assert "frame-ancestors 'none'" in csp, what
+        assert headers.get("x-frame-options") == "DENY", what
+        assert headers.get("referrer-policy") == "no-referrer", what
+        assert headers.get("x-content-type-options") == "nosniff", what
+    assert docs.headers.get("x-frame-options") == "DENY"
+    assert "content-security-policy" not in docs.headers  # FastAPI's page needs inline script
+
+
+def test_the_token_lives_in_page_memory_unless_remembered(gateway: Gateway, page: Any) -> None:
+    page.add_init_script(
+        "window.__csp = [];"
+        "document.addEventListener('securitypolicyviolation',"
+        " (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    sign_in(page, gateway, ADMIN_TOKEN)  # the page works under its CSP: its script ran
+    assert page.evaluate("sessionStorage.length") == 0
+    assert page.evaluate("localStorage.length") == 0
+    assert ADMIN_TOKEN not in page.evaluate("document.cookie")
+    page.reload()  # memory only: a reload signs out
+    expect(page.get_by_test_id("token-input")).to_be_visible()
+    expect(page.get_by_test_id("whoami")).to_be_hidden()
+
+    page.get_by_test_id("token-input").fill(ADMIN_TOKEN)
+    page.get_by_test_id("remember").check()
+    page.get_by_test_id("sign-in").click()
+    expect(page.get_by_test_id("live-status")).to_have_text("live")
+    assert page.evaluate("Object.values(sessionStorage)") == [ADMIN_TOKEN]
+    assert page.evaluate("localStorage.length") == 0
+    page.reload()  # remembered: signed in again without typing
+    expect(page.get_by_test_id("whoami")).to_contain_text("admin")
+    expect(page.get_by_test_id("remember")).to_be_checked()
+    page.get_by_test_id("sign-out").click()
+    expect(page.get_by_test_id("token-input")).to_be_visible()
+    assert page.evaluate("sessionStorage.length") == 0
+    assert page.evaluate("window.__csp") == []
     assert page.errors == []
 
 

@@ -38,7 +38,9 @@ approvals:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayServer]:
     root: Path = tmp_path_factory.mktemp("fuzz")
     for name in ("one", "two"):
-        write_home(root / "profiles", name, LOCKED, f"MULTIPLEX_TOKEN={name}-token-fuzz\n")
+        write_home(
+            root / "profiles", name, LOCKED, f"MULTIPLEX_TOKEN={name}-token-fuzz-0123456789\n"
+        )
     write_home(root / "profiles", "bad", "approvals: [1, 2]\n")
     (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: one\n")
     sup = Supervisor.from_config(root / "multiplex.yaml")

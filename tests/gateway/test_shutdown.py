@@ -18,8 +18,10 @@ def test_commands_running_past_the_grace_are_killed(tmp_path: Path) -> None:
     config = tmp_path / "multiplex.yaml"
     config.write_text("profiles_dir: profiles\ndefault_profile: p\nwatch: {mode: off}\n")
     sup = Supervisor.from_config(config)
-    server = GatewayServer(sup, admin_token="admin-token-for-test", port=0, grace=1.0).start()
-    headers = {"Authorization": "Bearer admin-token-for-test"}
+    server = GatewayServer(
+        sup, admin_token="admin-token-for-test-0123456789", port=0, grace=1.0
+    ).start()
+    headers = {"Authorization": "Bearer admin-token-for-test-0123456789"}
     with httpx.Client(base_url=server.url, headers=headers, timeout=10) as client:
         run_id = client.post("/v1/runs", json={"commands": [f"sleep 60; touch {marker}"]}).json()[
             "run_id"

@@ -10,9 +10,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from multiplex._errors import MultiplexError
+from multiplex.profiles import append_bytes
 from multiplex.scopes import ProfileScope
 
-__all__ = ["CELL_OUTCOMES", "CellError", "CellResult", "KernelError", "RawCell", "record_cell"]
+__all__ = [
+    "CELL_OUTCOMES",
+    "CellError",
+    "CellResult",
+    "KernelError",
+    "RawCell",
+    "cell_result",
+    "record_cell",
+    "refused_result",
+]
 
 log = logging.getLogger("multiplex.kernels")
 # ok: ran; error: raised (the kernel lives on); timeout / cancelled: the kernel
@@ -98,6 +108,57 @@ class CellResult:
         }
 
 
+def cell_result(
+    scope: ProfileScope,
+    kernel_id: str,
+    raw: RawCell,
+    started: float,
+    fresh: bool,
+    notice: str | None,
+    calls: int,
+) -> CellResult:
+    """The redacted result of a cell that ran (``started``: its ``time.monotonic()``)."""
+    error = None
+    if raw.error is not None:
+        tb = raw.error.get("traceback") or []
+        error = CellError(
+            scope.redact(str(raw.error.get("ename", ""))),
+            scope.redact(str(raw.error.get("evalue", ""))),
+            scope.redact("\n".join(str(line) for line in tb)),
+        )
+    return CellResult(
+        profile=scope.name,
+        session=scope.session,
+        outcome=raw.status,
+        stdout=scope.redact(raw.stdout),
+        stderr=scope.redact(raw.stderr),
+        result=None if raw.result is None else scope.redact(raw.result),
+        error=error,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        truncated=raw.truncated,
+        fresh_kernel=fresh,
+        notice=notice,
+        kernel_id=kernel_id,
+        execution_count=raw.execution_count,
+        tool_calls=calls,
+    )
+
+
+def refused_result(
+    scope: ProfileScope, started: float, why: str, kernel_id: str | None = None
+) -> CellResult:
+    """A cell that did not run: ``why`` is its error and its notice (redacted)."""
+    return CellResult(
+        profile=scope.name,
+        session=scope.session,
+        outcome="refused",
+        error=CellError("KernelUnavailable", scope.redact(why), ""),
+        duration_ms=int((time.monotonic() - started) * 1000),
+        notice=scope.redact(why),
+        kernel_id=kernel_id,
+    )
+
+
 def record_cell(scope: ProfileScope, code: str, result: CellResult) -> None:
     """Append the cell to ``<home>/logs/cells.jsonl``; the code only as a digest of its redacted text."""
     entry = {
@@ -115,10 +176,8 @@ def record_cell(scope: ProfileScope, code: str, result: CellResult) -> None:
         **({"notice": result.notice} if result.notice else {}),
     }
     try:
-        logs = scope.view.logs_dir
-        logs.mkdir(exist_ok=True)
-        # One write of one line in append mode: concurrent writers never interleave.
-        with (logs / "cells.jsonl").open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        # docs/security.md#files-the-supervisor-writes: never through a link a cell planted.
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
+        append_bytes(scope.home, "logs/cells.jsonl", line.encode("utf-8"))
     except OSError as exc:
-        log.warning("profile %s: cannot append cells.jsonl: %s", scope.name, exc.strerror)
+        log.warning("profile %s: cannot append logs/cells.jsonl: %s", scope.name, exc)

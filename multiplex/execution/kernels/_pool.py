@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING
 
 from multiplex._metrics import Metrics
 from multiplex.execution.kernels._cells import (
-    CellError,
     CellResult,
     KernelError,
     RawCell,
+    cell_result,
     record_cell,
+    refused_result,
 )
 from multiplex.execution.kernels._channel import CellAuthority, Dispatch
 from multiplex.execution.kernels._slots import (
@@ -133,7 +134,7 @@ class KernelPool:
             slot.cell = None
             slot.touch(settings.kernel_idle_timeout)
         notice = self._after(slot, scope, raw, limit) or notice
-        result = self._result(scope, slot, raw, started, fresh, notice, authority.calls)
+        result = cell_result(scope, slot.id, raw, started, fresh, notice, authority.calls)
         record_cell(scope, code, result)
         self._metrics.kernel_cells.labels(scope.name, result.outcome).inc()
         return result
@@ -186,41 +187,6 @@ class KernelPool:
         self._start_reaper()
         return proc
 
-    def _result(
-        self,
-        scope: ProfileScope,
-        slot: KernelSlot,
-        raw: RawCell,
-        started: float,
-        fresh: bool,
-        notice: str | None,
-        calls: int,
-    ) -> CellResult:
-        error = None
-        if raw.error is not None:
-            tb = raw.error.get("traceback") or []
-            error = CellError(
-                scope.redact(str(raw.error.get("ename", ""))),
-                scope.redact(str(raw.error.get("evalue", ""))),
-                scope.redact("\n".join(str(line) for line in tb)),
-            )
-        return CellResult(
-            profile=scope.name,
-            session=scope.session,
-            outcome=raw.status,
-            stdout=scope.redact(raw.stdout),
-            stderr=scope.redact(raw.stderr),
-            result=None if raw.result is None else scope.redact(raw.result),
-            error=error,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            truncated=raw.truncated,
-            fresh_kernel=fresh,
-            notice=notice,
-            kernel_id=slot.id,
-            execution_count=raw.execution_count,
-            tool_calls=calls,
-        )
-
     def _refused(
         self,
         scope: ProfileScope,
@@ -230,15 +196,7 @@ class KernelPool:
         *,
         slot: KernelSlot | None = None,
     ) -> CellResult:
-        result = CellResult(
-            profile=scope.name,
-            session=scope.session,
-            outcome="refused",
-            error=CellError("KernelUnavailable", scope.redact(why), ""),
-            duration_ms=int((time.monotonic() - started) * 1000),
-            notice=scope.redact(why),
-            kernel_id=None if slot is None else slot.id,
-        )
+        result = refused_result(scope, started, why, None if slot is None else slot.id)
         record_cell(scope, code, result)
         self._metrics.kernel_cells.labels(scope.name, "refused").inc()
         return result

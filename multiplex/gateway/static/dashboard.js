@@ -7,7 +7,10 @@
 //   nobody answered and are labelled "not answered", never "denied";
 // - live updates come from the SSE stream /v1/events (read with fetch so the
 //   token stays in a header); if it errors the page polls /v1/approvals every
-//   2 s and retries the stream every few seconds.
+//   2 s and retries the stream every few seconds;
+// - the token lives in this page's memory (state.token) only; it goes to
+//   sessionStorage only when "remember on this device" is ticked
+//   (docs/security.md#the-dashboard-and-http-headers). No inline script or style: the CSP forbids it.
 "use strict";
 
 (function () {
@@ -573,7 +576,7 @@
   }
 
   // --- sign in / out -----------------------------------------------------------
-  async function signIn(token) {
+  async function signIn(token, remember) {
     state.token = token;
     $("signin-error").textContent = "";
     let who;
@@ -586,7 +589,8 @@
         err.status === 401 ? "That token was not accepted." : "Sign-in failed: " + err.message;
       return;
     }
-    sessionStorage.setItem(TOKEN_KEY, token);
+    if (remember) sessionStorage.setItem(TOKEN_KEY, token);
+    else sessionStorage.removeItem(TOKEN_KEY); // in page memory only
     state.whoami = who;
     $("who-text").textContent = who.role === "admin" ? "admin (all profiles)" : "profile " + who.profile;
     $("signin").hidden = true;
@@ -634,7 +638,7 @@
     $("signin-form").addEventListener("submit", (event) => {
       event.preventDefault();
       const token = $("token").value.trim();
-      if (token) signIn(token);
+      if (token) signIn(token, $("remember").checked);
     });
     $("sign-out").addEventListener("click", () => signOut("Signed out."));
     $("profiles-prev").addEventListener("click", () => {
@@ -655,7 +659,8 @@
       }, 200);
     });
     const saved = sessionStorage.getItem(TOKEN_KEY);
-    if (saved) signIn(saved);
+    $("remember").checked = Boolean(saved);
+    if (saved) signIn(saved, true);
     else $("token").focus();
   });
 })();

@@ -1,0 +1,36 @@
+"""docs/security.md#tokens-and-ids: the example homes ship no working token; `make run` writes one."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from multiplex.profiles import MIN_TOKEN_LENGTH, TOKEN_KEY, parse_dotenv
+from tests.conftest import REPO
+
+
+def test_the_example_homes_ship_no_token() -> None:
+    for env in sorted((REPO / "profiles").glob("*/.env")):
+        assert TOKEN_KEY not in parse_dotenv(env.read_text(), file=env), env
+
+
+def test_make_tokens_writes_one_random_token_per_home_once(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "profiles", tmp_path / "profiles")
+    make = ["make", "-s", "-C", str(tmp_path), "-f", str(REPO / "Makefile"), "tokens"]
+    first = subprocess.run(
+        [*make, f"BIN={REPO / '.venv/bin'}"], capture_output=True, text=True, check=True
+    )
+    envs = sorted((tmp_path / "profiles").glob("*/.env"))
+    tokens = {}
+    for env in envs:
+        values = parse_dotenv(env.read_text(), file=env)  # still a valid .env
+        tokens[env] = values[TOKEN_KEY]
+        assert len(values[TOKEN_KEY]) >= MIN_TOKEN_LENGTH
+        assert f"MULTIPLEX_TOKEN in profiles/{env.parent.name}/.env" in first.stdout
+    assert len(set(tokens.values())) == len(envs)
+    second = subprocess.run(
+        [*make, f"BIN={REPO / '.venv/bin'}"], capture_output=True, text=True, check=True
+    )
+    assert "generated" not in second.stdout
+    assert {e: parse_dotenv(e.read_text(), file=e)[TOKEN_KEY] for e in envs} == tokens
