@@ -1,4 +1,4 @@
-# SPEC §2: make run | test | bench | lint. Every target installs what it needs from nothing.
+# make run | test | bench | lint (docs/design.md, README.md). Every target installs what it needs from nothing.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
