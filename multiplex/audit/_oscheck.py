@@ -31,6 +31,10 @@ def check_os(sup: Supervisor, name: str, canaries: Mapping[str, Canaries]) -> Le
         why = warning or f"backend {view.backend}, sandbox {sandbox}"
         found.notes.append(f"{name}: OS-level checks skipped ({why})")
         return found
+    if view.cwd is not None and not view.cwd.is_dir():
+        # No command of this profile can start (its cwd is missing): unknown, not passed.
+        found.notes.append(f"{name}: OS-level checks skipped (its cwd does not exist)")
+        return found
     home = sup.profiles[name].home
     probe = f".multiplex-audit-write-{secrets.token_hex(6)}"
     targets = [home.parent / probe, home / "logs" / probe]

@@ -286,6 +286,7 @@ class DecisionRow(BaseModel):
     epoch: int | None = None
     waited_ms: int | None = None
     choice: str | None = None
+    answered_by: str | None = None
 
 
 class RunSummary(BaseModel):
