@@ -30,7 +30,7 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*))?\}|\$([A-Za-
 _HOME_WORD = re.compile(r"^~(?=/|$)")
 _TRAILING = ("/*", "/.*", "/**", "/.", "/")
 _MAX_CANDIDATES = 16
-_SPECIAL = re.compile(r"[$`{~]|\.\*|^\.\.?$")
+_EXPANDABLE = re.compile(r"[$`{~]|\.\*|^\.\.?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     """Plausible values of a target word, made absolute when the cwd is known, and
     whether the word is dynamic (its value is computed when the line runs)."""
     dynamic = "$" in word or "`" in word
-    if not _SPECIAL.search(word):  # a plain word: only the cwd changes it
+    if not _EXPANDABLE.search(word):  # a plain word: only the cwd changes it
         if place.cwd and not word.startswith("/"):
             return [place.cwd + "/" + word if word else place.cwd], False
         return [word], False
