@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -160,6 +161,24 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+@functools.cache
+def _runtime_paths() -> tuple[Path, ...]:
+    """The interpreter and this package, where the sandbox's fresh /tmp or /run would hide them.
+
+    A kernel runs this process's Python with ``multiplex`` importable; a checkout
+    or virtual environment under /tmp (as a CI clone may be) must stay visible,
+    read-only. Nothing else of those folders is.
+    """
+    replaced = [Path("/tmp"), Path("/run")]
+    candidates = {
+        _real(Path(sys.prefix)),
+        _real(Path(sys.base_prefix)),
+        _real(Path(sys.executable)).parent.parent,
+        _real(Path(__file__)).parents[1],  # the multiplex package
+    }
+    return tuple(sorted(p for p in candidates if p.is_dir() and _under(p, replaced)))
+
+
 def _writable(scope: ProfileScope) -> list[Path]:
     home = _real(scope.home)
     paths: list[Path] = []
@@ -205,6 +224,8 @@ def sandbox_argv(
     inside_home = [p for p in writable if _under(p, [home])]
     outside_home = [p for p in writable if not _under(p, [home])]
     argv = [bwrap, *_BASE]
+    for path in _runtime_paths():
+        argv += ["--ro-bind", str(path), str(path)]
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
     if not (network if network is not None else scope.view.terminal.network == "on"):
