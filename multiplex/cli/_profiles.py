@@ -64,7 +64,11 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
             if row["sandbox_warning"]:  # docs/execution.md#the-sandbox
                 console.print(f"warning: {row['name']}: {row['sandbox_warning']}")
             if invalid := row["allowlist_invalid"]:  # docs/allowlist.md#invalid-entries
-                entries = "1 allowlist entry allows" if invalid == 1 else f"{invalid} allowlist entries allow"
+                entries = (
+                    "1 allowlist entry allows"
+                    if invalid == 1
+                    else f"{invalid} allowlist entries allow"
+                )
                 console.print(
                     f"warning: {row['name']}: {entries} nothing"
                     f" (see: multiplex allowlist list -p {row['name']})"
