@@ -205,6 +205,10 @@ class ConfigWatcher:
         self._started = False
         self._stopped = False
 
+    def set_debounce(self, debounce_ms: int) -> None:
+        """Apply a new ``watch.debounce_ms`` to bursts armed from now on (a live reload)."""
+        self._debouncer.debounce = debounce_ms / 1000
+
     # -- what the gateway shows --------------------------------------------------
 
     @property
