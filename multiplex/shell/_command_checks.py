@@ -127,26 +127,26 @@ def program(argv: Sequence[str]) -> str:
     return argv[0].rsplit("/", 1)[-1].lower() if argv else ""
 
 
+def _options_end(args: Sequence[str]) -> int:
+    """Index of the first ``--`` (options end there), else ``len(args)``."""
+    try:
+        return args.index("--")
+    except ValueError:
+        return len(args)
+
+
 def operands(args: Sequence[str]) -> list[str]:
     """Words that are not options (everything after ``--`` counts)."""
-    out: list[str] = []
-    for i, arg in enumerate(args):
-        if arg == "--":
-            return out + list(args[i + 1 :])
-        if not arg.startswith("-") or arg == "-":
-            out.append(arg)
-    return out
+    end = _options_end(args)
+    # Comprehensions over slices: one C-level pass each, for argvs of thousands of words.
+    out = [a for a in args[:end] if a == "-" or not a.startswith("-")]
+    return out + list(args[end + 1 :]) if end < len(args) else out
 
 
 def short_flags(args: Sequence[str]) -> str:
     """All letters of short option clusters (``-rf`` → ``rf``), up to ``--``."""
-    letters = []
-    for arg in args:
-        if arg == "--":
-            break
-        if arg.startswith("-") and not arg.startswith("--"):
-            letters.append(arg[1:])
-    return "".join(letters)
+    head = args[: _options_end(args)]
+    return "".join([a[1:] for a in head if a.startswith("-") and not a.startswith("--")])
 
 
 def first_operand(args: Sequence[str]) -> str:
@@ -283,7 +283,20 @@ def _git(args: Sequence[str]) -> Pattern | None:
     return None
 
 
+_PACKAGERS = frozenset(
+    {"apt", "apt-get", "aptitude", "yum", "dnf", "microdnf", "zypper", "brew", "port", "gem",
+     "cargo", "snap", "conda", "mamba", "uv", "npm", "pnpm", "yarn", "pacman", "apk", "dpkg",
+     "rpm"}
+)  # fmt: skip
+_INFRA = frozenset(
+    {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
+     "gcloud", "az", "gsutil"}
+)  # fmt: skip
+
+
 def _packages(prog: str, args: Sequence[str]) -> Pattern | None:
+    if prog not in _PACKAGERS and not prog.startswith("pip"):
+        return None  # the operands of any other program's argv are never read
     verb = first_operand(args)
     if prog in ("apt", "apt-get", "aptitude") and verb in ("remove", "purge", "autoremove"):
         return PACKAGE_REMOVAL
@@ -319,6 +332,8 @@ def _packages(prog: str, args: Sequence[str]) -> Pattern | None:
 
 
 def _infra(prog: str, args: Sequence[str]) -> Pattern | None:
+    if prog not in _INFRA:
+        return None
     words = [a.lower() for a in operands(args)]
     if prog in ("kubectl", "oc") and words[:1] == ["delete"]:
         return INFRA_DESTROY
@@ -345,9 +360,8 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """The dangerous pattern one argv shows, judged by its program and arguments."""
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pip uninstall …
-    flags = short_flags(args)
     if prog == "rm":
-        if set(flags) & set("rRf") or any(a in ("--recursive", "--force") for a in args):
+        if set(short_flags(args)) & set("rRf") or any(a in ("--recursive", "--force") for a in args):
             return RECURSIVE_DELETE
     elif prog == "find":
         if "-delete" in args:
@@ -379,7 +393,7 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     elif prog in _KILLERS:
         return PROCESS_KILL
     elif prog == "crontab":
-        if set(flags) & set("re") or operands(args):
+        if set(short_flags(args)) & set("re") or operands(args):
             return CRONTAB
     elif prog == "git":
         return _git(args)

@@ -25,6 +25,7 @@ from multiplex.shell._secret_paths import (
     is_persistence_path,
     is_secret_path,
     may_be_secret,
+    may_hold_secret,
     resolved,
 )
 from multiplex.shell._targets import Place, path_words
@@ -125,7 +126,7 @@ def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
         written = set(write_targets(cmd))
         words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
         words += [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")]
-        if any(
+        if may_hold_secret(words, place) and any(
             is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
         ):
             return Finding(SECRET_READ, evidence(cmd))
