@@ -361,7 +361,9 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pip uninstall …
     if prog == "rm":
-        if set(short_flags(args)) & set("rRf") or any(a in ("--recursive", "--force") for a in args):
+        if set(short_flags(args)) & set("rRf") or any(
+            a in ("--recursive", "--force") for a in args
+        ):
             return RECURSIVE_DELETE
     elif prog == "find":
         if "-delete" in args:
