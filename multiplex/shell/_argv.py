@@ -50,7 +50,7 @@ class NextStep:
 
 def program_name(word: str) -> str:
     """The basename of a program word, lower-cased (matching ignores case)."""
-    return word.rsplit("/", 1)[-1].lower()
+    return word[word.rfind("/") + 1 :].lower()
 
 
 def operand_index(

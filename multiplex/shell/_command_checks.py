@@ -124,7 +124,7 @@ def catastrophic_path(target: str) -> bool:
 # ---- argv helpers ----------------------------------------------------------------
 def program(argv: Sequence[str]) -> str:
     """Basename of the program, lower-cased."""
-    return argv[0].rsplit("/", 1)[-1].lower() if argv else ""
+    return argv[0][argv[0].rfind("/") + 1 :].lower() if argv else ""
 
 
 def _options_end(args: Sequence[str]) -> int:

@@ -123,8 +123,9 @@ class _Walker:
         elif kind == "pipeline":
             self._pipeline(stages(node), src, ctx)
         elif kind == "list":
+            member = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects)
             for child in flatten(node, "list"):
-                self._node(child, src, _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects))
+                self._node(child, src, member)
         elif kind == "function_definition":
             self._function(node, src, ctx)
         elif kind in ("declaration_command", "unset_command"):
@@ -242,6 +243,7 @@ class _Walker:
         changed = False
         fed_in: list[Node] = []
         fed_out: list[Node] = []
+        substitutes = may_substitute(node, src)  # one look at the bytes, not one per word
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
@@ -257,6 +259,9 @@ class _Walker:
             elif kind != "comment":
                 value = child.named_children[0] if kind == "command_name" else child
                 argv.append(word(value, src))
+                if not substitutes:
+                    expanded.append(argv[-1])
+                    continue
                 if value.type == "process_substitution" and text(value, src).startswith(">"):
                     fed_out.append(value)  # "tee >(sh)"
                     continue
@@ -337,6 +342,8 @@ class _Walker:
     def _step(
         self, step: NextStep, argv: tuple[str, ...], ctx: _Ctx, wrapped: tuple[str, ...]
     ) -> None:
+        if not (step.scripts or step.shell_payloads or step.sub_commands):
+            return
         carrier = (*wrapped, program_name(argv[0]))
         for script in step.scripts:
             self.payloads.setdefault(script, None)

@@ -95,6 +95,7 @@ def find_dynamic_target(parsed: ParsedLine, place: Place) -> Finding | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)  # one place per turn, asked on every decision
 def _home_set(place: Place) -> tuple[frozenset[str], tuple[str, ...]]:
     own = tuple(posixpath.normpath(h) for h in place.homes if h.startswith("/"))
     return frozenset(posixpath.normpath(o) for o in place.others), own

@@ -9,6 +9,7 @@ deletes; ``sensitive`` says whether a path is a system or start-up file;
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
@@ -129,16 +130,20 @@ def sensitive(path: str) -> bool:
     return any(fnmatch.fnmatchcase(norm, pattern) for pattern in _SENSITIVE)
 
 
+@functools.lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    # One regex for all globs: fnmatchcase(name, p) is translate(p) matched at the start.
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
 def _protected(path: str, patterns: Sequence[str]) -> bool:
     path = path.strip()
     if not path:
         return False
     norm = posixpath.normpath(path)
     base = norm.rsplit("/", 1)[-1]
-    return any(
-        fnmatch.fnmatchcase(base, p) or fnmatch.fnmatchcase(norm, p) or fnmatch.fnmatchcase(path, p)
-        for p in patterns
-    )
+    globs = _globs(tuple(patterns))
+    return any(globs.match(name) is not None for name in (base, norm, path))
 
 
 def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
