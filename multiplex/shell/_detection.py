@@ -219,7 +219,9 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     if not cmd.argv:
         return SENSITIVE_WRITE if any(sensitive(p) for p in write_targets(cmd)) else None
     prog = program(cmd.argv)
-    found = _hardline_command(cmd) or dangerous_check(prog, cmd.argv[1:])
+    # No _hardline_command here: find_dangerous comes here only once find_hardline found
+    # nothing, and that looked at every command of the line with it.
+    found = dangerous_check(prog, cmd.argv[1:])
     if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0]):
         found = DYNAMIC_PROGRAM
     if found is None:
