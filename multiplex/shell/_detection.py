@@ -100,6 +100,9 @@ _SQL = re.compile(
 _SQL_UNBOUNDED = re.compile(
     r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
 )
+# "rm_rf (" with spaces on either side: one \s* before the optional "(", one inside it,
+# so no two quantifiers can take the same spaces (docs/security.md#linear-time).
+_RMTREE_HOME = re.compile(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]")
 _SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
@@ -171,7 +174,7 @@ def _find_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Finding | N
         if finding is not None:
             return finding
     for payload in parsed.script_payloads:
-        if re.search(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*\(?\s*['\"](/|~)['\"]", payload):
+        if _RMTREE_HOME.search(payload):
             return Finding(DELETE_SYSTEM, payload)
     return None
 

@@ -259,13 +259,11 @@ class _Walker:
             elif kind != "comment":
                 value = child.named_children[0] if kind == "command_name" else child
                 argv.append(word(value, src))
-                if not substitutes:
-                    expanded.append(argv[-1])
-                    continue
-                if value.type == "process_substitution" and text(value, src).startswith(">"):
-                    fed_out.append(value)  # "tee >(sh)"
-                    continue
-                if may_substitute(value, src):
+                if substitutes and value.type == "process_substitution":
+                    if text(value, src).startswith(">"):
+                        fed_out.append(value)  # "tee >(sh)"
+                        continue
+                if substitutes and may_substitute(value, src):
                     self._substitutions(child, src, ctx)
                     words = expanded_words(value, src)
                     if words is not None:

@@ -49,7 +49,8 @@ _ANSI = re.compile(
 _IFS = re.compile(r"(?:\$\{IFS[^}]*\}|\$IFS\b)(?:\$\{?[1-9]\}?)?")
 _QUOTED_WORD = re.compile(r"(?<!\\)'([^'\s;&|<>()`\\]*)'|(?<!\\)\"([^\"\s;&|<>()`\\]*)\"")
 # "{rm,-rf,/}" as a whole word: bash brace expansion makes it three words.
-_BRACE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))\{([^{}\s$]*,[^{}\s]*)\}(?=$|[\s;&|)])")
+# The part before the first comma has no comma itself: the two runs cannot overlap.
+_BRACE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))\{([^{}\s$,]*,[^{}\s]*)\}(?=$|[\s;&|)])")
 _ESCAPED = re.compile(r"\\([A-Za-z0-9_./~-])")
 
 
