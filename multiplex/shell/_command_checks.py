@@ -2,7 +2,8 @@
 
 Each check takes the program basename (lower-cased) and the arguments and returns
 the ``Pattern`` the command shows, or None; path helpers say which targets are
-system directories, homes or block devices. A pure leaf: stdlib and
+system directories, homes or block devices. The argv helpers (``operands`` …) live
+in ``shell._argv`` and are re-exported here. A pure leaf: stdlib, ``shell._argv`` and
 ``shell._catalogue`` only.
 """
 
@@ -13,6 +14,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from multiplex.shell._argv import first_operand, git_subcommand, operands, program, short_flags
 from multiplex.shell._catalogue import (
     ACCOUNT,
     BLOCK_DEVICE_WRITE,
@@ -119,53 +121,6 @@ def catastrophic_path(target: str) -> bool:
     if path in _WHOLE or re.fullmatch(r"/(?:home|users)/[^/]+", path):
         return True
     return bool(_GLOB.search(path)) and any(fnmatch.fnmatchcase(d, path) for d in _WHOLE)
-
-
-# ---- argv helpers ----------------------------------------------------------------
-def program(argv: Sequence[str]) -> str:
-    """Basename of the program, lower-cased."""
-    return argv[0][argv[0].rfind("/") + 1 :].lower() if argv else ""
-
-
-def _options_end(args: Sequence[str]) -> int:
-    """Index of the first ``--`` (options end there), else ``len(args)``."""
-    try:
-        return args.index("--")
-    except ValueError:
-        return len(args)
-
-
-def operands(args: Sequence[str]) -> list[str]:
-    """Words that are not options (everything after ``--`` counts)."""
-    end = _options_end(args)
-    # Comprehensions over slices: one C-level pass each, for argvs of thousands of words.
-    out = [a for a in args[:end] if a == "-" or not a.startswith("-")]
-    return out + list(args[end + 1 :]) if end < len(args) else out
-
-
-def short_flags(args: Sequence[str]) -> str:
-    """All letters of short option clusters (``-rf`` → ``rf``), up to ``--``."""
-    head = args[: _options_end(args)]
-    return "".join([a[1:] for a in head if a.startswith("-") and not a.startswith("--")])
-
-
-def first_operand(args: Sequence[str]) -> str:
-    ops = operands(args)
-    return ops[0].lower() if ops else ""
-
-
-def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
-    """``git -C dir -c k=v push -f`` → ("push", ["-f"])."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
-            i += 2
-        elif arg.startswith("-"):
-            i += 1
-        else:
-            return arg.lower(), list(args[i + 1 :])
-    return "", []
 
 
 # ---- per-command checks ----------------------------------------------------------

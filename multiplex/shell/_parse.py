@@ -61,7 +61,6 @@ MAX_SEGMENTS = 25_000
 MAX_DEPTH = 16
 MAX_PIPES = 512
 
-
 _SOURCING = SHELLS | {"source", "."}
 
 
@@ -123,9 +122,8 @@ class _Walker:
         elif kind == "pipeline":
             self._pipeline(stages(node), src, ctx)
         elif kind == "list":
-            member = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects)
             for child in flatten(node, "list"):
-                self._node(child, src, member)
+                self._node(child, src, _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects))
         elif kind == "function_definition":
             self._function(node, src, ctx)
         elif kind in ("declaration_command", "unset_command"):
@@ -259,10 +257,10 @@ class _Walker:
             elif kind != "comment":
                 value = child.named_children[0] if kind == "command_name" else child
                 argv.append(word(value, src))
-                if substitutes and value.type == "process_substitution":
-                    if text(value, src).startswith(">"):
-                        fed_out.append(value)  # "tee >(sh)"
-                        continue
+                fed = substitutes and value.type == "process_substitution"
+                if fed and text(value, src).startswith(">"):
+                    fed_out.append(value)  # "tee >(sh)"
+                    continue
                 if substitutes and may_substitute(value, src):
                     self._substitutions(child, src, ctx)
                     words = expanded_words(value, src)
@@ -330,7 +328,8 @@ class _Walker:
             if not argv:
                 return
             step = unwrap_step(argv, redirects, ctx.stdin)
-            self._step(step, argv, ctx, wrapped)
+            if step.scripts or step.shell_payloads or step.sub_commands:  # most run nothing
+                self._step(step, argv, ctx, wrapped)
             if step.inner is None:
                 return
             wrapped = (*wrapped, program_name(argv[0]))
@@ -340,8 +339,6 @@ class _Walker:
     def _step(
         self, step: NextStep, argv: tuple[str, ...], ctx: _Ctx, wrapped: tuple[str, ...]
     ) -> None:
-        if not (step.scripts or step.shell_payloads or step.sub_commands):
-            return
         carrier = (*wrapped, program_name(argv[0]))
         for script in step.scripts:
             self.payloads.setdefault(script, None)
