@@ -91,6 +91,18 @@ _METADATA = re.compile(
     r"|100\.100\.100\.200|\b2852039166\b|0xa9fea9fe|0251\.0376\.0251\.0376|metadata\.azure",
     re.IGNORECASE,
 )
+# Each alternative of _METADATA holds one of these, lower-cased (no i, s or k in them).
+_METADATA_WORDS = (
+    "169.254", "metadata", "fd00:ec2::254", "100.100.100.200", "2852039166", "0xa9fea9fe",
+    "0251.0376.0251.0376",
+)  # fmt: skip
+
+
+def _metadata(text: str) -> re.Match[str] | None:
+    lowered = text.lower()
+    return _METADATA.search(text) if any(w in lowered for w in _METADATA_WORDS) else None
+
+
 _SQL = re.compile(
     r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|FUNCTION|TRIGGER|COLLECTION)\b"
     r"|\bTRUNCATE\s+(TABLE\s+)?[\w.\"`\[]|\bALTER\s+TABLE\s+\S+\s+DROP\b"
@@ -282,11 +294,11 @@ def find_dangerous(
         elif found is not None:
             return Finding(found, evidence(cmd))
     for text in (parsed.line, *parsed.variants):
-        match = _METADATA.search(text)
+        match = _metadata(text)
         if match:
             return Finding(CLOUD_METADATA, match.group(0))
     for payload in parsed.script_payloads:
-        match = SCRIPT_DELETE.search(payload) or _METADATA.search(payload)
+        match = SCRIPT_DELETE.search(payload) or _metadata(payload)
         if match:
             pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
             return Finding(pattern, payload)
