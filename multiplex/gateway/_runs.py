@@ -62,7 +62,7 @@ class RunRegistry:
         per_profile: int = 32,
     ) -> None:
         self._sup = sup
-        self._per_profile = per_profile
+        self.per_profile = per_profile  # a live reload may change it (docs/gateway.md#limits)
         self._live: dict[str, int] = {}  # unfinished runs by profile, under _lock
         self._hub = hub
         self._feed = feed
@@ -104,11 +104,11 @@ class RunRegistry:
         run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands, code)
         with self._lock:
             live = self._live.get(profile, 0)
-            if live >= self._per_profile:
+            if live >= self.per_profile:
                 # docs/gateway.md#limits: one profile's backlog never delays another's.
                 raise TooManyRuns(
                     f"profile {profile!r} has {live} runs running or waiting "
-                    f"(gateway.max_runs_per_profile: {self._per_profile})"
+                    f"(gateway.max_runs_per_profile: {self.per_profile})"
                 )
             self._live[profile] = live + 1
             self._runs[run.run_id] = run

@@ -77,6 +77,8 @@ class Supervisor:
         self._reconfig_lock = threading.Lock()
         self._profiles_hooks: list[Callable[[list[Profile], list[Profile]], None]] = []
         self.config_error: str | None = None  # multiplex.yaml's last error, if it is broken
+        self.boot_config = self.config  # what RESTART_ONLY keys are compared with
+        self.restart_required: tuple[str, ...] = ()  # changed keys waiting for a restart
         self._retired: weakref.WeakSet[Profile] = weakref.WeakSet()
         self.started_at = time.time()
         self.processes = ProcessTracker()
@@ -511,6 +513,10 @@ class Supervisor:
         self.config = config
         self.router = router
         self._profiles_root = None
+        # The limits that apply live (docs/operations.md#live-reconfiguration).
+        self.kernels.max_kernels = config.code_execution.max_kernels
+        if self._watcher is not None:
+            self._watcher.set_debounce(config.watch.debounce_ms)
 
     def _retire(self, profile: Profile) -> None:
         """Drain a removed home: no new turns; its pending approvals end cancelled."""
