@@ -5,6 +5,9 @@ allowlist rules; prints p50/p99 of a decision without a prompt (the gate's
 steps 1-9) and the ratio to parsing the same corpus alone, measured in the
 same run. Also prints the full decide() path (with its decisions.jsonl write
 and metrics) for unattended commands. Targets: p50 <= 150 us, p99 <= 1 ms.
+Long lines (issue 10): the time per KiB at 1, 8 and 64 KiB, the slope from 8 to
+64 KiB (without the fixed per-decision cost), the slowest 64 KiB line, and 64 KiB
+lines an agent writes or that used to be quadratic (docs/security.md#linear-time).
 """
 
 from __future__ import annotations
