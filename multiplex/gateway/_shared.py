@@ -125,7 +125,8 @@ class ClusterBridge:
         self._lock = threading.Lock()
         self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
         hub.bridge = self
-        sup.metrics.registry.register(_ClusterMetrics(cluster))
+        if sup.metrics.registry is not None:  # an exported supervisor (docs/operations.md#metrics)
+            sup.metrics.registry.register(_ClusterMetrics(cluster))
         for profile in sup.profiles.values():
             self._install(profile)
         sup.on_profiles_changed(self._homes_changed)

@@ -60,11 +60,13 @@ class Supervisor:
         config: SupervisorConfig | None = None,
         mode: Mode = "multiplex",
         strict: bool = False,
+        export_metrics: bool = True,
     ) -> None:
         self.config = config or SupervisorConfig()
         self.mode: Mode = mode
         self.strict = strict
-        self.metrics = Metrics()
+        # False: nothing will scrape /metrics (a one-shot CLI command); nothing is counted.
+        self.metrics = Metrics(exported=export_metrics)
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
         self._built_from: dict[str, object] = {}  # the state each view was built from
@@ -106,11 +108,19 @@ class Supervisor:
 
     # -- construction ----------------------------------------------------------
     @classmethod
-    def from_config(cls, path: str | Path | None = None, *, strict: bool = False) -> Supervisor:
+    def from_config(
+        cls, path: str | Path | None = None, *, strict: bool = False, export_metrics: bool = True
+    ) -> Supervisor:
         """Multiplex mode from ``multiplex.yaml`` (``--config``/``MULTIPLEX_CONFIG``)."""
         config = load_supervisor_config(config_path_from(path))
         profiles = {name: Profile(name, home) for name, home in config.homes().items()}
-        return cls(profiles, config=config, mode="multiplex", strict=strict)
+        return cls(
+            profiles,
+            config=config,
+            mode="multiplex",
+            strict=strict,
+            export_metrics=export_metrics,
+        )
 
     @classmethod
     def standalone(
@@ -121,13 +131,20 @@ class Supervisor:
         config: SupervisorConfig | None = None,
         strict: bool = False,
         context: str = "interactive",
+        export_metrics: bool = True,
     ) -> Supervisor:
         """Serve one profile with its scope bound for the whole process (docs/configuration.md#supervisor-config-multiplexyaml)."""
         path = Path(home).resolve()
         profile = Profile(name or path.name, path)
         base = config or SupervisorConfig()
         config = base.model_copy(update={"routes": (), "default_profile": profile.name})
-        sup = cls({profile.name: profile}, config=config, mode="standalone", strict=strict)
+        sup = cls(
+            {profile.name: profile},
+            config=config,
+            mode="standalone",
+            strict=strict,
+            export_metrics=export_metrics,
+        )
         if profile.loaded:
             set_process_scope(sup._scope_for(profile.name, "standalone", context, None))
         return sup
