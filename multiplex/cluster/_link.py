@@ -115,6 +115,12 @@ class RedisLink:
         except (redis.RedisError, OSError) as exc:
             self.mark_down(exc)
             return False
+        if not self._up:
+            # Back after an outage: the idle pooled connections still point at the
+            # Redis that went away, and the first call on each would fail ("closed
+            # by server") and mark the link down again behind a ready /readyz.
+            self.sync.connection_pool.disconnect(inuse_connections=False)
+            await self.aio.connection_pool.disconnect(inuse_connections=False)
         self.mark_up()
         return True
 

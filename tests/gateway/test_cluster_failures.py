@@ -101,6 +101,11 @@ def test_redis_lost_means_not_ready_and_503_then_recovery(
     finally:
         redis_server.start()
     _until(lambda: a.ready() and b.ready())
+    # The run that finished while Redis was away is written back on recovery: the
+    # other node sees how it ended, not a 404 (a restarted Redis starts empty here).
+    _until(lambda: b.admin.get(f"/v1/runs/{running}").status_code == 200)
+    seen = b.admin.run(running)
+    assert seen["status"] == "completed" and seen["results"][0]["exit_code"] == 0
     again = a.admin.submit(["echo back"], profile="alpha", session_id="s-back")
     pending = b.admin.wait(again, "waiting_for_approval")["pending_approval"]
     assert b.admin.answer(again, pending["approval_id"], "once").status_code == 200
