@@ -44,6 +44,7 @@ from multiplex.cluster import (
     resolution_of,
 )
 from multiplex.gateway._events import Event, EventHub, make_event
+from multiplex.gateway._handover import HandOver
 from multiplex.gateway._run import approval_row
 from multiplex.gateway._runs import RunRegistry, ShuttingDown
 from multiplex.profiles import Profile, ReloadResult
@@ -126,6 +127,10 @@ class ClusterBridge:
         self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
         self._unsynced_runs: set[str] = set()  # runs whose document Redis missed (under _lock)
         hub.bridge = self
+        self.handover = HandOver(
+            sup, runs, cluster, self._redact, lambda run: _redacted(run.snapshot(), self._redact)
+        )
+        self._adopter: asyncio.Task[None] | None = None
         if sup.metrics.registry is not None:  # an exported supervisor (docs/operations.md#metrics)
             sup.metrics.registry.register(_ClusterMetrics(cluster))
         for profile in sup.profiles.values():
@@ -154,8 +159,15 @@ class ClusterBridge:
         await self.cluster.start(
             on_event=self._on_remote_event, on_lost=self._on_lost, on_recovered=self._resync
         )
+        self._adopter = asyncio.get_running_loop().create_task(
+            self.handover.adopting(), name="cluster-adopt"
+        )
 
     async def stop(self) -> None:
+        if self._adopter is not None:
+            self._adopter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._adopter
         await self.cluster.stop(leave=True)
 
     @property
