@@ -20,6 +20,8 @@ docs/kernels.md:
   ipykernel): it queues the buffered output's messages for that thread itself,
   ahead of the cell's ``idle`` status, and the supervisor waits for that status,
   so nothing is lost or reordered by not waiting.
+- No ``execute_input`` echo and no ``busy`` status: the supervisor, the only
+  client, reads neither.
 - Before a flush hands the buffer over, output a subprocess of the cell wrote to
   the kernel's file descriptors and that still sits in the pipe is read into it
   (bounded by :data:`DRAIN_WAIT`), so it is attributed to the cell that ran it.
@@ -137,13 +139,23 @@ class _NoShellThread:
 
 
 class CellKernel(IPythonKernel):
-    """An IPython kernel without subshells and without the per-cell sleep."""
+    """An IPython kernel without subshells, the per-cell sleep, and messages nobody reads."""
 
     _execute_sleep = Float(0.0).tag(config=True)
 
     @property
     def _supports_kernel_subshells(self) -> bool:
         return False
+
+    # The supervisor is the kernel's only client: it sent the code and waits for
+    # the reply and the idle status, so the echo of the code and the busy status
+    # would only cost both processes a message (and the IOPub thread a wake-up).
+    def _publish_execute_input(self, code: str, parent: Any, execution_count: int) -> None:
+        return
+
+    def _publish_status(self, status: str, channel: str, parent: Any = None) -> None:
+        if status != "busy":
+            super()._publish_status(status, channel, parent)  # type: ignore[no-untyped-call]
 
 
 class CellKernelApp(IPKernelApp):
@@ -155,6 +167,12 @@ class CellKernelApp(IPKernelApp):
         super().init_control(context)  # type: ignore[no-untyped-call]
         if getattr(self, "shell_channel_thread", None) is not None:
             self.shell_channel_thread = _NoShellThread()
+
+    def init_kernel(self) -> None:
+        super().init_kernel()  # type: ignore[no-untyped-call]
+        # traitlets leaves the logger at DEBUG and filters in the handler: every
+        # message the kernel handles would build several records nobody sees.
+        self.log.setLevel(self.log_level)
 
     def init_code(self) -> None:
         # Where ipykernel runs exec_lines: after the engine set its variables
