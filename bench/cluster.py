@@ -39,7 +39,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import percentile, write_home
 
-ADMIN = "bench-admin-token-cluster"
+ADMIN = "bench-admin-token-cluster-0123456789"
 PROFILE = """\
 terminal:
   cwd: .
@@ -269,7 +269,10 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="mx-cluster-bench-"))
     for name in NAMES:
         write_home(
-            root / "profiles", name, PROFILE.format(extra=""), f"MULTIPLEX_TOKEN=t-{name}x\n"
+            root / "profiles",
+            name,
+            PROFILE.format(extra=""),
+            f"MULTIPLEX_TOKEN=bench-cluster-token-{name}-0123456789\n",
         )
     redis_proc, url = start_redis(root)
     started: list[Node] = []

@@ -5,6 +5,9 @@ allowlist rules; prints p50/p99 of a decision without a prompt (the gate's
 steps 1-9) and the ratio to parsing the same corpus alone, measured in the
 same run. Also prints the full decide() path (with its decisions.jsonl write
 and metrics) for unattended commands. Targets: p50 <= 150 us, p99 <= 1 ms.
+Long lines (issue 10): the time per KiB at 1, 8 and 64 KiB, the slope from 8 to
+64 KiB (without the fixed per-decision cost), the slowest 64 KiB line, and 64 KiB
+lines an agent writes or that used to be quadratic (docs/security.md#linear-time).
 """
 
 from __future__ import annotations
@@ -77,17 +80,43 @@ def long_lines(kib: int) -> list[str]:
     return [words, word, listed]
 
 
-def per_kib(sup: Supervisor, scope: object, kib: int) -> float:
-    """Median microseconds per KiB of a decision over the long lines of ``kib`` KiB."""
-    runs = []
-    for line in long_lines(kib):
-        times = []
-        for _ in range(3 if kib > 8 else 5):
-            start = time.perf_counter()
-            sup.gate.evaluate(scope, line)  # type: ignore[arg-type]
-            times.append(time.perf_counter() - start)
-        runs.append(statistics.median(times))
-    return statistics.median(runs) * 1e6 / kib
+def realistic_lines(kib: int) -> dict[str, str]:
+    """Long lines an agent does write: an inline script, a long commit message."""
+    size = kib * 1024
+    body = "".join(f"rows.append(parse(line_{i}))\n" for i in range(size // 20))
+    script = ("python3 -c 'import sys\n" + body)[: size - 1] + "'"
+    words = " ".join(f"fix{i}" for i in range(size // 4))
+    message = ('git commit -m "' + words)[: size - 1] + '"'
+    return {"python -c script": script, "commit message": message}
+
+
+def adversarial_lines(kib: int) -> dict[str, str]:
+    """Lines that made two regexes quadratic before issue 10's last change."""
+    size = kib * 1024
+    return {
+        "brace commas": "echo {" + "," * (size - 6),
+        "rm_rf spaces": "python3 -c 'rm_rf" + " " * (size - 19) + "'",
+    }
+
+
+def decision_s(sup: Supervisor, scope: object, line: str, repeats: int) -> float:
+    """Median seconds of one decision of ``line``."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        sup.gate.evaluate(scope, line)  # type: ignore[arg-type]
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def long_times(sup: Supervisor, scope: object, kib: int) -> list[float]:
+    """Median seconds of a decision of each of the long lines of ``kib`` KiB."""
+    return [decision_s(sup, scope, line, 3 if kib > 8 else 5) for line in long_lines(kib)]
+
+
+def per_kib(times: list[float], kib: int) -> float:
+    """Median microseconds per KiB over the long lines of ``kib`` KiB."""
+    return statistics.median(times) * 1e6 / kib
 
 
 def timed(fn, items: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
@@ -135,7 +164,10 @@ def main() -> None:
             parse = timed(parse_line, lines * 3)
             gate = timed(lambda c: sup.gate.evaluate(scope, c), lines * 3)
             decide = timed(lambda c: sup.gate.decide(scope, c), lines)
-            kib = {size: per_kib(sup, scope, size) for size in (1, 8, 64)}
+            long = {size: long_times(sup, scope, size) for size in (1, 8, 64)}
+            kib = {size: per_kib(times, size) for size, times in long.items()}
+            extra = {**realistic_lines(64), **adversarial_lines(64)}
+            extra_ms = {name: decision_s(sup, scope, line, 3) * 1e3 for name, line in extra.items()}
         outcomes: dict[str, int] = {}
         with sup.turn("p", context="api") as scope:
             for line in lines:
@@ -158,6 +190,17 @@ def main() -> None:
         + f"; 64 KiB decided in {kib[64] * 64 / 1000:.1f} ms (target well under 100 ms)"
     )
     print(f"ratio 64 KiB / 1 KiB per KiB: {kib[64] / kib[1]:.2f}x (target near 1)")
+    # The ratio above divides a fixed per-decision cost by 1 KiB: below 1 means that cost
+    # dominates a short line. The slope from 8 to 64 KiB leaves it out.
+    slope = (statistics.median(long[64]) - statistics.median(long[8])) * 1e6 / 56
+    print(
+        f"  slope 8 -> 64 KiB: {slope:.0f} us per added KiB ({slope / kib[64]:.2f}x the 64 KiB "
+        f"figure); slowest 64 KiB line (words, one word, && list): "
+        f"{max(long[64]) * 1e3:.1f} ms"
+    )
+    print(
+        "  other 64 KiB lines: " + ", ".join(f"{name} {ms:.1f} ms" for name, ms in extra_ms.items())
+    )
     print(
         f"corpus p50 vs before issue 10 ({BASELINE_P50_US:.0f} us on this machine): "
         f"{p50 / BASELINE_P50_US:.2f}x (limit 1.5x)"

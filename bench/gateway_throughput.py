@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RawHttp, percentile, write_home
 
 from multiplex import Supervisor
+from multiplex.execution import execute
 
 ADMIN = "bench-admin-token-4242-0123456789"
 PROFILE = """\
@@ -192,6 +193,33 @@ def floor_runs(clients: int, seconds: float) -> float:
     return count / wall
 
 
+def floor_execute(root: Path, clients: int, seconds: float) -> tuple[float, str]:
+    """Runs/s of `true` through ``execute`` in process, in the profile's own sandbox.
+
+    The process every run starts (bwrap, or the sub-reaper) without the gateway:
+    what the HTTP path costs beyond it is the gateway's own work.
+    """
+    sup = Supervisor.from_config(root / "multiplex.yaml")
+    try:
+        name = next(iter(sup.profiles))
+        with sup.turn(name, "floor", "api") as scope:
+            pass
+        hidden = sup.hidden_paths
+        sandbox = execute(scope, "true", hidden=hidden).sandbox  # also warms the path
+
+        def work(index: int, stop: threading.Event, out: list[float]) -> None:
+            while not stop.is_set():
+                began = time.perf_counter()
+                if execute(scope, "true", hidden=hidden).exit_code != 0:
+                    raise RuntimeError("`true` failed in the sandbox")
+                out.append(time.perf_counter() - began)
+
+        count, wall, _lat = drive(clients, seconds, work)
+        return count / wall, sandbox
+    finally:
+        sup.close()
+
+
 def bench_tests(
     base: str, names: list[str], clients: int, seconds: float
 ) -> tuple[int, float, list[float]]:
@@ -251,6 +279,7 @@ def main() -> None:
         # The floors are measured before and after the gateway (the machine is
         # shared: its load drifts); the mean of the two is the baseline.
         floor_before = floor_runs(args.clients, args.seconds / 2)
+        boxed_before, sandbox = floor_execute(root, args.clients, args.seconds / 2)
         decide_before = floor_tests(root, names, 2.0)
         proc, base, log = start_server(root)
         try:
@@ -274,6 +303,7 @@ def main() -> None:
                 proc.kill()
                 proc.wait()
         floor_after = floor_runs(args.clients, args.seconds / 2)
+        boxed_after, _ = floor_execute(root, args.clients, args.seconds / 2)
         decide_after = floor_tests(root, names, 2.0)
         finished = sum(1 for line in log.read_text().splitlines() if '"run.finished"' in line)
 
@@ -299,6 +329,12 @@ def main() -> None:
         f"(before {floor_before:.0f}, after {floor_after:.0f})"
     )
     print(f"ratio gateway/floor: {rate / floor_rate:.2f}x of the floor's rate (target >= 0.40x)")
+    boxed_rate = (boxed_before + boxed_after) / 2
+    print(
+        f"floor with the run's own process (in-process execute, sandbox {sandbox}, same threads): "
+        f"{boxed_rate:.0f} runs/s (before {boxed_before:.0f}, after {boxed_after:.0f}); "
+        f"ratio gateway/that floor: {rate / boxed_rate:.2f}x"
+    )
     print(
         f"POST /v1/approvals/test: {test_rate:.0f} decisions/s "
         f"(p50 {percentile(tlat, 50) * 1000:.2f} ms, p99 {percentile(tlat, 99) * 1000:.2f} ms); "

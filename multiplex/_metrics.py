@@ -1,20 +1,58 @@
 """Prometheus metrics of one supervisor (docs/approvals.md#records), in its own registry.
 
 A registry per supervisor keeps two supervisors in one process (tests, the
-audit) from sharing counters.
+audit) from sharing counters. A supervisor that nobody scrapes (every CLI
+command but ``up``) counts nothing: ``Metrics(exported=False)`` never imports
+prometheus_client, which (with the http.server it pulls in) was a fifth of the
+start-up of each standalone audit probe (docs/operations.md#capacity).
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
 
 __all__ = ["Metrics"]
+
+
+class _Unexported:
+    """Stands in for every metric of an unexported supervisor: each call does nothing."""
+
+    def labels(self, *_values: object, **_named: object) -> _Unexported:
+        return self
+
+    def inc(self, _amount: float = 1) -> None:
+        return None
+
+    def dec(self, _amount: float = 1) -> None:
+        return None
+
+    def set(self, _value: float) -> None:
+        return None
+
+    def observe(self, _value: float) -> None:
+        return None
+
+
+_UNEXPORTED = _Unexported()
 
 
 class Metrics:
     """The counters, gauge and histograms a supervisor exports at ``/metrics``."""
 
-    def __init__(self) -> None:
+    registry: CollectorRegistry | None
+
+    def __init__(self, *, exported: bool = True) -> None:
+        self.exported = exported
+        if not exported:
+            self.registry = None
+            for name in _NAMES:
+                setattr(self, name, _UNEXPORTED)
+            return
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
         self.registry = CollectorRegistry(auto_describe=True)
         self.decisions = Counter(
             "multiplex_approval_decisions_total",
@@ -91,5 +129,26 @@ class Metrics:
         )
 
     def render(self) -> bytes:
-        """The Prometheus text exposition of every metric."""
+        """The Prometheus text exposition of every metric (empty when not exported)."""
+        if self.registry is None:
+            return b""
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
+
+    # Set in __init__ (each a prometheus_client metric, or the do-nothing stand-in).
+    decisions: Any
+    patterns: Any
+    reloads: Any
+    revocation_latency: Any
+    pending: Any
+    runs: Any
+    commands: Any
+    kernel_cells: Any
+    kernel_spawns: Any
+    kernel_evictions: Any
+    kernel_reaps: Any
+    kernel_kills: Any
+
+
+_NAMES = tuple(name for name, kind in Metrics.__annotations__.items() if kind == "Any")

@@ -95,3 +95,30 @@ def test_legacy_list_recovered_on_reload_without_rewrite(make_home, supervisor_o
     assert store.allows(["make", "all"]) and sup.profiles["p"].status == "ok"
     time.sleep(0.2)
     assert (config.read_bytes(), config.stat().st_mtime_ns) == before
+
+
+INVALID = "command_allowlist:\n  - git status\n  - '*'\n  - 'ls *'\napprovals:\n  mode: manual\n"
+
+
+def test_an_invalid_entry_is_marked_not_counted_and_named_with_its_line(  # type: ignore[no-untyped-def]
+    make_home, write_config
+) -> None:
+    home = make_home("p", INVALID)
+    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
+    before = (home / "config.yaml").read_bytes()
+    where = f"{home / 'config.yaml'}:3"
+    human = run_cli("--config", str(config), "allowlist", "list", "-p", "p")
+    assert human.returncode == 1, human.stderr
+    marked = [line for line in human.stdout.splitlines() if "INVALID" in line]
+    assert len(marked) == 1 and marked[0].startswith("*") and "allows nothing" in marked[0]
+    assert f"multiplex: error: {where}: command_allowlist:" in human.stderr
+    as_json = run_cli("--config", str(config), "allowlist", "list", "-p", "p", "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout) == ["git status", "ls *"]
+    assert where in as_json.stderr
+    rows = json.loads(run_cli("--config", str(config), "profiles", "list", "--json").stdout)
+    assert rows[0]["allowlist_size"] == 2 and rows[0]["allowlist_invalid"] == 1
+    assert rows[0]["schema_version"] == 1
+    table = run_cli("--config", str(config), "profiles", "list")
+    assert "2 (+1 invalid)" in table.stdout and "1 allowlist entry allows nothing" in table.stdout
+    # Listing never rewrites the operator's file, invalid entry included.
+    assert (home / "config.yaml").read_bytes() == before

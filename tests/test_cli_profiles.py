@@ -9,6 +9,8 @@ from multiplex.profiles import parse_dotenv
 from tests.conftest import REPO, run_cli
 
 LIST_FIELDS = {
+    "schema_version",
+    "allowlist_invalid",
     "name",
     "home",
     "backend",

@@ -478,3 +478,43 @@ def test_bad_settings_are_config_errors(calls: Calls, kw: dict[str, object], key
     with pytest.raises(ConfigError) as err:
         ConfigWatcher(calls, **kw)  # type: ignore[arg-type]
     assert err.value.key == key
+
+
+# --- multiplex.yaml and the profiles folder (docs/operations.md#live-reconfiguration) ------
+
+# vim's save and delete-then-recreate take config.yaml away for a moment: a home going.
+KEEP_HOME_SAVES = [s for s in SAVES if s not in (save_vim_style, save_delete_recreate)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_edit_inside_a_served_home_never_rescans_the_folder(
+    tmp_path: Path, calls: Calls, make_watcher: Callable[..., ConfigWatcher], mode: str
+) -> None:
+    """With 10,000 homes a rescan per edit made every revocation wait for it: only a
+    home appearing or going, or multiplex.yaml itself, asks the supervisor to rescan."""
+    from multiplex.watching import SUPERVISOR_KEY
+
+    root = tmp_path / "profiles"
+    homes = {name: make_home(root, name) for name in ("alpha", "beta")}
+    config = tmp_path / "multiplex.yaml"
+    config.write_text("profiles_dir: profiles\n")
+    w = make_watcher(mode)
+    for name, home in homes.items():
+        w.watch(name, home)
+    w.watch_supervisor(config, root)
+    w.start()
+    settle(homes["beta"], calls, "beta")
+    rescans = calls.count(SUPERVISOR_KEY)
+    for save in KEEP_HOME_SAVES:
+        save(homes["alpha"])
+        settle(homes["beta"], calls, "beta")  # every event before it has been delivered
+    assert calls.count("alpha") >= 1
+    assert calls.count(SUPERVISOR_KEY) == rescans, calls.names
+    make_home(root, "gamma")  # a home appears: rescan
+    assert calls.wait_count(SUPERVISOR_KEY, rescans + 1)
+    rescans = calls.count(SUPERVISOR_KEY)
+    shutil.rmtree(homes["beta"])  # a home goes: rescan
+    assert calls.wait_count(SUPERVISOR_KEY, rescans + 1)
+    rescans = calls.count(SUPERVISOR_KEY)
+    config.write_text("profiles_dir: profiles\ndefault_profile: alpha\n")
+    assert calls.wait_count(SUPERVISOR_KEY, rescans + 1)

@@ -18,6 +18,9 @@ class SessionState:
     yolo: bool = False
 
 
+_NO_GRANTS = SessionState()  # immutable: one shared value for every session without any
+
+
 class SessionTable:
     """The sessions of ONE profile (a per-profile resource). Values are immutable."""
 
@@ -27,7 +30,7 @@ class SessionTable:
         self._sessions: dict[str, SessionState] = {}
 
     def get(self, session: str) -> SessionState:
-        return self._sessions.get(session) or SessionState()
+        return self._sessions.get(session) or _NO_GRANTS
 
     def grant(self, session: str, rules: list[str]) -> None:
         """Approve these rules for the rest of the session."""

@@ -34,13 +34,30 @@ def list_rules(
     profile: ProfileOpt,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """The rules on disk (sorted)."""
-    rules = sorted(_store(ctx, profile).rules())
+    """The rules on disk (sorted); an entry that does not parse is marked, and exit 1.
+
+    ``--json`` lists the rules that allow something; each invalid entry is one
+    line on stderr naming its file and line (docs/allowlist.md#invalid-entries).
+    """
+    store = _store(ctx, profile)
+    invalid = {entry.text: entry for entry in store.invalid()}
+    rules = sorted(store.rules())
     if as_json:
-        emit_json(rules)
+        emit_json([rule for rule in rules if rule not in invalid])
     else:
         for rule in rules:
-            typer.echo(rule)
+            entry = invalid.get(rule)
+            typer.echo(
+                rule if entry is None else f"{rule}    INVALID: {entry.error} (allows nothing)"
+            )
+    for entry in invalid.values():
+        typer.echo(
+            f"multiplex: error: {entry.where(store.config_path)}: command_allowlist: "
+            f"{entry.error}; it allows nothing",
+            err=True,
+        )
+    if invalid:
+        raise typer.Exit(1)
 
 
 @allowlist_app.command("add", cls=Command)

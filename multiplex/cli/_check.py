@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from multiplex.cli._output import SCHEMA_VERSION, emit_json
+from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
 from multiplex.supervision import check_config
 
@@ -21,7 +21,7 @@ def check(
     state = state_of(ctx)
     report = check_config(state.config_path)
     if as_json:
-        emit_json({"schema_version": SCHEMA_VERSION, **report.as_dict()})
+        emit_json(report.as_dict())
     else:
         for finding in report.errors:
             typer.echo(f"error: {finding}")

@@ -17,6 +17,7 @@ from rich.table import Table
 from multiplex._errors import RoutingError
 from multiplex.approval import DecisionFilter, follow_decisions, read_decisions
 from multiplex.cli._human import local_time, plain
+from multiplex.cli._output import versioned
 from multiplex.cli._state import did_you_mean, state_of
 
 __all__ = ["decisions", "parse_since"]
@@ -89,7 +90,7 @@ def decisions(
     rows = list(reversed(read_decisions(homes, keep=keep, limit=limit)))
     if as_json:
         for row in rows:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(versioned(row), ensure_ascii=False) + "\n")
     elif rows or not follow:
         _table(rows)
     if not follow:
@@ -104,7 +105,7 @@ def decisions(
 
     for row in follow_decisions(current, keep=keep):
         if as_json:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(versioned(row), ensure_ascii=False) + "\n")
         else:
             sys.stdout.write(_line(row) + "\n")
         sys.stdout.flush()

@@ -26,7 +26,7 @@ from multiplex._errors import MultiplexError
 from multiplex.approval import TerminalPrompter
 from multiplex.cli._client import GatewayClient, GatewayError, client_for
 from multiplex.cli._options import Command, Group
-from multiplex.cli._output import SCHEMA_VERSION, emit_json
+from multiplex.cli._output import emit_json
 from multiplex.cli._state import CliState, state_of
 
 __all__ = ["kernel_app"]
@@ -109,7 +109,7 @@ def run_command(
             raise  # a gateway answered and refused: never run it elsewhere instead
         cell = _in_process(state, profile, body)
     if as_json:
-        emit_json({"schema_version": SCHEMA_VERSION, **cell})
+        emit_json(cell)
     else:
         _print_cell(cell)
     raise typer.Exit(_EXIT.get(str(cell.get("outcome")), 1))

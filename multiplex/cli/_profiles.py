@@ -15,7 +15,7 @@ from rich.tree import Tree
 from multiplex._errors import ConfigError
 from multiplex.cli._human import local_time, plain
 from multiplex.cli._options import Command, Group
-from multiplex.cli._output import SCHEMA_VERSION, emit_json
+from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
 from multiplex.cli._templates import CONFIG_TEMPLATE
 from multiplex.profiles import TOKEN_KEY
@@ -53,7 +53,8 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
                 plain(row["sandbox"]),
                 plain(row["cwd"]),
                 plain(row["redact_secrets"]),
-                plain(row["allowlist_size"]),
+                plain(row["allowlist_size"])
+                + (f" (+{row['allowlist_invalid']} invalid)" if row["allowlist_invalid"] else ""),
                 row["home"],
                 plain(row["error"], empty=""),
             )
@@ -62,6 +63,16 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         for row in rows:
             if row["sandbox_warning"]:  # docs/execution.md#the-sandbox
                 console.print(f"warning: {row['name']}: {row['sandbox_warning']}")
+            if invalid := row["allowlist_invalid"]:  # docs/allowlist.md#invalid-entries
+                entries = (
+                    "1 allowlist entry allows"
+                    if invalid == 1
+                    else f"{invalid} allowlist entries allow"
+                )
+                console.print(
+                    f"warning: {row['name']}: {entries} nothing"
+                    f" (see: multiplex allowlist list -p {row['name']})"
+                )
     if any(row["status"] != "ok" for row in rows):
         raise typer.Exit(1)
 
@@ -75,7 +86,7 @@ def show_profile(ctx: typer.Context, name: str, as_json: JsonOpt = False) -> Non
     finally:
         sup.close()
     if as_json:
-        emit_json({"schema_version": SCHEMA_VERSION, **data})
+        emit_json(data)
         return
     Console(width=200).print(_tree(name, data))
     if data["status"] != "ok":

@@ -18,7 +18,7 @@ from rich.table import Table
 from multiplex.cli._client import GatewayError, client_for
 from multiplex.cli._human import local_time, plain
 from multiplex.cli._options import Command, Group
-from multiplex.cli._output import SCHEMA_VERSION, emit_json
+from multiplex.cli._output import emit_json, versioned
 from multiplex.cli._state import state_of
 
 __all__ = ["answer_approval", "list_approvals", "runs_app"]
@@ -99,7 +99,7 @@ def _follow_approvals(events: Any, as_json: bool) -> None:
         if not name.startswith("approval."):
             continue
         if as_json:
-            sys.stdout.write(json.dumps({"event": name, **data}) + "\n")
+            sys.stdout.write(json.dumps(versioned({"event": name, **data})) + "\n")
         else:
             sys.stdout.write(_approval_line(name, data) + "\n")
         sys.stdout.flush()
@@ -174,7 +174,7 @@ def show_run(ctx: typer.Context, run_id: str, as_json: JsonOpt = False) -> None:
     """One run: status, each gated command's result, its open approval."""
     run = client_for(state_of(ctx)).get(f"/v1/runs/{run_id}")
     if as_json:
-        emit_json({"schema_version": SCHEMA_VERSION, **run})
+        emit_json(run)
         return
     typer.echo(f"run:      {run['run_id']}  ({run['status']})")
     typer.echo(f"profile:  {run['profile']}  session {run['session_id']}  context {run['context']}")

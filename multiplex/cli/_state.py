@@ -60,14 +60,23 @@ class CliState:
         )
 
     def supervisor(self, profile: str | None = None, *, context: str = "interactive") -> Supervisor:
-        """Standalone for ``-p NAME`` (global or the command's own), else multiplex mode."""
+        """Standalone for ``-p NAME`` (global or the command's own), else multiplex mode.
+
+        Only ``up`` (context ``gateway``) serves ``/metrics``; any other command's
+        supervisor counts nothing and starts faster for it.
+        """
         name = profile or self.profile
+        exported = context == "gateway"
         if name is not None:
             config = self.config()
             return Supervisor.standalone(
-                self.home_of(name), name=Path(name).name, config=config, context=context
+                self.home_of(name),
+                name=Path(name).name,
+                config=config,
+                context=context,
+                export_metrics=exported,
             )
-        return Supervisor.from_config(self.config_path)
+        return Supervisor.from_config(self.config_path, export_metrics=exported)
 
 
 def state_of(ctx: typer.Context) -> CliState:

@@ -17,6 +17,7 @@ from typing import Any
 
 from multiplex.cluster._approvals import ApprovalStore
 from multiplex.cluster._events import EventLog, SharedEvent
+from multiplex.cluster._handoff import HandOffQueue
 from multiplex.cluster._link import ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._runs import RunStore
@@ -43,6 +44,7 @@ class Cluster:
         self.events = EventLog(self.link)
         self.signals = Signals(self.link)
         self.nodes = NodeRegistry(self.link, self.runs, self.approvals)
+        self.handoff = HandOffQueue(self.link, self.runs)
         self._tasks: list[asyncio.Task[None]] = []
 
     def session_table(self, profile: str) -> SharedSessionTable:

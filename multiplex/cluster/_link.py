@@ -9,6 +9,7 @@ failed call marks the link down and only a successful ping brings it back.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -21,6 +22,7 @@ from multiplex.supervision import ClusterConfig
 __all__ = ["PREFIX", "ClusterUnavailable", "RedisLink"]
 
 PREFIX = "multiplex:"
+log = logging.getLogger("multiplex.cluster")
 T = TypeVar("T")
 # A dead Redis refuses at once; the timeout only bounds a silent network (and a
 # loaded machine must not look like a lost Redis).
@@ -71,7 +73,9 @@ class RedisLink:
             for listener in list(self._listeners):
                 listener(up)
 
-    def mark_down(self) -> None:
+    def mark_down(self, cause: BaseException | None = None) -> None:
+        if self._up and cause is not None:  # said once per outage, with what failed
+            log.warning("redis unavailable: %s: %s", type(cause).__name__, cause)
         self._set(False)
 
     def mark_up(self) -> None:
@@ -92,7 +96,7 @@ class RedisLink:
         try:
             return fn()
         except (redis.RedisError, OSError) as exc:
-            self.mark_down()
+            self.mark_down(exc)
             raise ClusterUnavailable(f"redis: {type(exc).__name__}") from None
 
     async def acall(self, coro: Any) -> Any:
@@ -101,16 +105,22 @@ class RedisLink:
         try:
             return await coro
         except (redis.RedisError, OSError) as exc:
-            self.mark_down()
+            self.mark_down(exc)
             raise ClusterUnavailable(f"redis: {type(exc).__name__}") from None
 
     async def ping(self) -> bool:
         """True if Redis answers now; sets :attr:`up` accordingly."""
         try:
             await self.aio.ping()
-        except (redis.RedisError, OSError):
-            self.mark_down()
+        except (redis.RedisError, OSError) as exc:
+            self.mark_down(exc)
             return False
+        if not self._up:
+            # Back after an outage: the idle pooled connections still point at the
+            # Redis that went away, and the first call on each would fail ("closed
+            # by server") and mark the link down again behind a ready /readyz.
+            self.sync.connection_pool.disconnect(inuse_connections=False)
+            await self.aio.connection_pool.disconnect(inuse_connections=False)
         self.mark_up()
         return True
 

@@ -83,7 +83,11 @@ class Signals:
                         log.exception("cluster signal handler failed")
             except (redis.RedisError, OSError):
                 self._ready.clear()
-                self._link.mark_down()
+                # This connection died; whether Redis did is the ping's to say. A
+                # subscription left over from before a Redis restart fails after
+                # the health check has already seen Redis back: marking the link
+                # down here would refuse runs on a node that /readyz calls ready.
+                await self._link.ping()
                 await asyncio.sleep(0.2)
             finally:
                 with contextlib.suppress(Exception):

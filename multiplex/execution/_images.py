@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import os
 import shutil
 import subprocess
 import tarfile
@@ -105,8 +106,11 @@ def _ensure(engine: Engine, image: str) -> str | None:
         return None
     if image.split(":", 1)[0] != BUSYBOX_IMAGE:
         return f"image {image!r} is not present locally ({engine.cli}); multiplex never pulls"
-    # One build across processes (several supervisors or test workers at once).
-    lock_path = Path(tempfile.gettempdir()) / "multiplex-busybox-image.lock"
+    # One build across processes (several supervisors or test workers at once): the
+    # machine's /tmp, not $TMPDIR, which differs between processes; one file per user,
+    # as the engine's image store is.
+    shared = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
+    lock_path = Path(shared) / f"multiplex-busybox-image-{os.getuid()}.lock"
     with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if image_present(engine, image):

@@ -8,14 +8,15 @@ exits, or when the reaper gets SIGTERM (timeout, cancel, shutdown), it signals
 its whole descendant tree, waits a short grace, kills what is left, and reaps
 until it has no child. Its exit status is the command's (128 + signal for a
 signal, as a shell reports it).
+
+It runs once per unsandboxed command, so it starts lean: ``_signal`` rather than
+``signal`` (whose enums cost more to import than the rest of the script), no
+``contextlib`` (docs/operations.md#capacity).
 """
 
-from __future__ import annotations
-
-import contextlib
+import _signal  # type: ignore[import-not-found]  # the C module behind signal, no stubs
 import ctypes
 import os
-import signal
 import sys
 import time
 
@@ -55,8 +56,10 @@ def descendants(root: int) -> list[int]:
 
 def _signal_all(pids: list[int], sig: int) -> None:
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:
             os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            continue
 
 
 def _reap_any() -> bool:
@@ -73,7 +76,7 @@ def _reap_any() -> bool:
 def end_tree(grace: float = _GRACE) -> None:
     """SIGTERM every descendant, SIGKILL what is left after ``grace``, reap them all."""
     me = os.getpid()
-    _signal_all(descendants(me), signal.SIGTERM)
+    _signal_all(descendants(me), _signal.SIGTERM)
     deadline = time.monotonic() + grace
     while _reap_any() and time.monotonic() < deadline:
         if not descendants(me):
@@ -82,7 +85,7 @@ def end_tree(grace: float = _GRACE) -> None:
     # Repeat: a child killed now may leave its own children to us (we are their sub-reaper).
     while True:
         left = descendants(me)
-        _signal_all(left, signal.SIGKILL)
+        _signal_all(left, _signal.SIGKILL)
         if not _reap_any() and not left:
             return
         time.sleep(0.005)
@@ -103,12 +106,12 @@ def main(argv: list[str]) -> int:
     def on_term(_sig: int, _frame: object) -> None:
         raise _Stop  # interrupts waitpid (PEP 475 retries it otherwise)
 
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
+    _signal.signal(_signal.SIGTERM, on_term)
+    _signal.signal(_signal.SIGINT, on_term)
     child = os.fork()
     if child == 0:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
         try:
             os.execvp(argv[0], argv)
         except OSError as exc:
@@ -125,9 +128,9 @@ def main(argv: list[str]) -> int:
                 code = _status_code(status)
                 break
     except _Stop:
-        code = 128 + signal.SIGTERM
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+        code = 128 + _signal.SIGTERM
+    _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
     end_tree()
     return code
 

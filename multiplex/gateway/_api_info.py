@@ -143,6 +143,7 @@ async def readyz(gw: GatewayDep) -> JSONResponse:
         # multiplex.yaml broken: the last good one still serves (docs/operations.md).
         "config_ok": gw.sup.config_error is None,
         "config_error": None if error is None else gw.sup.gate.recorder.redact(error),
+        "restart_required": list(gw.sup.restart_required),
         "ready": gw.ready,
         "watch_mode": gw.sup.config.watch.mode,
         "watcher_alive": watcher is not None and watcher.alive,

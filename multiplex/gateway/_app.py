@@ -79,7 +79,7 @@ def create_app(
     app.state.gateway = gateway
     # Outermost last: the headers, the body limit, then the hot routes' fast path, then FastAPI.
     app.add_middleware(FastPath, gateway=gateway)
-    app.add_middleware(BodyLimit, limit=limits.max_request_bytes)
+    app.add_middleware(BodyLimit, limit=lambda: sup.config.gateway.max_request_bytes)
     # docs/security.md#the-dashboard-and-http-headers: outermost, so every answer has them.
     app.add_middleware(SecurityHeaders)
     app.add_exception_handler(RequestValidationError, validation_error)

@@ -66,9 +66,15 @@ class Gateway:
         sup.gate.recorder.post_approval_response.append(self.feed.hook)
         for profile in sup.profiles.values():
             profile.on_reload(self._reloaded)
+        self._limits = sup.config.gateway
         sup.on_profiles_changed(self._homes_changed)
 
     def _homes_changed(self, added: list[Profile], removed: list[Profile]) -> None:
+        limits = self.sup.config.gateway
+        if limits.max_runs_per_profile != self._limits.max_runs_per_profile:
+            # docs/gateway.md#limits: applies to the next run; running ones are not cut.
+            self.runs.per_profile = limits.max_runs_per_profile
+        self._limits = limits
         # A new home's token works, a removed one's stops (docs/operations.md#live-reconfiguration).
         for profile in added:
             profile.on_reload(self._reloaded)
@@ -130,10 +136,16 @@ class Gateway:
             if self.shutting_down:
                 return
             self.shutting_down = True
+        # docs/cluster.md#node-loss: parked runs go on elsewhere, not cancelled with the rest.
+        self.runs.closing = True  # this node adopts nothing from now on, its own included
+        moved = self.cluster.handover.leave() if self.cluster is not None else 0
         cancelled = self.runs.begin_shutdown()
         self.hub.close()
         log_event(
-            "shutdown.begin", approvals_cancelled=cancelled, runs_active=len(self.runs.active())
+            "shutdown.begin",
+            approvals_cancelled=cancelled,
+            runs_handed_over=moved,
+            runs_active=len(self.runs.active()),
         )
 
     def drain(self, grace: float) -> None:

@@ -9,6 +9,7 @@ echoed back, however large or secret it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Request
@@ -38,24 +39,29 @@ async def _send_413(send: Send, limit: int) -> None:
 
 
 class BodyLimit:
-    """Refuse request bodies over ``limit`` bytes with 413 (pure ASGI, contextvars intact)."""
+    """Refuse request bodies over ``limit()`` bytes with 413 (pure ASGI, contextvars intact).
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    ``limit`` is read once per request, so a live reload of
+    ``gateway.max_request_bytes`` applies to the next request.
+    """
+
+    def __init__(self, app: ASGIApp, limit: Callable[[], int]) -> None:
         self.app = app
-        self.limit = limit
+        self._limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self._limit()
         for key, value in scope["headers"]:
             if key == b"content-length":
                 try:
                     declared = int(value)
                 except ValueError:
-                    declared = self.limit + 1  # unreadable length: refuse rather than guess
-                if declared > self.limit:
-                    await _send_413(send, self.limit)
+                    declared = limit + 1  # unreadable length: refuse rather than guess
+                if declared > limit:
+                    await _send_413(send, limit)
                     return
                 break
         seen = 0
@@ -69,9 +75,9 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit and not started:
+                if seen > limit and not started:
                     answered = True
-                    await _send_413(send, self.limit)
+                    await _send_413(send, limit)
                     # The app sees a client that went away, and stops reading.
                     return {"type": "http.disconnect"}
             return message

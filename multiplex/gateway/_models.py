@@ -311,6 +311,7 @@ class ReloadOut(BaseModel):
     added: list[str]
     removed: list[str]
     profiles: int
+    restart_required: list[str] = []  # changed keys that wait for a restart (docs/operations.md)
 
 
 ProfileOut = dict[str, Any]

@@ -44,6 +44,7 @@ from multiplex.cluster import (
     resolution_of,
 )
 from multiplex.gateway._events import Event, EventHub, make_event
+from multiplex.gateway._handover import HandOver
 from multiplex.gateway._run import approval_row
 from multiplex.gateway._runs import RunRegistry, ShuttingDown
 from multiplex.profiles import Profile, ReloadResult
@@ -124,8 +125,14 @@ class ClusterBridge:
         self._redact = sup.gate.recorder.redact
         self._lock = threading.Lock()
         self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
+        self._unsynced_runs: set[str] = set()  # runs whose document Redis missed (under _lock)
         hub.bridge = self
-        sup.metrics.registry.register(_ClusterMetrics(cluster))
+        self.handover = HandOver(
+            sup, runs, cluster, self._redact, lambda run: _redacted(run.snapshot(), self._redact)
+        )
+        self._adopter: asyncio.Task[None] | None = None
+        if sup.metrics.registry is not None:  # an exported supervisor (docs/operations.md#metrics)
+            sup.metrics.registry.register(_ClusterMetrics(cluster))
         for profile in sup.profiles.values():
             self._install(profile)
         sup.on_profiles_changed(self._homes_changed)
@@ -152,8 +159,15 @@ class ClusterBridge:
         await self.cluster.start(
             on_event=self._on_remote_event, on_lost=self._on_lost, on_recovered=self._resync
         )
+        self._adopter = asyncio.get_running_loop().create_task(
+            self.handover.adopting(), name="cluster-adopt"
+        )
 
     async def stop(self) -> None:
+        if self._adopter is not None:
+            self._adopter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._adopter
         await self.cluster.stop(leave=True)
 
     @property
@@ -228,9 +242,14 @@ class ClusterBridge:
         if run is not None:
             whole = event.name in ("run.started", "run.finished")
             doc = data if whole else _redacted(run.snapshot(), self._redact)
-        # Redis away: the run document is written again on recovery (resync).
-        with contextlib.suppress(ClusterUnavailable):
+        # Redis away: the run document is written again on recovery (resync), the
+        # final one of a run that finished meanwhile included.
+        try:
             self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
+        except ClusterUnavailable:
+            if run is not None:
+                with self._lock:
+                    self._unsynced_runs.add(run.run_id)
 
     def _on_remote_event(self, shared: SharedEvent) -> None:
         if self.hub.local_listeners:  # nobody streams from this node: nothing to build
@@ -317,8 +336,17 @@ class ClusterBridge:
         for table in self.sup.gate.tables().values():
             for request in table.list_open():
                 self.on_gate_event("approval.request", request)
-        for run in self.runs.active():
+        with self._lock:
+            missed, self._unsynced_runs = self._unsynced_runs, set()
+        runs = {r.run_id: r for r in self.runs.active()}
+        for run_id in sorted(missed):
+            run = self.runs.get(run_id)
+            if run is not None:  # not yet forgotten (gateway keep_runs)
+                runs.setdefault(run_id, run)
+        for index, run in enumerate(runs.values()):
             try:
                 self.cluster.runs.put(_redacted(run.snapshot(), self._redact))
-            except ClusterUnavailable:
+            except ClusterUnavailable:  # away again: what is left waits for the next recovery
+                with self._lock:
+                    self._unsynced_runs.update(r.run_id for r in list(runs.values())[index:])
                 return

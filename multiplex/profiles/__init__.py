@@ -1,6 +1,6 @@
 """Profile homes: config schema, loading, the allowlist store, YAML round trip (docs/configuration.md#profile-home, docs/allowlist.md)."""
 
-from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
+from multiplex.profiles._allowlist import AllowlistStore, InvalidRule, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_credential
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
@@ -27,6 +27,7 @@ __all__ = [
     "ApprovalSettings",
     "CodeExecutionSettings",
     "CredentialFile",
+    "InvalidRule",
     "LinkRefused",
     "LoadedConfig",
     "Profile",

@@ -24,11 +24,24 @@ from pathlib import Path
 from multiplex._errors import RuleSyntaxError
 from multiplex.profiles._loader import read_allowlist
 from multiplex.profiles._roundtrip import AllowlistMemo, commit_grants, update_allowlist
+from multiplex.profiles._yamlread import line_of
 from multiplex.shell import Rule, RuleSet, parse_rule
 
-__all__ = ["AllowlistStore", "ReconcileResult"]
+__all__ = ["AllowlistStore", "InvalidRule", "ReconcileResult"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidRule:
+    """An entry of the file that does not parse: it stays in the file and allows nothing."""
+
+    text: str
+    error: str
+    line: int | None  # 1-based line in config.yaml, when the file still holds the entry
+
+    def where(self, path: Path) -> str:
+        return f"{path}:{self.line}" if self.line is not None else str(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +55,14 @@ class ReconcileResult:
 class _Snapshot:
     """An immutable view of the effective rules; its RuleSet is built on first use."""
 
-    __slots__ = ("_ruleset", "rules", "texts")
+    __slots__ = ("_ruleset", "invalid", "rules", "texts")
 
-    def __init__(self, texts: tuple[str, ...], rules: tuple[Rule, ...]) -> None:
+    def __init__(
+        self, texts: tuple[str, ...], rules: tuple[Rule, ...], invalid: tuple[InvalidRule, ...]
+    ) -> None:
         self.texts = texts
         self.rules = rules
+        self.invalid = invalid
         self._ruleset: RuleSet | None = None
 
     def ruleset(self) -> RuleSet:
@@ -76,7 +92,9 @@ class AllowlistStore:
     ) -> None:
         self._path = Path(config_path)
         self._lock_timeout = lock_timeout
-        self._lock = threading.Lock()  # guards the state below (held briefly, never over I/O)
+        # Guards the state below, held briefly: its only I/O is one re-read of the file to
+        # name the line of an entry that does not parse (each such text once, then cached).
+        self._lock = threading.Lock()
         self._write_lock = threading.Lock()  # one write of this store at a time
         self._writes = 0
         self._memo = AllowlistMemo()
@@ -84,7 +102,7 @@ class AllowlistStore:
         self._disk: list[str] = on_disk  # the file as last synchronised: the baseline, in order
         self._pending: dict[str, None] = {}  # in_memory − baseline: grants not on disk (ordered)
         self._revoking: set[str] = set()  # revocations not yet written to disk
-        self._parsed: dict[str, Rule | None] = {}
+        self._parsed: dict[str, Rule | InvalidRule] = {}
         self._snapshot = self._build_snapshot()
 
     @property
@@ -107,6 +125,15 @@ class AllowlistStore:
     def ruleset(self) -> RuleSet:
         """The current immutable RuleSet (rules that do not parse are left out)."""
         return self._snapshot.ruleset()
+
+    @property
+    def size(self) -> int:
+        """How many effective rules allow something (``allowlist_size``: invalid ones do not count)."""
+        return len(self._snapshot.rules)
+
+    def invalid(self) -> tuple[InvalidRule, ...]:
+        """Effective entries that do not parse, with their line in the file (docs/allowlist.md)."""
+        return self._snapshot.invalid
 
     def match(self, argv: Sequence[str]) -> str | None:
         """The text of the first effective rule that allows ``argv``, or None."""
@@ -251,18 +278,35 @@ class AllowlistStore:
         if len(parsed) > 2 * len(texts) + 64:  # forget rules no longer in use
             parsed = self._parsed = {t: parsed[t] for t in texts if t in parsed}
         rules: list[Rule] = []
+        invalid: list[InvalidRule] = []
         for text in texts:
             if text not in parsed:
                 parsed[text] = self._parse_on_disk(text)
             rule = parsed[text]
-            if rule is not None:
+            if isinstance(rule, InvalidRule):
+                invalid.append(rule)
+            else:
                 rules.append(rule)
-        return _Snapshot(tuple(texts), tuple(rules))
+        return _Snapshot(tuple(texts), tuple(rules), tuple(invalid))
 
-    def _parse_on_disk(self, text: str) -> Rule | None:
+    def _parse_on_disk(self, text: str) -> Rule | InvalidRule:
         try:
             return parse_rule(text)
         except RuleSyntaxError as exc:
             # The operator's entry stays in the file; it just allows nothing.
-            log.warning("%s: command_allowlist: %s; ignored", self._path, exc)
+            entry = InvalidRule(text, str(exc), self._line_of(text))
+            log.warning(
+                "%s: command_allowlist: %s; ignored (it allows nothing)",
+                entry.where(self._path),
+                exc,
+            )
+            return entry
+
+    def _line_of(self, text: str) -> int | None:
+        """The line of ``text`` in the file (an error path only: reads the file again)."""
+        try:
+            data = self._path.read_bytes()
+            index = self._disk.index(text)
+        except (OSError, ValueError):
             return None
+        return line_of(data, ("command_allowlist", index))

@@ -1,7 +1,8 @@
 """Reading argv words: where options end, an option's value, text fed to stdin (docs/approvals.md#parsing).
 
-Shared by the unwrapping of wrappers (``shell._unwrap``) and of programs that
-carry code (``shell._payloads``). A pure leaf: stdlib only.
+Shared by the unwrapping of wrappers (``shell._unwrap``), of programs that carry
+code (``shell._payloads``) and by the catalogue's checks (``program``, ``operands``,
+``short_flags``: one C-level pass over an argv of any length). A pure leaf: stdlib only.
 """
 
 from __future__ import annotations
@@ -18,10 +19,15 @@ __all__ = [
     "RedirectLike",
     "fed_text",
     "feed_upstream",
+    "first_operand",
+    "git_subcommand",
     "operand_index",
+    "operands",
     "option_value",
     "opts",
+    "program",
     "program_name",
+    "short_flags",
 ]
 
 ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -50,7 +56,7 @@ class NextStep:
 
 def program_name(word: str) -> str:
     """The basename of a program word, lower-cased (matching ignores case)."""
-    return word.rsplit("/", 1)[-1].lower()
+    return word[word.rfind("/") + 1 :].lower()
 
 
 def operand_index(
@@ -111,3 +117,50 @@ def feed_upstream(upstream: tuple[str, ...], argv: tuple[str, ...]) -> tuple[str
     if name in upstream or len(upstream) >= MAX_UPSTREAM:
         return upstream
     return (*upstream, name)
+
+
+# ---- the words of one argv (the catalogue's checks read them) -----------------------
+def program(argv: Sequence[str]) -> str:
+    """Basename of the program, lower-cased."""
+    return argv[0][argv[0].rfind("/") + 1 :].lower() if argv else ""
+
+
+def _options_end(args: Sequence[str]) -> int:
+    """Index of the first ``--`` (options end there), else ``len(args)``."""
+    try:
+        return args.index("--")
+    except ValueError:
+        return len(args)
+
+
+def operands(args: Sequence[str]) -> list[str]:
+    """Words that are not options (everything after ``--`` counts)."""
+    end = _options_end(args)
+    # Comprehensions over slices: one C-level pass each, for argvs of thousands of words.
+    out = [a for a in args[:end] if a == "-" or not a.startswith("-")]
+    return out + list(args[end + 1 :]) if end < len(args) else out
+
+
+def short_flags(args: Sequence[str]) -> str:
+    """All letters of short option clusters (``-rf`` → ``rf``), up to ``--``."""
+    head = args[: _options_end(args)]
+    return "".join([a[1:] for a in head if a.startswith("-") and not a.startswith("--")])
+
+
+def first_operand(args: Sequence[str]) -> str:
+    ops = operands(args)
+    return ops[0].lower() if ops else ""
+
+
+def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
+    """``git -C dir -c k=v push -f`` → ("push", ["-f"])."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        else:
+            return arg.lower(), list(args[i + 1 :])
+    return "", []

@@ -2,7 +2,8 @@
 
 Each check takes the program basename (lower-cased) and the arguments and returns
 the ``Pattern`` the command shows, or None; path helpers say which targets are
-system directories, homes or block devices. A pure leaf: stdlib and
+system directories, homes or block devices. The argv helpers (``operands`` …) live
+in ``shell._argv`` and are re-exported here. A pure leaf: stdlib, ``shell._argv`` and
 ``shell._catalogue`` only.
 """
 
@@ -13,6 +14,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from multiplex.shell._argv import first_operand, git_subcommand, operands, program, short_flags
 from multiplex.shell._catalogue import (
     ACCOUNT,
     BLOCK_DEVICE_WRITE,
@@ -119,53 +121,6 @@ def catastrophic_path(target: str) -> bool:
     if path in _WHOLE or re.fullmatch(r"/(?:home|users)/[^/]+", path):
         return True
     return bool(_GLOB.search(path)) and any(fnmatch.fnmatchcase(d, path) for d in _WHOLE)
-
-
-# ---- argv helpers ----------------------------------------------------------------
-def program(argv: Sequence[str]) -> str:
-    """Basename of the program, lower-cased."""
-    return argv[0].rsplit("/", 1)[-1].lower() if argv else ""
-
-
-def operands(args: Sequence[str]) -> list[str]:
-    """Words that are not options (everything after ``--`` counts)."""
-    out: list[str] = []
-    for i, arg in enumerate(args):
-        if arg == "--":
-            return out + list(args[i + 1 :])
-        if not arg.startswith("-") or arg == "-":
-            out.append(arg)
-    return out
-
-
-def short_flags(args: Sequence[str]) -> str:
-    """All letters of short option clusters (``-rf`` → ``rf``), up to ``--``."""
-    letters = []
-    for arg in args:
-        if arg == "--":
-            break
-        if arg.startswith("-") and not arg.startswith("--"):
-            letters.append(arg[1:])
-    return "".join(letters)
-
-
-def first_operand(args: Sequence[str]) -> str:
-    ops = operands(args)
-    return ops[0].lower() if ops else ""
-
-
-def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
-    """``git -C dir -c k=v push -f`` → ("push", ["-f"])."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
-            i += 2
-        elif arg.startswith("-"):
-            i += 1
-        else:
-            return arg.lower(), list(args[i + 1 :])
-    return "", []
 
 
 # ---- per-command checks ----------------------------------------------------------
@@ -283,7 +238,20 @@ def _git(args: Sequence[str]) -> Pattern | None:
     return None
 
 
+_PACKAGERS = frozenset(
+    {"apt", "apt-get", "aptitude", "yum", "dnf", "microdnf", "zypper", "brew", "port", "gem",
+     "cargo", "snap", "conda", "mamba", "uv", "npm", "pnpm", "yarn", "pacman", "apk", "dpkg",
+     "rpm"}
+)  # fmt: skip
+_INFRA = frozenset(
+    {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
+     "gcloud", "az", "gsutil"}
+)  # fmt: skip
+
+
 def _packages(prog: str, args: Sequence[str]) -> Pattern | None:
+    if prog not in _PACKAGERS and not prog.startswith("pip"):
+        return None  # the operands of any other program's argv are never read
     verb = first_operand(args)
     if prog in ("apt", "apt-get", "aptitude") and verb in ("remove", "purge", "autoremove"):
         return PACKAGE_REMOVAL
@@ -319,6 +287,8 @@ def _packages(prog: str, args: Sequence[str]) -> Pattern | None:
 
 
 def _infra(prog: str, args: Sequence[str]) -> Pattern | None:
+    if prog not in _INFRA:
+        return None
     words = [a.lower() for a in operands(args)]
     if prog in ("kubectl", "oc") and words[:1] == ["delete"]:
         return INFRA_DESTROY
@@ -345,9 +315,10 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """The dangerous pattern one argv shows, judged by its program and arguments."""
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pip uninstall …
-    flags = short_flags(args)
     if prog == "rm":
-        if set(flags) & set("rRf") or any(a in ("--recursive", "--force") for a in args):
+        if set(short_flags(args)) & set("rRf") or any(
+            a in ("--recursive", "--force") for a in args
+        ):
             return RECURSIVE_DELETE
     elif prog == "find":
         if "-delete" in args:
@@ -379,7 +350,7 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     elif prog in _KILLERS:
         return PROCESS_KILL
     elif prog == "crontab":
-        if set(flags) & set("re") or operands(args):
+        if set(short_flags(args)) & set("re") or operands(args):
             return CRONTAB
     elif prog == "git":
         return _git(args)

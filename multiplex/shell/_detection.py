@@ -91,6 +91,18 @@ _METADATA = re.compile(
     r"|100\.100\.100\.200|\b2852039166\b|0xa9fea9fe|0251\.0376\.0251\.0376|metadata\.azure",
     re.IGNORECASE,
 )
+# Each alternative of _METADATA holds one of these, lower-cased (no i, s or k in them).
+_METADATA_WORDS = (
+    "169.254", "metadata", "fd00:ec2::254", "100.100.100.200", "2852039166", "0xa9fea9fe",
+    "0251.0376.0251.0376",
+)  # fmt: skip
+
+
+def _metadata(text: str) -> re.Match[str] | None:
+    lowered = text.lower()
+    return _METADATA.search(text) if any(w in lowered for w in _METADATA_WORDS) else None
+
+
 _SQL = re.compile(
     r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|FUNCTION|TRIGGER|COLLECTION)\b"
     r"|\bTRUNCATE\s+(TABLE\s+)?[\w.\"`\[]|\bALTER\s+TABLE\s+\S+\s+DROP\b"
@@ -100,6 +112,10 @@ _SQL = re.compile(
 _SQL_UNBOUNDED = re.compile(
     r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
 )
+# "rm_rf (" with spaces on either side: one \s* before the optional "(", one inside it,
+# so no two quantifiers can take the same spaces (docs/security.md#linear-time).
+_RMTREE_HOME = re.compile(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]")
+_SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
@@ -143,7 +159,11 @@ def find_hardline(
     ``place`` (the turn's cwd and homes) resolves destructive targets
     (docs/security.md#resolved-targets); without it ``~`` and ``$HOME`` stand for a home.
     """
-    place = place or _NOWHERE
+    return _find_hardline(parsed, _depth, place or _NOWHERE)
+
+
+@functools.lru_cache(maxsize=64)  # the gate asks twice: step 2, then inside detection
+def _find_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Finding | None:
     targeted = find_target_hardline(parsed, place)
     if targeted is not None:
         return targeted
@@ -166,7 +186,7 @@ def find_hardline(
         if finding is not None:
             return finding
     for payload in parsed.script_payloads:
-        if re.search(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*\(?\s*['\"](/|~)['\"]", payload):
+        if _RMTREE_HOME.search(payload):
             return Finding(DELETE_SYSTEM, payload)
     return None
 
@@ -200,8 +220,13 @@ def _sql(cmd: SimpleCommand) -> bool:
 
 
 def _sql_text(text: str) -> bool:
-    if _SQL.search(text):
+    # C-speed prefilter: each pattern holds one of these words (none has an i, s or k,
+    # the letters IGNORECASE matches to other characters than their lower case).
+    lowered = text.lower()
+    if any(w in lowered for w in _SQL_WORDS) and _SQL.search(text):
         return True
+    if "delete" not in lowered and "update" not in lowered:
+        return False
     return any(not re.search(r"\bWHERE\b", m.group(2), re.I) for m in _SQL_UNBOUNDED.finditer(text))
 
 
@@ -209,7 +234,9 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     if not cmd.argv:
         return SENSITIVE_WRITE if any(sensitive(p) for p in write_targets(cmd)) else None
     prog = program(cmd.argv)
-    found = _hardline_command(cmd) or dangerous_check(prog, cmd.argv[1:])
+    # No _hardline_command here: find_dangerous comes here only once find_hardline found
+    # nothing, and that looked at every command of the line with it.
+    found = dangerous_check(prog, cmd.argv[1:])
     if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0]):
         found = DYNAMIC_PROGRAM
     if found is None:
@@ -267,11 +294,11 @@ def find_dangerous(
         elif found is not None:
             return Finding(found, evidence(cmd))
     for text in (parsed.line, *parsed.variants):
-        match = _METADATA.search(text)
+        match = _metadata(text)
         if match:
             return Finding(CLOUD_METADATA, match.group(0))
     for payload in parsed.script_payloads:
-        match = SCRIPT_DELETE.search(payload) or _METADATA.search(payload)
+        match = SCRIPT_DELETE.search(payload) or _metadata(payload)
         if match:
             pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
             return Finding(pattern, payload)

@@ -16,7 +16,13 @@ from multiplex.shell._argv import program_name
 from multiplex.shell._catalogue import EXFILTRATION, NETWORK_REDIRECT, REVERSE_SHELL, Finding
 from multiplex.shell._command_checks import operands, short_flags
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
-from multiplex.shell._secret_paths import is_home_root, is_secret_path, may_be_secret, resolved
+from multiplex.shell._secret_paths import (
+    is_home_root,
+    is_secret_path,
+    may_be_secret,
+    may_hold_secret,
+    resolved,
+)
 from multiplex.shell._targets import Place
 from multiplex.shell._unwrap import SHELLS
 from multiplex.shell._writes import all_commands, evidence
@@ -102,6 +108,13 @@ def _sensitive_source(word: str, place: Place) -> bool:
     return any(is_home_root(p) or is_secret_path(p) for p in resolved(word, place))
 
 
+def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
+    ops = operands(cmd.argv[1:]) if cmd.argv else []
+    if not may_hold_secret(ops, place) and "/" not in ops and "." not in ops:
+        return False
+    return any(_sensitive_source(w, place) for w in ops)
+
+
 def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
     """The first reverse shell, exfiltration or network redirection, or None."""
     commands = all_commands(parsed)
@@ -114,15 +127,15 @@ def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
     for payload in parsed.script_payloads:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
             return Finding(REVERSE_SHELL, payload)
-    readers_of_secrets = any(
-        _sensitive_source(w, place) for c in commands for w in operands(c.argv[1:]) if c.argv
-    )
+    readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
     for cmd in commands:
         if not cmd.argv:
             continue
         if any(_sensitive_source(p, place) for p in _uploads(cmd)):
             return Finding(EXFILTRATION, evidence(cmd))
         piped = program_name(cmd.argv[0]) in _NET and cmd.upstream
+        if piped and readers_of_secrets is None:
+            readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if piped and readers_of_secrets:
             return Finding(EXFILTRATION, evidence(cmd))
     if redirecting:

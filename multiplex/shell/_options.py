@@ -8,6 +8,7 @@ detection instead of approving it. A pure leaf: stdlib only.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -86,10 +87,25 @@ def risky_option(argv: Sequence[str]) -> str | None:
         code = " ".join(a for a in args if not a.startswith("-"))
         return "system/pipe" if re.search(r"system|\||>|getline|-i\s*inplace", code) else None
     options = RISKY_OPTIONS.get(prog, ())
+    if not options:
+        return None
+    exact, long_values, glued = _shapes(options)
     for arg in args:
         if arg == "--":
             break
-        for option in options:
-            if _starts(arg, option):
-                return option
+        # One set lookup and two C-level prefix tests per word; the option's name only on a hit.
+        if arg in exact or arg.startswith(long_values) or _glued(arg, glued):
+            return next(option for option in options if _starts(arg, option))
     return None
+
+
+def _glued(arg: str, glued: tuple[str, ...]) -> bool:
+    return arg.startswith(glued) and not arg.startswith("--")
+
+
+@functools.lru_cache(maxsize=128)
+def _shapes(options: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """What :func:`_starts` accepts, by shape: exact words, ``--long=`` and glued ``-oVALUE``."""
+    long_values = tuple(o + "=" for o in options if o.startswith("--"))
+    glued = tuple(o for o in options if len(o) == 2 and not o.startswith("--"))
+    return frozenset(options), long_values, glued

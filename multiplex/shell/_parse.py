@@ -61,7 +61,6 @@ MAX_SEGMENTS = 25_000
 MAX_DEPTH = 16
 MAX_PIPES = 512
 
-
 _SOURCING = SHELLS | {"source", "."}
 
 
@@ -242,6 +241,7 @@ class _Walker:
         changed = False
         fed_in: list[Node] = []
         fed_out: list[Node] = []
+        substitutes = may_substitute(node, src)  # one look at the bytes, not one per word
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
@@ -257,10 +257,11 @@ class _Walker:
             elif kind != "comment":
                 value = child.named_children[0] if kind == "command_name" else child
                 argv.append(word(value, src))
-                if value.type == "process_substitution" and text(value, src).startswith(">"):
+                fed = substitutes and value.type == "process_substitution"
+                if fed and text(value, src).startswith(">"):
                     fed_out.append(value)  # "tee >(sh)"
                     continue
-                if may_substitute(value, src):
+                if substitutes and may_substitute(value, src):
                     self._substitutions(child, src, ctx)
                     words = expanded_words(value, src)
                     if words is not None:
@@ -327,7 +328,8 @@ class _Walker:
             if not argv:
                 return
             step = unwrap_step(argv, redirects, ctx.stdin)
-            self._step(step, argv, ctx, wrapped)
+            if step.scripts or step.shell_payloads or step.sub_commands:  # most run nothing
+                self._step(step, argv, ctx, wrapped)
             if step.inner is None:
                 return
             wrapped = (*wrapped, program_name(argv[0]))

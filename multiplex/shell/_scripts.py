@@ -8,6 +8,7 @@ line of their own. A pure leaf: stdlib, ``shell._parse`` and ``shell._writes``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -39,6 +40,11 @@ SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
 )
 
+# Each alternative of SCRIPT_EXEC holds one of these: a C-speed test before the search.
+_EXEC_WORDS = (
+    "system", "exec", "spawn", "popen", "subprocess", "check_output", "call", "run",
+    "child_process", "`", "qx", "%x",
+)  # fmt: skip
 _LIST = re.compile(r"\[([^\[\]]*)\]")
 
 
@@ -67,10 +73,19 @@ def fork_text(text: str) -> str | None:
 
 def script_lines(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
     """Shell lines passed to system()/subprocess/backticks inside script payloads."""
+    return iter(_script_lines(parsed, depth))
+
+
+@functools.lru_cache(maxsize=64)  # hardline, deny and detection each ask for the same line
+def _script_lines(parsed: ParsedLine, depth: int) -> tuple[ParsedLine, ...]:
+    return tuple(_parsed_literals(parsed, depth))
+
+
+def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
     if depth >= _MAX_SCRIPT_DEPTH:
         return
     for payload in parsed.script_payloads:
-        if not SCRIPT_EXEC.search(payload):
+        if not any(w in payload for w in _EXEC_WORDS) or not SCRIPT_EXEC.search(payload):
             continue
         literals = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload)]
         for group in _LIST.findall(payload):

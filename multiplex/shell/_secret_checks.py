@@ -25,6 +25,7 @@ from multiplex.shell._secret_paths import (
     is_persistence_path,
     is_secret_path,
     may_be_secret,
+    may_hold_secret,
     resolved,
 )
 from multiplex.shell._targets import Place, path_words
@@ -117,6 +118,14 @@ _SCRIPT_EXEC = re.compile(
 )
 
 
+# Each alternative of _SCRIPT_EXEC holds one of these: a C-speed test before the search.
+_SCRIPT_EXEC_WORDS = (
+    "system", "exec", "spawn", "popen", "Popen", "subprocess", "child_process", "check_output",
+    "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
+    "os.fork", "__import__",
+)  # fmt: skip
+
+
 def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
     """A command or script literal that reads a private key or credential store."""
     for cmd in all_commands(parsed):
@@ -125,7 +134,7 @@ def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
         written = set(write_targets(cmd))
         words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
         words += [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")]
-        if any(
+        if may_hold_secret(words, place) and any(
             is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
         ):
             return Finding(SECRET_READ, evidence(cmd))
@@ -227,7 +236,6 @@ def find_command_variable(parsed: ParsedLine) -> Finding | None:
 def find_script_exec(parsed: ParsedLine) -> Finding | None:
     """Inline interpreter code that runs other programs."""
     for payload in parsed.script_payloads:
-        match = _SCRIPT_EXEC.search(payload)
-        if match:
+        if any(w in payload for w in _SCRIPT_EXEC_WORDS) and _SCRIPT_EXEC.search(payload):
             return Finding(SCRIPT_EXEC, payload)
     return None

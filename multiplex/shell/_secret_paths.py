@@ -8,12 +8,21 @@ the whole normalised path. A pure leaf: stdlib and ``shell._targets``.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
+from collections.abc import Sequence
 
 from multiplex.shell._targets import Place, candidates
 
-__all__ = ["is_home_root", "is_persistence_path", "is_secret_path", "may_be_secret", "resolved"]
+__all__ = [
+    "is_home_root",
+    "is_persistence_path",
+    "is_secret_path",
+    "may_be_secret",
+    "may_hold_secret",
+    "resolved",
+]
 
 _SECRETS = (
     "~/.ssh", "~/.ssh/id_*", "*/.ssh/id_*", "~/.aws", "~/.aws/*", "*/.aws/credentials",
@@ -78,11 +87,25 @@ _PERSISTENCE_KEY = re.compile("|".join(re.escape(k) for k in _PERSISTENCE_KEYS))
 _DYNAMIC = re.compile(r"[$`{~*?\[]")
 
 
+_MAY_SECRET = re.compile(f"{_DYNAMIC.pattern}|{_SECRET_KEY.pattern}")
+
+
+@functools.lru_cache(maxsize=64)
+def _secret_cwd(cwd: str) -> bool:
+    return bool(_SECRET_KEY.search(cwd))
+
+
 def may_be_secret(word: str, place: Place) -> bool:
     """Cheap first test: only such words can resolve to a secret path."""
-    return bool(_DYNAMIC.search(word) or _SECRET_KEY.search(word)) or bool(
-        place.cwd and _SECRET_KEY.search(place.cwd)
-    )
+    return bool(_MAY_SECRET.search(word)) or bool(place.cwd and _secret_cwd(place.cwd))
+
+
+def may_hold_secret(words: Sequence[str], place: Place) -> bool:
+    """Some word of ``words`` passes :func:`may_be_secret`: one search over them all.
+
+    No key contains a newline, so a match in the joined text lies inside one word.
+    """
+    return bool(words) and may_be_secret("\n".join(words), place)
 
 
 def _tilde(path: str, place: Place) -> str:

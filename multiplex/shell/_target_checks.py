@@ -42,6 +42,8 @@ from multiplex.shell._writes import all_commands, evidence, write_targets
 __all__ = ["find_dynamic_target", "find_other_home", "find_target_hardline"]
 
 _ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
+# Over words joined by newlines: matches wherever _ESCAPES matches one of the words.
+_ANY_ESCAPES = re.compile(_ESCAPES.pattern, re.MULTILINE)
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "srm", "find", "rsync", "shred", "wipe"})
 _SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
 # Programs that erase a block device named as an operand (listing options excepted).
@@ -95,6 +97,7 @@ def find_dynamic_target(parsed: ParsedLine, place: Place) -> Finding | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)  # one place per turn, asked on every decision
 def _home_set(place: Place) -> tuple[frozenset[str], tuple[str, ...]]:
     own = tuple(posixpath.normpath(h) for h in place.homes if h.startswith("/"))
     return frozenset(posixpath.normpath(o) for o in place.others), own
@@ -129,11 +132,17 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
     if not place.others and not place.profiles_dirs:
         return None
     others, own = _home_set(place)
+    last: Place | None = None
+    cwd_safe = False
     for cmd, here in _placed(parsed, place):
-        # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
-        cwd_safe = here.cwd is not None and not _enters_other(here.cwd, others, own, here)
+        if here is not last:  # the place changes only at a cd
+            # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
+            cwd_safe = here.cwd is not None and not _enters_other(here.cwd, others, own, here)
+            last = here
         words = [r.target for r in cmd.redirects if not r.op.startswith("<<")]
         words += list(path_words(cmd.argv)) if cmd.argv else []
+        if cwd_safe and not _ANY_ESCAPES.search("\n".join(words)):
+            continue  # one search for the whole command: no word can leave the cwd
         for word in words:
             if not word or word.startswith("&"):
                 continue

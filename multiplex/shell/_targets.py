@@ -142,10 +142,18 @@ def _find_roots(args: Sequence[str]) -> list[str]:
 _FIND_DESTROYERS = frozenset({"rm", "shred", "unlink", "rmdir", "mv", "chmod", "chown", "truncate"})
 
 
+_DESTROYERS = frozenset(
+    {"rm", "rmdir", "unlink", "srm", "shred", "wipe", "find", "rsync", "mv", "chmod", "chown",
+     "chgrp", "truncate"}
+)  # fmt: skip
+
+
 def destructive_targets(argv: Sequence[str]) -> Iterator[str]:
     """The target words of a destructive verb (docs/security.md#resolved-targets)."""
-    prog, args = program(argv), list(argv[1:])
-    flags = short_flags(args)
+    prog = program(argv)
+    if prog not in _DESTROYERS:
+        return
+    args = list(argv[1:])
     if prog in ("rm", "rmdir", "unlink", "srm", "shred", "wipe"):
         yield from operands(args)
     elif prog == "find":
@@ -158,7 +166,9 @@ def destructive_targets(argv: Sequence[str]) -> Iterator[str]:
             yield from ops if "--remove-source-files" in args else ops[-1:]
     elif prog == "mv":
         yield from operands(args)[:-1]
-    elif prog in ("chmod", "chown", "chgrp") and ("R" in flags or "--recursive" in args):
+    elif prog in ("chmod", "chown", "chgrp") and (
+        "R" in short_flags(args) or "--recursive" in args
+    ):
         yield from operands(args)[1:]
     elif prog == "truncate":
         yield from operands([a for i, a in enumerate(args) if not _value_of(args, i, "-s")])

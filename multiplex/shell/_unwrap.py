@@ -259,7 +259,7 @@ def unwrap_step(
 ) -> NextStep:
     """What ``argv`` runs beyond itself; ``stdin`` is text known to be piped into it."""
     prog = program_name(argv[0])
-    if prog not in _CARRIERS and not _PYTHON.match(prog):
+    if prog not in _CARRIERS and not (prog.startswith("py") and _PYTHON.match(prog)):
         return _NOTHING  # most programs run nothing else: skip the chain below
     args = argv[1:]
     if prog in SHELLS:

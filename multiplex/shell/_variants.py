@@ -49,15 +49,23 @@ _ANSI = re.compile(
 _IFS = re.compile(r"(?:\$\{IFS[^}]*\}|\$IFS\b)(?:\$\{?[1-9]\}?)?")
 _QUOTED_WORD = re.compile(r"(?<!\\)'([^'\s;&|<>()`\\]*)'|(?<!\\)\"([^\"\s;&|<>()`\\]*)\"")
 # "{rm,-rf,/}" as a whole word: bash brace expansion makes it three words.
-_BRACE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))\{([^{}\s$]*,[^{}\s]*)\}(?=$|[\s;&|)])")
+# The part before the first comma has no comma itself: the two runs cannot overlap.
+_BRACE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))\{([^{}\s$,]*,[^{}\s]*)\}(?=$|[\s;&|)])")
+_HIDDEN = ("Cc", "Cf", "Cs")
 _ESCAPED = re.compile(r"\\([A-Za-z0-9_./~-])")
 
 
+# The ASCII characters of categories Cc/Cf/Cs but tab and newline: deleted by translate().
+_ASCII_CONTROLS = dict.fromkeys([*range(0x09), *range(0x0B, 0x20), 0x7F])
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 def _strip_controls(text: str) -> str:
-    text = _ANSI.sub("", text)
-    return "".join(
-        ch for ch in text if ch in "\t\n" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
-    )
+    text = _ANSI.sub("", text).translate(_ASCII_CONTROLS)
+    if text.isascii():
+        return text
+    # Only the non-ASCII characters need a look at their Unicode category.
+    return _NON_ASCII.sub(lambda m: "" if unicodedata.category(m[0]) in _HIDDEN else m[0], text)
 
 
 def normalised_variants(line: str) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ deletes; ``sensitive`` says whether a path is a system or start-up file;
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
@@ -60,6 +61,14 @@ _SENSITIVE_NAMES = frozenset(
 )
 
 
+# Every program whose arguments name a file it writes (the branches of write_targets).
+_WRITERS = frozenset(
+    {"tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv", "cp", "install",
+     "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
+     "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"}
+)  # fmt: skip
+
+
 def all_commands(parsed: ParsedLine) -> tuple[SimpleCommand, ...]:
     return parsed.commands + parsed.variant_commands
 
@@ -82,32 +91,35 @@ def write_targets(cmd: SimpleCommand) -> Iterator[str]:
             yield r.target
     if not cmd.argv:
         return
-    prog, args = program(cmd.argv), cmd.argv[1:]
-    ops = operands(args)
-    flags = short_flags(args)
+    prog = program(cmd.argv)
+    if prog not in _WRITERS:
+        return  # most programs write nothing by their arguments: their argv is not read
+    args = cmd.argv[1:]
     if prog in ("tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv"):
-        yield from (op for op in ops if not (prog == "truncate" and op.isdigit()))
+        yield from (op for op in operands(args) if not (prog == "truncate" and op.isdigit()))
     elif prog in ("cp", "install", "ln", "rsync", "scp", "link"):
         target = next(
             (a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None
         )
+        ops = operands(args)
         yield from ([target] if target else ops[-1:] if len(ops) > 1 or prog == "ln" else [])
     elif prog in ("sed", "gsed", "perl", "yq") and (
-        "i" in flags or any(a.startswith(("--in-place", "--inplace")) for a in args)
+        "i" in short_flags(args) or any(a.startswith(("--in-place", "--inplace")) for a in args)
     ):
         scripted = any(a in ("-e", "-f", "--expression", "--file") or "e" in a[1:2] for a in args)
+        ops = operands(args)
         yield from ops if scripted and prog != "yq" else ops[1:]
     elif prog == "dd":
         yield from (a[3:] for a in args if a.startswith("of="))
     elif prog in ("chmod", "chown", "chgrp"):
-        yield from ops[1:]
+        yield from operands(args)[1:]
     elif prog in ("curl", "wget"):
         for i, arg in enumerate(args[:-1]):
             # curl -O names the file after the URL; wget -O names it.
             if arg in ("-o", "--output", "--output-document") or (arg == "-O" and prog == "wget"):
                 yield args[i + 1]
     elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
-        yield from ops
+        yield from operands(args)
 
 
 def sensitive(path: str) -> bool:
@@ -118,16 +130,20 @@ def sensitive(path: str) -> bool:
     return any(fnmatch.fnmatchcase(norm, pattern) for pattern in _SENSITIVE)
 
 
+@functools.lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    # One regex for all globs: fnmatchcase(name, p) is translate(p) matched at the start.
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
 def _protected(path: str, patterns: Sequence[str]) -> bool:
     path = path.strip()
     if not path:
         return False
     norm = posixpath.normpath(path)
     base = norm.rsplit("/", 1)[-1]
-    return any(
-        fnmatch.fnmatchcase(base, p) or fnmatch.fnmatchcase(norm, p) or fnmatch.fnmatchcase(path, p)
-        for p in patterns
-    )
+    globs = _globs(tuple(patterns))
+    return any(globs.match(name) is not None for name in (base, norm, path))
 
 
 def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:

@@ -23,6 +23,7 @@ def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
         "cwd": None,
         "redact_secrets": None,
         "allowlist_size": None,
+        "allowlist_invalid": None,
         "sandbox": None,
         "sandbox_warning": None,
         "status": profile.status,
@@ -35,7 +36,8 @@ def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
                 backend=view.backend,
                 cwd=None if view.cwd is None else str(view.cwd),
                 redact_secrets=view.redact_secrets,
-                allowlist_size=len(profile.allowlist.rules()),
+                allowlist_size=profile.allowlist.size,
+                allowlist_invalid=len(profile.allowlist.invalid()),
             )
             # docs/execution.md#the-sandbox: an unsandboxed local profile says so everywhere.
             sandbox, warning = sandbox_of(view.backend, view.terminal.sandbox)

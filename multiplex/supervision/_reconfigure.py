@@ -22,7 +22,7 @@ from multiplex.supervision._routing import Router
 if TYPE_CHECKING:
     from multiplex.supervision._supervisor import Supervisor
 
-__all__ = ["RETIRED", "ConfigReload", "reload_supervisor_config"]
+__all__ = ["RESTART_ONLY", "RETIRED", "ConfigReload", "reload_supervisor_config"]
 
 log = logging.getLogger("multiplex.supervisor")
 RETIRED = "profile removed from multiplex.yaml"
@@ -37,6 +37,8 @@ class ConfigReload:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     profiles: int = 0
+    # Keys whose new value waits for a restart; the running value stays (RESTART_ONLY).
+    restart_required: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -45,7 +47,34 @@ class ConfigReload:
             "added": list(self.added),
             "removed": list(self.removed),
             "profiles": self.profiles,
+            "restart_required": list(self.restart_required),
         }
+
+
+# docs/operations.md#live-reconfiguration: what a running process cannot change
+# in place (a bound socket, the watcher's backend, the Redis a node has joined).
+# A reload keeps the running value of each, logs it, and reports it until a restart.
+RESTART_ONLY = ("gateway.host", "gateway.port", "watch.mode", "cluster")
+
+
+def _value(config: SupervisorConfig, key: str) -> Any:
+    node: Any = config
+    for part in key.split("."):
+        node = getattr(node, part)
+    return node.model_dump() if hasattr(node, "model_dump") else node
+
+
+def _keep_running(config: SupervisorConfig, running: SupervisorConfig) -> SupervisorConfig:
+    """``config`` with the running value of every RESTART_ONLY key."""
+    return config.model_copy(
+        update={
+            "gateway": config.gateway.model_copy(
+                update={"host": running.gateway.host, "port": running.gateway.port}
+            ),
+            "watch": config.watch.model_copy(update={"mode": running.watch.mode}),
+            "cluster": running.cluster,
+        }
+    )
 
 
 def _validate(config: SupervisorConfig, served: set[str]) -> None:
@@ -78,6 +107,9 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
             sup.config_error = str(exc)
             log.warning("multiplex.yaml not applied, the last good config stays: %s", exc)
             return ConfigReload(False, str(exc), profiles=len(sup.profiles))
+        running = sup.config
+        waiting = tuple(k for k in RESTART_ONLY if _value(config, k) != _value(sup.boot_config, k))
+        config = _keep_running(config, running)
         current = dict(sup.profiles)
         removed = [
             p for n, p in current.items() if n not in homes or homes[n] != Path(p.home).resolve()
@@ -93,6 +125,7 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
             sup._adopt(profile)
         # One swap each: a turn routed now sees the old table or the new, never a mix.
         sup._serve(ordered, config, Router(config.routes, default))
+        sup.restart_required = waiting
         for profile in removed:
             sup._retire(profile)
         sup.config_error = None
@@ -102,6 +135,12 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
             tuple(p.name for p in added),
             tuple(p.name for p in removed),
             len(ordered),
+            waiting,
+        )
+    for key in waiting:  # said on every reload until the restart, never applied silently
+        log.warning(
+            "multiplex.yaml: %s changed; it takes effect at the next restart (the running value stays)",
+            key,
         )
     if added or removed:
         log.info(

@@ -60,11 +60,13 @@ class Supervisor:
         config: SupervisorConfig | None = None,
         mode: Mode = "multiplex",
         strict: bool = False,
+        export_metrics: bool = True,
     ) -> None:
         self.config = config or SupervisorConfig()
         self.mode: Mode = mode
         self.strict = strict
-        self.metrics = Metrics()
+        # False: nothing will scrape /metrics (a one-shot CLI command); nothing is counted.
+        self.metrics = Metrics(exported=export_metrics)
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
         self._built_from: dict[str, object] = {}  # the state each view was built from
@@ -77,6 +79,8 @@ class Supervisor:
         self._reconfig_lock = threading.Lock()
         self._profiles_hooks: list[Callable[[list[Profile], list[Profile]], None]] = []
         self.config_error: str | None = None  # multiplex.yaml's last error, if it is broken
+        self.boot_config = self.config  # what RESTART_ONLY keys are compared with
+        self.restart_required: tuple[str, ...] = ()  # changed keys waiting for a restart
         self._retired: weakref.WeakSet[Profile] = weakref.WeakSet()
         self.started_at = time.time()
         self.processes = ProcessTracker()
@@ -104,11 +108,19 @@ class Supervisor:
 
     # -- construction ----------------------------------------------------------
     @classmethod
-    def from_config(cls, path: str | Path | None = None, *, strict: bool = False) -> Supervisor:
+    def from_config(
+        cls, path: str | Path | None = None, *, strict: bool = False, export_metrics: bool = True
+    ) -> Supervisor:
         """Multiplex mode from ``multiplex.yaml`` (``--config``/``MULTIPLEX_CONFIG``)."""
         config = load_supervisor_config(config_path_from(path))
         profiles = {name: Profile(name, home) for name, home in config.homes().items()}
-        return cls(profiles, config=config, mode="multiplex", strict=strict)
+        return cls(
+            profiles,
+            config=config,
+            mode="multiplex",
+            strict=strict,
+            export_metrics=export_metrics,
+        )
 
     @classmethod
     def standalone(
@@ -119,13 +131,20 @@ class Supervisor:
         config: SupervisorConfig | None = None,
         strict: bool = False,
         context: str = "interactive",
+        export_metrics: bool = True,
     ) -> Supervisor:
         """Serve one profile with its scope bound for the whole process (docs/configuration.md#supervisor-config-multiplexyaml)."""
         path = Path(home).resolve()
         profile = Profile(name or path.name, path)
         base = config or SupervisorConfig()
         config = base.model_copy(update={"routes": (), "default_profile": profile.name})
-        sup = cls({profile.name: profile}, config=config, mode="standalone", strict=strict)
+        sup = cls(
+            {profile.name: profile},
+            config=config,
+            mode="standalone",
+            strict=strict,
+            export_metrics=export_metrics,
+        )
         if profile.loaded:
             set_process_scope(sup._scope_for(profile.name, "standalone", context, None))
         return sup
@@ -511,6 +530,10 @@ class Supervisor:
         self.config = config
         self.router = router
         self._profiles_root = None
+        # The limits that apply live (docs/operations.md#live-reconfiguration).
+        self.kernels.max_kernels = config.code_execution.max_kernels
+        if self._watcher is not None:
+            self._watcher.set_debounce(config.watch.debounce_ms)
 
     def _retire(self, profile: Profile) -> None:
         """Drain a removed home: no new turns; its pending approvals end cancelled."""

@@ -87,6 +87,16 @@ class Debouncer:
             )
             self._thread.start()
 
+    @property
+    def debounce(self) -> float:
+        """Seconds a burst must be quiet; settable while running (a live reload)."""
+        return self._debounce
+
+    @debounce.setter
+    def debounce(self, seconds: float) -> None:
+        with self._cond:
+            self._debounce = max(0.0, seconds)
+
     def poke(self, name: str) -> None:
         """Note that ``name`` may have changed; (re)arm its debounce timer."""
         now = time.monotonic()

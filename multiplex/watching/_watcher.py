@@ -125,28 +125,43 @@ class _Router(FileSystemEventHandler):
         # (multiplex.yaml, profiles folder) followed for SUPERVISOR_KEY, or None.
         self.supervisor: tuple[str, str | None] | None = None
 
-    def _supervisor_event(self, path: str) -> bool:
+    def _supervisor_event(
+        self, path: str, kind: str, names_by_home: Mapping[str, frozenset[str]]
+    ) -> bool:
+        """Whether this event may change what multiplex.yaml serves.
+
+        Any event on multiplex.yaml itself; in the profiles folder only a home
+        appearing or going: a directory created, deleted or moved there, or a
+        ``config.yaml`` arriving in a home not served yet or leaving one. An edit
+        inside a served home (even a rename over its config.yaml) is that home's
+        own reload, never a rescan of the whole folder (10,000 homes).
+        """
         followed = self.supervisor
         if followed is None:
             return False
         config, folder = followed
         if path == config:
             return True
-        if folder is None:
+        if folder is None or kind == "modified" or kind == "closed" or kind == "opened":
             return False
         parent = os.path.dirname(path)
-        # A home appearing or going (its directory, or its config.yaml inside it).
-        return parent == folder or (
-            os.path.basename(path) == "config.yaml" and os.path.dirname(parent) == folder
-        )
+        if parent == folder:
+            return True
+        if os.path.basename(path) != "config.yaml" or os.path.dirname(parent) != folder:
+            return False
+        if kind in ("created", "moved-to"):
+            return parent not in names_by_home
+        # Leaving; a replace shows as delete-then-create in polling mode: gone only if it is.
+        return not os.path.lexists(path)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         names_by_home = self.names_by_home
-        for raw in (event.src_path, getattr(event, "dest_path", "")):
+        kind = event.event_type
+        for raw, side in ((event.src_path, kind), (getattr(event, "dest_path", ""), "moved-to")):
             if not raw:
                 continue
             path = os.fsdecode(raw)
-            if self._supervisor_event(path):
+            if self._supervisor_event(path, side, names_by_home):
                 self._debouncer.poke(SUPERVISOR_KEY)
             names = names_by_home.get(path)  # the home directory itself
             if names is None and os.path.basename(path) in WATCHED_FILES:
@@ -204,6 +219,10 @@ class ConfigWatcher:
         self._scheduled: dict[_Unit, ObservedWatch] = {}
         self._started = False
         self._stopped = False
+
+    def set_debounce(self, debounce_ms: int) -> None:
+        """Apply a new ``watch.debounce_ms`` to bursts armed from now on (a live reload)."""
+        self._debouncer.debounce = debounce_ms / 1000
 
     # -- what the gateway shows --------------------------------------------------
 

@@ -39,6 +39,7 @@ def test_approvals_test_json_and_purity(make_home, write_config, tmp_path) -> No
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert set(data) == {
+        "schema_version",  # docs/cli.md#json-outputs
         "profile",
         "command",
         "outcome",

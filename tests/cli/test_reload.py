@@ -126,7 +126,7 @@ def test_sighup_and_the_admin_endpoint_reload(fresh: Up) -> None:
     (up.root / "multiplex.yaml").write_text(
         "profiles_dir: profiles\ndefault_profile: alpha\nwatch: {mode: off}\n"
     )
-    # watch: off is only read at start: this process still watches, so either way works.
+    # watch.mode waits for a restart: this process still watches, so either way works.
     up.proc.send_signal(signal.SIGHUP)
     time.sleep(0)
     assert up.proc.poll() is None
@@ -136,10 +136,35 @@ def test_sighup_and_the_admin_endpoint_reload(fresh: Up) -> None:
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["ok"] is True and body["error"] is None and body["profiles"] == 4
+    assert body["restart_required"] == ["watch.mode"]
     logs = stop_up(up.proc)
     events = [json.loads(x) for x in logs.splitlines() if x.startswith("{")]
     causes = {e.get("cause") for e in events if e.get("event") == "reload.requested"}
     assert {"SIGHUP", "api"} <= causes, causes
+
+
+def test_live_limits_apply_and_restart_only_keys_say_so(fresh: Up) -> None:
+    """docs/operations.md#live-reconfiguration: limits apply at once; a port change waits, said aloud."""
+    up = fresh
+    config = up.root / "multiplex.yaml"
+    good = config.read_text()
+    before = up.admin.post("/v1/runs", json={"commands": ["true"], "note": "x" * 3000})
+    assert before.status_code != 413  # 1 MiB by default
+    config.write_text(good + "gateway: {port: 1, max_request_bytes: 2048}\n")
+    body = up.admin.post("/v1/admin/reload").json()
+    assert body["ok"] is True and body["restart_required"] == ["gateway.port"], body
+    ready = up.admin.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["restart_required"] == ["gateway.port"]
+    # The same socket still serves, and the new body limit holds from the next request.
+    big = up.admin.post("/v1/runs", json={"commands": ["true"], "note": "x" * 3000})
+    assert big.status_code == 413, big.text
+    assert up.admin.wait(up.admin.submit(["true"]))["status"] == "completed"
+    config.write_text(good)
+    body = up.admin.post("/v1/admin/reload").json()
+    assert body["ok"] is True and body["restart_required"] == []
+    assert up.admin.get("/readyz").json()["restart_required"] == []
+    logs = stop_up(up.proc)
+    assert "gateway.port changed; it takes effect at the next restart" in logs
 
 
 def test_api_docs_are_served_offline(up: Up) -> None:

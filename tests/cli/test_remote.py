@@ -139,6 +139,7 @@ def test_decisions_from_the_files_and_the_api(up: Up) -> None:
     cli = up.cli("decisions", "-p", "gamma", "--json", "--outcome", "approved", "--limit", "2")
     assert cli.returncode == 0, cli.stderr
     rows = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert all(row.pop("schema_version") == 1 for row in rows)  # docs/cli.md#json-outputs
     assert rows == [r for r in records if r["outcome"] == "approved"][-2:]  # oldest first
     # The API: the same fields as the file (plus session_id), newest first, paged.
     page = up.admin.get("/v1/decisions", params={"profile": "gamma", "limit": 1, "offset": 1})

@@ -8,6 +8,7 @@ downloaded: Debian's ``chromium`` is driven through Playwright's
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -26,6 +27,16 @@ from tests.conftest import HomeFactory
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 WAIT_MS = 15_000  # every wait in the browser is bounded
+# How often the page re-reads profiles and the config status, from the page itself.
+PROFILES_EVERY_S = (
+    int(
+        re.search(
+            r"PROFILES_EVERY_MS = (\d+)",
+            (Path(__file__).parents[2] / "multiplex/gateway/static/dashboard.js").read_text(),
+        )[1]  # type: ignore[index]
+    )
+    / 1000
+)
 ADMIN_TOKEN = "dash-admin-3f9a1c-0123456789"
 ALPHA_TOKEN = "alpha-token-7d21e0-0123456789"
 BETA_TOKEN = "beta-token-51c8aa-0123456789"
@@ -468,3 +479,31 @@ def test_nothing_is_clipped_and_the_card_says_why(
             assert m["right"] <= min(m["panelRight"], width) + 1, f"clipped: {m}"
             assert m["left"] >= m["panelLeft"] - 1, f"clipped: {m}"
     assert shot.stat().st_size > 20_000
+
+
+def test_a_broken_multiplex_yaml_shows_a_banner_until_it_is_fixed(
+    gateway: Gateway, page: Any
+) -> None:
+    """docs/operations.md#live-reconfiguration: the last good config serves, and the page says so."""
+    from playwright.sync_api import expect as pw_expect
+
+    sign_in(page, gateway, ADMIN_TOKEN)
+    banner = page.get_by_test_id("config-error")
+    expect(banner).to_be_hidden()
+    source = gateway.sup.config.source
+    assert source is not None
+    good = source.read_text()
+    source.write_text(good + "routes:\n  - {platform: slack, profile: ghost}\n")
+    with gateway.client() as client:
+        reloaded = client.post("/v1/admin/reload").json()
+    assert reloaded["ok"] is False
+    poll = PROFILES_EVERY_S * 1000 + WAIT_MS  # the page learns it on its next poll, unprompted
+    pw_expect(banner).to_be_visible(timeout=poll)
+    pw_expect(banner).to_contain_text("multiplex.yaml was not applied")
+    pw_expect(banner).to_contain_text("routes.0.profile")
+    assert set(gateway.sup.profiles) == set(gateway.homes)  # still serving the last good config
+    source.write_text(good)
+    with gateway.client() as client:
+        assert client.post("/v1/admin/reload").json()["ok"] is True
+    pw_expect(banner).to_be_hidden(timeout=poll)
+    assert not page.errors

@@ -249,3 +249,21 @@ def test_interleavings_never_revive_a_revocation_nor_lose_a_hand_addition(
         assert set(store.rules()) == set(on_disk)  # the store that acted is in sync
         text = path.read_text()
         assert text.startswith(HEADER) and text.endswith(FOOTER)
+
+
+def test_an_entry_that_does_not_parse_allows_nothing_and_is_named_with_its_line(
+    config: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    hand_write(config, ["git status", "*", "ls *"])
+    with caplog.at_level(logging.WARNING):
+        store = AllowlistStore(config)
+    assert store.rules() == ["git status", "*", "ls *"]  # kept, never dropped from the file
+    assert store.size == 2
+    (entry,) = store.invalid()
+    assert entry.text == "*" and entry.line == 6 and "every command" in entry.error
+    assert f"{config}:6: command_allowlist:" in caplog.text
+    assert not store.allows(["rm", "-rf", "/"])
+    # A hand fix is picked up; the entry stops being invalid.
+    hand_write(config, ["git status", "ls *"])
+    store.reload()
+    assert store.size == 2 and store.invalid() == ()

@@ -359,10 +359,15 @@
     const response = await fetch("/readyz", { cache: "no-store" });
     const body = await response.json().catch(() => ({}));
     const banner = $("config-error");
-    banner.hidden = !body.config_error;
-    banner.textContent = body.config_error
-      ? "multiplex.yaml was not applied; the last good config is serving: " + body.config_error
-      : "";
+    const notes = [];
+    if (body.config_error) {
+      notes.push("multiplex.yaml was not applied; the last good config is serving: " + body.config_error);
+    }
+    if (body.restart_required && body.restart_required.length) {
+      notes.push("Restart to apply " + body.restart_required.join(", ") + " (the running values stay until then).");
+    }
+    banner.hidden = notes.length === 0;
+    banner.textContent = notes.join(" ");
   }
 
   // One page at a time (docs/gateway.md#profiles-decisions-identity): 10,000 homes
