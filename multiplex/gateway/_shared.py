@@ -43,6 +43,7 @@ from multiplex.cluster import (
     resolution_doc,
     resolution_of,
 )
+from multiplex.gateway._coalesce import RemoteLeaders
 from multiplex.gateway._events import Event, EventHub, make_event
 from multiplex.gateway._handover import HandOver
 from multiplex.gateway._run import approval_row
@@ -131,6 +132,9 @@ class ClusterBridge:
             sup, runs, cluster, self._redact, lambda run: _redacted(run.snapshot(), self._redact)
         )
         self._adopter: asyncio.Task[None] | None = None
+        self.remote_leaders = RemoteLeaders(
+            cluster, self.arbitrate, lambda r: _redacted(approval_row(r), self._redact)
+        )
         if sup.metrics.registry is not None:  # an exported supervisor (docs/operations.md#metrics)
             sup.metrics.registry.register(_ClusterMetrics(cluster))
         for profile in sup.profiles.values():
@@ -147,7 +151,9 @@ class ClusterBridge:
     def _install(self, profile: Profile) -> None:
         # Before any decision: the gate never sees an in-memory session table.
         profile.resource(SESSIONS_KEY, lambda p: self.cluster.session_table(p.name))
-        self.sup.gate.pending(profile).arbiter = self.arbitrate
+        table = self.sup.gate.pending(profile)
+        table.arbiter = self.arbitrate
+        table.coalescer = self.remote_leaders.coalesce
         profile.on_reload(self._reloaded)
 
     def _homes_changed(self, added: list[Profile], removed: list[Profile]) -> None:
@@ -181,7 +187,7 @@ class ClusterBridge:
 
     # -- prompts -------------------------------------------------------------------------
     def on_gate_event(self, event: str, request: PendingApproval) -> None:
-        if event != "approval.request" or request.leader is not None:
+        if event != "approval.request" or request.leader is not None or request.shared:
             return
         row = _redacted(approval_row(request), self._redact)
         try:
@@ -216,7 +222,8 @@ class ClusterBridge:
                 self._unsynced[approval_id] = resolution
 
     async def _on_resolved(self, message: dict[str, Any]) -> None:
-        request = self.sup.gate.find(str(message.get("approval_id")))
+        approval_id = str(message.get("approval_id"))
+        request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
         if request is not None:
             request.settle(resolution_of(message))
 
@@ -224,7 +231,7 @@ class ClusterBridge:
         """Resolve a prompt of any node (an answer or a cancellation); False if it was not open."""
         outcome = await self.cluster.approvals.aresolve(approval_id, doc)
         if outcome.won:
-            request = self.sup.gate.find(approval_id)
+            request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
             if request is not None:  # ours: no need to wait for our own message
                 request.settle(resolution_of(outcome.resolution or doc))
         return outcome.won
