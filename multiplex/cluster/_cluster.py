@@ -62,20 +62,20 @@ class Cluster:
         run_id: str | None,
         *,
         run_doc: dict[str, Any] | None = None,
-    ) -> None:
+    ) -> str:
         """Sync: append an event and store the run document it changes, in one round trip.
 
-        Both must already be redacted.
+        Both must already be redacted. Returns the event's position in the stream.
         """
 
-        def write() -> None:
+        def write() -> str:
             pipe = self.link.sync.pipeline(transaction=False)
             self.events.queue_append(pipe, name, data, profile, run_id)
             if run_doc is not None:
                 self.runs.queue_put(pipe, run_doc)
-            pipe.execute()
+            return str(pipe.execute()[0])
 
-        self.link.call(write)
+        return self.link.call(write)
 
     async def start(
         self,

@@ -66,9 +66,9 @@ class SharedHub(EventHub):
         self.bridge: ClusterBridge | None = None
 
     def publish(self, event: Event) -> None:
-        super().publish(event)
-        if self.bridge is not None:
-            self.bridge.mirror(event)
+        # To the stream first: the local streams then carry the event's position too.
+        position = self.bridge.mirror(event) if self.bridge is not None else None
+        super().publish(event if position is None else event.positioned(position))
 
     def publish_local(self, event: Event) -> None:
         """An event from another node: to this node's streams only."""
@@ -237,10 +237,11 @@ class ClusterBridge:
         return outcome.won
 
     # -- events --------------------------------------------------------------------------
-    def mirror(self, event: Event) -> None:
-        """Copy a local event (and the run document it changed) to Redis; never raises."""
+    def mirror(self, event: Event) -> str | None:
+        """Copy a local event (and the run document it changed) to Redis; its position, or
+        None (Redis away, or an event other nodes do not need). Never raises."""
         if event.name == "reload":
-            return
+            return None
         run = self.runs.get(event.run_id) if event.run_id else None
         data = _redacted(event.data, self._redact)
         # Every run event changes the run's document: store it with the event
@@ -252,16 +253,17 @@ class ClusterBridge:
         # Redis away: the run document is written again on recovery (resync), the
         # final one of a run that finished meanwhile included.
         try:
-            self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
+            return self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
         except ClusterUnavailable:
             if run is not None:
                 with self._lock:
                     self._unsynced_runs.add(run.run_id)
+            return None
 
     def _on_remote_event(self, shared: SharedEvent) -> None:
         if self.hub.local_listeners:  # nobody streams from this node: nothing to build
             event = make_event(shared.name, shared.data, shared.profile, shared.run_id)
-            self.hub.publish_local(event)
+            self.hub.publish_local(event.positioned(shared.position))
 
     # -- sessions, cancels, reloads ---------------------------------------------------------
     async def _on_reset(self, message: dict[str, Any]) -> None:

@@ -303,3 +303,45 @@ def test_a_cancelled_leader_on_a_cancels_its_follower_on_b(trio: Trio) -> None:
     assert a.post(f"/v1/runs/{first}/cancel").status_code == 200
     done = b.wait(second)
     assert done["status"] == "cancelled" and done["results"][0]["exit_code"] is None
+
+
+def test_a_stream_resumed_on_another_node_gets_what_it_missed(trio: Trio) -> None:
+    """docs/gateway.md#server-sent-events: every event carries its stream position as the SSE id; a
+    client that reconnects anywhere with Last-Event-ID gets the events it missed, in order."""
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    with (
+        httpx.Client(base_url=trio.b.base, headers=admin) as cl,
+        cl.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        stream = SseReader(response).connected()
+        seen = trio.a.admin.submit(["echo ok before"], profile="delta")
+        stream.until(lambda n, d: n == "run.finished" and d["run_id"] == seen)
+        last = stream.last_id
+    assert last is not None and "-" in last
+    missed = trio.a.admin.submit(["echo ok away"], profile="delta")  # nobody streams it
+    assert trio.a.admin.wait(missed)["status"] == "completed"
+    with (
+        httpx.Client(base_url=trio.c.base, headers={**admin, "Last-Event-ID": last}) as cl,
+        cl.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        resumed = SseReader(response)
+        names = []
+        while True:
+            name, _ = resumed.until(lambda n, d: d.get("run_id") == missed)
+            names.append(name)
+            if name == "run.finished":
+                break
+    assert names == ["run.started", "command.finished", "run.finished"]
+    # A profile token's replay holds only its own profile's events.
+    with (
+        httpx.Client(
+            base_url=trio.c.base,
+            headers={"Authorization": f"Bearer {TOKENS['alpha']}", "Last-Event-ID": last},
+        ) as cl,
+        cl.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        own = SseReader(response).connected()
+        marker = trio.a.profile["alpha"].submit(["echo mine"], session_id="s-replay")
+        own.until(lambda n, d: d.get("run_id") == marker)
+        assert not [d for _, d in own.seen if d.get("profile") == "delta"]
+    assert trio.a.admin.post(f"/v1/runs/{marker}/cancel").status_code == 200
