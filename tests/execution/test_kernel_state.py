@@ -150,3 +150,44 @@ def test_a_missing_working_directory_is_refused_in_one_line(tmp_path) -> None:  
         sup.close()
     assert result.outcome == "refused" and result.error is not None
     assert result.error.evalue == "working directory does not exist: /nonexistent/mx-kernel-cwd"
+
+
+_SAME_CELLS = [
+    "1+1",
+    "x = 5",
+    "x",
+    "print('hi'); x * 2",
+    "None",
+    "{'b': 1, 'a': [1] * 30}",
+    "_",
+    "'%d' % 3",
+    "y = 1 != 2\ny",
+    "import sys\nprint('e', file=sys.stderr)\n'r'",
+    "1/0",
+    "def f():\n    raise ValueError('bad')\nf()",
+    "pwd",
+    "In[-1]",
+    "get_ipython().run_cell('%pwd').result",
+    "exit",  # last: it ends both kernels
+]
+
+
+def test_plain_python_cells_answer_as_ipython_does(sup: Supervisor) -> None:
+    # docs/kernels.md#speed: a plain-Python cell skips IPython's input
+    # transformation; the same cells where a transformer forces IPython's path.
+    probe = "type(get_ipython().__dict__.get('transform_cell')).__name__"
+    sup.execute_code("0", profile="a", session="fast")
+    sup.execute_code(
+        "get_ipython().input_transformers_post.append(lambda lines: lines)",
+        profile="a",
+        session="stock",
+    )
+    assert sup.execute_code(probe, profile="a", session="fast").result == "'function'"
+    assert sup.execute_code(probe, profile="a", session="stock").result == "'NoneType'"
+    for code in _SAME_CELLS:
+        fast = sup.execute_code(code, profile="a", session="fast")
+        stock = sup.execute_code(code, profile="a", session="stock")
+        got = (fast.outcome, fast.result, fast.stdout, fast.stderr, fast.error)
+        want = (stock.outcome, stock.result, stock.stdout, stock.stderr, stock.error)
+        assert got == want, code
+        assert fast.execution_count == stock.execution_count, code

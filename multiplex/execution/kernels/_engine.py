@@ -22,6 +22,11 @@ docs/kernels.md:
   so nothing is lost or reordered by not waiting.
 - No ``execute_input`` echo and no ``busy`` status: the supervisor, the only
   client, reads neither.
+- A cell of plain Python (it parses as it is, and no IPython syntax or
+  single-line rewriting applies to it, see :func:`plain_python`) skips IPython's
+  input transformation (run three times a cell: twice ``transform_cell``, once
+  more ``should_run_async``); it runs through the same ``run_cell`` otherwise,
+  so results, errors, history and ``sys.exit()`` are IPython's own.
 - Before a flush hands the buffer over, output a subprocess of the cell wrote to
   the kernel's file descriptors and that still sits in the pipe is read into it
   (bounded by :data:`DRAIN_WAIT`), so it is attributed to the cell that ran it.
@@ -30,6 +35,7 @@ docs/kernels.md:
 from __future__ import annotations
 
 import array
+import ast
 import codecs
 import fcntl
 import importlib.util
@@ -46,9 +52,14 @@ from typing import Any
 from ipykernel.iostream import OutStream
 from ipykernel.ipkernel import IPythonKernel
 from ipykernel.kernelapp import IPKernelApp
+from IPython.core.autocall import IPyAutocall
+from IPython.core.inputtransformer2 import TransformerManager
+from IPython.core.macro import Macro
+from IPython.core.prefilter import _default_checkers
+from IPython.core.splitinput import LineInfo
 from traitlets import Float
 
-__all__ = ["CellKernel", "CellKernelApp", "CellStream", "main"]
+__all__ = ["CellKernel", "CellKernelApp", "CellStream", "main", "plain_python"]
 
 # Longest a flush waits for the fd watcher to take what is already in the pipe:
 # a subprocess left writing without pause cannot hold a cell open.
@@ -156,6 +167,101 @@ class CellKernel(IPythonKernel):
     def _publish_status(self, status: str, channel: str, parent: Any = None) -> None:
         if status != "busy":
             super()._publish_status(status, channel, parent)  # type: ignore[no-untyped-call]
+
+    async def do_execute(
+        self,
+        code: str,
+        silent: bool,
+        store_history: bool = True,
+        user_expressions: dict[str, Any] | None = None,
+        allow_stdin: bool = False,
+        **cell: Any,
+    ) -> dict[str, Any]:
+        shell: Any = self.shell
+        plain = not silent and not user_expressions and plain_python(shell, code)
+        if plain:
+            # What transform_cell would return for this cell (it adds the
+            # newline), and IPython's answer for a cell without top-level await;
+            # a cell that runs another (get_ipython().run_cell) gets IPython's own.
+            stock = type(shell)
+            cell_text = code if code.endswith("\n") else code + "\n"
+
+            def transform_cell(raw: str) -> str:
+                return cell_text if raw == code else str(stock.transform_cell(shell, raw))
+
+            def should_run_async(raw: str, **kwargs: Any) -> bool:
+                return raw != code and bool(stock.should_run_async(shell, raw, **kwargs))
+
+            shell.transform_cell = transform_cell
+            shell.should_run_async = should_run_async
+        try:
+            return await super().do_execute(  # type: ignore[no-any-return,no-untyped-call]
+                code, silent, store_history, user_expressions, allow_stdin, **cell
+            )
+        finally:
+            if plain:
+                del shell.transform_cell, shell.should_run_async
+
+
+# The input transformers and prefilter checkers IPython sets up; a cell or an
+# extension that adds one makes every cell go through transform_cell again.
+_STOCK_INPUT = TransformerManager()  # type: ignore[no-untyped-call]
+_STOCK_COUNTS = (
+    len(_STOCK_INPUT.cleanup_transforms),
+    len(_STOCK_INPUT.line_transforms),
+    len(_STOCK_INPUT.token_transformers),
+    len(_default_checkers),
+)
+
+
+def plain_python(shell: Any, code: str) -> bool:
+    """True when IPython's input transformation would leave ``code`` as it is.
+
+    Conservative: anything IPython could rewrite (a prompt, leading blank lines
+    or indentation, magics and shell escapes, which do not parse as Python, a
+    single line naming a magic, a macro or an autocall object such as ``exit``,
+    autocall mode, a transformer or prefilter checker someone added) or that may
+    need the event loop (``await``, ``async``) answers False, and the cell takes
+    IPython's path.
+    """
+    manager = shell.input_transformer_manager
+    counts = (
+        len(manager.cleanup_transforms),
+        len(manager.line_transforms),
+        len(manager.token_transformers),
+        len(shell.prefilter_manager.checkers),
+    )
+    if counts != _STOCK_COUNTS or shell.input_transformers_post:
+        return False
+    if "await" in code or "async" in code:
+        return False
+    lines = code.splitlines()
+    if not lines or not lines[0].strip() or lines[0][0].isspace():
+        return False
+    for line in lines:
+        if line.lstrip().startswith((">>>", "...", "In [")):
+            return False
+    try:
+        ast.parse(code)
+    except Exception:  # IPython reports it, or its transformers make it Python
+        return False
+    if len(lines) == 1:
+        return _plain_line(shell, lines[0])
+    return True
+
+
+def _plain_line(shell: Any, line: str) -> bool:
+    # IPython's prefilter checkers for a single line (IPython.core.prefilter).
+    prefilter = shell.prefilter_manager
+    if shell.autocall or prefilter.transformers or line.endswith("# PYTHON-MODE"):
+        return False
+    name = LineInfo(line).ifun
+    if not name:
+        return True
+    obj = shell.user_ns.get(name)
+    if isinstance(obj, (Macro, IPyAutocall)):
+        return False
+    return not (shell.automagic and shell.find_magic(name))
 
 
 class CellKernelApp(IPKernelApp):
