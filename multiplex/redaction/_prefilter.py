@@ -194,8 +194,10 @@ def _prefilter(hs: ModuleType) -> _Prefilter | None:
 
 def redact_patterns(text: str) -> str:
     """``text`` with every layer-2 secret shape masked as ``[REDACTED:<kind>]``."""
+    if not text:
+        return text  # no shape matches nothing (a cell's empty stdout and stderr)
     hs = _engine.backend()
-    if hs is None or not text or (not text.isascii() and _KELVIN in text):
+    if hs is None or (not text.isascii() and _KELVIN in text):
         return apply_patterns(text)
     prefilter = _prefilter(hs)
     if prefilter is None:

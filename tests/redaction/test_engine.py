@@ -62,6 +62,11 @@ def test_layer2_engine_output_is_the_reference(text: str) -> None:
     assert redact_patterns(text) == _reference.apply_patterns(text)
 
 
+def test_empty_text_is_returned_as_the_reference_returns_it() -> None:
+    # redact_patterns skips the patterns for "" (a cell's empty streams).
+    assert redact_patterns("") == _reference.apply_patterns("") == ""
+
+
 # Without needs_engine: the fallback shares the per-match code with the engine,
 # so it too is held to the frozen copy, wheel or no wheel.
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -27,6 +27,8 @@ docs/kernels.md:
   input transformation (run three times a cell: twice ``transform_cell``, once
   more ``should_run_async``); it runs through the same ``run_cell`` otherwise,
   so results, errors, history and ``sys.exit()`` are IPython's own.
+- ipykernel's check of ``run_cell_async``'s signature (``inspect.signature``
+  on every cell) is answered once per function.
 - Before a flush hands the buffer over, output a subprocess of the cell wrote to
   the kernel's file descriptors and that still sits in the pipe is read into it
   (bounded by :data:`DRAIN_WAIT`), so it is attributed to the cell that ran it.
@@ -324,8 +326,27 @@ def _lazy_package() -> types.ModuleType:
     return package
 
 
+def _remember_signatures() -> None:
+    # ipykernel asks inspect.signature of run_cell_async on every cell; its
+    # answer only changes with the function, so it is computed once per function.
+    from ipykernel import ipkernel
+
+    ask: Any = getattr(ipkernel, "_accepts_parameters")  # noqa: B009  (private, not exported)
+    known: dict[tuple[Any, tuple[str, ...]], dict[str, bool]] = {}
+
+    def accepts_parameters(meth: Any, param_names: list[str]) -> dict[str, bool]:
+        key = (getattr(meth, "__func__", meth), tuple(param_names))
+        found = known.get(key)
+        if found is None:
+            found = known[key] = ask(meth, param_names)
+        return dict(found)
+
+    setattr(ipkernel, "_accepts_parameters", accepts_parameters)  # noqa: B010
+
+
 def main() -> None:
     """``<runtime> -f <connection file> [ipykernel options]``: run the kernel."""
+    _remember_signatures()
     runtime = sys.argv.pop(1)
     CellKernelApp.runtime = runtime
     CellKernelApp.launch_instance(kernel_class=CellKernel, outstream_class=f"{__name__}.CellStream")
