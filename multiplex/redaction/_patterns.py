@@ -241,8 +241,9 @@ _NAME_FRAGMENT = "(?:" + "|".join(_FRAGMENTS) + ")"
 
 _ASSIGNMENT = re.compile(
     # Starts at the fragment (a literal the engine finds fast); the rest of the
-    # name before it is read back by the locate function.
-    rf"{_NAME_FRAGMENT}[\w.-]{{0,48}}+[\"']?[ \t]{{0,8}}+(?:=>|:=|[:=])(?!=)[ \t]{{0,8}}+"
+    # name before it is read back by the locate function. The group ``name`` ends
+    # where the name does (the engine's loop reads the name's end from it).
+    rf"(?P<name>{_NAME_FRAGMENT}[\w.-]{{0,48}}+)[\"']?[ \t]{{0,8}}+(?:=>|:=|[:=])(?!=)[ \t]{{0,8}}+"
     rf"(?:(?P<scheme>{_SCHEMES_TOKEN})[ \t]{{1,8}}+)?"
     r"(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,1024}+)\"?"
     r"|'(?P<sq>[^'\r\n]{1,1024}+)'?"
