@@ -35,6 +35,10 @@ _NAME = _ASSIGNMENT.groupindex["name"]
 _BARE = _ASSIGNMENT.groupindex["bare"]
 # _NAME_TAIL's bound: the name read from a fragment on is at most this long.
 _TAIL = 48
+# _name_rule's answers for the names seen most, in a plain dict: a log repeats
+# a few names thousands of times, and a dict lookup costs half the lru_cache's.
+_RULES: dict[str, int] = {}
+_RULES_MAX = 1024
 
 
 def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
@@ -44,7 +48,8 @@ def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
     hold more: a start where the regex does not match is passed over).
     """
     match = _ASSIGNMENT.match
-    rule_of = _name_rule
+    rules = _RULES
+    known_rule = rules.get
     aws = _AWS_SECRET.fullmatch
     leads, plain = _NOT_SECRET_LEADS, _NOT_SECRET_VALUES
     # In ASCII text the name ends where the match's group says; otherwise its
@@ -73,7 +78,11 @@ def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
             name = _name_at(text, at)
             if name is None:
                 continue
-        rule = rule_of(name)
+        rule = known_rule(name)
+        if rule is None:
+            rule = _name_rule(name)
+            if len(rules) < _RULES_MAX:  # bounded: names may all differ
+                rules[name] = rule
         if not rule:
             continue
         # The value's checks, cheapest first (assignment_value, inline).

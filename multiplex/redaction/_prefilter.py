@@ -84,10 +84,14 @@ def _collect(_expression: int, start: int, _end: int, _flags: int, starts: _Star
     return len(starts) > starts.limit  # stop: the regex's own scan is cheaper than so many tries
 
 
+def _collect_all(_expression: int, start: int, _end: int, _flags: int, starts: list[int]) -> None:
+    starts.append(start)
+
+
 class _Shape:
     """One shape as the prefilter sees it."""
 
-    __slots__ = ("_finder", "anchors", "brings", "gate", "pattern")
+    __slots__ = ("_finder", "anchors", "brings", "gate", "ids", "pattern")
 
     def __init__(
         self,
@@ -99,6 +103,7 @@ class _Shape:
     ) -> None:
         self.pattern = pattern
         self.anchors = anchors  # (anchor, expression id); empty for a gated shape
+        self.ids = frozenset(i for _, i in anchors) if anchors else frozenset((gate,))
         self.gate = gate  # the gate's expression id, or -1
         self.brings = brings  # anchors its own masks contain: present once it masked
         # Where the anchors are. One expression per anchor: the engine reports
@@ -114,15 +119,21 @@ class _Shape:
                 [hs.HS_FLAG_SOM_LEFTMOST | caseless] * len(anchors),
             )
 
-    def starts(self, hay: str, data: bytes | None, live: list[str], limit: int) -> list[int] | None:
+    def starts(
+        self, hay: str, data: bytes | None, live: list[str], limit: int | None
+    ) -> list[int] | None:
         """Every position of ``hay`` where a match can start, ascending; None if over ``limit``.
 
         ``data`` is ``hay`` as ASCII bytes, or None when it is not ASCII.
         """
         if self._finder is not None and data is not None:  # byte offsets are character offsets
-            found = _Starts(limit)
-            if not self._finder.scan(data, _collect, found):
-                return None
+            if limit is None:
+                found: list[int] = []
+                self._finder.scan(data, _collect_all, found)
+            else:
+                found = _Starts(limit)
+                if not self._finder.scan(data, _collect, found):
+                    return None
             found.sort()
             return found
         every: list[int] = []
@@ -132,7 +143,7 @@ class _Shape:
             while at >= 0:
                 every.append(at)
                 at = find(anchor, at + 1)
-            if len(every) > limit:
+            if limit is not None and len(every) > limit:
                 return None
         return sorted(set(every))
 
@@ -206,15 +217,13 @@ class _Prefilter:
         for shape in shapes:
             if not present:
                 break
+            if shape.ids.isdisjoint(present):
+                continue
             pattern = shape.pattern
             if shape.gate >= 0:
-                if shape.gate not in present:
-                    continue
                 out = pattern.apply(text)
             else:
                 live = [anchor for anchor, i in shape.anchors if i in present]
-                if not live:
-                    continue
                 if pattern.fold:
                     if folded is None:
                         folded = fold_case(text)
@@ -228,7 +237,7 @@ class _Prefilter:
                 # less than trying it at each; not so the assignment's, which
                 # has no literal lead to search for.
                 assignment = pattern.kind == "assignment"
-                limit = len(hay) if assignment else 8 + len(hay) // 256
+                limit = None if assignment else 8 + len(hay) // 256
                 starts = shape.starts(hay, hay_data, live, limit)
                 if starts is None:
                     out = pattern.apply_to(text, hay)
