@@ -9,6 +9,7 @@ Targets: warm median <= 5 ms and >= 20x faster than a fresh process per call.
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def _ms(samples: list[float]) -> tuple[float, float]:
 
 
 def main() -> None:
+    before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_home(root / "profiles", "bench", "terminal:\n  cwd: /tmp\n")
@@ -58,6 +60,7 @@ def main() -> None:
             )
             fresh.append(time.perf_counter() - start)
             assert out.stdout == "2\n"
+    print(f"load average (1 min) before / after: {before:.2f} / {os.getloadavg()[0]:.2f}")
     cold_med, cold_p99 = _ms(cold)
     warm_med, warm_p99 = _ms(warm)
     fresh_med, fresh_p99 = _ms(fresh)

@@ -105,6 +105,7 @@ class PendingApproval:
         self._lock = threading.Lock()
         self._resolution: Resolution | None = None
         self.arbiter: Arbiter | None = None
+        self.shared = False  # registered in the cluster already (docs/cluster.md#approvals)
         self._settled: list[Callable[[], None]] = []
 
     @property
@@ -228,6 +229,9 @@ class PendingTable:
         self._by_key: dict[tuple[str, str, str], PendingApproval] = {}
         self._listeners: list[Listener] = []
         self.arbiter: Arbiter | None = None  # given to every request it opens
+        # In a cluster: the identical open prompt of another node to follow, or None
+        # (then this one leads everywhere). Called outside the lock (it asks Redis).
+        self.coalescer: Callable[[PendingApproval], PendingApproval | None] | None = None
 
     def subscribe(self, listener: Listener) -> None:
         """``listener(event, request)`` for approval.request / .resolved / .cancelled."""
@@ -252,6 +256,12 @@ class PendingTable:
             else:
                 self._by_key[request.key] = request
                 leader = None
+        if leader is None and self.coalescer is not None:
+            # Another node's identical prompt leads: this one (and any local
+            # follower it already has) shares its answer.
+            leader = self.coalescer(request)
+            if leader is not None:
+                request.follow(leader)
         self._emit("approval.request" if leader is None else "approval.joined", request)
         return leader is None
 

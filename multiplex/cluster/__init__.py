@@ -4,6 +4,7 @@
 run records; ``_approvals`` open prompts and their single resolution;
 ``_events`` the shared event stream; ``_sessions`` session grants and yolo;
 ``_signals`` pub/sub between nodes; ``_nodes`` heartbeats and lost nodes;
+``_handoff`` parked runs moving from a stopping node to another;
 ``_cluster`` ties them to one node's event loop. Absent ``cluster:`` in
 ``multiplex.yaml``, nothing here is imported or started.
 """
@@ -11,6 +12,7 @@ run records; ``_approvals`` open prompts and their single resolution;
 from multiplex.cluster._approvals import ApprovalStore, Outcome, resolution_doc, resolution_of
 from multiplex.cluster._cluster import Cluster
 from multiplex.cluster._events import EventLog, SharedEvent
+from multiplex.cluster._handoff import HandOff, HandOffQueue
 from multiplex.cluster._link import PREFIX, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._runs import NODE_LOST, RunStore
@@ -26,6 +28,8 @@ __all__ = [
     "Cluster",
     "ClusterUnavailable",
     "EventLog",
+    "HandOff",
+    "HandOffQueue",
     "LostNode",
     "NodeRegistry",
     "Outcome",

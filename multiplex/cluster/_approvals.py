@@ -11,7 +11,9 @@ every later one is refused and sees the winner.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,27 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
 redis.call('SADD', KEYS[3], ARGV[5])
 return 1
+"""
+
+# Coalescing across nodes (docs/cluster.md#approvals): the first open prompt for
+# (profile, session, command) leads; a later one anywhere follows it. Returns
+# {1, false} when this prompt leads (it is registered as by _REGISTER), or
+# {0, row} with the open leader's row.
+_CLAIM = """
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then
+  if redis.call('HGET', ARGV[3] .. cur, 'state') == 'open' then
+    return {0, redis.call('HGET', ARGV[3] .. cur, 'row')}
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('HSET', KEYS[2], 'row', ARGV[4], 'state', 'open', 'node', ARGV[5])
+  redis.call('EXPIRE', KEYS[2], ARGV[6])
+  redis.call('ZADD', KEYS[3], ARGV[7], ARGV[1])
+  redis.call('SADD', KEYS[4], ARGV[1])
+end
+return {1, false}
 """
 
 _LIST_OPEN = """
@@ -118,6 +141,7 @@ class ApprovalStore:
         self._resolve_aio = link.aio.register_script(_RESOLVE)
         self._list_aio = link.aio.register_script(_LIST_OPEN)
         self._register = link.sync.register_script(_REGISTER)
+        self._claim = link.sync.register_script(_CLAIM)
 
     def _key(self, approval_id: str) -> str:
         return self._prefix + approval_id
@@ -142,6 +166,38 @@ class ApprovalStore:
             approval_id,
         ]
         return bool(self._link.call(lambda: self._register(keys=keys, args=args)))
+
+    def claim(self, row: dict[str, Any], key: tuple[str, str, str]) -> dict[str, Any] | None:
+        """Lead the prompt ``key`` (registering ``row``, as :meth:`register`), or follow.
+
+        None when this prompt leads; else the row of the open prompt it follows,
+        wherever it lives. ``key`` is (profile, session, command): only its hash
+        is stored. One round trip, in place of :meth:`register`'s.
+        """
+        approval_id = str(row["approval_id"])
+        node = self._link.node_id
+        digest = hashlib.sha256("\0".join(key).encode()).hexdigest()
+        ttl_ms = max(1, int((float(row["expires_at"]) - time.time()) * 1000))
+        payload = json.dumps({**row, "node": node}, separators=(",", ":"))
+        keys = [
+            self._link.key("coalesce", digest),
+            self._key(approval_id),
+            self._open,
+            self.node_key(node),
+        ]
+        args: list[str | int] = [
+            approval_id,
+            ttl_ms,
+            self._prefix,
+            payload,
+            node,
+            self._ttl,
+            repr(float(row["created_at"])),
+        ]
+        reply = self._link.call(lambda: self._claim(keys=keys, args=args))
+        if int(reply[0]) == 1 or not reply[1]:
+            return None
+        return dict(json.loads(reply[1]))
 
     def _args(self, approval_id: str, resolution: dict[str, Any]) -> tuple[list[str], list[Any]]:
         payload = json.dumps(

@@ -17,6 +17,7 @@ from typing import Any
 
 from multiplex.cluster._approvals import ApprovalStore
 from multiplex.cluster._events import EventLog, SharedEvent
+from multiplex.cluster._handoff import HandOffQueue
 from multiplex.cluster._link import ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._runs import RunStore
@@ -43,6 +44,7 @@ class Cluster:
         self.events = EventLog(self.link)
         self.signals = Signals(self.link)
         self.nodes = NodeRegistry(self.link, self.runs, self.approvals)
+        self.handoff = HandOffQueue(self.link, self.runs)
         self._tasks: list[asyncio.Task[None]] = []
 
     def session_table(self, profile: str) -> SharedSessionTable:
@@ -60,20 +62,20 @@ class Cluster:
         run_id: str | None,
         *,
         run_doc: dict[str, Any] | None = None,
-    ) -> None:
+    ) -> str:
         """Sync: append an event and store the run document it changes, in one round trip.
 
-        Both must already be redacted.
+        Both must already be redacted. Returns the event's position in the stream.
         """
 
-        def write() -> None:
+        def write() -> str:
             pipe = self.link.sync.pipeline(transaction=False)
             self.events.queue_append(pipe, name, data, profile, run_id)
             if run_doc is not None:
                 self.runs.queue_put(pipe, run_doc)
-            pipe.execute()
+            return str(pipe.execute()[0])
 
-        self.link.call(write)
+        return self.link.call(write)
 
     async def start(
         self,

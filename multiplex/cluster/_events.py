@@ -34,6 +34,17 @@ class SharedEvent:
     data: dict[str, Any]
 
 
+def _shared(position: Any, fields: dict[str, Any]) -> SharedEvent:
+    return SharedEvent(
+        position=str(position),
+        name=fields["name"],
+        profile=fields["profile"],
+        run_id=fields["run"] or None,
+        node=fields["node"],
+        data=dict(json.loads(fields["data"])),
+    )
+
+
 def _fields(name: str, data: dict[str, Any], profile: str, run_id: str | None, node: str) -> Any:
     return {
         "name": name,
@@ -90,6 +101,13 @@ class EventLog:
         entries = await self._link.acall(self._link.aio.xrevrange(self.key, count=1))
         return str(entries[0][0]) if entries else "0-0"
 
+    async def since(self, after: str, *, count: int = 1000) -> list[SharedEvent]:
+        """Up to ``count`` entries after position ``after``, without waiting (a reconnect's replay)."""
+        entries = await self._link.acall(
+            self._link.aio.xrange(self.key, min="(" + after, max="+", count=count)
+        )
+        return [_shared(position, fields) for position, fields in entries or []]
+
     async def read(self, after: str, *, block_ms: int = 500, count: int = 500) -> list[SharedEvent]:
         """Entries after position ``after``, waiting up to ``block_ms`` for the first one."""
         reply = await self._link.acall(
@@ -98,14 +116,5 @@ class EventLog:
         out: list[SharedEvent] = []
         for _stream, entries in reply or []:
             for position, fields in entries:
-                out.append(
-                    SharedEvent(
-                        position=str(position),
-                        name=fields["name"],
-                        profile=fields["profile"],
-                        run_id=fields["run"] or None,
-                        node=fields["node"],
-                        data=dict(json.loads(fields["data"])),
-                    )
-                )
+                out.append(_shared(position, fields))
         return out

@@ -4,7 +4,7 @@ A record is the ``GET /v1/runs/{id}`` document as JSON, already redacted by
 its node, under ``multiplex:run:<id>`` with the TTL ``cluster.run_ttl``; the
 node executing it keeps the id in ``multiplex:node:<node>:runs`` until the run
 is final, which is how a lost node's runs are found. Writes are one pipelined
-round trip each.
+round trip each, and never change a record that is already final.
 """
 
 from __future__ import annotations
@@ -40,6 +40,21 @@ return out
 """
 
 
+# A record that is final stays as it is: a node wrongly judged lost (a long
+# pause, not a death) cannot turn the "node lost" failure the cluster already
+# reported back into a success, and a late duplicate write changes nothing.
+_PUT = """
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local status = cjson.decode(cur)['status']
+  if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if ARGV[3] == '1' then redis.call('SREM', KEYS[2], ARGV[4]) else redis.call('SADD', KEYS[2], ARGV[4]) end
+return 1
+"""
+
+
 def _doc(raw: str) -> dict[str, Any]:
     doc = dict(json.loads(raw))
     if doc.get("results") == {}:  # Lua's cjson writes an empty list as {}
@@ -66,11 +81,12 @@ class RunStore:
         run_id = str(doc["run_id"])
         owner = node or self._link.node_id
         payload = json.dumps({**doc, "node": owner}, separators=(",", ":"))
-        pipe.set(self._key(run_id), payload, ex=self._ttl)
-        if doc.get("status") in FINAL_STATUSES:
-            pipe.srem(self.node_key(owner), run_id)
-        else:
-            pipe.sadd(self.node_key(owner), run_id)
+        final = "1" if doc.get("status") in FINAL_STATUSES else "0"
+        # EVAL, not a registered script: in a pipeline that would cost a SCRIPT
+        # EXISTS round trip per write (Redis caches the compiled script either way).
+        pipe.eval(
+            _PUT, 2, self._key(run_id), self.node_key(owner), payload, self._ttl, final, run_id
+        )
 
     def put(self, doc: dict[str, Any], *, node: str | None = None) -> None:
         """Store the run document (sync, from a worker thread); the node owns it until final."""

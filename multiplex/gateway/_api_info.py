@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Header, HTTPException, Query
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from multiplex._errors import MultiplexError
+from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
+from multiplex.gateway._events import Event, make_event, stream_order
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
 from multiplex.gateway._models import ProfileOut, ReloadOut, WhoAmI
@@ -84,18 +87,47 @@ async def whoami(caller: Caller) -> dict[str, Any]:
     "/v1/events",
     responses={**ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "SSE stream."}},
 )
-async def all_events(caller: Caller, gw: GatewayDep) -> Any:
-    """Every approval.*, run.* and command.* event this token may see; open requests re-sent on connect."""
-    return sse_response(_live(gw, caller))
+async def all_events(
+    caller: Caller,
+    gw: GatewayDep,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> Any:
+    """Every approval.*, run.* and command.* event this token may see; open requests re-sent on
+    connect, and in a cluster the events missed since ``Last-Event-ID``."""
+    return sse_response(_live(gw, caller, last_event_id))
 
 
-async def _live(gw: Gateway, caller: Principal) -> AsyncIterator[bytes]:
+_KINDS = ("approval.", "run.", "command.")
+_POSITION = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+
+
+async def _missed(gw: Gateway, caller: Principal, last: str | None) -> list[Event]:
+    """docs/gateway.md#server-sent-events: in a cluster, what this client's stream missed since ``last``."""
+    if gw.cluster is None or last is None or not _POSITION.fullmatch(last.strip()):
+        return []
+    try:
+        shared = await gw.cluster.cluster.events.since(last.strip())
+    except ClusterUnavailable:
+        return []  # the open requests below are still re-sent
+    return [
+        make_event(e.name, e.data, e.profile, e.run_id).positioned(e.position)
+        for e in shared
+        if caller.sees(e.profile) and e.name.startswith(_KINDS)
+    ]
+
+
+async def _live(gw: Gateway, caller: Principal, last: str | None) -> AsyncIterator[bytes]:
     sub = gw.hub.subscribe(
-        lambda e: caller.sees(e.profile) and e.name.startswith(("approval.", "run.", "command.")),
+        lambda e: caller.sees(e.profile) and e.name.startswith(_KINDS),
         valid=lambda: gw.auth.current(caller),
     )
     try:
         head = [b": connected\n\n"]
+        # Subscribed first, replayed second: an event arriving meanwhile is in the
+        # queue, and skipped below when the replay already carried it.
+        replayed = await _missed(gw, caller, last)
+        upto = stream_order(replayed[-1].position or "0-0") if replayed else None
+        head.extend(event.frame() for event in replayed)
         sent: set[str] = set()
         for event in await visible_approval_requests(gw, caller):
             sent.add(event.data["approval_id"])
@@ -106,6 +138,8 @@ async def _live(gw: Gateway, caller: Principal) -> AsyncIterator[bytes]:
                 yield b": keepalive\n\n"
             elif live.name == "approval.request" and live.data["approval_id"] in sent:
                 sent.discard(live.data["approval_id"])
+            elif upto is not None and live.position and stream_order(live.position) <= upto:
+                continue  # already in the replay
             else:
                 yield live.frame()
     finally:

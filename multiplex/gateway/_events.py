@@ -18,7 +18,15 @@ from typing import Any
 
 from multiplex.gateway._json import dumps
 
-__all__ = ["KEEPALIVE_SECONDS", "Event", "EventHub", "Subscription", "make_event", "sse"]
+__all__ = [
+    "KEEPALIVE_SECONDS",
+    "Event",
+    "EventHub",
+    "Subscription",
+    "make_event",
+    "sse",
+    "stream_order",
+]
 
 KEEPALIVE_SECONDS = 15.0
 _QUEUE_LIMIT = 1000
@@ -33,15 +41,36 @@ class Event:
     profile: str
     run_id: str | None = None
     encoded: bytes = field(default=b"", compare=False)
+    # In a cluster: the event's place in the shared stream, sent as the SSE ``id``
+    # a reconnecting client gives back as ``Last-Event-ID`` (docs/gateway.md#server-sent-events).
+    position: str | None = None
 
     def frame(self) -> bytes:
-        return self.encoded or sse(self.name, self.data)
+        return self.encoded or sse(self.name, self.data, self.position)
+
+    def positioned(self, position: str) -> Event:
+        """The same event with its stream position (its frame carries ``id:``)."""
+        return Event(
+            self.name,
+            self.data,
+            self.profile,
+            self.run_id,
+            sse(self.name, self.data, position),
+            position,
+        )
 
 
-def sse(name: str, data: dict[str, Any]) -> bytes:
-    """One ``text/event-stream`` frame: ``event: name`` and one ``data:`` JSON line."""
+def sse(name: str, data: dict[str, Any], position: str | None = None) -> bytes:
+    """One ``text/event-stream`` frame: ``id:`` (if any), ``event: name``, one ``data:`` line."""
     # JSON escapes every newline inside strings: the data stays one line.
-    return b"event: " + name.encode() + b"\ndata: " + dumps(data) + b"\n\n"
+    head = b"" if position is None else b"id: " + position.encode() + b"\n"
+    return head + b"event: " + name.encode() + b"\ndata: " + dumps(data) + b"\n\n"
+
+
+def stream_order(position: str) -> tuple[int, int]:
+    """A Redis stream id as a sortable pair (``1712345678901-3`` -> (1712345678901, 3))."""
+    ms, _, seq = position.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def make_event(name: str, data: dict[str, Any], profile: str, run_id: str | None = None) -> Event:

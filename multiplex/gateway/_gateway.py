@@ -136,10 +136,16 @@ class Gateway:
             if self.shutting_down:
                 return
             self.shutting_down = True
+        # docs/cluster.md#node-loss: parked runs go on elsewhere, not cancelled with the rest.
+        self.runs.closing = True  # this node adopts nothing from now on, its own included
+        moved = self.cluster.handover.leave() if self.cluster is not None else 0
         cancelled = self.runs.begin_shutdown()
         self.hub.close()
         log_event(
-            "shutdown.begin", approvals_cancelled=cancelled, runs_active=len(self.runs.active())
+            "shutdown.begin",
+            approvals_cancelled=cancelled,
+            runs_handed_over=moved,
+            runs_active=len(self.runs.active()),
         )
 
     def drain(self, grace: float) -> None:

@@ -98,6 +98,7 @@ class Run:
         self.results: list[dict[str, Any]] = []
         self.pending: PendingApproval | None = None
         self.parked: ParkedRun | None = None  # while a human decides, no thread holds the run
+        self.parked_index: int | None = None  # which command is parked
         self.error: str | None = None
         self.cancel_requested = False
         self.done = threading.Event()

@@ -28,16 +28,16 @@ from multiplex.approval._pending import PendingApproval
 from multiplex.execution import RunResult
 from multiplex.gateway._events import EventHub, make_event
 from multiplex.gateway._feed import ASKED, DecisionFeed
+from multiplex.gateway._lifecycle import SHUTDOWN, RunLifecycle
 from multiplex.gateway._logs import log_event
 from multiplex.gateway._run import Run, approval_row, cell_row, result_row
 from multiplex.scopes import ScopedExecutor
 from multiplex.supervision import ParkedRun, Supervisor
 
-__all__ = ["RunRegistry", "ShuttingDown", "TooManyRuns"]
+__all__ = ["SHUTDOWN", "RunRegistry", "ShuttingDown", "TooManyRuns"]
 
 log = logging.getLogger("multiplex.gateway")
 RUN_CANCELLED = "run cancelled"
-SHUTDOWN = "supervisor shutting down"
 
 
 class ShuttingDown(RuntimeError):
@@ -48,7 +48,7 @@ class TooManyRuns(RuntimeError):
     """The profile already has ``gateway.max_runs_per_profile`` runs running or parked."""
 
 
-class RunRegistry:
+class RunRegistry(RunLifecycle):
     """Every live run and the last ``keep`` finished ones, with their execution."""
 
     def __init__(
@@ -226,7 +226,7 @@ class RunRegistry:
             if isinstance(step, ParkedRun):
                 # docs/gateway.md#limits: the worker thread is free while a human decides.
                 with run.lock:
-                    run.parked = step
+                    run.parked, run.parked_index = step, index
                 step.when_settled(functools.partial(self._wake, run, step, index))
                 return
             if not self._ran(run, index, step):
@@ -248,8 +248,8 @@ class RunRegistry:
     def _resume(self, run: Run, parked: ParkedRun, index: int) -> None:
         with run.lock:
             if run.parked is not parked:
-                return  # abandoned at shutdown
-            run.parked = None
+                return  # abandoned or handed over at shutdown
+            run.parked, run.parked_index = None, None
         try:
             result = parked.resume()
         except (MultiplexError, ValueError, OSError) as exc:
@@ -306,11 +306,7 @@ class RunRegistry:
         self._publish_run("run.finished", run)
         run.ended()
         with self._lock:
-            left = self._live.get(run.profile, 1) - 1
-            if left > 0:
-                self._live[run.profile] = left
-            else:
-                self._live.pop(run.profile, None)
+            self._forget_live(run.profile)
             self._finished.append(run.run_id)
             while len(self._finished) > self._keep:
                 self._runs.pop(self._finished.popleft(), None)
@@ -390,26 +386,3 @@ class RunRegistry:
             )
             log_event("approval.cancelled", **data)
         self._hub.publish(make_event(event, data, request.profile, request.run_id))
-
-    # -- shutdown ------------------------------------------------------------------------
-    def begin_shutdown(self) -> int:
-        """Refuse new runs and withdraw every pending approval (SIGTERM/SIGINT)."""
-        self.closing = True
-        return self._sup.gate.cancel_all(SHUTDOWN)
-
-    def drain(self, grace: float) -> bool:
-        """Wait up to ``grace`` seconds for running commands; True if all ended."""
-        deadline = time.monotonic() + grace
-        for run in self.active():
-            run.done.wait(max(0.0, deadline - time.monotonic()))
-        self._executor.shutdown(wait=False, cancel_futures=True)
-        left = self.active()
-        for run in left:
-            with run.lock:
-                never_started = run.status == "queued"
-                parked, run.parked = run.parked, None
-            if parked is not None:  # its wake-up was queued in the pool just shut down
-                parked.abandon()
-            if never_started or parked is not None:
-                self._finish(run, "cancelled", SHUTDOWN)
-        return not self.active()

@@ -43,7 +43,9 @@ from multiplex.cluster import (
     resolution_doc,
     resolution_of,
 )
+from multiplex.gateway._coalesce import RemoteLeaders
 from multiplex.gateway._events import Event, EventHub, make_event
+from multiplex.gateway._handover import HandOver
 from multiplex.gateway._run import approval_row
 from multiplex.gateway._runs import RunRegistry, ShuttingDown
 from multiplex.profiles import Profile, ReloadResult
@@ -64,9 +66,9 @@ class SharedHub(EventHub):
         self.bridge: ClusterBridge | None = None
 
     def publish(self, event: Event) -> None:
-        super().publish(event)
-        if self.bridge is not None:
-            self.bridge.mirror(event)
+        # To the stream first: the local streams then carry the event's position too.
+        position = self.bridge.mirror(event) if self.bridge is not None else None
+        super().publish(event if position is None else event.positioned(position))
 
     def publish_local(self, event: Event) -> None:
         """An event from another node: to this node's streams only."""
@@ -126,6 +128,13 @@ class ClusterBridge:
         self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
         self._unsynced_runs: set[str] = set()  # runs whose document Redis missed (under _lock)
         hub.bridge = self
+        self.handover = HandOver(
+            sup, runs, cluster, self._redact, lambda run: _redacted(run.snapshot(), self._redact)
+        )
+        self._adopter: asyncio.Task[None] | None = None
+        self.remote_leaders = RemoteLeaders(
+            cluster, self.arbitrate, lambda r: _redacted(approval_row(r), self._redact)
+        )
         if sup.metrics.registry is not None:  # an exported supervisor (docs/operations.md#metrics)
             sup.metrics.registry.register(_ClusterMetrics(cluster))
         for profile in sup.profiles.values():
@@ -142,7 +151,9 @@ class ClusterBridge:
     def _install(self, profile: Profile) -> None:
         # Before any decision: the gate never sees an in-memory session table.
         profile.resource(SESSIONS_KEY, lambda p: self.cluster.session_table(p.name))
-        self.sup.gate.pending(profile).arbiter = self.arbitrate
+        table = self.sup.gate.pending(profile)
+        table.arbiter = self.arbitrate
+        table.coalescer = self.remote_leaders.coalesce
         profile.on_reload(self._reloaded)
 
     def _homes_changed(self, added: list[Profile], removed: list[Profile]) -> None:
@@ -154,8 +165,15 @@ class ClusterBridge:
         await self.cluster.start(
             on_event=self._on_remote_event, on_lost=self._on_lost, on_recovered=self._resync
         )
+        self._adopter = asyncio.get_running_loop().create_task(
+            self.handover.adopting(), name="cluster-adopt"
+        )
 
     async def stop(self) -> None:
+        if self._adopter is not None:
+            self._adopter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._adopter
         await self.cluster.stop(leave=True)
 
     @property
@@ -169,7 +187,7 @@ class ClusterBridge:
 
     # -- prompts -------------------------------------------------------------------------
     def on_gate_event(self, event: str, request: PendingApproval) -> None:
-        if event != "approval.request" or request.leader is not None:
+        if event != "approval.request" or request.leader is not None or request.shared:
             return
         row = _redacted(approval_row(request), self._redact)
         try:
@@ -204,7 +222,8 @@ class ClusterBridge:
                 self._unsynced[approval_id] = resolution
 
     async def _on_resolved(self, message: dict[str, Any]) -> None:
-        request = self.sup.gate.find(str(message.get("approval_id")))
+        approval_id = str(message.get("approval_id"))
+        request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
         if request is not None:
             request.settle(resolution_of(message))
 
@@ -212,16 +231,17 @@ class ClusterBridge:
         """Resolve a prompt of any node (an answer or a cancellation); False if it was not open."""
         outcome = await self.cluster.approvals.aresolve(approval_id, doc)
         if outcome.won:
-            request = self.sup.gate.find(approval_id)
+            request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
             if request is not None:  # ours: no need to wait for our own message
                 request.settle(resolution_of(outcome.resolution or doc))
         return outcome.won
 
     # -- events --------------------------------------------------------------------------
-    def mirror(self, event: Event) -> None:
-        """Copy a local event (and the run document it changed) to Redis; never raises."""
+    def mirror(self, event: Event) -> str | None:
+        """Copy a local event (and the run document it changed) to Redis; its position, or
+        None (Redis away, or an event other nodes do not need). Never raises."""
         if event.name == "reload":
-            return
+            return None
         run = self.runs.get(event.run_id) if event.run_id else None
         data = _redacted(event.data, self._redact)
         # Every run event changes the run's document: store it with the event
@@ -233,16 +253,17 @@ class ClusterBridge:
         # Redis away: the run document is written again on recovery (resync), the
         # final one of a run that finished meanwhile included.
         try:
-            self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
+            return self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
         except ClusterUnavailable:
             if run is not None:
                 with self._lock:
                     self._unsynced_runs.add(run.run_id)
+            return None
 
     def _on_remote_event(self, shared: SharedEvent) -> None:
         if self.hub.local_listeners:  # nobody streams from this node: nothing to build
             event = make_event(shared.name, shared.data, shared.profile, shared.run_id)
-            self.hub.publish_local(event)
+            self.hub.publish_local(event.positioned(shared.position))
 
     # -- sessions, cancels, reloads ---------------------------------------------------------
     async def _on_reset(self, message: dict[str, Any]) -> None:

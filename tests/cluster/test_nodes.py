@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from multiplex.cluster import NODE_LOST
 from tests.cluster.conftest import NodeFactory
@@ -55,3 +56,15 @@ def test_a_graceful_leave_is_not_a_loss(node: NodeFactory) -> None:
         assert await b.nodes.lost() == []
 
     asyncio.run(scenario())
+
+
+def test_a_dead_node_is_found_within_node_timeout(node: NodeFactory, redis_server: Any) -> None:
+    """The bound, from the settings and Redis itself (no clock): the heartbeat of a node
+    that died just after beating expires by 0.8 x, and the others look every 0.1 x."""
+    a = node("a", node_timeout=2.0)
+    asyncio.run(a.nodes.beat())
+    left = redis_server.client().pttl("multiplex:alive:a")
+    assert 0 < left <= a.nodes.heartbeat_ms <= 1600
+    assert a.nodes.heartbeat_ms + a.nodes.interval * 1000 <= 0.9 * 2000
+    # A live node has 0.7 x node_timeout of missed beats before it is judged lost.
+    assert a.nodes.heartbeat_ms - a.nodes.interval * 1000 >= 0.7 * 2000

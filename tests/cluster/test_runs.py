@@ -58,3 +58,22 @@ def test_a_lost_nodes_run_fails_unless_it_finished(node: NodeFactory) -> None:
         assert await b.runs.owned_by("a") == []
 
     asyncio.run(scenario())
+
+
+def test_a_final_record_is_never_overwritten(node: NodeFactory) -> None:
+    """A node judged lost while it only paused cannot turn "node lost" into a success."""
+    a, b = node("a"), node("b")
+    a.runs.put(_doc("run-paused", "running"))
+
+    async def scenario() -> None:
+        assert await b.runs.fail_lost("a", "run-paused") is not None
+        a.runs.put(_doc("run-paused", "completed"))  # the paused node wakes up and writes
+        seen = await b.runs.get("run-paused")
+        assert seen is not None and (seen["status"], seen["error"]) == ("failed", NODE_LOST)
+        assert await b.runs.owned_by("a") == []
+        a.runs.put(_doc("run-paused", "running"))  # nor back to running
+        again = await b.runs.get("run-paused")
+        assert again is not None and again["status"] == "failed"
+        assert await b.runs.owned_by("a") == []
+
+    asyncio.run(scenario())

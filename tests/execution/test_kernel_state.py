@@ -32,6 +32,35 @@ def test_an_error_keeps_the_kernel(sup: Supervisor) -> None:
     assert after.result == "'still here'" and not after.fresh_kernel
 
 
+def test_top_level_await_and_the_package_work_in_a_cell(sup: Supervisor) -> None:
+    # docs/kernels.md#speed: one shell thread, and the package loads on first use.
+    awaited = sup.execute_code(
+        "import asyncio\nawait asyncio.sleep(0)\n'awaited'", profile="a", session="engine"
+    )
+    assert awaited.outcome == "ok" and awaited.result == "'awaited'"
+    package = sup.execute_code(
+        "import multiplex, multiplex.kernel\n"
+        "from multiplex import ContextKind\n"
+        "ContextKind.CRON.value, multiplex.kernel._Channel.key is not None",
+        profile="a",
+        session="engine",
+    )
+    assert package.outcome == "ok" and package.result == "('cron', True)", package
+
+
+def test_a_subprocess_s_last_output_is_the_cell_s(sup: Supervisor) -> None:
+    # Written to the kernel's fds just before the cell ends: still this cell's, in order.
+    first = sup.execute_code(
+        "import os\nos.system('printf one; printf two >&2')\nos.write(1, b' three')\n'end'",
+        profile="a",
+        session="fds",
+    )
+    assert first.outcome == "ok" and first.result == "'end'"
+    assert first.stdout == "one three" and first.stderr == "two"
+    later = sup.execute_code("'later'", profile="a", session="fds")
+    assert later.stdout == "" and later.stderr == ""
+
+
 def test_sessions_and_profiles_isolate(sup: Supervisor) -> None:
     sup.execute_code("only_in_s1 = 1", profile="a", session="iso-1")
     other_session = sup.execute_code("only_in_s1", profile="a", session="iso-2")

@@ -193,12 +193,15 @@ class SseReader:
         assert response.headers["content-type"].startswith("text/event-stream")
         self._lines = response.iter_lines()
         self.seen: list[tuple[str, dict[str, Any]]] = []
+        self.last_id: str | None = None  # the ``id:`` of the last event read, if it had one
 
     def next(self) -> tuple[str, dict[str, Any]] | None:
         """The next event, or None when the server closed the stream."""
         name: str | None = None
         for line in self._lines:
-            if line.startswith("event: "):
+            if line.startswith("id: "):
+                self.last_id = line[len("id: ") :]
+            elif line.startswith("event: "):
                 name = line[len("event: ") :]
             elif line.startswith("data: ") and name is not None:
                 event = (name, json.loads(line[len("data: ") :]))

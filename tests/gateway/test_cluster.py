@@ -270,3 +270,78 @@ def test_a_runs_own_stream_on_another_node_resends_its_prompt_then_follows_it(
             names.append(stream.until(lambda n, d: True)[0])
     assert names == ["approval.request", "approval.resolved", "command.finished", "run.finished"]
     assert trio.b.profile["beta"].get(f"/v1/runs/{run_id}/events").status_code == 404
+
+
+def test_an_identical_prompt_on_b_follows_the_one_open_on_a(trio: Trio) -> None:
+    """docs/cluster.md#approvals: one question for the human, whichever node asked first."""
+    a, b, c = trio.a.admin, trio.b.admin, trio.c.admin
+    first = a.submit(["echo coalesced"], profile="alpha", session_id="s-coalesce")
+    leader = _pending(a, first)
+    second = b.submit(["echo coalesced"], profile="alpha", session_id="s-coalesce")
+    follows = _pending(b, second)
+    assert follows["approval_id"] == leader["approval_id"]  # b shows a's prompt
+    listed = [r for r in c.get("/v1/approvals").json() if r["session_id"] == "s-coalesce"]
+    assert [r["approval_id"] for r in listed] == [leader["approval_id"]]  # asked once
+    # Answered through b's run: both runs go on, each on its own node.
+    assert b.answer(second, follows["approval_id"], "once").status_code == 200
+    for api, run_id in ((a, first), (b, second)):
+        done = api.wait(run_id)
+        assert done["status"] == "completed", done
+        assert done["results"][0]["stdout"] == "coalesced\n"
+    # Another session is never coalesced with it.
+    other = c.submit(["echo coalesced"], profile="alpha", session_id="s-coalesce-2")
+    assert _pending(c, other)["approval_id"] != leader["approval_id"]
+    assert c.post(f"/v1/runs/{other}/cancel").status_code == 200
+
+
+def test_a_cancelled_leader_on_a_cancels_its_follower_on_b(trio: Trio) -> None:
+    a, b = trio.a.admin, trio.b.admin
+    first = a.submit(["echo withdrawn"], profile="alpha", session_id="s-co-cancel")
+    leader = _pending(a, first)
+    second = b.submit(["echo withdrawn"], profile="alpha", session_id="s-co-cancel")
+    assert _pending(b, second)["approval_id"] == leader["approval_id"]
+    assert a.post(f"/v1/runs/{first}/cancel").status_code == 200
+    done = b.wait(second)
+    assert done["status"] == "cancelled" and done["results"][0]["exit_code"] is None
+
+
+def test_a_stream_resumed_on_another_node_gets_what_it_missed(trio: Trio) -> None:
+    """docs/gateway.md#server-sent-events: every event carries its stream position as the SSE id; a
+    client that reconnects anywhere with Last-Event-ID gets the events it missed, in order."""
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    with (
+        httpx.Client(base_url=trio.b.base, headers=admin) as cl,
+        cl.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        stream = SseReader(response).connected()
+        seen = trio.a.admin.submit(["echo ok before"], profile="delta")
+        stream.until(lambda n, d: n == "run.finished" and d["run_id"] == seen)
+        last = stream.last_id
+    assert last is not None and "-" in last
+    missed = trio.a.admin.submit(["echo ok away"], profile="delta")  # nobody streams it
+    assert trio.a.admin.wait(missed)["status"] == "completed"
+    with (
+        httpx.Client(base_url=trio.c.base, headers={**admin, "Last-Event-ID": last}) as cl,
+        cl.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        resumed = SseReader(response)
+        names = []
+        while True:
+            name, _ = resumed.until(lambda n, d: d.get("run_id") == missed)
+            names.append(name)
+            if name == "run.finished":
+                break
+    assert names == ["run.started", "command.finished", "run.finished"]
+    # A profile token's replay holds only its own profile's events.
+    with (
+        httpx.Client(
+            base_url=trio.c.base,
+            headers={"Authorization": f"Bearer {TOKENS['alpha']}", "Last-Event-ID": last},
+        ) as cl,
+        cl.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        own = SseReader(response).connected()
+        marker = trio.a.profile["alpha"].submit(["echo mine"], session_id="s-replay")
+        own.until(lambda n, d: d.get("run_id") == marker)
+        assert not [d for _, d in own.seen if d.get("profile") == "delta"]
+    assert trio.a.admin.post(f"/v1/runs/{marker}/cancel").status_code == 200

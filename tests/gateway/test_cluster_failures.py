@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.gateway.cluster_nodes import Node, make_cluster_homes
+from tests.gateway.cluster_nodes import SECRET, Node, make_cluster_homes
 from tests.gateway.conftest import ADMIN, Api, SseReader
 
 pytestmark = pytest.mark.slow
@@ -110,3 +110,33 @@ def test_redis_lost_means_not_ready_and_503_then_recovery(
     pending = b.admin.wait(again, "waiting_for_approval")["pending_approval"]
     assert b.admin.answer(again, pending["approval_id"], "once").status_code == 200
     assert a.admin.wait(again)["status"] == "completed"
+
+
+def test_a_parked_run_moves_to_another_node_on_a_graceful_stop(
+    pair: tuple[Node, Node],
+) -> None:
+    """docs/cluster.md#node-loss: a rolling restart does not drop a run waiting for a human."""
+    a, b = pair
+    run_id, first = a.admin.parked(["echo first", "echo handed-over"], profile="alpha")
+    assert a.admin.answer(run_id, first["approval_id"], "once").status_code == 200
+    parked = a.admin.wait(run_id, "waiting_for_approval")["pending_approval"]
+    assert parked["command"] == "echo handed-over"
+    # A command line holding a secret stays where it is: cancelled, never queued in the clear.
+    secret_run, _ = a.admin.parked([f"echo {SECRET}"], profile="alpha", session_id="s-secret")
+    a.stop()  # SIGTERM: a graceful stop
+    seen = b.admin.wait(run_id, "waiting_for_approval", timeout=30)
+    again = seen["pending_approval"]
+    assert again["approval_id"] != parked["approval_id"]  # asked again, on b
+    assert again["command"] == "echo handed-over"
+    assert [r["stdout"] for r in seen["results"]] == ["first\n"]  # what ran on a is kept
+    assert b.admin.answer(run_id, again["approval_id"], "once").status_code == 200
+    done = b.admin.wait(run_id, timeout=30)
+    assert done["status"] == "completed"
+    assert [r["stdout"] for r in done["results"]] == ["first\n", "handed-over\n"]
+    dropped = b.admin.wait(secret_run, timeout=30)
+    assert dropped["status"] == "cancelled", dropped
+    (refused,) = dropped["results"]
+    assert refused["decision"]["outcome"] == "cancelled", refused
+    assert (
+        refused["decision"]["cause"] == "supervisor shutting down" and refused["exit_code"] is None
+    )

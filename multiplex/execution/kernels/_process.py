@@ -11,6 +11,7 @@ then proves every process of it dead.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 import shutil
@@ -27,6 +28,8 @@ from typing import Any
 import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import KernelManager
+from jupyter_client.session import DELIM as _DELIM
+from jupyter_client.session import Session
 
 from multiplex.execution._local import _materialise
 from multiplex.execution._process import OUTPUT_CAP
@@ -96,6 +99,7 @@ class KernelProcess:
         self.start_notes: tuple[str, ...] = ()  # credential files that were not mounted
         self.sandbox = "none"  # or "bwrap"
         self._km: _Manager | None = None
+        self._session: Session | None = None
         self._shell: zmq.Socket[bytes] | None = None
         self._iopub: zmq.Socket[bytes] | None = None
         self._poller = zmq.Poller()
@@ -175,6 +179,7 @@ class KernelProcess:
         )
         km.shutdown_wait_time = 2.0
         self._km = km
+        self._session = km.session
         log = (self.runtime / "kernel.log").open("wb")
         try:
             km.start_kernel(
@@ -199,17 +204,24 @@ class KernelProcess:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
-        # kernel_info until answered, then one silent cell whose idle status on
-        # iopub proves the subscription live and the channel attached.
+        # kernel_info until the shell answers AND iopub has carried a message:
+        # the kernel binds its sockets after we connect (zmq reconnects every
+        # 100 ms), and iopub drops what it publishes before our subscription
+        # reaches it. Then one silent cell proves the tool channel attached.
         deadline = time.monotonic() + START_TIMEOUT
-        km, shell = self._km, self._shell
-        assert km is not None and shell is not None
-        while True:
+        km, shell, iopub = self._km, self._shell, self._iopub
+        assert km is not None and shell is not None and iopub is not None
+        live: set[zmq.Socket[bytes]] = set()
+        while len(live) < 2:
             km.session.send(shell, "kernel_info_request", {})
-            if shell.poll(500):
-                km.session.recv(shell)
-                break
-            if not self._running() or time.monotonic() > deadline:
+            ask_again = time.monotonic() + 0.1
+            while len(live) < 2 and (wait := ask_again - time.monotonic()) > 0:
+                for sock, _ in self._poller.poll(int(wait * 1000) + 1):
+                    with contextlib.suppress(zmq.Again):
+                        while True:
+                            sock.recv_multipart(zmq.NOBLOCK)
+                    live.add(sock)
+            if len(live) < 2 and (not self._running() or time.monotonic() > deadline):
                 raise KernelError(f"the kernel did not start: {self._log_tail()}")
         check = "__import__('multiplex.kernel').kernel._Channel.key is not None"
         raw = self._execute("", deadline - time.monotonic(), None, silent=True, check=check)
@@ -269,17 +281,43 @@ class KernelProcess:
                     self.kill()
                     return self._finish(raw, out, "died", "the kernel process died")
                 continue
-            while (msg := km.session.recv(iopub)[1]) is not None:
-                if msg["parent_header"].get("msg_id") == msg_id:
-                    idle = self._on_iopub(msg, raw, out) or idle
-            while (msg := km.session.recv(shell)[1]) is not None:
-                if msg["parent_header"].get("msg_id") == msg_id:
-                    reply = msg["content"]
+            for kind, body in self._read(iopub, msg_id):
+                idle = self._on_iopub(kind, body, raw, out) or idle
+            for kind, body in self._read(shell, msg_id):
+                if kind == "execute_reply":
+                    reply = body
         return self._settle_reply(reply, raw, out, check)
 
+    def _read(self, sock: zmq.Socket[bytes], msg_id: str) -> list[tuple[str, dict[str, Any]]]:
+        """Every waiting message on ``sock`` answering ``msg_id``: (type, content).
+
+        jupyter-client's ``Session.recv`` would also parse every date of every
+        header (a third of a warm cell's client time); the signature is still
+        checked, and only this cell's messages are unpacked past their parent.
+        """
+        session = self._session
+        assert session is not None
+        found: list[tuple[str, dict[str, Any]]] = []
+        while True:
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return found
+            try:
+                at = frames.index(_DELIM)
+                signature, header, parent, metadata, content = frames[at + 1 : at + 6]
+            except ValueError:
+                continue  # not a message of the protocol
+            if session.auth is not None and not hmac.compare_digest(
+                signature, session.sign([header, parent, metadata, content])
+            ):
+                continue
+            if session.unpack(parent).get("msg_id") != msg_id:
+                continue  # another request's (the start-up check, a cell killed before)
+            found.append((session.unpack(header).get("msg_type", ""), session.unpack(content)))
+
     @staticmethod
-    def _on_iopub(msg: dict[str, Any], raw: RawCell, out: _Collector) -> bool:
-        kind, content = msg["msg_type"], msg["content"]
+    def _on_iopub(kind: str, content: dict[str, Any], raw: RawCell, out: _Collector) -> bool:
         if kind == "status":
             return bool(content.get("execution_state") == "idle")
         if kind == "stream":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from multiplex.scopes import ProfileScope
 
-__all__ = ["KernelSpawn", "fingerprint", "kernel_argv", "spawn_for"]
+__all__ = ["ENGINE_MODULE", "KernelSpawn", "fingerprint", "kernel_argv", "spawn_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,17 +53,30 @@ def spawn_for(scope: ProfileScope) -> KernelSpawn:
     return KernelSpawn(scope.cwd, dict(scope.env), fingerprint(scope))
 
 
+# The engine (``_engine.py``) is loaded by path under this name: ``python -m``
+# of a package module would import the whole multiplex package first.
+ENGINE_MODULE = "_multiplex_kernel_engine"
+_BOOT = (
+    "import sys, importlib.util as u\n"
+    "if sys.path and sys.path[0] == '': del sys.path[0]\n"  # as ipykernel_launcher does
+    "s = u.spec_from_file_location({name!r}, {path!r})\n"
+    "m = u.module_from_spec(s); sys.modules[s.name] = m; s.loader.exec_module(m); m.main()"
+)
+
+
 def kernel_argv(runtime: Path) -> list[str]:
-    """The ipykernel command line; ``{connection_file}`` is filled by jupyter-client."""
-    attach = f"import multiplex.kernel as _mk; _mk._attach({str(runtime)!r}); del _mk"
+    """The kernel command line; ``{connection_file}`` is filled by jupyter-client."""
+    engine = Path(__file__).resolve().with_name("_engine.py")
     return [
         sys.executable,
-        "-m",
-        "ipykernel_launcher",
+        "-c",
+        _BOOT.format(name=ENGINE_MODULE, path=str(engine)),
+        str(runtime),
         "-f",
         "{connection_file}",
-        # No shared history database, no colour codes in tracebacks.
+        # No shared history database, no colour codes in tracebacks; results
+        # are read as text/plain only, so no other format is computed.
         "--HistoryManager.enabled=False",
         "--InteractiveShell.colors=nocolor",
-        f"--IPKernelApp.exec_lines={[attach]!r}",
+        "--DisplayFormatter.active_types=text/plain",
     ]

@@ -1,0 +1,155 @@
+"""How a run registry stops, and how a parked run moves to another node (docs/cluster.md#node-loss).
+
+A graceful stop refuses new runs, withdraws every pending approval and lets
+running commands finish. In a cluster a run parked on a human whose command
+has not started is not dropped: :meth:`RunLifecycle.detach_parked` takes it out
+of this node (its prompt withdrawn, nothing run), the bridge stores it for
+another node, and that node's :meth:`RunLifecycle.adopt` carries it on from the
+parked command, asking again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from multiplex.gateway._logs import log_event
+from multiplex.gateway._run import Run
+from multiplex.scopes import ScopedExecutor
+
+if TYPE_CHECKING:
+    from multiplex.supervision import Supervisor
+
+__all__ = ["SHUTDOWN", "Detached", "RunLifecycle"]
+
+SHUTDOWN = "supervisor shutting down"
+
+
+@dataclass(frozen=True, slots=True)
+class Detached:
+    """A parked run taken out of this node: resume it at command ``start``."""
+
+    run: Run
+    start: int
+
+
+class RunLifecycle:
+    """Shutdown, drain, hand-over and adoption of a :class:`RunRegistry`'s runs."""
+
+    _sup: Supervisor
+    _lock: threading.Lock
+    _runs: OrderedDict[str, Run]
+    _live: dict[str, int]
+    _executor: ScopedExecutor
+    closing: bool
+
+    def active(self) -> list[Run]:
+        raise NotImplementedError
+
+    def _finish(self, run: Run, status: str, error: str | None) -> None:
+        raise NotImplementedError
+
+    def _publish_run(self, name: str, run: Run) -> None:
+        raise NotImplementedError
+
+    def _commands(self, run: Run, start: int) -> None:
+        raise NotImplementedError
+
+    def _guarded(self, step: Callable[..., None], run: Run, *args: Any) -> None:
+        raise NotImplementedError
+
+    def _forget_live(self, profile: str) -> None:
+        left = self._live.get(profile, 1) - 1
+        if left > 0:
+            self._live[profile] = left
+        else:
+            self._live.pop(profile, None)
+
+    # -- a graceful stop -------------------------------------------------------------
+    def begin_shutdown(self) -> int:
+        """Refuse new runs and withdraw every pending approval (SIGTERM/SIGINT)."""
+        self.closing = True
+        return self._sup.gate.cancel_all(SHUTDOWN)
+
+    def drain(self, grace: float) -> bool:
+        """Wait up to ``grace`` seconds for running commands; True if all ended."""
+        deadline = time.monotonic() + grace
+        for run in self.active():
+            run.done.wait(max(0.0, deadline - time.monotonic()))
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        left = self.active()
+        for run in left:
+            with run.lock:
+                never_started = run.status == "queued"
+                parked, run.parked = run.parked, None
+            if parked is not None:  # its wake-up was queued in the pool just shut down
+                parked.abandon()
+            if never_started or parked is not None:
+                self._finish(run, "cancelled", SHUTDOWN)
+        return not self.active()
+
+    # -- hand-over (cluster) ----------------------------------------------------------
+    def detach_parked(self, movable: Callable[[Run, int], bool]) -> list[Detached]:
+        """Take out every parked command run that ``movable(run, start)`` accepts.
+
+        Each is gone from this registry before its prompt is withdrawn, so the
+        withdrawal neither wakes nor finishes it here; it stays unfinished for
+        whoever adopts it. Call before :meth:`begin_shutdown`.
+        """
+        taken: list[tuple[Detached, Any]] = []
+        with self._lock:
+            for run in list(self._runs.values()):
+                with run.lock:
+                    start, parked = run.parked_index, run.parked
+                    if run.finished or parked is None or start is None or run.kind != "commands":
+                        continue
+                    if not movable(run, start):
+                        continue
+                    run.parked, run.parked_index = None, None
+                    run.pending = None
+                    run.status = "queued"
+                del self._runs[run.run_id]
+                self._forget_live(run.profile)
+                taken.append((Detached(run, start), parked))
+        for detached, parked in taken:
+            parked.abandon()  # the prompt is withdrawn; the command never ran here
+            detached.run.done.set()  # a "wait" on this node answers with the queued run
+            log_event(
+                "run.handed_over",
+                run_id=detached.run.run_id,
+                profile=detached.run.profile,
+                next_command=detached.start,
+            )
+        return [d for d, _ in taken]
+
+    def adopt(
+        self,
+        doc: dict[str, Any],
+        commands: list[str],
+        start: int,
+    ) -> Run:
+        """Carry on a run another node handed over, from command ``start`` (asked again)."""
+        run = Run(
+            str(doc["run_id"]),
+            str(doc["profile"]),
+            str(doc["session_id"]),
+            str(doc["context"]),
+            commands,
+        )
+        run.created_at = float(doc.get("created_at") or run.created_at)
+        run.results = list(doc.get("results") or [])
+        run.status = "running"
+        with self._lock:
+            self._runs[run.run_id] = run
+            self._live[run.profile] = self._live.get(run.profile, 0) + 1
+        log_event("run.resumed", run_id=run.run_id, profile=run.profile, next_command=start)
+        self._publish_run("run.resumed", run)
+        try:
+            self._executor.submit(self._guarded, self._commands, run, start)
+        except RuntimeError:  # this node is stopping too
+            self._finish(run, "cancelled", SHUTDOWN)
+        return run
