@@ -3,11 +3,12 @@
 A realistic log holds a ``key=…`` line every few lines, so this shape is tried
 thousands of times per megabyte, and every Python call per try shows. This is
 :meth:`._patterns.SecretPattern.apply_at` for the assignment shape with its
-screen and locate functions folded in: the name around each start is read once
-(the generic path reads it in the screen and again in locate), its decision comes
-from the per-name cache, and the output is built with one join. The result is
-that of ``apply_at``, character for character (``tests/redaction/test_engine.py``
-holds both to a frozen copy of the implementation before this loop).
+locate function folded in: one regex match per start, the name read from where
+the match says it ends, its decision from the per-name cache, the value's checks
+inline (those of :func:`._patterns.assignment_value`), and the output built with
+one join. The result is that of ``apply_at``, character for character
+(``tests/redaction/test_engine.py`` holds both to a frozen copy of the
+implementation before this loop).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from collections.abc import Sequence
 
 from multiplex.redaction._patterns import (
     _ASSIGNMENT,
-    _NAME_TAIL,
+    _AWS_SECRET,
+    _AWS_SECRET_KIND,
+    _NOT_SECRET_LEADS,
+    _NOT_SECRET_VALUES,
     _name_at,
     _name_rule,
-    assignment_value,
     mask,
 )
 
@@ -27,56 +30,80 @@ __all__ = ["assignment_at"]
 
 _KIND = "assignment"
 _MASK = mask(_KIND)
+_AWS_MASK = mask(_AWS_SECRET_KIND)
+_NAME = _ASSIGNMENT.groupindex["name"]
+_BARE = _ASSIGNMENT.groupindex["bare"]
+# _NAME_TAIL's bound: the name read from a fragment on is at most this long.
+_TAIL = 48
+# _name_rule's answers for the names seen most, in a plain dict: a log repeats
+# a few names thousands of times, and a dict lookup costs half the lru_cache's.
+_RULES: dict[str, int] = {}
+_RULES_MAX = 1024
 
 
 def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
     """``text`` with every assignment masked; ``hay`` is ``fold_case(text)``.
 
-    ``starts`` ascend and include every position where a match can start (every
-    name fragment of ``hay``).
+    ``starts`` ascend and include every position where a match can start (it may
+    hold more: a start where the regex does not match is passed over).
     """
     match = _ASSIGNMENT.match
-    rule_of = _name_rule
-    name_at = _name_at
-    tail_at = _NAME_TAIL.match
+    rules = _RULES
+    known_rule = rules.get
+    aws = _AWS_SECRET.fullmatch
+    leads, plain = _NOT_SECRET_LEADS, _NOT_SECRET_VALUES
+    # In ASCII text the name ends where the match's group says; otherwise its
+    # characters are read from ``text`` itself (lower-casing may change what
+    # counts as a name character).
+    ascii_only = text.isascii()
     pieces: list[str] = []
     append = pieces.append
     last = 0  # end of the last mask
     resume = 0  # end of the last match: finditer goes on from there
-    final = len(starts) - 1
-    for i, at in enumerate(starts):
+    for at in starts:
         if at < resume:
             continue
-        if at and ((ch := text[at - 1]).isalnum() or ch in "_.-"):
-            name = name_at(text, at)
-        else:  # the name starts at the fragment: only its tail to read
-            tail = tail_at(text, at)
-            name = None if tail is None else text[at : tail.end()]
-        rule = 0 if name is None else rule_of(name)
-        if not rule:
-            # Not a secret name: no mask from here. Its match matters only for
-            # where the next try may start, and the shape never spans a line.
-            if i == final:
-                continue
-            bound = hay.find("\n", at)
-            if bound < 0:
-                bound = len(hay)
-            if starts[i + 1] >= bound:
-                continue
         m = match(hay, at)
         if m is None:
             continue
         resume = m.end()
+        if at and ((ch := text[at - 1]).isalnum() or ch in "_.-"):
+            name = _name_at(text, at)  # the name starts before the fragment
+            if name is None:
+                continue
+        elif ascii_only:
+            end = m.end(_NAME)
+            name = text[at : end if end - at <= _TAIL else at + _TAIL]
+        else:
+            name = _name_at(text, at)
+            if name is None:
+                continue
+        rule = known_rule(name)
+        if rule is None:
+            rule = _name_rule(name)
+            if len(rules) < _RULES_MAX:  # bounded: names may all differ
+                rules[name] = rule
         if not rule:
             continue
-        found = assignment_value(m, text, _KIND, rule)
-        if found is None:
-            continue
-        start, end, kind = found
+        # The value's checks, cheapest first (assignment_value, inline).
+        group = m.lastindex  # the value's: dq, sq or bare, the last group to close
+        start, end = m.span(group)  # type: ignore[arg-type]  # never None: one always matches
         if start < last:  # inside what this shape just masked
             continue
+        size = end - start
+        if size < 4:
+            continue
+        value = text[start:end]
+        first = value[0]
+        if (
+            first in leads
+            or (size <= 9 and value.lower() in plain)
+            or value.count(first) == size
+            or (group == _BARE and value[-1] == ")" and "(" in value)
+        ):
+            continue
         append(text[last:start])
-        append(_MASK if kind == _KIND else mask(kind))
+        append(_AWS_MASK if rule == 2 and aws(value) else _MASK)
         last = end
     if not pieces:
         return text

@@ -273,7 +273,7 @@ class KnownValues:
 
     MIN_LENGTH: ClassVar[int] = 6
 
-    __slots__ = ("_fast", "_forms", "_pattern", "_values")
+    __slots__ = ("_fast", "_forms", "_one_line", "_pattern", "_values")
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         kept = {v for v in values if isinstance(v, str) and len(v) >= self.MIN_LENGTH}
@@ -282,6 +282,7 @@ class KnownValues:
         self._pattern: re.Pattern[str] | None = None
         # None: not built yet; False: built without the engine.
         self._fast: LiteralSet | bool | None = None
+        self._one_line: bool | None = None
 
     def _all_forms(self) -> frozenset[str]:
         if self._forms is None:
@@ -290,6 +291,16 @@ class KnownValues:
             # floor applies to every form so ordinary words are never masked.
             self._forms = frozenset(f for f in forms if len(f) >= self.MIN_LENGTH)
         return self._forms
+
+    def _within_lines(self) -> bool:
+        """Whether no value or form holds a newline: no match then spans lines.
+
+        Text can then be matched piece by piece, cut after newlines, with the
+        same result as whole.
+        """
+        if self._one_line is None:
+            self._one_line = not any("\n" in f for f in self._all_forms())
+        return self._one_line
 
     def _engine_set(self) -> LiteralSet | None:
         """The Hyperscan matcher, or None to use the regex (no engine, or it failed)."""

@@ -50,8 +50,6 @@ def mask(kind: str) -> str:
 _Span = tuple[int, int, str]
 # (match, original text, kind) -> (start, end, kind reported) or None to skip
 _Locate = Callable[[re.Match[str], str, str], _Span | None]
-# (original text, haystack, start) -> -1, or the end bound of a match locate drops
-_Screen = Callable[[str, str, int], int]
 # ASCII-only lower-casing, for the rare text whose str.lower() changes length.
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
@@ -72,9 +70,7 @@ class SecretPattern:
     lower-cased text: a case-insensitive regex cannot use the engine's fast
     literal search and was measured seven times slower. Every match starts with
     one of ``anchors`` (in the lower-cased text for a ``fold`` pattern); a shape
-    without a literal lead has none. ``screen(text, hay, start)``, if given, is a
-    cheap look at a start before the regex runs: -1, or a position by which any
-    match from there ends that ``locate`` would drop.
+    without a literal lead has none.
     """
 
     kind: str
@@ -82,7 +78,6 @@ class SecretPattern:
     locate: _Locate
     fold: bool = False
     anchors: tuple[str, ...] = ()
-    screen: _Screen | None = None
 
     def apply(self, text: str) -> str:
         """``text`` with every secret of this shape masked."""
@@ -97,21 +92,15 @@ class SecretPattern:
 
         ``starts`` ascend and include every position where a match can start.
         """
-        return self._masked(text, self._matches_at(text, hay, starts))
+        return self._masked(text, self._matches_at(hay, starts))
 
-    def _matches_at(self, text: str, hay: str, starts: Sequence[int]) -> Iterator[re.Match[str]]:
+    def _matches_at(self, hay: str, starts: Sequence[int]) -> Iterator[re.Match[str]]:
         # The matches finditer would yield: it goes on from the end of each match.
-        match, screen = self.regex.match, self.screen
+        match = self.regex.match
         resume = 0
-        last = len(starts) - 1
-        for i, at in enumerate(starts):
+        for at in starts:
             if at < resume:
                 continue
-            if screen is not None:
-                bound = screen(text, hay, at)
-                # Dropped anyway; its end matters only if the next start may lie inside.
-                if bound >= 0 and (i == last or starts[i + 1] >= bound):
-                    continue
             m = match(hay, at)
             if m is not None:
                 resume = m.end()
@@ -241,8 +230,9 @@ _NAME_FRAGMENT = "(?:" + "|".join(_FRAGMENTS) + ")"
 
 _ASSIGNMENT = re.compile(
     # Starts at the fragment (a literal the engine finds fast); the rest of the
-    # name before it is read back by the locate function.
-    rf"{_NAME_FRAGMENT}[\w.-]{{0,48}}+[\"']?[ \t]{{0,8}}+(?:=>|:=|[:=])(?!=)[ \t]{{0,8}}+"
+    # name before it is read back by the locate function. The group ``name`` ends
+    # where the name does (the engine's loop reads the name's end from it).
+    rf"(?P<name>{_NAME_FRAGMENT}[\w.-]{{0,48}}+)[\"']?[ \t]{{0,8}}+(?:=>|:=|[:=])(?!=)[ \t]{{0,8}}+"
     rf"(?:(?P<scheme>{_SCHEMES_TOKEN})[ \t]{{1,8}}+)?"
     r"(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,1024}+)\"?"
     r"|'(?P<sq>[^'\r\n]{1,1024}+)'?"
@@ -297,7 +287,10 @@ def _assignment_locate(m: re.Match[str], text: str, kind: str) -> _Span | None:
 
 
 def assignment_value(m: re.Match[str], text: str, kind: str, rule: int) -> _Span | None:
-    """The assignment's value to mask, given the ``_name_rule`` (non-zero) of its name."""
+    """The assignment's value to mask, given the ``_name_rule`` (non-zero) of its name.
+
+    The engine's loop (``_assignment.py``) makes the same checks inline.
+    """
     group = m.lastgroup  # the value's: dq, sq or bare, the last group to close
     start, end = m.span(group)  # type: ignore[arg-type]  # never None: one always matches
     value = text[start:end]
@@ -315,14 +308,6 @@ def assignment_value(m: re.Match[str], text: str, kind: str, rule: int) -> _Span
     if rule == 2 and _AWS_SECRET.fullmatch(value):
         kind = _AWS_SECRET_KIND
     return start, end, kind
-
-
-def _assignment_screen(text: str, hay: str, start: int) -> int:
-    name = _name_at(text, start)
-    if name is not None and _name_rule(name):
-        return -1
-    end = hay.find("\n", start)  # the shape never spans a line
-    return len(hay) if end < 0 else end
 
 
 def _build() -> tuple[SecretPattern, ...]:
@@ -358,9 +343,7 @@ def _build() -> tuple[SecretPattern, ...]:
         ),
         SecretPattern("cookie", _COOKIE, _secret_span, fold=True, anchors=("cookie",)),
         SecretPattern("connection-password", _CONNECTION, _secret_span, anchors=("://",)),
-        SecretPattern(
-            "assignment", _ASSIGNMENT, _assignment_locate, True, _FRAGMENTS, _assignment_screen
-        ),
+        SecretPattern("assignment", _ASSIGNMENT, _assignment_locate, fold=True, anchors=_FRAGMENTS),
     )
 
 

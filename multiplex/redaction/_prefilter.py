@@ -1,11 +1,16 @@
-"""Layer 2 with the engine: one Hyperscan pass says which shapes can occur at all.
+"""Layer 2 with the engine: Hyperscan says which shapes can occur, and where.
 
 Most shapes never occur in a given output, and a regex that cannot match still
 reads every character. So a Hyperscan database of every shape's anchors (the
 literals each match starts with, caseless for the lower-cased shapes) is run
 once over the text first. A shape whose anchors are all absent is skipped. A
-shape with one anchor present runs its regex, whose own search for that literal
-is fast; a shape with several tries its regex only where they occur.
+shape with an anchor present has its regex tried only where its anchors occur,
+as another Hyperscan pass reports them; where they are too many to list, its
+regex scans the text instead.
+
+A long ASCII text is redacted in pieces cut after a newline: every shape but
+``private-key`` matches within one line (see ``_LINE_SPANNING``), so the pieces'
+results joined are the whole text's, and each piece stays in the CPU's cache.
 
 The output is that of :func:`._patterns.apply_patterns`, character for
 character: a regex tried at every anchor finds every match it would find
@@ -15,6 +20,7 @@ scanning, and the shapes still run in order, each over its predecessor's output.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from types import ModuleType
 
 from multiplex.redaction import _engine
@@ -29,11 +35,31 @@ from multiplex.redaction._patterns import (
     mask,
 )
 
-__all__ = ["redact_patterns"]
+__all__ = ["PIECE", "line_pieces", "may_span_lines", "redact_patterns"]
 
 # Shapes without a literal lead: an expression every match contains. When it
 # is absent the shape is skipped; when present the regex scans the whole text.
 _GATES = {"discord-bot-token": rb"\.[A-Za-z0-9_-]{6}\."}
+
+# What must follow an anchor for the shape's regex to match there: the engine
+# then reports only those anchors. Each is a superset of what the regex
+# accepts after the anchor (no possessive repetition; "[^\t-\r ...]" admits the
+# characters \x1c-\x1f that the regex's "\s" excludes). Scanned only over
+# ASCII text. "https://" alone is common in logs, a password in a URL is not.
+# (The assignment shape has none: its name rule would cost Hyperscan more, on
+# the benchmark's log, than its loop spends passing over the fragments that are
+# not followed by "=" or ":".)
+_FOLLOWERS = {"connection-password": rb"[^\t-\r :/@?#]{0,128}:[^\t-\r /?#]{1,256}@"}
+
+# The one shape whose matches span lines (a PEM block). It runs over the whole
+# text before the text is cut into pieces; every other shape's regex matches no
+# newline, and its look-arounds treat a newline as they treat the text's edge.
+_LINE_SPANNING = "private-key"
+_SPANNING_ANCHOR = "-----BEGIN"
+
+# A text at least twice this long (and ASCII) is redacted in pieces of about
+# this many characters, each ending at a newline.
+PIECE = 64 * 1024
 
 # KELVIN SIGN lower-cases to ASCII "k", which the caseless byte scan would not
 # see: text holding one takes the reference path (str.lower maps no other
@@ -45,14 +71,27 @@ def _note(expression: int, _start: int, _end: int, _flags: int, present: set[int
     present.add(expression)
 
 
-def _collect(_expression: int, start: int, _end: int, _flags: int, starts: list[int]) -> None:
+class _Starts(list[int]):
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+
+def _collect(_expression: int, start: int, _end: int, _flags: int, starts: _Starts) -> bool:
+    starts.append(start)
+    return len(starts) > starts.limit  # stop: the regex's own scan is cheaper than so many tries
+
+
+def _collect_all(_expression: int, start: int, _end: int, _flags: int, starts: list[int]) -> None:
     starts.append(start)
 
 
 class _Shape:
     """One shape as the prefilter sees it."""
 
-    __slots__ = ("_finder", "anchors", "brings", "gate", "pattern")
+    __slots__ = ("_finder", "anchors", "brings", "gate", "ids", "pattern")
 
     def __init__(
         self,
@@ -64,39 +103,55 @@ class _Shape:
     ) -> None:
         self.pattern = pattern
         self.anchors = anchors  # (anchor, expression id); empty for a gated shape
+        self.ids = frozenset(i for _, i in anchors) if anchors else frozenset((gate,))
         self.gate = gate  # the gate's expression id, or -1
         self.brings = brings  # anchors its own masks contain: present once it masked
-        # Where the anchors are, for a shape that tries its regex at each.
+        # Where the anchors are. One expression per anchor: the engine reports
+        # the leftmost start of each expression's matches ending at one place,
+        # and another anchor inside the same name must be reported as well.
         self._finder: Database | None = None
-        if len(anchors) > 1 or pattern.screen is not None:
+        if anchors:
             caseless = hs.HS_FLAG_CASELESS if pattern.fold else 0
+            follower = _FOLLOWERS.get(pattern.kind, b"")
             self._finder = Database(
                 hs,
-                [escape(a.encode("ascii")) for a, _ in anchors],
+                [escape(a.encode("ascii")) + follower for a, _ in anchors],
                 [hs.HS_FLAG_SOM_LEFTMOST | caseless] * len(anchors),
             )
 
-    def starts(self, hay: str, live: list[str]) -> list[int]:
-        """Every position of ``hay`` where an anchor starts, ascending."""
-        if self._finder is not None and hay.isascii():  # byte offsets are character offsets
-            found: list[int] = []
-            self._finder.scan(hay.encode("ascii"), _collect, found)
+    def starts(
+        self, hay: str, data: bytes | None, live: list[str], limit: int | None
+    ) -> list[int] | None:
+        """Every position of ``hay`` where a match can start, ascending; None if over ``limit``.
+
+        ``data`` is ``hay`` as ASCII bytes, or None when it is not ASCII.
+        """
+        if self._finder is not None and data is not None:  # byte offsets are character offsets
+            if limit is None:
+                found: list[int] = []
+                self._finder.scan(data, _collect_all, found)
+            else:
+                found = _Starts(limit)
+                if not self._finder.scan(data, _collect, found):
+                    return None
             found.sort()
             return found
-        found = []
+        every: list[int] = []
         find = hay.find
         for anchor in live:
             at = find(anchor)
             while at >= 0:
-                found.append(at)
+                every.append(at)
                 at = find(anchor, at + 1)
-        return sorted(set(found))
+            if limit is not None and len(every) > limit:
+                return None
+        return sorted(set(every))
 
 
 class _Prefilter:
     """The anchors of every shape, compiled into one database."""
 
-    __slots__ = ("_db", "_shapes")
+    __slots__ = ("_db", "_shapes", "_spanning")
 
     def __init__(self, hs: ModuleType) -> None:
         expressions: list[bytes] = []
@@ -126,7 +181,7 @@ class _Prefilter:
         # The anchors a shape's masks contain ("token" in "[REDACTED:github-token]").
         # Kinds no shape is named for (aws-secret-key) may come from any shape.
         extra = KINDS - {p.kind for p in PATTERNS}
-        self._shapes = []
+        shapes = []
         for pattern, anchors, gate in found:
             masks = [mask(kind) for kind in extra | {pattern.kind}]
             brings = frozenset(
@@ -134,43 +189,90 @@ class _Prefilter:
                 for (anchor, folded), i in ids.items()
                 if any(anchor in (fold_case(m) if folded else m) for m in masks)
             )
-            self._shapes.append(_Shape(hs, pattern, anchors, gate, brings))
+            shapes.append(_Shape(hs, pattern, anchors, gate, brings))
+        # The line-spanning shape runs first (tested), so it can run over the
+        # whole text and the rest piece by piece.
+        assert shapes[0].pattern.kind == _LINE_SPANNING
+        assert shapes[0].pattern.anchors == (_SPANNING_ANCHOR,)
+        self._spanning = shapes[0].pattern
+        self._shapes = tuple(shapes)
 
     def redact(self, text: str) -> str:
+        """``text`` with every shape masked; a long ASCII text piece by piece."""
+        if len(text) < 2 * PIECE or not text.isascii():
+            return self._redact(text, self._shapes)
+        if may_span_lines(text):
+            text = self._spanning.apply(text)
+        rest = self._shapes[1:]
+        return "".join([self._redact(piece, rest) for piece in line_pieces(text)])
+
+    def _redact(self, text: str, shapes: tuple[_Shape, ...]) -> str:
+        ascii_only = text.isascii()
+        encoded = text.encode("utf-8", "surrogatepass")
         present: set[int] = set()
-        self._db.scan(text.encode("utf-8", "surrogatepass"), _note, present)
+        self._db.scan(encoded, _note, present)
+        data = encoded if ascii_only else None  # ASCII: byte offsets are character offsets
         folded: str | None = None
-        for shape in self._shapes:
+        folded_data: bytes | None = None
+        for shape in shapes:
             if not present:
                 break
+            if shape.ids.isdisjoint(present):
+                continue
             pattern = shape.pattern
             if shape.gate >= 0:
-                if shape.gate not in present:
-                    continue
                 out = pattern.apply(text)
             else:
                 live = [anchor for anchor, i in shape.anchors if i in present]
-                if not live:
-                    continue
                 if pattern.fold:
                     if folded is None:
                         folded = fold_case(text)
-                    hay = folded
+                        folded_data = folded.encode("ascii") if ascii_only else None
+                    hay, hay_data = folded, folded_data
                 else:
-                    hay = text
-                if len(live) == 1 and pattern.screen is None:
-                    # One literal lead: the regex engine's own search for it is
-                    # as fast as str.find, and no match is built in Python.
+                    if data is None and ascii_only:
+                        data = text.encode("ascii")
+                    hay, hay_data = text, data if ascii_only else None
+                # Past one anchor per 256 characters, the regex's own scan costs
+                # less than trying it at each; not so the assignment's, which
+                # has no literal lead to search for.
+                assignment = pattern.kind == "assignment"
+                limit = None if assignment else 8 + len(hay) // 256
+                starts = shape.starts(hay, hay_data, live, limit)
+                if starts is None:
                     out = pattern.apply_to(text, hay)
-                elif pattern.kind == "assignment":
-                    out = assignment_at(text, hay, shape.starts(hay, live))
+                elif assignment:
+                    out = assignment_at(text, hay, starts)
                 else:
-                    out = pattern.apply_at(text, hay, shape.starts(hay, live))
+                    out = pattern.apply_at(text, hay, starts)
             if out is not text:
                 text = out
-                folded = None
+                ascii_only = text.isascii()
+                data = None
+                folded = folded_data = None
                 present |= shape.brings
         return text
+
+
+def may_span_lines(text: str) -> bool:
+    """Whether a layer-2 match in ``text`` may span lines (it holds a PEM block's start)."""
+    return _SPANNING_ANCHOR in text
+
+
+def line_pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of about ``PIECE`` characters, each but the last ending with a newline.
+
+    A piece runs to the first newline after ``PIECE`` characters; the last may
+    be up to half as long again rather than left short.
+    """
+    piece = PIECE
+    size = len(text)
+    start = 0
+    while start < size:
+        cut = text.find("\n", start + piece)
+        end = size if cut < 0 or size - cut <= piece // 2 else cut + 1
+        yield text[start:end]
+        start = end
 
 
 class _State:

@@ -8,12 +8,20 @@ import sys
 import types
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from multiplex.redaction import KnownValues, Redactor, _engine, redact_always, redact_patterns
+from multiplex.redaction import (
+    KnownValues,
+    Redactor,
+    _engine,
+    _prefilter,
+    redact_always,
+    redact_patterns,
+)
 from multiplex.redaction._patterns import PATTERNS, SecretPattern, apply_patterns
 from tests.redaction import _reference
 from tests.redaction.test_redaction import ADVERSARIAL, LOOK_ALIKES, SECRETS
@@ -148,6 +156,130 @@ def test_threads_share_a_matcher() -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         got = list(pool.map(redactor.redact, texts * 4))
     assert got == [reference(t, own, others) for t in texts] * 4
+
+
+# -- piece by piece ----------------------------------------------------------------
+
+
+@contextmanager
+def small_pieces(size: int = 24) -> Iterator[None]:
+    """Within the block, long texts are cut into pieces of about ``size`` characters."""
+    before = _prefilter.PIECE
+    _prefilter.PIECE = size
+    try:
+        yield
+    finally:
+        _prefilter.PIECE = before
+
+
+@st.composite
+def multiline_cases(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
+    own, others = draw(known_value_sets()), draw(known_value_sets())
+    lines = draw(st.lists(redaction_texts(own + others), min_size=2, max_size=8))
+    text = draw(st.sampled_from(["\n", "\r\n", "\n\n"])).join(lines)
+    if draw(st.booleans()):  # only ASCII text is cut into pieces
+        text = text.encode("ascii", "ignore").decode("ascii")
+    return text, own, others
+
+
+def test_pieces_end_at_newlines() -> None:
+    text = "".join(f"line {i} API_KEY=value{i}\n" for i in range(40))
+    with small_pieces(50):
+        pieces = list(_prefilter.line_pieces(text))
+    assert len(pieces) > 5 and "".join(pieces) == text
+    assert all(p.endswith("\n") for p in pieces)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(multiline_cases(), st.booleans())
+def test_pieces_give_the_whole_texts_output(
+    case: tuple[str, list[str], list[str]], layer2: bool
+) -> None:
+    text, own, others = case
+    expected = reference(text, own, others, layer2)
+    known = _reference.KnownValues(own)
+    expected_always = _reference.redact_always(text, known)
+    with small_pieces():
+        assert (
+            Redactor(KnownValues(own), layer2=layer2, others=KnownValues(others)).redact(text)
+            == expected
+        )
+        assert redact_always(text, KnownValues(own)) == expected_always
+        assert redact_patterns(text) == _reference.apply_patterns(text)
+        assert fallback(text, own, others, layer2) == expected
+
+
+@pytest.mark.parametrize("engine", [True, False], ids=["engine", "pure-python"])
+def test_pieces_keep_what_spans_lines(engine: bool) -> None:
+    # A PEM block and a known value holding a newline span the pieces' cuts.
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEpAIBAAKCAQEA1234\n" * 6
+    own = ["first line\nsecond line of a credential"]
+    lines = [c[1] for c in SECRETS] + LOOK_ALIKES
+    text = "\n".join([*lines[:20], pem + "-----END RSA PRIVATE KEY-----", *lines[20:], own[0]])
+    text += "\n" + pem  # cut short: masked to the end
+    expected = reference(text, own, ["other-profile-secret-2"])
+    with small_pieces(), _engine.pure_python() if not engine else _nothing():
+        redactor = Redactor(KnownValues(own), others=KnownValues(["other-profile-secret-2"]))
+        assert redactor.redact(text) == expected
+        assert redact_patterns(text) == _reference.apply_patterns(text)
+        plain = text.replace(own[0], "x")
+        assert Redactor(KnownValues(["abcdef12"])).redact(plain) == reference(
+            plain, ["abcdef12"], []
+        )
+    assert "[REDACTED:private-key]" in expected and "second line" not in expected
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def _admits_newline(items: object) -> bool:
+    """Whether the parsed regex ``items`` can match a newline anywhere, or tests a line edge."""
+    from re import _constants as c
+
+    def in_class(members: list[tuple[object, object]]) -> bool:
+        hit, negate = False, False
+        for op, arg in members:
+            if op is c.NEGATE:
+                negate = True
+            elif op is c.LITERAL:
+                hit |= arg == 10
+            elif op is c.RANGE:
+                hit |= arg[0] <= 10 <= arg[1]  # type: ignore[index]
+            elif op is c.CATEGORY:
+                hit |= arg in (c.CATEGORY_SPACE, c.CATEGORY_NOT_WORD, c.CATEGORY_NOT_DIGIT)
+            else:
+                raise AssertionError(f"unexpected class member {op}")
+        return hit != negate
+
+    for op, arg in items:  # type: ignore[attr-defined]
+        if (op is c.LITERAL and arg == 10) or (op is c.NOT_LITERAL and arg != 10):
+            return True
+        if op is c.IN and in_class(arg):
+            return True
+        if op is c.AT:
+            return True
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and _admits_newline(arg[2]):
+            return True
+        if op in (c.SUBPATTERN, c.ATOMIC_GROUP) and _admits_newline(arg[-1]):
+            return True
+        if op in (c.ASSERT, c.ASSERT_NOT) and _admits_newline(arg[1]):
+            return True
+        if op is c.BRANCH and any(_admits_newline(b) for b in arg[1]):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=[p.kind for p in PATTERNS])
+def test_only_the_first_shape_spans_lines(pattern: SecretPattern) -> None:
+    # What lets long text be redacted piece by piece (docs/redaction.md, "Engine").
+    from re import _parser
+
+    assert not pattern.regex.flags & (re.DOTALL | re.MULTILINE), pattern.kind  # "." and "^"
+    spans = _admits_newline(_parser.parse(pattern.regex.pattern))
+    assert spans == (pattern is PATTERNS[0]), pattern.kind
+    assert PATTERNS[0].kind == "private-key"
 
 
 # -- anchors ---------------------------------------------------------------------
