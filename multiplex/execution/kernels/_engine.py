@@ -42,6 +42,7 @@ import codecs
 import fcntl
 import importlib.util
 import os
+import re
 import select
 import sys
 import termios
@@ -216,11 +217,17 @@ _STOCK_COUNTS = (
 )
 
 
+# Line breaks to str.splitlines (which IPython's transformers use) but not to
+# Python's tokenizer: a "line" after one could be taken for a magic.
+_ODD_BREAK = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def plain_python(shell: Any, code: str) -> bool:
     """True when IPython's input transformation would leave ``code`` as it is.
 
     Conservative: anything IPython could rewrite (a prompt, leading blank lines
-    or indentation, magics and shell escapes, which do not parse as Python, a
+    or indentation, a line of only blanks, a form feed or another break only
+    ``str.splitlines`` sees, magics and shell escapes, which do not parse as Python, a
     single line naming a magic, a macro or an autocall object such as ``exit``,
     autocall mode, a transformer or prefilter checker someone added) or that may
     need the event loop (``await``, ``async``) answers False, and the cell takes
@@ -235,14 +242,15 @@ def plain_python(shell: Any, code: str) -> bool:
     )
     if counts != _STOCK_COUNTS or shell.input_transformers_post:
         return False
-    if "await" in code or "async" in code:
+    if "await" in code or "async" in code or _ODD_BREAK.search(code):
         return False
     lines = code.splitlines()
     if not lines or not lines[0].strip() or lines[0][0].isspace():
         return False
     for line in lines:
-        if line.lstrip().startswith((">>>", "...", "In [")):
-            return False
+        stripped = line.lstrip()
+        if stripped.startswith((">>>", "...", "In [")) or (line and not stripped):
+            return False  # a prompt; a line of blanks (IPython empties it)
     try:
         ast.parse(code)
     except Exception:  # IPython reports it, or its transformers make it Python
