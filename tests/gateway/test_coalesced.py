@@ -16,7 +16,7 @@ def test_two_runs_share_one_prompt_and_one_answer(gateway: Gateway) -> None:
     assert api.answer(second, pending["approval_id"], "once").json() == {"ok": True}
     for run_id in (first, second):
         run = api.wait(run_id)
-        assert run["status"] == "completed", run
+        assert run["status"] == "completed", (run["error"], run["results"])
         assert run["results"][0]["decision"]["outcome"] == "approved"
 
 
