@@ -4,6 +4,7 @@ See docs/configuration.md#the-watcher.
 """
 
 from multiplex.watching._debounce import Debouncer
-from multiplex.watching._watcher import SUPERVISOR_KEY, WATCHED_FILES, ConfigWatcher, WatchMode
+from multiplex.watching._router import SUPERVISOR_KEY, WATCHED_FILES
+from multiplex.watching._watcher import ConfigWatcher, WatchMode
 
 __all__ = ["SUPERVISOR_KEY", "WATCHED_FILES", "ConfigWatcher", "Debouncer", "WatchMode"]

@@ -1,0 +1,99 @@
+"""Which watched names an event concerns (docs/configuration.md#supervisor-config-multiplexyaml ``watch``).
+
+:class:`Router` runs on the observer thread: it maps each file event to the
+homes it may have changed (a home's ``config.yaml`` or ``.env``, anything under
+its ``credentials/``) and to :data:`SUPERVISOR_KEY` when ``multiplex.yaml`` or
+the set of homes in the profiles folder may have changed, and pokes the
+debouncer for each. It never reads a file but to check that a leaving
+``config.yaml`` is really gone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+from multiplex.watching._debounce import Debouncer
+
+__all__ = ["CREDENTIALS_DIR", "SUPERVISOR_KEY", "WATCHED_FILES", "Router"]
+
+# docs/configuration.md#profile-home: the two files of a home that a reload reads.
+WATCHED_FILES: frozenset[str] = frozenset({"config.yaml", ".env"})
+# docs/security.md#credentials-checked-when-used: an edit under it reloads the known secrets.
+CREDENTIALS_DIR = "credentials"
+
+# The name ``on_change`` gets for multiplex.yaml or the profiles folder (no profile
+# name contains a NUL: names are directory names).
+SUPERVISOR_KEY = "\0multiplex.yaml"
+
+
+def _credentials_owner(
+    names_by_home: Mapping[str, frozenset[str]], path: str
+) -> frozenset[str] | None:
+    """The names of the home whose ``credentials/`` folder holds ``path``, if any."""
+    head, tail = os.path.split(path)
+    while head and tail:
+        if tail == CREDENTIALS_DIR and head in names_by_home:
+            return names_by_home[head]
+        head, tail = os.path.split(head)
+    return None
+
+
+class Router(FileSystemEventHandler):
+    """Runs on the observer thread: maps an event to watched names and pokes them."""
+
+    def __init__(self, debouncer: Debouncer) -> None:
+        self._debouncer = debouncer
+        # home dir -> names; replaced whole (never mutated) so the observer thread
+        # reads it without taking the watcher's lock.
+        self.names_by_home: dict[str, frozenset[str]] = {}
+        # (multiplex.yaml, profiles folder) followed for SUPERVISOR_KEY, or None.
+        self.supervisor: tuple[str, str | None] | None = None
+
+    def _supervisor_event(
+        self, path: str, kind: str, names_by_home: Mapping[str, frozenset[str]]
+    ) -> bool:
+        """Whether this event may change what multiplex.yaml serves.
+
+        Any event on multiplex.yaml itself; in the profiles folder only a home
+        appearing or going: a directory created, deleted or moved there, or a
+        ``config.yaml`` arriving in a home not served yet or leaving one. An edit
+        inside a served home (even a rename over its config.yaml) is that home's
+        own reload, never a rescan of the whole folder (10,000 homes).
+        """
+        followed = self.supervisor
+        if followed is None:
+            return False
+        config, folder = followed
+        if path == config:
+            return True
+        if folder is None or kind == "modified" or kind == "closed" or kind == "opened":
+            return False
+        parent = os.path.dirname(path)
+        if parent == folder:
+            return True
+        if os.path.basename(path) != "config.yaml" or os.path.dirname(parent) != folder:
+            return False
+        if kind in ("created", "moved-to"):
+            return parent not in names_by_home
+        # Leaving; a replace shows as delete-then-create in polling mode: gone only if it is.
+        return not os.path.lexists(path)
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        names_by_home = self.names_by_home
+        kind = event.event_type
+        for raw, side in ((event.src_path, kind), (getattr(event, "dest_path", ""), "moved-to")):
+            if not raw:
+                continue
+            path = os.fsdecode(raw)
+            if self._supervisor_event(path, side, names_by_home):
+                self._debouncer.poke(SUPERVISOR_KEY)
+            names = names_by_home.get(path)  # the home directory itself
+            if names is None and os.path.basename(path) in WATCHED_FILES:
+                names = names_by_home.get(os.path.dirname(path))
+            if names is None:
+                names = _credentials_owner(names_by_home, path)
+            for name in names or ():
+                self._debouncer.poke(name)
