@@ -21,7 +21,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,6 @@ from jupyter_client.session import DELIM as _DELIM
 from jupyter_client.session import Session
 
 from multiplex.execution._local import _materialise
-from multiplex.execution._process import OUTPUT_CAP
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
     bwrap_status,
@@ -41,6 +39,7 @@ from multiplex.execution._sandbox import (
 )
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
+from multiplex.execution.kernels._output import Collector, finish, on_iopub
 from multiplex.execution.kernels._proctree import alive, memory_bytes, tree
 from multiplex.execution.kernels._spawn import KernelSpawn, kernel_argv
 from multiplex.kernel import CELL_METADATA_KEY
@@ -51,25 +50,6 @@ __all__ = ["KernelProcess"]
 START_TIMEOUT = 60.0
 _SLICE = 0.1  # how often a waiting cell looks at its deadline, cancel switch and process
 _ENGINE_ENV = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")
-
-
-@dataclass(slots=True)
-class _Collector:
-    out: list[str] = field(default_factory=list)
-    err: list[str] = field(default_factory=list)
-    sizes: list[int] = field(default_factory=lambda: [0, 0])
-    truncated: bool = False
-
-    def add(self, name: str, text: str) -> None:
-        index = 1 if name == "stderr" else 0
-        room = OUTPUT_CAP - self.sizes[index]
-        if room <= 0:
-            self.truncated = True
-            return
-        if len(text) > room:
-            text, self.truncated = text[:room], True
-        self.sizes[index] += len(text)
-        (self.err if index else self.out).append(text)
 
 
 class _Manager(KernelManager):
@@ -265,7 +245,7 @@ class KernelProcess:
             "msg_id"
         ]
         deadline = time.monotonic() + timeout
-        out = _Collector()
+        out = Collector()
         raw = RawCell("ok")
         reply: dict[str, Any] | None = None
         idle = False
@@ -279,10 +259,10 @@ class KernelProcess:
             if not events:
                 if not self._running():
                     self.kill()
-                    return self._finish(raw, out, "died", "the kernel process died")
+                    return finish(raw, out, "died", "the kernel process died")
                 continue
             for kind, body in self._read(iopub, msg_id):
-                idle = self._on_iopub(kind, body, raw, out) or idle
+                idle = on_iopub(kind, body, raw, out) or idle
             for kind, body in self._read(shell, msg_id):
                 if kind == "execute_reply":
                     reply = body
@@ -316,24 +296,8 @@ class KernelProcess:
                 continue  # another request's (the start-up check, a cell killed before)
             found.append((session.unpack(header).get("msg_type", ""), session.unpack(content)))
 
-    @staticmethod
-    def _on_iopub(kind: str, content: dict[str, Any], raw: RawCell, out: _Collector) -> bool:
-        if kind == "status":
-            return bool(content.get("execution_state") == "idle")
-        if kind == "stream":
-            out.add(content.get("name", "stdout"), content.get("text", ""))
-        elif kind == "execute_result":
-            raw.result = content.get("data", {}).get("text/plain")
-        elif kind in ("display_data", "update_display_data"):
-            text = content.get("data", {}).get("text/plain")
-            if text:
-                out.add("stdout", text + "\n")
-        elif kind == "error":
-            raw.error = content
-        return False
-
     def _settle_reply(
-        self, reply: dict[str, Any], raw: RawCell, out: _Collector, check: str | None
+        self, reply: dict[str, Any], raw: RawCell, out: Collector, check: str | None
     ) -> RawCell:
         raw.execution_count = reply.get("execution_count")
         if check:
@@ -350,24 +314,15 @@ class KernelProcess:
             code = str(raw.error.get("evalue", ""))
             raw.error = None if code in ("", "0", "None") else raw.error
             self.shutdown()
-            return self._finish(raw, out, "exited", f"the kernel ended: sys.exit({code})")
+            return finish(raw, out, "exited", f"the kernel ended: sys.exit({code})")
         if exits:
             self.shutdown()
-            return self._finish(raw, out, "exited", "the kernel ended: exit()")
-        return self._finish(raw, out, "error" if raw.error is not None else "ok", None)
+            return finish(raw, out, "exited", "the kernel ended: exit()")
+        return finish(raw, out, "error" if raw.error is not None else "ok", None)
 
-    def _killed(self, raw: RawCell, out: _Collector, status: str) -> RawCell:
+    def _killed(self, raw: RawCell, out: Collector, status: str) -> RawCell:
         self.kill()
-        return self._finish(raw, out, status, None)
-
-    @staticmethod
-    def _finish(raw: RawCell, out: _Collector, status: str, note: str | None) -> RawCell:
-        raw.status = status
-        raw.stdout = "".join(out.out)
-        raw.stderr = "".join(out.err)
-        raw.truncated = out.truncated
-        raw.note = note
-        return raw
+        return finish(raw, out, status, None)
 
     # -- state --------------------------------------------------------------------------
     @property
