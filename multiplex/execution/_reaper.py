@@ -11,7 +11,9 @@ signal, as a shell reports it).
 
 It runs once per unsandboxed command, so it starts lean: ``_signal`` rather than
 ``signal`` (whose enums cost more to import than the rest of the script), no
-``contextlib`` (docs/operations.md#capacity).
+``contextlib`` (docs/operations.md#capacity). SIGCHLD, SIGTERM and SIGINT stay
+blocked and are taken with ``sigwaitinfo``: no asynchronous handler, so a stop
+that arrives at any moment (between fork and wait included) still ends the tree.
 """
 
 import _signal  # type: ignore[import-not-found]  # the C module behind signal, no stubs
@@ -26,13 +28,10 @@ _PR_SET_CHILD_SUBREAPER = 36
 _GRACE = 1.0
 
 
-class _Stop(Exception):
-    """SIGTERM or SIGINT arrived: end the tree now."""
-
-
 def descendants(root: int) -> list[int]:
     """Every live process below ``root`` (by parent pid, from /proc)."""
     children: dict[int, list[int]] = {}
+    zombies: set[int] = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -43,13 +42,18 @@ def descendants(root: int) -> list[int]:
             continue
         # Fields after the last ')' (the command name may contain anything).
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and fields[0] != b"Z":
+        if len(fields) > 1:
             children.setdefault(int(fields[1]), []).append(int(entry))
+            if fields[0] == b"Z":
+                zombies.add(int(entry))
+    # A zombie not yet reaped still parents its children (a setsid'd grandchild of a
+    # shell that just died): walk through it, list only the living.
     found: list[int] = []
     todo = [root]
     while todo:
         for child in children.get(todo.pop(), ()):
-            found.append(child)
+            if child not in zombies:
+                found.append(child)
             todo.append(child)
     return found
 
@@ -76,10 +80,14 @@ def _reap_any() -> bool:
 def end_tree(grace: float = _GRACE) -> None:
     """SIGTERM every descendant, SIGKILL what is left after ``grace``, reap them all."""
     me = os.getpid()
-    _signal_all(descendants(me), _signal.SIGTERM)
+    told: set[int] = set()
     deadline = time.monotonic() + grace
-    while _reap_any() and time.monotonic() < deadline:
-        if not descendants(me):
+    while True:
+        # Each pass also tells what was re-parented to us since the last one.
+        left = [pid for pid in descendants(me) if pid not in told]
+        _signal_all(left, _signal.SIGTERM)
+        told.update(left)
+        if not _reap_any() or time.monotonic() >= deadline or not descendants(me):
             break
         time.sleep(0.01)
     # Repeat: a child killed now may leave its own children to us (we are their sub-reaper).
@@ -102,37 +110,39 @@ def main(argv: list[str]) -> int:
     if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         os.write(2, b"multiplex: cannot become a child sub-reaper\n")
         return 126
-
-    def on_term(_sig: int, _frame: object) -> None:
-        raise _Stop  # interrupts waitpid (PEP 475 retries it otherwise)
-
-    _signal.signal(_signal.SIGTERM, on_term)
-    _signal.signal(_signal.SIGINT, on_term)
+    # Signals are taken synchronously (sigwaitinfo), never by an asynchronous
+    # handler: a SIGTERM arriving at any moment, even between fork and wait,
+    # still ends in end_tree() below; none can unwind past it.
+    wanted = {_signal.SIGCHLD, _signal.SIGTERM, _signal.SIGINT}
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, wanted)
     child = os.fork()
     if child == 0:
-        _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
-        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, wanted)
         try:
             os.execvp(argv[0], argv)
         except OSError as exc:
             os.write(2, f"multiplex: cannot run {argv[0]}: {exc.strerror}\n".encode())
         os._exit(127)
-    code = 0
-    try:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, 0)
-            except ChildProcessError:
-                break
-            if pid == child:
-                code = _status_code(status)
-                break
-    except _Stop:
-        code = 128 + _signal.SIGTERM
-    _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
-    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    code = _wait_for(child, wanted)
     end_tree()
     return code
+
+
+def _wait_for(child: int, wanted: set[int]) -> int:
+    """The command's exit status, or 128 + SIGTERM when told to stop first."""
+    while True:
+        info = _signal.sigwaitinfo(wanted)
+        if info.si_signo != _signal.SIGCHLD:
+            return 128 + int(_signal.SIGTERM)
+        while True:  # SIGCHLD: reap whatever exited; one signal may stand for several
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return 0
+            if pid == 0:
+                break
+            if pid == child:
+                return _status_code(status)
 
 
 if __name__ == "__main__":
