@@ -22,15 +22,16 @@ from multiplex.approval._parked import Parked
 from multiplex.approval._pending import Choice, PendingApproval, PendingTable, Resolution
 from multiplex.approval._place import place_of
 from multiplex.approval._prompt import Prompter, PromptUndeliverable
+from multiplex.approval._recheck import recheck_decision
 from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
-from multiplex.approval._static_checks import CheckInput, Conclusion, deny_set, run_static_checks
+from multiplex.approval._static_checks import CheckInput, Conclusion, run_static_checks
 from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView
-from multiplex.shell import ParsedLine, deny_match, parse_line
+from multiplex.shell import ParsedLine, parse_line
 
 __all__ = ["PENDING_KEY", "SESSIONS_KEY", "Gate"]
 
@@ -348,34 +349,13 @@ class Gate:
         """Just before running: a deny added or the granting rule revoked meanwhile blocks."""
         if not decision.approved:
             return decision
-        view = self._current_view(scope.name)
-        if view.epoch != decision.epoch:
-            denied = deny_match(deny_set(view.approvals.deny), parsed)
-            if denied is not None:
-                return Decision(
-                    Outcome.BLOCKED,
-                    "revoked while waiting: deny rule added",
-                    DecidedBy.RULE,
-                    denied[0],
-                    view.epoch,
-                    decision.waited_ms,
-                )
-        if decision.decided_by is DecidedBy.RULE:
-            store = scope.profile.allowlist.ruleset()
-            rest = [c for c in parsed.commands if not store.matches(c.argv)]
-            # The session's grants are read only when the file's rules do not cover
-            # the line (in a cluster that read is a Redis round trip: docs/cluster.md#cost).
-            grants = self.sessions(scope.profile).get(scope.session).grants if rest else None
-            if grants is not None and not all(grants.matches(c.argv) for c in rest):
-                return Decision(
-                    Outcome.BLOCKED,
-                    "revoked while waiting: allowlist rule removed",
-                    DecidedBy.RULE,
-                    decision.rule,
-                    view.epoch,
-                    decision.waited_ms,
-                )
-        return decision
+        return recheck_decision(
+            decision,
+            parsed,
+            self._current_view(scope.name),
+            scope.profile.allowlist.ruleset(),
+            lambda: self.sessions(scope.profile).get(scope.session).grants,
+        )
 
     # -- ending waits -------------------------------------------------------------
     def cancel_turn(self, scope: ProfileScope) -> None:
