@@ -1,0 +1,239 @@
+"""The supervisor's gate and execution: commands and code cells in a profile's scope (docs/design.md#the-python-api).
+
+:class:`GatedExecution` is the half of :class:`~multiplex.supervision.Supervisor`
+that decides and runs: ``test`` (what the gate would do), ``run`` and
+``run_or_park`` (gate, then execute in the turn's scope), the code cells of
+session kernels, and stopping what runs. Turns, profiles and the lifecycle
+stay in ``_supervisor.py``; this mixin only uses them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from multiplex._errors import ConfigError
+from multiplex._metrics import Metrics
+from multiplex.approval import Gate
+from multiplex.approval._decision import Decision, Verdict
+from multiplex.approval._parked import Parked
+from multiplex.execution import ProcessTracker, RunResult, execute
+from multiplex.execution.kernels import CellResult, KernelPool
+from multiplex.profiles import Profile
+from multiplex.scopes import ContextKind, ProfileScope, peek_scope
+from multiplex.supervision._config import SupervisorConfig
+from multiplex.supervision._turn import ParkedRun, Turn
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["GatedExecution"]
+
+
+class GatedExecution:
+    """Gate and execute commands and code cells (mixed into the Supervisor)."""
+
+    gate: Gate
+    processes: ProcessTracker
+    metrics: Metrics
+    kernels: KernelPool
+    config: SupervisorConfig
+    _profiles: Mapping[str, Profile]
+
+    def turn(
+        self,
+        profile: str | None = None,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        parent: ProfileScope | None = None,
+    ) -> Turn:
+        raise NotImplementedError  # the Supervisor's
+
+    def _scope_for(
+        self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None
+    ) -> ProfileScope:
+        raise NotImplementedError  # the Supervisor's
+
+    def profile(self, name: str) -> Profile:
+        raise NotImplementedError  # the Supervisor's
+
+    # -- the gate and execution ------------------------------------------------
+    def test(
+        self,
+        profile: str,
+        command: str,
+        context: str | ContextKind = ContextKind.API,
+        session: str = "test",
+    ) -> Verdict:
+        """What the gate would do for ``command`` in ``profile``: pure, never asks."""
+        return self.gate.evaluate(self._scope_for(profile, session, context, None), command)
+
+    def run(
+        self,
+        command: str,
+        profile: str | None = None,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        run_id: str | None = None,
+    ) -> RunResult:
+        """Gate ``command`` and, when approved, run it in the profile's scope.
+
+        With ``profile=None`` inside a turn, it runs in that turn; otherwise it
+        opens its own turn. Blocks while an approval is pending.
+        """
+        bound = peek_scope()
+        if profile is None and bound is not None:
+            return self._run_in(bound, command, run_id)
+        with self.turn(profile, session, context) as scope:
+            return self._run_in(scope, command, run_id)
+
+    def run_or_park(
+        self,
+        command: str,
+        profile: str,
+        session: str = "default",
+        context: str | ContextKind = ContextKind.API,
+        *,
+        run_id: str | None = None,
+    ) -> RunResult | ParkedRun:
+        """Like :meth:`run` in a turn of its own, but a wait for a human is returned, not awaited.
+
+        A :class:`ParkedRun` keeps its turn open and holds no thread: call its
+        ``when_settled`` and then, in any thread, ``resume()`` for the result.
+        """
+        turn = self.turn(profile, session, context)
+        scope = turn.__enter__()
+        try:
+            step = self.gate.begin(scope, command, run_id=run_id)
+            if isinstance(step, Parked):
+                turn.suspend()
+                return ParkedRun(
+                    turn, scope, step, lambda d: self._execute(scope, command, d, run_id=run_id)
+                )
+            result = self._execute(scope, command, step, run_id=run_id)
+        except BaseException:
+            turn.__exit__(None, None, None)
+            raise
+        turn.__exit__(None, None, None)
+        return result
+
+    def _run_in(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+    ) -> RunResult:
+        decision = self.gate.decide(scope, command, run_id=run_id)
+        return self._execute(
+            scope, command, decision, tracker=tracker, timeout=timeout, run_id=run_id
+        )
+
+    def _execute(
+        self,
+        scope: ProfileScope,
+        command: str,
+        decision: Decision,
+        *,
+        tracker: ProcessTracker | None = None,
+        timeout: float | None = None,
+        run_id: str | None = None,
+    ) -> RunResult:
+        mounts = tuple(
+            {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
+        )
+        if not decision.approved:
+            return RunResult(command, decision, mounts=mounts)
+        limit = scope.view.timeout if timeout is None else min(timeout, scope.view.timeout)
+        done = execute(
+            scope,
+            command,
+            tracker=tracker or self.processes,
+            timeout=limit,
+            run_id=run_id,
+            hidden=self.hidden_paths,
+        )
+        self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
+        return RunResult(
+            command,
+            decision,
+            done.exit_code,
+            scope.redact(done.stdout),
+            scope.redact(done.stderr),
+            done.timed_out,
+            done.truncated,
+            done.duration_ms,
+            mounts,
+            backend=done.backend,
+            sandbox=None if done.error is not None else done.sandbox,
+        )
+
+    @functools.cached_property
+    def hidden_paths(self) -> tuple[Path, ...]:
+        """What a sandboxed command never sees: every home, the folders holding them, this config (docs/execution.md#the-sandbox)."""
+        paths: set[Path] = set()
+        for profile in self._profiles.values():
+            paths.update((profile.home, profile.home.parent))
+        with contextlib.suppress(ConfigError, OSError):
+            paths.update(home for home in self.config.homes().values())
+            paths.add((self.config.base_dir / self.config.profiles_dir).resolve())
+        if self.config.source is not None:
+            paths.add(self.config.source)
+        paths.discard(Path("/"))
+        return tuple(sorted(paths))
+
+    def cancel_commands(self, run_id: str, *, wait: bool = True) -> int:
+        """Stop the commands of run ``run_id`` now running (and any it starts later).
+
+        ``wait=False`` returns at once; the stop (up to a short grace) goes on in the background.
+        """
+        return self.processes.cancel(run_id, wait=wait)
+
+    def kill_running(self) -> int:
+        """Kill every command still running (the end of a graceful shutdown)."""
+        return self.processes.kill_all()
+
+    def reset_session(self, profile: str, session: str, cause: str = "session reset") -> int:
+        """``/new``, ``/reset``: drop the session's grants, cancel its pending approvals, end its kernels."""
+        cancelled = self.gate.reset_session(self.profile(profile), session, cause)
+        self.kernels.dispose_session(profile, session, cause)
+        return cancelled
+
+    # -- code cells ------------------------------------------------------------
+    def execute_code(
+        self,
+        code: str,
+        *,
+        profile: str,
+        session: str,
+        context: str | ContextKind = ContextKind.API,
+        reset: bool = False,
+        timeout: float | None = None,
+        run_id: str | None = None,
+    ) -> CellResult:
+        """Run ``code`` as one cell of the session's persistent kernel (docs/kernels.md).
+
+        The cell opens its own turn (a delegated child inside another turn);
+        shell commands it sends through ``multiplex.kernel.run`` are gated
+        under this turn's authority. ``reset=True`` discards the kernel's state
+        first; ``timeout`` overrides ``code_execution.timeout``.
+        """
+        with self.turn(profile, session, context) as scope:
+            return self.kernels.execute(scope, code, reset=reset, timeout=timeout, run_id=run_id)
+
+    def _kernel_command(
+        self,
+        scope: ProfileScope,
+        command: str,
+        run_id: str | None,
+        tracker: ProcessTracker,
+        timeout: float | None,
+    ) -> RunResult:
+        # A cell's shell request: the gate and execution of any command, under the cell's scope.
+        return self._run_in(scope, command, run_id, tracker=tracker, timeout=timeout)
