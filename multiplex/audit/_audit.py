@@ -94,15 +94,17 @@ def _audit(
             )
             mux = resolve_concurrently(sup, names, rounds=rounds)
             timings["multiplexed"] = time.monotonic() - t0
-            t1 = time.monotonic()
-            checks = _leak_checks(sup, sandbox, names, mux)
-            for name, found in check_kernels(sup, names, sandbox.canaries).items():
-                checks.setdefault(name, LeakCheck()).leaks.extend(found.leaks)
-                checks[name].notes.extend(found.notes)
-            timings["leaks"] = time.monotonic() - t1
             probes = probes_future.result()
             timings["standalone"] = max((p.seconds for p in probes.values()), default=0.0)
             timings["probes_wall"] = time.monotonic() - t0
+        # The leak checks run real commands and kernels: after the probes, so that
+        # they take no CPU from them (docs/audit.md#performance).
+        t1 = time.monotonic()
+        checks = _leak_checks(sup, sandbox, names, mux)
+        for name, found in check_kernels(sup, names, sandbox.canaries).items():
+            checks.setdefault(name, LeakCheck()).leaks.extend(found.leaks)
+            checks[name].notes.extend(found.notes)
+        timings["leaks"] = time.monotonic() - t1
         surfaces = _surface_names(mux, probes)
         rows = compare(
             surfaces,
