@@ -27,7 +27,7 @@ from multiplex.supervision._config import SupervisorConfig
 from multiplex.supervision._turn import ParkedRun, Turn
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = ["GatedExecution"]
 
@@ -42,23 +42,10 @@ class GatedExecution:
     config: SupervisorConfig
     _profiles: Mapping[str, Profile]
 
-    def turn(
-        self,
-        profile: str | None = None,
-        session: str = "default",
-        context: str | ContextKind = ContextKind.API,
-        *,
-        parent: ProfileScope | None = None,
-    ) -> Turn:
-        raise NotImplementedError  # the Supervisor's
-
-    def _scope_for(
-        self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None
-    ) -> ProfileScope:
-        raise NotImplementedError  # the Supervisor's
-
-    def profile(self, name: str) -> Profile:
-        raise NotImplementedError  # the Supervisor's
+    # The Supervisor's own (turns, profiles): used here, defined there.
+    turn: Callable[..., Turn]
+    _scope_for: Callable[[str, str, str | ContextKind, ProfileScope | None], ProfileScope]
+    profile: Callable[[str], Profile]
 
     # -- the gate and execution ------------------------------------------------
     def test(

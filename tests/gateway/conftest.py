@@ -217,6 +217,14 @@ class SseReader:
             if want(*event):
                 return event
 
+    def run_events(self, run_id: str) -> list[str]:
+        """The names of ``run_id``'s events from here, up to and including ``run.finished``."""
+        names: list[str] = []
+        while not names or names[-1] != "run.finished":
+            name, _ = self.until(lambda n, d: d.get("run_id") == run_id)
+            names.append(name)
+        return names
+
     def connected(self) -> SseReader:
         """Wait for the ``: connected`` comment (the subscription exists from then on)."""
         for line in self._lines:

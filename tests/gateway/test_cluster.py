@@ -8,6 +8,7 @@ the reload signal alone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -47,6 +48,17 @@ def trio(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     finally:
         for node in nodes.values():
             node.stop()
+
+
+@contextlib.contextmanager
+def _events(node: Node, token: str = ADMIN, **headers: str) -> Iterator[SseReader]:
+    """``/v1/events`` of ``node`` as ``token`` (extra headers: ``Last-Event-ID``)."""
+    auth = {"Authorization": f"Bearer {token}", **headers}
+    with (
+        httpx.Client(base_url=node.base, headers=auth) as client,
+        client.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        yield SseReader(response)
 
 
 def _pending(api: Api, run_id: str, timeout: float = 15.0) -> dict[str, Any]:
@@ -108,32 +120,18 @@ def test_fifty_concurrent_answers_over_three_nodes_resolve_once(trio: Trio) -> N
 
 
 def test_events_of_every_node_reach_a_stream_on_any_node(trio: Trio) -> None:
-    with (
-        httpx.Client(base_url=trio.c.base, headers={"Authorization": f"Bearer {ADMIN}"}) as cl,
-        cl.stream("GET", "/v1/events", timeout=30) as response,
-    ):
-        stream = SseReader(response).connected()
+    with _events(trio.c) as stream:
+        stream.connected()
         run_id = trio.a.profile["alpha"].submit(["echo events"], session_id="s-ev")
         _, asked = stream.until(lambda n, d: n == "approval.request" and d["run_id"] == run_id)
         assert asked["command"] == "echo events"
         # A stream opened later on B re-sends the open request.
-        with (
-            httpx.Client(
-                base_url=trio.b.base, headers={"Authorization": f"Bearer {TOKENS['alpha']}"}
-            ) as other,
-            other.stream("GET", "/v1/events", timeout=30) as late,
-        ):
-            head = SseReader(late)
-            name, data = head.until(lambda n, d: n == "approval.request")
+        with _events(trio.b, TOKENS["alpha"]) as head:
+            _, data = head.until(lambda n, d: n == "approval.request")
             while data["approval_id"] != asked["approval_id"]:
-                name, data = head.until(lambda n, d: n == "approval.request")
+                _, data = head.until(lambda n, d: n == "approval.request")
         assert trio.b.admin.answer(run_id, asked["approval_id"], "once").status_code == 200
-        names = []
-        while True:
-            name, data = stream.until(lambda n, d: d.get("run_id") == run_id)
-            names.append(name)
-            if name == "run.finished":
-                break
+        names = stream.run_events(run_id)
     assert names == ["approval.resolved", "command.finished", "run.finished"]
 
 
@@ -308,39 +306,20 @@ def test_a_cancelled_leader_on_a_cancels_its_follower_on_b(trio: Trio) -> None:
 def test_a_stream_resumed_on_another_node_gets_what_it_missed(trio: Trio) -> None:
     """docs/gateway.md#server-sent-events: every event carries its stream position as the SSE id; a
     client that reconnects anywhere with Last-Event-ID gets the events it missed, in order."""
-    admin = {"Authorization": f"Bearer {ADMIN}"}
-    with (
-        httpx.Client(base_url=trio.b.base, headers=admin) as cl,
-        cl.stream("GET", "/v1/events", timeout=30) as response,
-    ):
-        stream = SseReader(response).connected()
+    with _events(trio.b) as stream:
+        stream.connected()
         seen = trio.a.admin.submit(["echo ok before"], profile="delta")
         stream.until(lambda n, d: n == "run.finished" and d["run_id"] == seen)
         last = stream.last_id
     assert last is not None and "-" in last
     missed = trio.a.admin.submit(["echo ok away"], profile="delta")  # nobody streams it
     assert trio.a.admin.wait(missed)["status"] == "completed"
-    with (
-        httpx.Client(base_url=trio.c.base, headers={**admin, "Last-Event-ID": last}) as cl,
-        cl.stream("GET", "/v1/events", timeout=30) as response,
-    ):
-        resumed = SseReader(response)
-        names = []
-        while True:
-            name, _ = resumed.until(lambda n, d: d.get("run_id") == missed)
-            names.append(name)
-            if name == "run.finished":
-                break
+    with _events(trio.c, **{"Last-Event-ID": last}) as resumed:
+        names = resumed.run_events(missed)
     assert names == ["run.started", "command.finished", "run.finished"]
     # A profile token's replay holds only its own profile's events.
-    with (
-        httpx.Client(
-            base_url=trio.c.base,
-            headers={"Authorization": f"Bearer {TOKENS['alpha']}", "Last-Event-ID": last},
-        ) as cl,
-        cl.stream("GET", "/v1/events", timeout=30) as response,
-    ):
-        own = SseReader(response).connected()
+    with _events(trio.c, TOKENS["alpha"], **{"Last-Event-ID": last}) as own:
+        own.connected()
         marker = trio.a.profile["alpha"].submit(["echo mine"], session_id="s-replay")
         own.until(lambda n, d: d.get("run_id") == marker)
         assert not [d for _, d in own.seen if d.get("profile") == "delta"]
