@@ -12,7 +12,7 @@ run records; ``_approvals`` open prompts and their single resolution;
 from multiplex.cluster._approvals import ApprovalStore, Outcome, resolution_doc, resolution_of
 from multiplex.cluster._cluster import Cluster
 from multiplex.cluster._events import EventLog, SharedEvent
-from multiplex.cluster._handoff import HandOff, HandOffQueue
+from multiplex.cluster._handoff import HANDOFF_OWNER, HandOff, HandOffQueue
 from multiplex.cluster._link import PREFIX, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._runs import NODE_LOST, RunStore
@@ -21,6 +21,7 @@ from multiplex.cluster._signals import CANCEL_CHANNEL, RELOAD_CHANNEL, Signals
 
 __all__ = [
     "CANCEL_CHANNEL",
+    "HANDOFF_OWNER",
     "NODE_LOST",
     "PREFIX",
     "RELOAD_CHANNEL",

@@ -43,8 +43,8 @@ class Cluster:
         self.approvals = ApprovalStore(self.link)
         self.events = EventLog(self.link)
         self.signals = Signals(self.link)
-        self.nodes = NodeRegistry(self.link, self.runs, self.approvals)
         self.handoff = HandOffQueue(self.link, self.runs)
+        self.nodes = NodeRegistry(self.link, self.runs, self.approvals, self.handoff)
         self._tasks: list[asyncio.Task[None]] = []
 
     def session_table(self, profile: str) -> SharedSessionTable:
@@ -125,10 +125,11 @@ class Cluster:
                     lost = await self.nodes.reap(node)
                     if lost is not None:
                         log.warning(
-                            "node %s lost: %d runs failed, %d approvals cancelled",
+                            "node %s lost: %d runs failed, %d approvals cancelled, %d requeued",
                             node,
                             len(lost.runs),
                             len(lost.approvals),
+                            len(lost.requeued),
                         )
                         await self._on_lost(lost)
             await asyncio.sleep(self.nodes.interval)

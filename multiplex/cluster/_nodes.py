@@ -5,7 +5,9 @@ Each node refreshes ``multiplex:alive:<node>`` (expiring after 0.8 x
 ``multiplex:nodes``. Every node looks for members whose heartbeat expired; the
 first to claim a lost node (SET NX) fails the runs it was executing with the
 cause "node lost" and cancels its parked prompts with the same cause, through
-the same single-resolution script as any answer, then forgets the node.
+the same single-resolution script as any answer, then forgets the node. Runs
+it had taken from the hand-off queue and not yet claimed go back on the queue
+(docs/cluster.md#node-loss).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from multiplex.cluster._approvals import ApprovalStore
+from multiplex.cluster._handoff import HandOffQueue
 from multiplex.cluster._link import RedisLink
 from multiplex.cluster._runs import NODE_LOST, RunStore
 
@@ -23,20 +26,24 @@ __all__ = ["LostNode", "NodeRegistry"]
 
 @dataclass(frozen=True, slots=True)
 class LostNode:
-    """What reaping one lost node did: the run documents failed and the prompts cancelled."""
+    """What reaping one lost node did: the runs failed, the prompts cancelled, the runs requeued."""
 
     node: str
     runs: list[dict[str, Any]] = field(default_factory=list)
     approvals: list[dict[str, Any]] = field(default_factory=list)
+    requeued: list[str] = field(default_factory=list)
 
 
 class NodeRegistry:
     """Heartbeats of this node and detection of the others' loss."""
 
-    def __init__(self, link: RedisLink, runs: RunStore, approvals: ApprovalStore) -> None:
+    def __init__(
+        self, link: RedisLink, runs: RunStore, approvals: ApprovalStore, handoff: HandOffQueue
+    ) -> None:
         self._link = link
         self._runs = runs
         self._approvals = approvals
+        self._handoff = handoff
         self._timeout_ms = int(link.config.node_timeout * 1000)
         # docs/cluster.md#node-loss: a dead node's heartbeat expires at most 0.8 x
         # node_timeout after its death, and the others look every 0.1 x: it is
@@ -104,6 +111,8 @@ class NodeRegistry:
                 row = await self._approvals.get(approval_id)
                 if row is not None:
                     result.approvals.append(row)
+        # Taken from the hand-off queue but never claimed: nothing of it ran here.
+        result.requeued.extend(await self._handoff.requeue(node))
         for run_id in await self._runs.owned_by(node):
             doc = await self._runs.fail_lost(node, run_id)
             if doc is not None:

@@ -70,7 +70,7 @@ class RunStore:
         self._ttl = max(1, int(link.config.run_ttl))
         self._fail_lost = link.aio.register_script(_FAIL_LOST)
 
-    def _key(self, run_id: str) -> str:
+    def record_key(self, run_id: str) -> str:
         return self._link.key("run", run_id)
 
     def node_key(self, node: str) -> str:
@@ -85,7 +85,14 @@ class RunStore:
         # EVAL, not a registered script: in a pipeline that would cost a SCRIPT
         # EXISTS round trip per write (Redis caches the compiled script either way).
         pipe.eval(
-            _PUT, 2, self._key(run_id), self.node_key(owner), payload, self._ttl, final, run_id
+            _PUT,
+            2,
+            self.record_key(run_id),
+            self.node_key(owner),
+            payload,
+            self._ttl,
+            final,
+            run_id,
         )
 
     def put(self, doc: dict[str, Any], *, node: str | None = None) -> None:
@@ -100,11 +107,11 @@ class RunStore:
 
     async def get(self, run_id: str) -> dict[str, Any] | None:
         """The stored document (with its ``node``), or None if unknown or expired."""
-        raw = await self._link.acall(self._link.aio.get(self._key(run_id)))
+        raw = await self._link.acall(self._link.aio.get(self.record_key(run_id)))
         return None if raw is None else _doc(raw)
 
     def get_sync(self, run_id: str) -> dict[str, Any] | None:
-        raw = self._link.call(lambda: self._link.sync.get(self._key(run_id)))
+        raw = self._link.call(lambda: self._link.sync.get(self.record_key(run_id)))
         return None if raw is None else _doc(str(raw))
 
     async def owned_by(self, node: str) -> list[str]:
@@ -116,7 +123,7 @@ class RunStore:
         """Mark ``run_id`` failed with cause "node lost" unless final; the new document or None."""
         out = await self._link.acall(
             self._fail_lost(
-                keys=[self._key(run_id), self.node_key(node)],
+                keys=[self.record_key(run_id), self.node_key(node)],
                 args=[run_id, NODE_LOST, repr(time.time()), self._ttl],
             )
         )

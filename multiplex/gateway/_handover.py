@@ -70,6 +70,9 @@ class HandOver:
             if self._runs.closing or not self._cluster.up:
                 continue
             with contextlib.suppress(ClusterUnavailable):
+                # Taken on an earlier pass but not claimed (Redis went away between): back
+                # on the queue, for this node or another to take again.
+                await self._cluster.handoff.requeue(self._cluster.node_id)
                 while not self._runs.closing:
                     item = await self._cluster.handoff.take()
                     if item is None:
@@ -77,4 +80,7 @@ class HandOver:
                     if item.doc.get("profile") not in self._sup.profiles:
                         await self._cluster.handoff.give_back(item)
                         break
-                    await asyncio.to_thread(self._runs.adopt, item.doc, item.commands, item.start)
+                    if await self._cluster.handoff.claim(item):
+                        await asyncio.to_thread(
+                            self._runs.adopt, item.doc, item.commands, item.start
+                        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from multiplex.cluster import Cluster
+from multiplex.supervision import ClusterConfig
 from tests.gateway.cluster_nodes import SECRET, Node, make_cluster_homes
 from tests.gateway.conftest import ADMIN, Api, SseReader
 
@@ -140,3 +143,40 @@ def test_a_parked_run_moves_to_another_node_on_a_graceful_stop(
     assert (
         refused["decision"]["cause"] == "supervisor shutting down" and refused["exit_code"] is None
     )
+
+
+def test_a_handed_over_run_survives_the_death_of_the_node_that_took_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """docs/cluster.md#node-loss: taking a run off the queue is not yet owning it."""
+    make_cluster_homes(tmp_path)
+    a = Node(tmp_path, "a", redis_url, node_timeout=2.0)
+    nodes = [a]
+    try:
+        run_id, first = a.admin.parked(["echo first", "echo handed-over"], profile="alpha")
+        assert a.admin.answer(run_id, first["approval_id"], "once").status_code == 200
+        a.admin.wait(run_id, "waiting_for_approval")
+        a.stop()  # alone: the run waits on the queue
+        # A node takes it and dies before carrying it on.
+        ghost = Cluster(ClusterConfig(redis_url=redis_url, node_id="ghost", node_timeout=2.0))
+
+        async def take_and_die() -> str | None:
+            await ghost.nodes.beat()
+            item = await ghost.handoff.take()
+            return None if item is None else item.run_id
+
+        assert asyncio.run(take_and_die()) == run_id
+        b = Node(tmp_path, "b", redis_url, node_timeout=2.0)
+        nodes.append(b)
+        seen = b.admin.wait(run_id, "waiting_for_approval", timeout=30)
+        again = seen["pending_approval"]
+        assert again["command"] == "echo handed-over"
+        assert [r["stdout"] for r in seen["results"]] == ["first\n"]
+        assert b.admin.answer(run_id, again["approval_id"], "once").status_code == 200
+        done = b.admin.wait(run_id, timeout=30)
+        assert done["status"] == "completed", done
+        assert [r["stdout"] for r in done["results"]] == ["first\n", "handed-over\n"]
+        assert any("ghost lost" in line and "1 requeued" in line for line in b.lines), b.lines
+    finally:
+        for node in nodes:
+            node.stop()
