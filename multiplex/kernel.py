@@ -26,6 +26,10 @@ from typing import Any
 __all__ = ["Completed", "RequestRefused", "run"]
 
 CELL_METADATA_KEY = "multiplex.cell"
+# In a cell's execute_reply metadata (docs/kernels.md#speed): how many IOPub
+# messages were queued for the cell before the reply, and its result's text.
+IOPUB_COUNT_KEY = "multiplex.iopub"
+RESULT_KEY = "multiplex.result"
 _THREAD_ATTR = "_multiplex_cell"
 _MAX_REPLY = 8 * 1024 * 1024
 

@@ -17,7 +17,9 @@ How homes are watched (one observer, one inotify instance, few watches):
   directory itself (created, moved in, deleted).
 * watchdog >= 7 shares one inotify instance per ``InotifyObserver``; each watch
   is one emitter thread. 1000 homes under one ``profiles_dir`` = one instance,
-  one emitter, one inotify watch per directory below it.
+  one emitter, and (``_inotify.HomesObserver``) one inotify watch per home and
+  per directory of its ``credentials/``: a home's ``logs/`` and working trees
+  are not watched, so the lines the supervisor appends there wake nothing.
 """
 
 from __future__ import annotations
@@ -275,7 +277,7 @@ class ConfigWatcher:
     def _new_observer(self) -> BaseObserver:
         if self._mode == "inotify":
             try:
-                from watchdog.observers.inotify import InotifyObserver
+                from multiplex.watching._inotify import HomesObserver
 
                 # A directory tree created fast inside a recursively watched directory
                 # (``mkdir -p``, a cache's makedirs) makes watchdog re-add a watch it just
@@ -286,7 +288,7 @@ class ConfigWatcher:
                     category=RuntimeWarning,
                     module=r"watchdog\.observers\.inotify",
                 )
-                return InotifyObserver()
+                return HomesObserver()
             except (ImportError, OSError) as exc:
                 if self._requested == "inotify":
                     raise ConfigError(f"inotify unavailable: {exc}", key="watch.mode") from exc

@@ -82,6 +82,20 @@ def test_append_bytes_refuses_links_and_fifos(tmp_path: Path, scratch_home: Path
     assert (scratch_home / ".bashrc").read_text() == BASHRC
 
 
+@pytest.mark.parametrize("outside", ["../x", "logs/../../x", "logs/..", "/tmp/x", "//tmp/x", ""])
+def test_append_bytes_refuses_a_path_out_of_its_directory(tmp_path: Path, outside: str) -> None:
+    (tmp_path / "root").mkdir()
+    with pytest.raises(LinkRefused):
+        append_bytes(tmp_path / "root", outside, b"x\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["root"]
+
+
+def test_append_bytes_reads_a_relative_path_as_its_parts(tmp_path: Path) -> None:
+    append_bytes(tmp_path, "./logs//a/./b.jsonl", b"1\n")
+    append_bytes(tmp_path, Path("logs/a/b.jsonl"), b"2\n")
+    assert (tmp_path / "logs/a/b.jsonl").read_bytes() == b"1\n2\n"
+
+
 def test_the_allowlist_lock_file_is_not_followed(
     make_home, supervisor_of, scratch_home: Path
 ) -> None:  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
-from multiplex.execution.kernels._engine import plain_python
+from multiplex.execution.kernels._plain import plain_python
 
 CELLS = [
     "1+1",

@@ -191,3 +191,33 @@ def test_plain_python_cells_answer_as_ipython_does(sup: Supervisor) -> None:
         want = (stock.outcome, stock.result, stock.stdout, stock.stderr, stock.error)
         assert got == want, code
         assert fast.execution_count == stock.execution_count, code
+
+
+def test_a_cell_that_flushes_thousands_of_times_gets_all_of_its_output(sup: Supervisor) -> None:
+    # Each flush queues one IOPub message; past the event pipe's high-water mark
+    # the cell waits for the IOPub thread, which must never wait for the cell.
+    code = "import sys\nfor i in range(5000):\n    print(i, flush=True)\n    print(-i, file=sys.stderr, flush=True)\n'done'"
+    r = sup.execute_code(code, profile="a", session="flood", timeout=120)
+    assert r.outcome == "ok" and r.result == "'done'" and r.notice is None
+    assert r.stdout.split() == [str(i) for i in range(5000)]
+    assert r.stderr.split() == [str(-i) for i in range(5000)]
+
+
+def test_every_kind_of_output_is_the_cells_own_and_in_order(sup: Supervisor) -> None:
+    # docs/kernels.md#speed: the reply counts the IOPub messages queued before it;
+    # the cell settles once it holds them all, and the next cell sees none of them.
+    code = (
+        "import sys, threading\n"
+        "print('first', flush=True)\n"
+        "t = threading.Thread(target=lambda: print('thread', flush=True))\n"
+        "t.start(); t.join()\n"
+        "display('shown')\n"
+        "print('err', file=sys.stderr)\n"
+        "print('last')\n"
+        "41 + 1"
+    )
+    r = sup.execute_code(code, profile="a", session="kinds")
+    assert (r.outcome, r.result) == ("ok", "42")
+    assert r.stdout == "first\nthread\n'shown'\nlast\n" and r.stderr == "err\n"
+    quiet = sup.execute_code("None", profile="a", session="kinds")
+    assert (quiet.stdout, quiet.stderr, quiet.result) == ("", "", None)

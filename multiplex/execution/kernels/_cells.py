@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from multiplex._errors import MultiplexError
 from multiplex.profiles import append_bytes
@@ -177,7 +178,7 @@ def record_cell(scope: ProfileScope, code: str, result: CellResult) -> None:
     }
     try:
         # docs/security.md#files-the-supervisor-writes: never through a link a cell planted.
-        line = json.dumps(entry, ensure_ascii=False) + "\n"
-        append_bytes(scope.home, "logs/cells.jsonl", line.encode("utf-8"))
+        line = orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE)
+        append_bytes(scope.home, "logs/cells.jsonl", line)
     except OSError as exc:
         log.warning("profile %s: cannot append logs/cells.jsonl: %s", scope.name, exc)

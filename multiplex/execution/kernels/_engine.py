@@ -17,11 +17,17 @@ docs/kernels.md:
   serves the shell socket itself.
 - No sleep after a cell (``_execute_sleep``, 0.5 ms a cell in ipykernel) and a
   flush that does not wait for the IOPub thread (six round trips a cell in
-  ipykernel): it queues the buffered output's messages for that thread itself,
-  ahead of the cell's ``idle`` status, and the supervisor waits for that status,
-  so nothing is lost or reordered by not waiting.
+  ipykernel): it queues the buffered output's messages for that thread itself
+  before the cell's reply is made, and the reply counts them (below), so
+  nothing is lost or reordered by not waiting.
 - No ``execute_input`` echo and no ``busy`` status: the supervisor, the only
   client, reads neither.
+- A cell's reply carries its result (the repr of its last expression) and the
+  number of IOPub messages queued for the cell before the reply (its output,
+  errors, displays), instead of an ``execute_result`` and an ``idle`` status on
+  IOPub: the supervisor settles the cell once it holds the reply and that many
+  messages, so a cell without output costs no IOPub message and no wake-up of
+  the IOPub thread.
 - A cell of plain Python (it parses as it is, and no IPython syntax or
   single-line rewriting applies to it, see :func:`plain_python`) skips IPython's
   input transformation (run three times a cell: twice ``transform_cell``, once
@@ -31,116 +37,42 @@ docs/kernels.md:
   on every cell) is answered once per function.
 - Before a flush hands the buffer over, output a subprocess of the cell wrote to
   the kernel's file descriptors and that still sits in the pipe is read into it
-  (bounded by :data:`DRAIN_WAIT`), so it is attributed to the cell that ran it.
+  (bounded by ``_stream.DRAIN_WAIT``), so it is attributed to the cell that ran it.
 """
 
 from __future__ import annotations
 
-import array
-import ast
-import codecs
-import fcntl
 import importlib.util
-import os
-import re
-import select
 import sys
-import termios
 import threading
-import time
 import types
 from pathlib import Path
 from typing import Any
 
-from ipykernel.iostream import OutStream
 from ipykernel.ipkernel import IPythonKernel
 from ipykernel.kernelapp import IPKernelApp
-from IPython.core.autocall import IPyAutocall
-from IPython.core.inputtransformer2 import TransformerManager
-from IPython.core.macro import Macro
-from IPython.core.prefilter import _default_checkers
-from IPython.core.splitinput import LineInfo
+from jupyter_client.session import extract_header
 from traitlets import Float
 
-__all__ = ["CellKernel", "CellKernelApp", "CellStream", "main", "plain_python"]
+__all__ = ["CellKernel", "CellKernelApp", "main"]
 
-# Longest a flush waits for the fd watcher to take what is already in the pipe:
-# a subprocess left writing without pause cannot hold a cell open.
-DRAIN_WAIT = 0.05
 _PACKAGE = Path(__file__).resolve().parents[2]  # .../multiplex
-_CHUNK = 65536
 
 
-class CellStream(OutStream):
-    """The kernel's stdout/stderr: a flush that never waits for the IOPub thread."""
+def _beside(name: str) -> types.ModuleType:
+    """The module ``name``.py beside this file, loaded by path under a private name."""
+    spec = importlib.util.spec_from_file_location(
+        f"_multiplex_kernel{name}", Path(__file__).with_name(f"{name}.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
-    _relaying = False  # the fd watcher holds bytes it read and has not buffered yet
 
-    def _watch_pipe_fd(self) -> None:
-        # ipykernel's watcher, with a mark set BEFORE bytes leave the pipe and
-        # cleared once they are in the buffer: a flush sees them either way.
-        fid = self._fid
-        if fid is None:
-            return
-        poller = select.poll()
-        poller.register(fid, select.POLLIN)
-        # A character split across two reads of what is already in the pipe is
-        # decoded whole; an unfinished one when the pipe is empty is replaced.
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        try:
-            while self._should_watch:
-                poller.poll()
-                self._relaying = True
-                data = os.read(fid, _CHUNK)
-                if not data or not self._should_watch:
-                    break  # closed (close() wakes the watcher with one byte)
-                text = decoder.decode(data, final=self._unread(fid) == 0)
-                if text:
-                    self.write(text)
-                os.write(self._original_stdstream_copy, data)
-                self._relaying = False
-        except Exception:
-            self._exc = sys.exc_info()
-        finally:
-            self._relaying = False
-
-    def _pipe_pending(self) -> bool:
-        fid = self._fid
-        if fid is None or not self._should_watch:
-            return False
-        return self._relaying or self._unread(fid) > 0
-
-    @staticmethod
-    def _unread(fid: int) -> int:
-        size = array.array("i", [0])
-        try:
-            fcntl.ioctl(fid, termios.FIONREAD, size)
-        except OSError:
-            return 0
-        return size[0]
-
-    def flush(self) -> None:
-        pub = self.pub_thread
-        thread = pub.thread if pub is not None else None
-        if thread is None or not thread.is_alive() or thread.ident == threading.get_ident():
-            super().flush()  # type: ignore[no-untyped-call]
-            return
-        if self._pipe_pending():
-            deadline = time.monotonic() + DRAIN_WAIT
-            while self._pipe_pending() and time.monotonic() < deadline:
-                time.sleep(0.0002)
-        with self._buffer_lock:
-            pending = bool(self._buffers)
-        if pending:
-            # The stream messages are queued for the IOPub thread here, so they
-            # go out ahead of the cell's idle status, queued after them.
-            self._flush()
-
-    def _flush(self) -> None:
-        # Taking the buffer and queueing its message happen in one step, so two
-        # flushes (this thread's, the IOPub thread's timer) keep the output in order.
-        with self._buffer_lock:
-            super()._flush()  # type: ignore[no-untyped-call]
+plain_python = _beside("_plain").plain_python
+_STREAM = _beside("_stream")  # CellStream, the kernel's stdout and stderr
 
 
 class _NoShellThread:
@@ -168,8 +100,28 @@ class CellKernel(IPythonKernel):
         return
 
     def _publish_status(self, status: str, channel: str, parent: Any = None) -> None:
-        if status != "busy":
-            super()._publish_status(status, channel, parent)  # type: ignore[no-untyped-call]
+        if status == "busy":
+            return
+        head = extract_header(parent or self.get_parent(channel))  # type: ignore[no-untyped-call]
+        if status == "idle" and head.get("msg_type") == "execute_request":
+            return  # the reply says when the cell's output is complete
+        super()._publish_status(status, channel, parent)  # type: ignore[no-untyped-call]
+
+    async def execute_request(self, stream: Any, ident: Any, parent: Any) -> None:
+        TALLY.begin(parent["header"]["msg_id"])
+        try:
+            await super().execute_request(stream, ident, parent)  # type: ignore[no-untyped-call]
+        finally:
+            TALLY.end()
+
+    def finish_metadata(self, parent: Any, metadata: Any, reply_content: Any) -> Any:
+        # Called after the cell's stdout and stderr were flushed, just before the reply.
+        metadata = super().finish_metadata(parent, metadata, reply_content)  # type: ignore[no-untyped-call]
+        queued, result = TALLY.end()
+        metadata[_helper().IOPUB_COUNT_KEY] = queued
+        if result is not None:
+            metadata[_helper().RESULT_KEY] = result
+        return metadata
 
     async def do_execute(
         self,
@@ -206,76 +158,74 @@ class CellKernel(IPythonKernel):
                 del shell.transform_cell, shell.should_run_async
 
 
-# The input transformers and prefilter checkers IPython sets up; a cell or an
-# extension that adds one makes every cell go through transform_cell again.
-_STOCK_INPUT = TransformerManager()  # type: ignore[no-untyped-call]
-_STOCK_COUNTS = (
-    len(_STOCK_INPUT.cleanup_transforms),
-    len(_STOCK_INPUT.line_transforms),
-    len(_STOCK_INPUT.token_transformers),
-    len(_default_checkers),
-)
+class _Tally:
+    """The IOPub messages queued for the cell that runs, and its result."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cell: str | None = None
+        self._queued = 0
+        self._result: str | None = None
+
+    def begin(self, msg_id: str) -> None:
+        with self._lock:
+            self._cell, self._queued, self._result = msg_id, 0, None
+
+    def sent(self, parent_id: object, msg_type: str) -> None:
+        with self._lock:
+            if parent_id == self._cell and msg_type != "execute_reply":
+                self._queued += 1
+
+    def result(self, text: str | None) -> None:
+        with self._lock:
+            if self._cell is not None:
+                self._result = text
+
+    def end(self) -> tuple[int, str | None]:
+        """The count and the result; later messages are not counted (the cell settled)."""
+        with self._lock:
+            done, self._cell = (self._queued, self._result), None
+            return done
 
 
-# Line breaks to str.splitlines (which IPython's transformers use) but not to
-# Python's tokenizer: a "line" after one could be taken for a magic.
-_ODD_BREAK = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+TALLY = _Tally()
 
 
-def plain_python(shell: Any, code: str) -> bool:
-    """True when IPython's input transformation would leave ``code`` as it is.
+def _count_sends(session: Any) -> None:
+    # Every message the kernel sends goes through its one Session (the streams,
+    # the display hook and publisher, the kernel's own); the tally counts those
+    # whose parent is the running cell, from whichever thread queues them.
+    send = session.send
 
-    Conservative: anything IPython could rewrite (a prompt, leading blank lines
-    or indentation, a line of only blanks, a form feed or another break only
-    ``str.splitlines`` sees, magics and shell escapes, which do not parse as Python, a
-    single line naming a magic, a macro or an autocall object such as ``exit``,
-    autocall mode, a transformer or prefilter checker someone added) or that may
-    need the event loop (``await``, ``async``) answers False, and the cell takes
-    IPython's path.
-    """
-    manager = shell.input_transformer_manager
-    counts = (
-        len(manager.cleanup_transforms),
-        len(manager.line_transforms),
-        len(manager.token_transformers),
-        len(shell.prefilter_manager.checkers),
-    )
-    if counts != _STOCK_COUNTS or shell.input_transformers_post:
-        return False
-    if "await" in code or "async" in code or _ODD_BREAK.search(code):
-        return False
-    lines = code.splitlines()
-    if not lines or not lines[0].strip() or lines[0][0].isspace():
-        return False
-    for line in lines:
-        stripped = line.lstrip()
-        if stripped.startswith((">>>", "...", "In [")) or (line and not stripped):
-            return False  # a prompt; a line of blanks (IPython empties it)
-    try:
-        ast.parse(code)
-    except Exception:  # IPython reports it, or its transformers make it Python
-        return False
-    if len(lines) == 1:
-        return _plain_line(shell, lines[0])
-    return True
+    def counted(stream: Any, msg_or_type: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(msg_or_type, dict):
+            head, msg_type = msg_or_type.get("parent_header") or {}, msg_or_type.get("msg_type", "")
+        else:
+            parent = kwargs.get("parent", args[1] if len(args) > 1 else None)
+            head, msg_type = extract_header(parent or {}), msg_or_type
+        TALLY.sent(head.get("msg_id"), msg_type)
+        return send(stream, msg_or_type, *args, **kwargs)
+
+    session.send = counted
 
 
-def _plain_line(shell: Any, line: str) -> bool:
-    # IPython's prefilter checkers for a single line (IPython.core.prefilter).
-    prefilter = shell.prefilter_manager
-    if shell.autocall or prefilter.transformers or line.endswith("# PYTHON-MODE"):
-        return False
-    name = LineInfo(line).ifun
-    if not name:
-        return True
-    obj = shell.user_ns.get(name)
-    if isinstance(obj, (Macro, IPyAutocall)):
-        return False
-    return not (shell.automagic and shell.find_magic(name))
+def _keep_results_off_iopub(hook: Any) -> None:
+    # The last expression's text/plain goes into the cell's reply (finish_metadata),
+    # not out as an execute_result: what ZMQShellDisplayHook.finish_displayhook
+    # does apart from sending, for the supervisor that reads text/plain only.
+    def finish_displayhook() -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        data = (hook.msg or {}).get("content", {}).get("data") or {}
+        if data:
+            TALLY.result(data.get("text/plain"))
+        hook.msg = None
+
+    hook.finish_displayhook = finish_displayhook
 
 
 class CellKernelApp(IPKernelApp):
-    """ipykernel's application with :class:`CellKernel`, :class:`CellStream` and the helper attached."""
+    """ipykernel's application with :class:`CellKernel`, ``CellStream`` and the helper attached."""
 
     runtime = ""
 
@@ -289,12 +239,19 @@ class CellKernelApp(IPKernelApp):
         # traitlets leaves the logger at DEBUG and filters in the handler: every
         # message the kernel handles would build several records nobody sees.
         self.log.setLevel(self.log_level)
+        _count_sends(self.kernel.session)
+        _keep_results_off_iopub(self.kernel.shell.displayhook)
 
     def init_code(self) -> None:
         # Where ipykernel runs exec_lines: after the engine set its variables
         # (TERM, PAGER, ...), which _attach takes out of os.environ again.
-        _load_helper()._attach(self.runtime)
+        _helper()._attach(self.runtime)
         super().init_code()  # type: ignore[no-untyped-call]
+
+
+def _helper() -> types.ModuleType:
+    """``multiplex.kernel``, the in-kernel helper (loaded on first use)."""
+    return sys.modules.get("multiplex.kernel") or _load_helper()
 
 
 def _load_helper() -> types.ModuleType:
@@ -334,6 +291,14 @@ def _lazy_package() -> types.ModuleType:
     return package
 
 
+def _keep_dates_as_text() -> None:
+    # jupyter-client parses every ISO date of every header it receives (an eighth
+    # of a warm cell's time in the kernel); nothing in the kernel reads them.
+    from jupyter_client import session
+
+    setattr(session, "extract_dates", lambda obj: obj)  # noqa: B010
+
+
 def _remember_signatures() -> None:
     # ipykernel asks inspect.signature of run_cell_async on every cell; its
     # answer only changes with the function, so it is computed once per function.
@@ -355,6 +320,9 @@ def _remember_signatures() -> None:
 def main() -> None:
     """``<runtime> -f <connection file> [ipykernel options]``: run the kernel."""
     _remember_signatures()
+    _keep_dates_as_text()
     runtime = sys.argv.pop(1)
     CellKernelApp.runtime = runtime
-    CellKernelApp.launch_instance(kernel_class=CellKernel, outstream_class=f"{__name__}.CellStream")
+    CellKernelApp.launch_instance(
+        kernel_class=CellKernel, outstream_class=f"{_STREAM.__name__}.CellStream"
+    )

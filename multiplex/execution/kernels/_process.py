@@ -42,13 +42,16 @@ from multiplex.execution.kernels._channel import Dispatch, ToolChannel
 from multiplex.execution.kernels._output import Collector, finish, on_iopub
 from multiplex.execution.kernels._proctree import alive, memory_bytes, tree
 from multiplex.execution.kernels._spawn import KernelSpawn, kernel_argv
-from multiplex.kernel import CELL_METADATA_KEY
+from multiplex.kernel import CELL_METADATA_KEY, IOPUB_COUNT_KEY, RESULT_KEY
 from multiplex.scopes import ProfileScope
 
 __all__ = ["KernelProcess"]
 
 START_TIMEOUT = 60.0
 _SLICE = 0.1  # how often a waiting cell looks at its deadline, cancel switch and process
+# Longest silence on IOPub, once the reply is in, before the messages it counted
+# are taken as lost (a full subscriber queue drops them) and the cell settles.
+_LATE = 2.0
 _ENGINE_ENV = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")
 
 
@@ -248,8 +251,15 @@ class KernelProcess:
         out = Collector()
         raw = RawCell("ok")
         reply: dict[str, Any] | None = None
-        idle = False
-        while reply is None or not idle:
+        # The reply says how many IOPub messages were queued before it (an engine
+        # that does not say ends the cell with its idle status instead).
+        queued: int | None = None
+        seen, idle, heard = 0, False, time.monotonic()
+        while reply is None or (seen < queued if queued is not None else not idle):
+            if reply is not None and time.monotonic() - heard > _LATE:
+                settled = self._settle_reply(reply, raw, out, check)
+                settled.note = settled.note or "some of the cell's output did not arrive"
+                return settled
             remaining = deadline - time.monotonic()
             if cancel is not None and cancel.is_set():
                 return self._killed(raw, out, "cancelled")
@@ -261,15 +271,20 @@ class KernelProcess:
                     self.kill()
                     return finish(raw, out, "died", "the kernel process died")
                 continue
-            for kind, body in self._read(iopub, msg_id):
+            for kind, body, _ in self._read(iopub, msg_id):
                 idle = on_iopub(kind, body, raw, out) or idle
-            for kind, body in self._read(shell, msg_id):
+                seen, heard = seen + 1, time.monotonic()
+            for kind, body, meta in self._read(shell, msg_id):
                 if kind == "execute_reply":
-                    reply = body
+                    heard = time.monotonic()
+                    reply, queued = body, meta.get(IOPUB_COUNT_KEY)
+                    raw.result = meta.get(RESULT_KEY, raw.result)
         return self._settle_reply(reply, raw, out, check)
 
-    def _read(self, sock: zmq.Socket[bytes], msg_id: str) -> list[tuple[str, dict[str, Any]]]:
-        """Every waiting message on ``sock`` answering ``msg_id``: (type, content).
+    def _read(
+        self, sock: zmq.Socket[bytes], msg_id: str
+    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """Every waiting message on ``sock`` answering ``msg_id``: (type, content, metadata).
 
         jupyter-client's ``Session.recv`` would also parse every date of every
         header (a third of a warm cell's client time); the signature is still
@@ -277,7 +292,7 @@ class KernelProcess:
         """
         session = self._session
         assert session is not None
-        found: list[tuple[str, dict[str, Any]]] = []
+        found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         while True:
             try:
                 frames = sock.recv_multipart(zmq.NOBLOCK)
@@ -294,7 +309,9 @@ class KernelProcess:
                 continue
             if session.unpack(parent).get("msg_id") != msg_id:
                 continue  # another request's (the start-up check, a cell killed before)
-            found.append((session.unpack(header).get("msg_type", ""), session.unpack(content)))
+            kind = session.unpack(header).get("msg_type", "")
+            meta = session.unpack(metadata) if kind == "execute_reply" else {}
+            found.append((kind, session.unpack(content), meta))
 
     def _settle_reply(
         self, reply: dict[str, Any], raw: RawCell, out: Collector, check: str | None
