@@ -15,7 +15,8 @@ A node that dies between taking and claiming leaves the item in its hash: the
 node that reaps it puts it back on the queue (:meth:`HandOffQueue.requeue`), so
 the run is asked again elsewhere instead of staying ``queued`` forever. One that
 dies after claiming is like any lost node: the run ends ``failed``, "node lost"
-(its command may have started).
+(its command may have started). A claim whose answer is lost is repeated
+before the node takes anything else; Redis answers it as it did the first time.
 """
 
 from __future__ import annotations
@@ -58,20 +59,29 @@ return 1
 """
 
 # KEYS: the run's record, taken hash, the node's runs; ARGV: the record as
-# running on the node, TTL, run id. 1 = the node may resume the run; 0 = it
-# ended meanwhile (final records are never written again).
+# running on the node, TTL, run id, node id. 1 = the node may resume the run;
+# 0 = it ended meanwhile (final records are never written again) or is no
+# longer held for the node. A retry of a claim whose answer was lost (the item
+# already left the hash, the record says running on this node) answers 1 again.
 _CLAIM = (
     """
-redis.call('HDEL', KEYS[2], ARGV[3])
+local held = redis.call('HDEL', KEYS[2], ARGV[3])
 local cur = redis.call('GET', KEYS[1])
 if cur then
-  local s = cjson.decode(cur)['status']
+  local d = cjson.decode(cur)
+  local s = d['status']
   if """
     + _FINAL
     + """ then
     redis.call('SREM', KEYS[3], ARGV[3])
     return 0
   end
+  if held == 0 then
+    if s == 'running' and d['node'] == ARGV[4] then return 1 end
+    return 0
+  end
+elseif held == 0 then
+  return 0
 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return 1
@@ -136,13 +146,17 @@ class HandOffQueue:
         return HandOff(dict(data["doc"]), [str(c) for c in data["commands"]], int(data["start"]))
 
     async def claim(self, item: HandOff) -> bool:
-        """Make a taken run this node's (``running`` here) before it resumes; False if it ended."""
+        """Make a taken run this node's (``running`` here) before it resumes; False if it ended.
+
+        Safe to repeat: a node whose claim raised (the answer was lost) claims again
+        before anything else and gets the same answer if Redis had applied it.
+        """
         node = self._link.node_id
         doc = {**item.doc, "status": "running", "node": node}
         payload = json.dumps(doc, separators=(",", ":"))
         keys = [self._runs.record_key(item.run_id), self._taken(node), self._runs.node_key(node)]
         won = await self._link.acall(
-            self._link.aio.eval(_CLAIM, 3, *keys, payload, self._ttl, item.run_id)
+            self._link.aio.eval(_CLAIM, 3, *keys, payload, self._ttl, item.run_id, node)
         )
         return bool(won)
 

@@ -43,6 +43,7 @@ class HandOver:
         self._cluster = cluster
         self._redact = redact
         self._doc_of = doc_of  # the run's record as stored (redacted)
+        self._claiming: HandOff | None = None  # taken, claim sent, answer not heard yet
 
     def _movable(self, run: Run, start: int) -> bool:
         # The queue holds command lines as written: only those with nothing to hide.
@@ -70,6 +71,10 @@ class HandOver:
             if self._runs.closing or not self._cluster.up:
                 continue
             with contextlib.suppress(ClusterUnavailable):
+                # A claim whose answer was lost (Redis went away meanwhile) first: Redis
+                # may have made the run this node's, and only this node can resume it.
+                if self._claiming is not None:
+                    await self._adopt(self._claiming)
                 # Taken on an earlier pass but not claimed (Redis went away between): back
                 # on the queue, for this node or another to take again.
                 await self._cluster.handoff.requeue(self._cluster.node_id)
@@ -80,7 +85,13 @@ class HandOver:
                     if item.doc.get("profile") not in self._sup.profiles:
                         await self._cluster.handoff.give_back(item)
                         break
-                    if await self._cluster.handoff.claim(item):
-                        await asyncio.to_thread(
-                            self._runs.adopt, item.doc, item.commands, item.start
-                        )
+                    await self._adopt(item)
+
+    async def _adopt(self, item: HandOff) -> None:
+        # The item stays in _claiming until Redis answers: a ClusterUnavailable
+        # leaves it there for the next pass to claim again (the claim is idempotent).
+        self._claiming = item
+        won = await self._cluster.handoff.claim(item)
+        self._claiming = None
+        if won:
+            await asyncio.to_thread(self._runs.adopt, item.doc, item.commands, item.start)

@@ -107,3 +107,34 @@ def test_a_node_that_does_not_serve_the_profile_gives_the_run_back(
         assert again is not None and again.run_id == "run-4"
 
     asyncio.run(scenario())
+
+
+def test_a_claim_repeated_after_its_answer_was_lost_gets_the_same_answer(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    # A node whose claim raised (Redis applied it, the answer never came back)
+    # claims again before taking anything; only the node it was made for wins.
+    a, b = node("a"), node("b")
+
+    async def scenario() -> None:
+        a.handoff.put(_parked("run-3"))
+        taken = await a.handoff.take()
+        assert taken is not None
+        assert await a.handoff.claim(taken)
+        assert await a.handoff.claim(taken)  # the retry: still a's, nothing written twice
+        record = await a.runs.get("run-3")
+        assert record is not None and (record["status"], record["node"]) == ("running", "a")
+        assert await b.handoff.claim(taken) is False  # never held for b
+        assert await a.handoff.requeue("a") == []
+        assert _members(redis_server, "multiplex:node:a:runs") == {"run-3"}
+        assert _members(redis_server, "multiplex:node:b:runs") == set()
+
+        a.handoff.put(_parked("run-4"))
+        lost = await a.handoff.take()
+        assert lost is not None
+        assert await a.handoff.requeue("a") == ["run-4"]  # as a reaper would
+        assert await a.handoff.claim(lost) is False  # no longer held: not a's to resume
+        record = await a.runs.get("run-4")
+        assert record is not None and record["status"] == "queued"
+
+    asyncio.run(scenario())
