@@ -18,6 +18,7 @@ refuses to auto-approve it; p50/p99 (target p99 at most 200 ms), with the same
 measurement on A itself as the baseline.
 
     .venv/bin/python bench/cluster.py [--seconds 8] [--clients 8] [--samples 40]
+        [--profile-to FOLDER]   # py-spy every node in every phase (the figures drop)
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import percentile, write_home
+from _spy import Spy
 
 ADMIN = "bench-admin-token-cluster-0123456789"
 PROFILE = """\
@@ -89,6 +91,7 @@ def start_redis(root: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 class Node:
     def __init__(self, root: Path, name: str, cluster: str | None, watch: str = "auto") -> None:
+        self.name = name
         folder = root / f"node-{name}"
         folder.mkdir()
         text = f"profiles_dir: {root / 'profiles'}\ndefault_profile: p0\n"
@@ -213,7 +216,11 @@ def approvals_work(nodes: list[Node]) -> Callable[[int, threading.Event], int]:
 
 
 def measure(
-    nodes: list[Node], clients: int, seconds: float, redis_pid: int | None
+    nodes: list[Node],
+    clients: int,
+    seconds: float,
+    redis_pid: int | None,
+    spy_to: Path | None = None,
 ) -> dict[str, float]:
     idle_trips = sum(n.round_trips() for n in nodes)
     time.sleep(2.0)
@@ -223,9 +230,16 @@ def measure(
         trips = sum(n.round_trips() for n in nodes)
         cpu = sum(cpu_seconds(n.proc.pid) for n in nodes)
         rcpu = cpu_seconds(redis_pid) if redis_pid else 0.0
+        spies = (
+            [Spy(n.proc.pid, spy_to / f"cluster_{n.name}_{name}.raw") for n in nodes]
+            if spy_to
+            else []
+        )
         began = time.perf_counter()
         count = drive(clients, seconds, work)
         wall = time.perf_counter() - began
+        for spy in spies:
+            print(f"profile: {spy.stop()}")
         out[f"{name}_per_s"] = count / wall
         out[f"{name}_cpu_ms"] = (sum(cpu_seconds(n.proc.pid) for n in nodes) - cpu) / count * 1e3
         out[f"{name}_redis_cpu_ms"] = (
@@ -265,6 +279,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--samples", type=int, default=40)
+    parser.add_argument(
+        "--profile-to", type=Path, default=None, help="a folder: py-spy each node per phase"
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="mx-cluster-bench-"))
     for name in NAMES:
@@ -279,12 +296,12 @@ def main() -> None:
     try:
         alone = Node(root, "alone", None)
         started.append(alone)
-        one = measure([alone], args.clients, args.seconds, None)
+        one = measure([alone], args.clients, args.seconds, None, args.profile_to)
         alone.stop()
         a = Node(root, "a", url, watch="auto")
         b = Node(root, "b", url, watch="off")  # like NFS: only the signal tells it
         started += [a, b]
-        two = measure([a, b], args.clients, args.seconds, redis_proc.pid)
+        two = measure([a, b], args.clients, args.seconds, redis_proc.pid, args.profile_to)
         same = revocation(root, a, a, args.samples // 2)
         across = revocation(root, a, b, args.samples)
     finally:

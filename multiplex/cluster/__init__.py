@@ -5,6 +5,7 @@ run records; ``_approvals`` open prompts and their single resolution;
 ``_events`` the shared event stream; ``_sessions`` session grants and yolo;
 ``_signals`` pub/sub between nodes; ``_nodes`` heartbeats and lost nodes;
 ``_handoff`` parked runs moving from a stopping node to another;
+``_publish`` a batch of events with the run documents they change, one script;
 ``_cluster`` ties them to one node's event loop. Absent ``cluster:`` in
 ``multiplex.yaml``, nothing here is imported or started.
 """
@@ -15,6 +16,7 @@ from multiplex.cluster._events import EventLog, SharedEvent
 from multiplex.cluster._handoff import HANDOFF_OWNER, HandOff, HandOffQueue
 from multiplex.cluster._link import PREFIX, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
+from multiplex.cluster._publish import Outgoing, Publisher
 from multiplex.cluster._runs import NODE_LOST, RunStore
 from multiplex.cluster._sessions import SharedSessionTable
 from multiplex.cluster._signals import CANCEL_CHANNEL, RELOAD_CHANNEL, Signals
@@ -34,6 +36,8 @@ __all__ = [
     "LostNode",
     "NodeRegistry",
     "Outcome",
+    "Outgoing",
+    "Publisher",
     "RedisLink",
     "RunStore",
     "SharedEvent",

@@ -2,9 +2,11 @@
 
 :class:`Cluster` builds every store on one :class:`RedisLink` and runs, on the
 node's event loop, the heartbeat, the search for lost nodes, the health probe
-(``up`` for ``/readyz``), the subscriptions and the event-stream reader. What
+(``up`` for ``/readyz``), the subscriptions and the event-stream reader. The
+reader reads only while someone on this node follows the other nodes' events
+(:meth:`Cluster.following`): a node nobody streams from reads nothing. What
 the node does with a lost node, a remote event or a recovered Redis is the
-gateway's business: it passes those callbacks to :meth:`Cluster.serve`.
+gateway's business: it passes those callbacks to :meth:`Cluster.start`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from multiplex.cluster._approvals import ApprovalStore
@@ -20,6 +22,7 @@ from multiplex.cluster._events import EventLog, SharedEvent
 from multiplex.cluster._handoff import HandOffQueue
 from multiplex.cluster._link import ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
+from multiplex.cluster._publish import Outgoing, Publisher
 from multiplex.cluster._runs import RunStore
 from multiplex.cluster._sessions import SharedSessionTable
 from multiplex.cluster._signals import Signals
@@ -45,7 +48,11 @@ class Cluster:
         self.signals = Signals(self.link)
         self.handoff = HandOffQueue(self.link, self.runs)
         self.nodes = NodeRegistry(self.link, self.runs, self.approvals, self.handoff)
+        self.publisher = Publisher(self.link, self.events, self.runs)
         self._tasks: list[asyncio.Task[None]] = []
+        # The reader's position: None while it is idle, "$" for "the end, once Redis answers".
+        self._after: str | None = None
+        self._wake = asyncio.Event()
 
     def session_table(self, profile: str) -> SharedSessionTable:
         return SharedSessionTable(profile, self.link)
@@ -67,15 +74,14 @@ class Cluster:
 
         Both must already be redacted. Returns the event's position in the stream.
         """
+        docs = [] if run_doc is None else [run_doc]
+        return self.publisher.publish([(name, data, profile, run_id)], docs)[0]
 
-        def write() -> str:
-            pipe = self.link.sync.pipeline(transaction=False)
-            self.events.queue_append(pipe, name, data, profile, run_id)
-            if run_doc is not None:
-                self.runs.queue_put(pipe, run_doc)
-            return str(pipe.execute()[0])
-
-        return self.link.call(write)
+    def publish_many(
+        self, events: Sequence[Outgoing], run_docs: Sequence[dict[str, Any]] = ()
+    ) -> list[str]:
+        """Sync: append several events and store the run documents they change, in one round trip."""
+        return self.publisher.publish(events, run_docs)
 
     async def start(
         self,
@@ -83,26 +89,42 @@ class Cluster:
         on_event: Callable[[SharedEvent], None],
         on_lost: Callable[[LostNode], Awaitable[None]],
         on_recovered: Callable[[], Awaitable[None]],
+        wanted: Callable[[], bool] = lambda: True,
     ) -> None:
         """Join (first heartbeat), subscribe, and start the loops on the running event loop.
 
+        Other nodes' events go to ``on_event`` from a call of :meth:`following`
+        on, for as long as ``wanted()`` says someone here follows them.
         Starts even when Redis is down: the node is then not ready until it answers.
         """
         self._on_recovered = on_recovered
         self._on_lost = on_lost
-        try:
+        with contextlib.suppress(ClusterUnavailable):
             await self.nodes.beat()
-            position = await self.events.last_position()
-        except ClusterUnavailable:
-            position = "$"
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._beating(), name="cluster-heartbeat"),
             loop.create_task(self._health(), name="cluster-health"),
-            loop.create_task(self._tail(position, on_event), name="cluster-events"),
+            loop.create_task(self._tail(on_event, wanted), name="cluster-events"),
             loop.create_task(self.signals.run(on_recovered), name="cluster-signals"),
         ]
         await self.signals.wait_subscribed(2.0)
+
+    async def following(self) -> None:
+        """Return once every event another node appends from now on goes to ``on_event``.
+
+        Call it on the event loop after ``wanted()`` turned true. With Redis away
+        the reader starts from the stream's end once Redis answers.
+        """
+        if self._after is not None:
+            return  # reading already, from a position older than now
+        try:
+            position = await self.events.last_position()
+        except ClusterUnavailable:
+            position = "$"
+        if self._after is None:  # another caller may have started it meanwhile
+            self._after = position
+            self._wake.set()
 
     async def stop(self, *, leave: bool = True) -> None:
         """Cancel the loops; ``leave`` removes this node so nobody reaps it."""
@@ -145,21 +167,27 @@ class Cluster:
                     await self._on_recovered()
             await asyncio.sleep(HEALTH_SECONDS)
 
-    async def _tail(self, position: str, on_event: Callable[[SharedEvent], None]) -> None:
-        after = position
+    async def _tail(
+        self, on_event: Callable[[SharedEvent], None], wanted: Callable[[], bool]
+    ) -> None:
         while True:
+            if self._after is None or not wanted():
+                # Nobody here follows the stream: read nothing until :meth:`following`.
+                self._after = None
+                self._wake.clear()
+                await self._wake.wait()
+                continue
             try:
-                if after == "$":
-                    after = await self.events.last_position()
-                batch = await self.events.read(after)
+                if self._after == "$":
+                    self._after = await self.events.last_position()
+                after, batch = await self.events.read_others(self._after, self.node_id)
+                self._after = after
                 for event in batch:
-                    after = event.position
-                    if event.node != self.node_id:
-                        on_event(event)
+                    on_event(event)
                 if batch:
                     # Let a busy stream gather: one read carries many events.
                     await asyncio.sleep(BATCH_SECONDS)
             except ClusterUnavailable:
                 await asyncio.sleep(HEALTH_SECONDS)
                 # A restarted Redis has a new stream: resume from its end.
-                after = "$"
+                self._after = "$"

@@ -5,8 +5,9 @@ about ``MAXLEN`` entries) with its name, profile, run and the node it came
 from. A reader keeps its own position (the last stream id it delivered), so a
 connection can resume where it stopped; a node reads the stream once and fans
 out to its own streams, skipping its own events, which it delivered locally in
-the order it made them. Open requests are re-delivered from
-:class:`~multiplex.cluster.ApprovalStore` on connect, not from the stream.
+the order it made them (:meth:`EventLog.read_others` decodes only the others').
+Open requests are re-delivered from :class:`~multiplex.cluster.ApprovalStore`
+on connect, not from the stream.
 """
 
 from __future__ import annotations
@@ -15,11 +16,25 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from multiplex.cluster._link import RedisLink
 
-__all__ = ["MAXLEN", "EventLog", "SharedEvent"]
+__all__ = ["MAXLEN", "EventLog", "SharedEvent", "encode"]
 
 MAXLEN = 100_000
+
+
+def encode(data: Any) -> bytes:
+    """Compact UTF-8 JSON (orjson); the standard library for what orjson refuses.
+
+    orjson refuses integers beyond 64 bits and lone surrogates; those fall back
+    (surrogates escaped) rather than failing the write.
+    """
+    try:
+        return orjson.dumps(data)
+    except TypeError:
+        return json.dumps(data, separators=(",", ":")).encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +56,7 @@ def _shared(position: Any, fields: dict[str, Any]) -> SharedEvent:
         profile=fields["profile"],
         run_id=fields["run"] or None,
         node=fields["node"],
-        data=dict(json.loads(fields["data"])),
+        data=dict(orjson.loads(fields["data"])),
     )
 
 
@@ -51,7 +66,7 @@ def _fields(name: str, data: dict[str, Any], profile: str, run_id: str | None, n
         "profile": profile,
         "run": run_id or "",
         "node": node,
-        "data": json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+        "data": encode(data),
     }
 
 
@@ -118,3 +133,18 @@ class EventLog:
             for position, fields in entries:
                 out.append(_shared(position, fields))
         return out
+
+    async def read_others(
+        self, after: str, node: str, *, block_ms: int = 500, count: int = 500
+    ) -> tuple[str, list[SharedEvent]]:
+        """As :meth:`read`, without decoding ``node``'s own entries; the new position too."""
+        reply = await self._link.acall(
+            self._link.aio.xread({self.key: after}, count=count, block=block_ms)
+        )
+        out: list[SharedEvent] = []
+        for _stream, entries in reply or []:
+            for position, fields in entries:
+                after = str(position)
+                if fields["node"] != node:
+                    out.append(_shared(position, fields))
+        return after, out

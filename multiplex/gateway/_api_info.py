@@ -122,6 +122,9 @@ async def _live(gw: Gateway, caller: Principal, last: str | None) -> AsyncIterat
         valid=lambda: gw.auth.current(caller),
     )
     try:
+        # Other nodes' events too, from here on (a cluster node reads them only
+        # while a stream follows them).
+        await gw.hub.listening(sub)
         head = [b": connected\n\n"]
         # Subscribed first, replayed second: an event arriving meanwhile is in the
         # queue, and skipped below when the replay already carried it.

@@ -50,14 +50,13 @@ class Event:
 
     def positioned(self, position: str) -> Event:
         """The same event with its stream position (its frame carries ``id:``)."""
-        return Event(
-            self.name,
-            self.data,
-            self.profile,
-            self.run_id,
-            sse(self.name, self.data, position),
-            position,
+        # The frame without an id is the tail of the one with it: encode the data once.
+        frame = (
+            b"id: " + position.encode() + b"\n" + self.encoded
+            if self.encoded and self.position is None
+            else sse(self.name, self.data, position)
         )
+        return Event(self.name, self.data, self.profile, self.run_id, frame, position)
 
 
 def sse(name: str, data: dict[str, Any], position: str | None = None) -> bytes:
@@ -184,6 +183,24 @@ class EventHub:
             subs = list(self._subs)
         for sub in subs:
             sub.offer(event)
+
+    def publish_soon(self, event: Event) -> None:
+        """Publish ``event`` with this thread's next :meth:`publish` or :meth:`flush`.
+
+        Here at once; a hub that writes events elsewhere may gather them (one
+        write for a command's end and the run's end that follows it).
+        """
+        self.publish(event)
+
+    def flush(self) -> None:
+        """Publish what this thread left to :meth:`publish_soon` (call before waiting)."""
+
+    async def listening(self, sub: Subscription) -> None:
+        """Return once ``sub`` is offered every event published from now on, from anywhere.
+
+        Here at once (every event is published in this process); on a cluster
+        node, once the node reads the other nodes' events too.
+        """
 
     def __len__(self) -> int:
         with self._lock:

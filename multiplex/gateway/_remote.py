@@ -156,7 +156,8 @@ async def remote_run_stream(
     """Another node's run as server-sent events: its open prompt re-sent, then live events."""
     sub = gw.hub.subscribe(lambda e: e.run_id == run_id and e.name in names)
     try:
-        # Read after subscribing: nothing between the read and the first event is lost.
+        # Read after following: nothing between the read and the first event is lost.
+        await gw.hub.listening(sub)
         doc = await remote_run(gw, caller, run_id)
         head = [b": connected\n\n"]
         sent: set[str] = set()

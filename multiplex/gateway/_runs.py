@@ -161,6 +161,7 @@ class RunRegistry(RunLifecycle):
     def _cells(self, run: Run) -> None:
         """Run the code cells in order in the session's kernel; a cell that is not ok ends the run."""
         for index, code in enumerate(run.code):
+            self._hub.flush()  # the last cell's end goes out before this one starts
             with run.lock:
                 stop = run.cancel_requested or self.closing
             if stop:
@@ -182,7 +183,7 @@ class RunRegistry(RunLifecycle):
             with run.lock:
                 run.results.append(row)
             if len(self._hub):
-                self._hub.publish(
+                self._hub.publish_soon(
                     make_event(
                         "cell.finished",
                         {"run_id": run.run_id, "profile": run.profile, **row},
@@ -202,10 +203,13 @@ class RunRegistry(RunLifecycle):
         except Exception as exc:  # never leave a run "running" forever
             log.exception("run %s failed", run.run_id)
             self._finish(run, "failed", f"internal error: {type(exc).__name__}")
+        finally:
+            self._hub.flush()
 
     def _commands(self, run: Run, start: int) -> None:
         """Run commands from ``start`` until one parks, is refused, or all are done."""
         for index in range(start, len(run.commands)):
+            self._hub.flush()  # the last command's end goes out before this one starts
             with run.lock:
                 stop = run.cancel_requested or self.closing
             if stop:
@@ -269,7 +273,8 @@ class RunRegistry(RunLifecycle):
                 decision, profile=run.profile, session=run.session_id, command=result.command
             )
         if len(self._hub):
-            self._hub.publish(
+            # Sent with the run's end when that follows (one write in a cluster).
+            self._hub.publish_soon(
                 make_event(
                     "command.finished",
                     {"run_id": run.run_id, "profile": run.profile, "index": index, **row},
@@ -304,6 +309,7 @@ class RunRegistry(RunLifecycle):
             error=error,
         )
         self._publish_run("run.finished", run)
+        self._hub.flush()  # stored before anyone is told the run ended
         run.ended()
         with self._lock:
             self._forget_live(run.profile)

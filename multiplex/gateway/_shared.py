@@ -7,8 +7,9 @@ when ``multiplex.yaml`` has a ``cluster:`` block, and only then. It
 - registers each prompt this node parks and makes every way it ends go through
   the single-resolution script (the gate's arbiter), applying winners that
   arrive from other nodes;
-- mirrors this node's events, and the run document each one changes, to Redis
-  in one round trip, and feeds other nodes' events to the local streams;
+- mirrors this node's events, and the run documents they change, to Redis in
+  one round trip (a command's end and the run's end that follows it in one),
+  and feeds other nodes' events to the local streams that follow them;
 - publishes a reload signal after a reload or an ``always`` grant here, and
   re-reads a profile's files when another node signals one;
 - settles lost nodes' runs and prompts, and resynchronises after Redis returns.
@@ -39,15 +40,17 @@ from multiplex.cluster import (
     Cluster,
     ClusterUnavailable,
     LostNode,
+    Outgoing,
     SharedEvent,
     resolution_doc,
     resolution_of,
 )
 from multiplex.gateway._coalesce import RemoteLeaders
-from multiplex.gateway._events import Event, EventHub, make_event
+from multiplex.gateway._events import Event, make_event
 from multiplex.gateway._handover import HandOver
-from multiplex.gateway._run import approval_row
+from multiplex.gateway._run import Run, approval_row
 from multiplex.gateway._runs import RunRegistry, ShuttingDown
+from multiplex.gateway._shared_hub import SharedHub
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 
@@ -56,31 +59,6 @@ __all__ = ["REDIS_UNAVAILABLE", "ClusterBridge", "SharedHub"]
 log = logging.getLogger("multiplex.cluster")
 REDIS_UNAVAILABLE = "cluster: redis unavailable"
 _from_signal: contextvars.ContextVar[bool] = contextvars.ContextVar("from_signal", default=False)
-
-
-class SharedHub(EventHub):
-    """The local fan-out, plus a copy of every local event to the cluster's stream."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bridge: ClusterBridge | None = None
-
-    def publish(self, event: Event) -> None:
-        # To the stream first: the local streams then carry the event's position too.
-        position = self.bridge.mirror(event) if self.bridge is not None else None
-        super().publish(event if position is None else event.positioned(position))
-
-    def publish_local(self, event: Event) -> None:
-        """An event from another node: to this node's streams only."""
-        super().publish(event)
-
-    @property
-    def local_listeners(self) -> int:
-        return super().__len__()
-
-    def __len__(self) -> int:
-        # Other nodes' streams listen too: never skip building an event.
-        return max(1, super().__len__())
 
 
 def _redacted(value: Any, redact: Any) -> Any:
@@ -163,7 +141,10 @@ class ClusterBridge:
     # -- lifecycle (the gateway's event loop) ------------------------------------------
     async def start(self) -> None:
         await self.cluster.start(
-            on_event=self._on_remote_event, on_lost=self._on_lost, on_recovered=self._resync
+            on_event=self._on_remote_event,
+            on_lost=self._on_lost,
+            on_recovered=self._resync,
+            wanted=lambda: self.hub.followed,
         )
         self._adopter = asyncio.get_running_loop().create_task(
             self.handover.adopting(), name="cluster-adopt"
@@ -237,28 +218,42 @@ class ClusterBridge:
         return outcome.won
 
     # -- events --------------------------------------------------------------------------
-    def mirror(self, event: Event) -> str | None:
-        """Copy a local event (and the run document it changed) to Redis; its position, or
-        None (Redis away, or an event other nodes do not need). Never raises."""
-        if event.name == "reload":
-            return None
-        run = self.runs.get(event.run_id) if event.run_id else None
-        data = _redacted(event.data, self._redact)
-        # Every run event changes the run's document: store it with the event
-        # (run.started and run.finished carry the document itself: redact it once).
-        doc = None
-        if run is not None:
-            whole = event.name in ("run.started", "run.finished")
-            doc = data if whole else _redacted(run.snapshot(), self._redact)
-        # Redis away: the run document is written again on recovery (resync), the
+    def mirror(self, events: list[Event]) -> list[str | None]:
+        """Copy local events (and the run documents they changed) to Redis in one round trip;
+        each one's position, or None (Redis away, or an event other nodes do not need).
+        Never raises."""
+        shared: list[Outgoing] = []
+        docs: dict[str, dict[str, Any] | None] = {}  # the last document of each run
+        runs: dict[str, Run] = {}
+        for event in events:
+            if event.name == "reload":
+                continue
+            data = _redacted(event.data, self._redact)
+            shared.append((event.name, data, event.profile, event.run_id))
+            run = self.runs.get(event.run_id) if event.run_id else None
+            if run is not None:
+                # Every run event changes the run's document: store it with the events
+                # (run.started and run.finished carry the document itself: redact it once;
+                # a document a later event of the batch carries is not stored twice).
+                runs[run.run_id] = run
+                docs.pop(run.run_id, None)
+                whole = event.name in ("run.started", "run.finished")
+                docs[run.run_id] = data if whole else None
+        if not shared:
+            return [None] * len(events)
+        stored = [
+            doc if doc is not None else _redacted(runs[run_id].snapshot(), self._redact)
+            for run_id, doc in docs.items()
+        ]
+        # Redis away: the run documents are written again on recovery (resync), the
         # final one of a run that finished meanwhile included.
         try:
-            return self.cluster.publish(event.name, data, event.profile, event.run_id, run_doc=doc)
+            positions = iter(self.cluster.publish_many(shared, stored))
         except ClusterUnavailable:
-            if run is not None:
-                with self._lock:
-                    self._unsynced_runs.add(run.run_id)
-            return None
+            with self._lock:
+                self._unsynced_runs.update(runs)
+            return [None] * len(events)
+        return [None if e.name == "reload" else next(positions, None) for e in events]
 
     def _on_remote_event(self, shared: SharedEvent) -> None:
         if self.hub.local_listeners:  # nobody streams from this node: nothing to build

@@ -44,3 +44,37 @@ def test_a_blocked_reader_wakes_on_the_next_event(node: NodeFactory) -> None:
         return [e.name for e in await reader]
 
     assert asyncio.run(scenario()) == ["approval.cancelled"]
+
+
+def test_a_batch_is_one_round_trip_in_order_with_its_run_documents(node: NodeFactory) -> None:
+    """docs/cluster.md#cost: a command's end and the run's end are written together."""
+    a, b = node("a"), node("b")
+    running = {"run_id": "r9", "profile": "alpha", "status": "running", "results": []}
+    done = {**running, "status": "completed", "results": [{"stdout": "é ok\n"}]}
+
+    async def scenario() -> None:
+        start = await b.events.last_position()
+        a.publish("run.started", running, "alpha", "r9", run_doc=running)
+        assert await b.runs.owned_by("a") == ["r9"]
+        trips = a.link.round_trips
+        batch = [
+            ("command.finished", {"run_id": "r9", "index": 0}, "alpha", "r9"),
+            ("run.finished", done, "alpha", "r9"),
+        ]
+        positions = a.publish_many(batch, [done])
+        assert a.link.round_trips == trips + 1
+        events = await b.events.read(start, block_ms=10)
+        assert [e.name for e in events] == ["run.started", "command.finished", "run.finished"]
+        assert [e.position for e in events[1:]] == positions
+        assert events[2].data == done
+        stored = await b.runs.get("r9")
+        assert stored == {**done, "node": "a"}
+        assert await b.runs.owned_by("a") == []  # final: no longer the node's
+        # A final record is never written again, though the event is still appended.
+        a.publish("run.finished", {**done, "status": "failed"}, "alpha", "r9", run_doc=running)
+        assert (await b.runs.get("r9")) == {**done, "node": "a"}
+        # The reader that skips its own node's entries still moves past them.
+        after, others = await a.events.read_others(start, "a", block_ms=10)
+        assert others == [] and after == (await a.events.last_position())
+
+    asyncio.run(scenario())

@@ -324,3 +324,29 @@ def test_a_stream_resumed_on_another_node_gets_what_it_missed(trio: Trio) -> Non
         own.until(lambda n, d: d.get("run_id") == marker)
         assert not [d for _, d in own.seen if d.get("profile") == "delta"]
     assert trio.a.admin.post(f"/v1/runs/{marker}/cancel").status_code == 200
+
+
+def test_a_node_that_stopped_reading_the_stream_follows_it_again_for_a_new_stream(
+    trio: Trio,
+) -> None:
+    """docs/cluster.md#events: a node reads other nodes' events only while a stream of its
+    own follows them; what it skipped meanwhile is still replayed from the shared stream."""
+    a, delta = trio.a.admin, {"profile": "delta"}
+    with _events(trio.b) as first:
+        first.connected()
+        seen = a.submit(["echo ok one"], **delta)
+        first.until(lambda n, d: n == "run.finished" and d["run_id"] == seen)
+        last = first.last_id
+    assert last is not None
+    # Nobody streams from b now: b reads nothing, and a's next run still goes to the stream.
+    missed = a.submit(["echo ok two"], **delta)
+    assert a.wait(missed)["status"] == "completed"
+    with _events(trio.b, **{"Last-Event-ID": last}) as again:
+        assert again.run_events(missed) == ["run.started", "command.finished", "run.finished"]
+        live = a.submit(["echo ok three"], **delta)  # then live, through b's reader again
+        assert again.run_events(live) == ["run.started", "command.finished", "run.finished"]
+    with _events(trio.b) as fresh:  # no Last-Event-ID: everything from ": connected" on
+        fresh.connected()
+        after = a.submit(["echo ok four"], **delta)
+        assert fresh.run_events(after) == ["run.started", "command.finished", "run.finished"]
+        assert fresh.last_id is not None and "-" in fresh.last_id
