@@ -29,6 +29,8 @@ class Spy:
     def __init__(self, pid: int, out: Path, rate: int = 200) -> None:
         self.out = out
         spy = Path(sys.executable).with_name("py-spy")
+        if not spy.exists():
+            raise SystemExit(f"{spy}: not installed (pip install py-spy, or make install)")
         self._proc = subprocess.Popen(
             [
                 *(str(spy), "record", "--pid", str(pid), "--format", "raw", "--threads"),
