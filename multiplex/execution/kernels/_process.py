@@ -11,7 +11,6 @@ then proves every process of it dead.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import os
 import shutil
@@ -27,7 +26,6 @@ from typing import Any
 import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import KernelManager
-from jupyter_client.session import DELIM as _DELIM
 from jupyter_client.session import Session
 
 from multiplex.execution._local import _materialise
@@ -39,7 +37,7 @@ from multiplex.execution._sandbox import (
 )
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
-from multiplex.execution.kernels._output import Collector, finish, on_iopub
+from multiplex.execution.kernels._output import Collector, finish, on_iopub, read_answers
 from multiplex.execution.kernels._proctree import alive, memory_bytes, tree
 from multiplex.execution.kernels._spawn import KernelSpawn, kernel_argv
 from multiplex.kernel import CELL_METADATA_KEY, IOPUB_COUNT_KEY, RESULT_KEY
@@ -284,34 +282,9 @@ class KernelProcess:
     def _read(
         self, sock: zmq.Socket[bytes], msg_id: str
     ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-        """Every waiting message on ``sock`` answering ``msg_id``: (type, content, metadata).
-
-        jupyter-client's ``Session.recv`` would also parse every date of every
-        header (a third of a warm cell's client time); the signature is still
-        checked, and only this cell's messages are unpacked past their parent.
-        """
         session = self._session
         assert session is not None
-        found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-        while True:
-            try:
-                frames = sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return found
-            try:
-                at = frames.index(_DELIM)
-                signature, header, parent, metadata, content = frames[at + 1 : at + 6]
-            except ValueError:
-                continue  # not a message of the protocol
-            if session.auth is not None and not hmac.compare_digest(
-                signature, session.sign([header, parent, metadata, content])
-            ):
-                continue
-            if session.unpack(parent).get("msg_id") != msg_id:
-                continue  # another request's (the start-up check, a cell killed before)
-            kind = session.unpack(header).get("msg_type", "")
-            meta = session.unpack(metadata) if kind == "execute_reply" else {}
-            found.append((kind, session.unpack(content), meta))
+        return read_answers(sock, session, msg_id)
 
     def _settle_reply(
         self, reply: dict[str, Any], raw: RawCell, out: Collector, check: str | None
