@@ -4,8 +4,11 @@ Starts a real redis-server on a free loopback port and `multiplex up` nodes
 over the same generated profiles. With 8 client threads for a fixed time each:
 
 - runs/s: one-command runs of `true` (allowlisted) submitted with ``"wait"``;
-- approvals answered/s: a run of a command that asks, its prompt read from the
-  run and answered (in the cluster: on the other node), until it finishes.
+- approvals answered/s: a run of a command that asks, submitted with ``"wait"``;
+  two approvers (what the dashboard does) follow ``/v1/events`` and answer the
+  prompts, nothing polls. Alone, both are on the one node; in the cluster one
+  is on each node, and each prompt is answered on the node its run was not
+  created on.
 
 Phase 1 is one node in single-process mode (no Redis); phase 2 two cluster
 nodes, clients alternating between them. Prints both figures and the ratio,
@@ -24,7 +27,9 @@ measurement on A itself as the baseline.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -188,27 +193,86 @@ def runs_work(nodes: list[Node]) -> Callable[[int, threading.Event], int]:
     return work
 
 
+class Approver:
+    """What a dashboard does: one ``/v1/events`` stream on a node, answering there.
+
+    There are always two (the same listeners in both phases): approver ``slot``
+    answers the prompts of the clients whose index is ``slot - 1`` modulo 2.
+    In the cluster they sit on different nodes, so each prompt is answered on
+    the node its run was not created on.
+    """
+
+    SLOTS = 2
+
+    def __init__(self, node: Node, slot: int, answerers: int = 4) -> None:
+        self._slot = slot
+        self._client = node.client()
+        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+        self._connected = threading.Event()
+        self.errors: list[BaseException] = []
+        self._threads = [threading.Thread(target=self._read, daemon=True)]
+        self._threads += [
+            threading.Thread(target=self._answer, args=(node,), daemon=True)
+            for _ in range(answerers)
+        ]
+        for t in self._threads:
+            t.start()
+        if not self._connected.wait(10):
+            raise SystemExit(f"no event stream on node {node.name}")
+
+    def _mine(self, command: str) -> bool:
+        found = re.fullmatch(r"printf ask-(\d+)-\d+", command)
+        return bool(found) and (int(found.group(1)) + 1) % self.SLOTS == self._slot
+
+    def _read(self) -> None:
+        try:
+            with self._client.stream("GET", "/v1/events", timeout=None) as stream:
+                name = ""
+                for line in stream.iter_lines():
+                    if line.startswith(": connected"):
+                        self._connected.set()
+                    elif line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: ") and name == "approval.request":
+                        data = json.loads(line[6:])
+                        if self._mine(data["command"]):
+                            self._queue.put((data["run_id"], data["approval_id"]))
+        except Exception as exc:  # the stream is closed at the end of the phase
+            if not self._closing:
+                self.errors.append(exc)
+
+    _closing = False
+
+    def _answer(self, node: Node) -> None:
+        with node.client() as c:
+            while (item := self._queue.get()) is not None:
+                run_id, approval_id = item
+                answer = {"approval_id": approval_id, "choice": "once"}
+                r = c.post(f"/v1/runs/{run_id}/approval", json=answer)
+                if r.status_code != 200:
+                    self.errors.append(RuntimeError(f"answer refused: {r.status_code} {r.text}"))
+
+    def close(self) -> None:
+        self._closing = True
+        for _ in self._threads[1:]:
+            self._queue.put(None)
+        self._client.close()
+        for t in self._threads:
+            t.join(10)
+        if self.errors:
+            raise SystemExit(f"an approver failed: {self.errors[0]!r}")
+
+
 def approvals_work(nodes: list[Node]) -> Callable[[int, threading.Event], int]:
     def work(index: int, stop: threading.Event) -> int:
         done = 0
-        own = nodes[index % len(nodes)]
-        other = nodes[(index + 1) % len(nodes)]  # in the cluster: answered on the other node
-        with own.client() as c, other.client() as answering:
+        with nodes[index % len(nodes)].client() as c:
             while not stop.is_set():
                 command = f"printf ask-{index}-{done}"
-                body = {"profile": NAMES[index % len(NAMES)], "commands": [command]}
-                run_id = c.post("/v1/runs", json=body).json()["run_id"]
-                while True:
-                    pending = answering.get(f"/v1/runs/{run_id}").json()["pending_approval"]
-                    if pending:
-                        break
-                    time.sleep(0.005)
-                answer = {"approval_id": pending["approval_id"], "choice": "once"}
-                r = answering.post(f"/v1/runs/{run_id}/approval", json=answer)
-                if r.status_code != 200:
-                    raise RuntimeError(f"answer refused: {r.status_code} {r.text[:200]}")
-                while c.get(f"/v1/runs/{run_id}").json()["status"] != "completed":
-                    time.sleep(0.005)
+                body = {"profile": NAMES[index % len(NAMES)], "commands": [command], "wait": 30}
+                r = c.post("/v1/runs", json=body)
+                if r.status_code != 200 or r.json()["status"] != "completed":
+                    raise RuntimeError(f"run did not complete: {r.status_code} {r.text[:200]}")
                 done += 1
         return done
 
@@ -227,6 +291,11 @@ def measure(
     idle_rate = (sum(n.round_trips() for n in nodes) - idle_trips) / 2.0
     out: dict[str, float] = {}
     for name, work in (("runs", runs_work(nodes)), ("approvals", approvals_work(nodes))):
+        approvers = (
+            [Approver(nodes[slot % len(nodes)], slot) for slot in range(Approver.SLOTS)]
+            if name == "approvals"
+            else []
+        )
         trips = sum(n.round_trips() for n in nodes)
         cpu = sum(cpu_seconds(n.proc.pid) for n in nodes)
         rcpu = cpu_seconds(redis_pid) if redis_pid else 0.0
@@ -238,6 +307,8 @@ def measure(
         began = time.perf_counter()
         count = drive(clients, seconds, work)
         wall = time.perf_counter() - began
+        for approver in approvers:
+            approver.close()
         for spy in spies:
             print(f"profile: {spy.stop()}")
         out[f"{name}_per_s"] = count / wall

@@ -39,6 +39,22 @@ redis.call('PUBLISH', ARGV[3], ARGV[2])
 return {1, ARGV[2]}
 """
 
+# An answer over HTTP names the run it answers: when the stored prompt is that
+# run's (and, for a profile's token, that profile's), it is resolved in the same
+# round trip; {2, false} sends the caller to the full check (a coalesced
+# follower's run shows its leader's prompt; an unknown one gets its 404 or 409).
+_ANSWER = (
+    """
+local row = redis.call('HGET', KEYS[1], 'row')
+if not row then return {2, false} end
+local r = cjson.decode(row)
+if r['run_id'] ~= ARGV[6] or (ARGV[7] ~= '' and r['profile'] ~= ARGV[7]) then
+  return {2, false}
+end
+"""
+    + _RESOLVE
+)
+
 # Register only once: a prompt already known (perhaps resolved meanwhile) is left alone.
 _REGISTER = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -125,6 +141,8 @@ class Outcome:
 
     won: bool
     resolution: dict[str, Any] | None
+    # False: the prompt was not the named run's (:meth:`ApprovalStore.aresolve`); nothing changed.
+    matched: bool = True
 
 
 class ApprovalStore:
@@ -139,6 +157,7 @@ class ApprovalStore:
         self.channel = link.key(RESOLVED_CHANNEL)
         self._resolve_sync = link.sync.register_script(_RESOLVE)
         self._resolve_aio = link.aio.register_script(_RESOLVE)
+        self._answer_aio = link.aio.register_script(_ANSWER)
         self._list_aio = link.aio.register_script(_LIST_OPEN)
         self._register = link.sync.register_script(_REGISTER)
         self._claim = link.sync.register_script(_CLAIM)
@@ -215,6 +234,8 @@ class ApprovalStore:
     @staticmethod
     def _outcome(reply: Any) -> Outcome:
         won, raw = int(reply[0]), reply[1]
+        if won == 2:
+            return Outcome(False, None, matched=False)
         return Outcome(won == 1, json.loads(raw) if raw else None)
 
     def resolve(self, approval_id: str, resolution: dict[str, Any]) -> Outcome:
@@ -222,10 +243,25 @@ class ApprovalStore:
         keys, args = self._args(approval_id, resolution)
         return self._outcome(self._link.call(lambda: self._resolve_sync(keys=keys, args=args)))
 
-    async def aresolve(self, approval_id: str, resolution: dict[str, Any]) -> Outcome:
-        """The same from the event loop (answers arriving over HTTP)."""
+    async def aresolve(
+        self,
+        approval_id: str,
+        resolution: dict[str, Any],
+        *,
+        run_id: str | None = None,
+        profile: str = "",
+    ) -> Outcome:
+        """The same from the event loop (answers arriving over HTTP).
+
+        With ``run_id`` only a prompt of that run (and of ``profile``, unless
+        empty) is resolved; any other gives ``matched=False`` and changes nothing.
+        """
         keys, args = self._args(approval_id, resolution)
-        return self._outcome(await self._link.acall(self._resolve_aio(keys=keys, args=args)))
+        if run_id is None:
+            script = self._resolve_aio(keys=keys, args=args)
+        else:
+            script = self._answer_aio(keys=keys, args=[*args, run_id, profile])
+        return self._outcome(await self._link.acall(script))
 
     async def get(self, approval_id: str) -> dict[str, Any] | None:
         """The prompt's row and state (``state``: open or resolved), or None."""

@@ -180,12 +180,13 @@ class Cluster:
             try:
                 if self._after == "$":
                     self._after = await self.events.last_position()
-                after, batch = await self.events.read_others(self._after, self.node_id)
-                self._after = after
+                before = self._after
+                self._after, batch = await self.events.read_others(before, self.node_id)
                 for event in batch:
                     on_event(event)
-                if batch:
-                    # Let a busy stream gather: one read carries many events.
+                if self._after != before:
+                    # Let a busy stream gather, this node's own entries too (each
+                    # one wakes the read): one read carries many events.
                     await asyncio.sleep(BATCH_SECONDS)
             except ClusterUnavailable:
                 await asyncio.sleep(HEALTH_SECONDS)

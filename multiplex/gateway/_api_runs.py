@@ -19,6 +19,7 @@ from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import (
     ERRORS,
+    SELF_APPROVE_REFUSED,
     GatewayDep,
     json_response,
     no_profile,
@@ -221,7 +222,9 @@ async def answer_approval(
                 )
             )
         )
-        await remote.answer_shared(gw, caller, run_id, body.approval_id, doc, local)
+        await remote.answer_shared(
+            gw, caller, run_id, body.approval_id, doc, local, lambda name: _self_approve(gw, name)
+        )
         return {"ok": True}
     run = _run_for(gw, caller, run_id)
     request = gw.sup.gate.find(body.approval_id)
@@ -232,11 +235,7 @@ async def answer_approval(
             status_code=409, detail=f"approval {body.approval_id!r} is not open for this run"
         )
     if not caller.admin and not _self_approve(gw, run.profile):
-        raise HTTPException(
-            status_code=403,
-            detail="approvals.self_approve is false for this profile: "
-            "the admin token or the terminal must answer",
-        )
+        raise HTTPException(status_code=403, detail=SELF_APPROVE_REFUSED)
     answer = Answer(Choice(body.choice), reason=body.reason or None, by=caller.label)
     if not request.answer(answer):
         raise HTTPException(

@@ -14,6 +14,7 @@ from multiplex.gateway._json import dumps
 
 __all__ = [
     "ERRORS",
+    "SELF_APPROVE_REFUSED",
     "GatewayDep",
     "gateway_of",
     "json_response",
@@ -45,6 +46,11 @@ def json_response(data: Any, status_code: int = 200) -> Response:
     schema): the hot routes build their documents from typed values already.
     """
     return Response(dumps(data), status_code=status_code, media_type="application/json")
+
+
+SELF_APPROVE_REFUSED = (
+    "approvals.self_approve is false for this profile: the admin token or the terminal must answer"
+)
 
 
 def not_found(detail: str) -> HTTPException:

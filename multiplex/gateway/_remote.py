@@ -8,7 +8,7 @@ what this node last saw.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import HTTPException
@@ -17,7 +17,7 @@ from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway._auth import Principal
 from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import not_found
+from multiplex.gateway._http import SELF_APPROVE_REFUSED, not_found
 from multiplex.gateway._run import FINAL, Run
 from multiplex.gateway._runs import RUN_CANCELLED
 from multiplex.gateway._shared import REDIS_UNAVAILABLE, ClusterBridge
@@ -85,25 +85,37 @@ async def answer_shared(
     approval_id: str,
     answer: dict[str, Any],
     run: Run | None,
+    may_answer: Callable[[str], bool],
 ) -> None:
-    """Answer a prompt of any node, exactly once (409 when not open or not this run's)."""
+    """Answer a prompt of any node, exactly once: 409 when not open or not this run's,
+    403 when ``may_answer(profile)`` is False (``approvals.self_approve``)."""
     bridge = _bridge(gw)
-    if run is not None:
-        profile = run.profile
-        with run.lock:
-            shown = run.pending.id if run.pending is not None else None
-    else:
-        doc = await remote_run(gw, caller, run_id)
-        profile = str(doc.get("profile"))
-        pending = doc.get("pending_approval") or {}
-        shown = pending.get("approval_id") if isinstance(pending, dict) else None
     try:
+        if caller.admin or (caller.profile is not None and may_answer(caller.profile)):
+            # The usual answer, to the run's own prompt: checked and resolved in one trip.
+            own = "" if caller.admin else str(caller.profile)
+            outcome = await bridge.answer(approval_id, answer, run_id=run_id, profile=own)
+            if outcome.matched:
+                if not outcome.won:
+                    raise _conflict(approval_id, "was already resolved")
+                return
+        if run is not None:
+            profile = run.profile
+            with run.lock:
+                shown = run.pending.id if run.pending is not None else None
+        else:
+            doc = await remote_run(gw, caller, run_id)
+            profile = str(doc.get("profile"))
+            pending = doc.get("pending_approval") or {}
+            shown = pending.get("approval_id") if isinstance(pending, dict) else None
         row = await bridge.cluster.approvals.get(approval_id)
         if row is None or row.get("profile") != profile:
             raise _conflict(approval_id, "is not open for this run")
         if row.get("run_id") != run_id and shown != approval_id:
             raise _conflict(approval_id, "is not open for this run")
-        if row.get("state") != "open" or not await bridge.answer(approval_id, answer):
+        if not caller.admin and not may_answer(profile):
+            raise HTTPException(status_code=403, detail=SELF_APPROVE_REFUSED)
+        if row.get("state") != "open" or not (await bridge.answer(approval_id, answer)).won:
             raise _conflict(approval_id, "was already resolved")
     except ClusterUnavailable:
         raise unavailable() from None
@@ -120,7 +132,7 @@ async def cancel_remote(gw: Gateway, caller: Principal, run_id: str) -> dict[str
         pending = doc.get("pending_approval")
         if isinstance(pending, dict) and pending.get("approval_id"):
             doc = {"cancelled": RUN_CANCELLED}
-            cancelled += int(await bridge.answer(str(pending["approval_id"]), doc))
+            cancelled += int((await bridge.answer(str(pending["approval_id"]), doc)).won)
         await bridge.cluster.signals.apublish("cancel", {"run_id": run_id})
         for _ in range(20):  # a parked run ends within milliseconds on its node
             doc = await remote_run(gw, caller, run_id)
@@ -142,7 +154,7 @@ async def reset_shared(gw: Gateway, profile: str, session: str, cause: str) -> i
         for row in await bridge.cluster.approvals.list_open():
             if row.get("profile") == profile and row.get("session_id") == session:
                 doc = {"cancelled": cause}
-                cancelled += int(await bridge.answer(str(row["approval_id"]), doc))
+                cancelled += int((await bridge.answer(str(row["approval_id"]), doc)).won)
         cancelled += await asyncio.to_thread(gw.sup.reset_session, profile, session, cause)
         await asyncio.to_thread(bridge.broadcast_reset, profile, session, cause)
     except ClusterUnavailable:

@@ -40,6 +40,7 @@ from multiplex.cluster import (
     Cluster,
     ClusterUnavailable,
     LostNode,
+    Outcome,
     Outgoing,
     SharedEvent,
     resolution_doc,
@@ -208,14 +209,25 @@ class ClusterBridge:
         if request is not None:
             request.settle(resolution_of(message))
 
-    async def answer(self, approval_id: str, doc: dict[str, Any]) -> bool:
-        """Resolve a prompt of any node (an answer or a cancellation); False if it was not open."""
-        outcome = await self.cluster.approvals.aresolve(approval_id, doc)
+    async def answer(
+        self,
+        approval_id: str,
+        doc: dict[str, Any],
+        *,
+        run_id: str | None = None,
+        profile: str = "",
+    ) -> Outcome:
+        """Resolve a prompt of any node (an answer or a cancellation); ``won`` False if it
+        was not open. With ``run_id`` (and ``profile``) only that run's prompt
+        (:meth:`ApprovalStore.aresolve <multiplex.cluster.ApprovalStore.aresolve>`)."""
+        outcome = await self.cluster.approvals.aresolve(
+            approval_id, doc, run_id=run_id, profile=profile
+        )
         if outcome.won:
             request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
             if request is not None:  # ours: no need to wait for our own message
                 request.settle(resolution_of(outcome.resolution or doc))
-        return outcome.won
+        return outcome
 
     # -- events --------------------------------------------------------------------------
     def mirror(self, events: list[Event]) -> list[str | None]:

@@ -59,6 +59,31 @@ def test_the_first_answer_wins_and_later_ones_see_it(node: NodeFactory) -> None:
     asyncio.run(scenario())
 
 
+def test_an_answer_naming_its_run_resolves_only_that_runs_prompt(node: NodeFactory) -> None:
+    a, b = node("a"), node("b")
+    a.approvals.register(_row("ap-1", time.time(), run_id="run-1"))
+    answer = {"answer": {"choice": "once", "by": "b"}}
+
+    async def scenario() -> None:
+        # Another run's, another profile's, an unknown prompt: nothing changes.
+        for run_id, profile, approval_id in (
+            ("run-2", "", "ap-1"),
+            ("run-1", "beta", "ap-1"),
+            ("run-1", "", "ap-never"),
+        ):
+            missed = await b.approvals.aresolve(approval_id, answer, run_id=run_id, profile=profile)
+            assert not missed.matched and not missed.won and missed.resolution is None
+        assert [r["approval_id"] for r in await b.approvals.list_open()] == ["ap-1"]
+        won = await b.approvals.aresolve("ap-1", answer, run_id="run-1", profile="alpha")
+        assert won.matched and won.won
+        again = await b.approvals.aresolve("ap-1", answer, run_id="run-1")
+        assert again.matched and not again.won
+        assert again.resolution is not None and again.resolution["answer"]["by"] == "b"
+        assert await a.approvals.list_open() == []
+
+    asyncio.run(scenario())
+
+
 def test_the_winner_is_published_to_every_node(node: NodeFactory) -> None:
     a, b = node("a"), node("b")
     seen: list[dict[str, object]] = []

@@ -208,6 +208,51 @@ def test_an_always_answer_on_a_reaches_b(trio: Trio) -> None:
     _until(lambda: _verdict(trio.b, "echo always-rule") == "approved")
 
 
+def _self_approves(node: Node, name: str) -> bool:
+    settings = node.admin.get(f"/v1/profiles/{name}").json()["settings"]
+    return bool(settings["approvals"]["self_approve"])
+
+
+def test_self_approve_false_refuses_the_profiles_own_token_on_every_node(trio: Trio) -> None:
+    config = trio.root / "profiles" / "beta" / "config.yaml"
+    original = config.read_text()
+    config.write_text(original.replace("mode: strict", "mode: strict\n  self_approve: false"))
+    try:
+        _until(lambda: not any(_self_approves(n, "beta") for n in trio.nodes.values()))
+        owner = trio.a.profile["beta"]
+        run_id = owner.submit(["echo needs-the-admin"], session_id="s-self")
+        approval_id = _pending(owner, run_id)["approval_id"]
+        for node in (trio.a, trio.b):  # the run's own node, and another
+            for choice in ("once", "deny"):
+                refused = node.profile["beta"].answer(run_id, approval_id, choice)
+                assert refused.status_code == 403 and "self_approve" in refused.text
+        assert owner.run(run_id)["status"] == "waiting_for_approval"
+        assert trio.c.admin.answer(run_id, approval_id, "once").status_code == 200
+        done = owner.wait(run_id)
+        assert done["status"] == "completed"
+        assert done["results"][0]["decision"]["decided_by"] == "user"
+    finally:
+        config.write_text(original)
+    _until(lambda: all(_self_approves(n, "beta") for n in trio.nodes.values()))
+
+
+def test_an_answer_for_another_run_or_profile_is_refused_on_every_node(trio: Trio) -> None:
+    owner = trio.a.profile["alpha"]
+    run_id = owner.submit(["echo mine-alone"], session_id="s-mismatch")
+    approval_id = _pending(owner, run_id)["approval_id"]
+    other = owner.submit(["true"], session_id="s-mismatch-2")
+    owner.wait(other)
+    for node in (trio.a, trio.b):
+        wrong_run = node.admin.answer(other, approval_id, "once")
+        assert wrong_run.status_code == 409 and "not open for this run" in wrong_run.text
+        assert node.profile["beta"].answer(run_id, approval_id, "once").status_code == 404
+        unknown = node.admin.answer(run_id, "ap-nope", "once")
+        assert unknown.status_code == 409 and "not open for this run" in unknown.text
+    assert owner.run(run_id)["status"] == "waiting_for_approval"
+    assert trio.b.profile["alpha"].answer(run_id, approval_id, "once").status_code == 200
+    assert owner.wait(run_id)["status"] == "completed"
+
+
 def _everything(client: Any) -> str:
     parts: list[str] = []
     for key in client.scan_iter("*"):
