@@ -11,6 +11,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from multiplex._errors import RoutingError
 from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs
@@ -21,7 +22,7 @@ from multiplex.gateway._headers import SecurityHeaders
 from multiplex.gateway._limits import BodyLimit, validation_error
 from multiplex.supervision import Supervisor
 
-__all__ = ["STATIC_DIR", "create_app"]
+__all__ = ["STATIC_DIR", "GatewayApp", "create_app"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 _STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
@@ -31,6 +32,25 @@ _PLACEHOLDER = """<!doctype html>
 <p>The dashboard page is not installed. The API is at <a href="/docs">/docs</a>.</p>
 </body></html>
 """
+
+
+class GatewayApp(FastAPI):
+    """The FastAPI app behind the gateway's own ASGI layers (:attr:`front`).
+
+    The security headers, the body limit and the hot routes' fast path run
+    before FastAPI's own per-request wrappers (its error, telemetry and body
+    middleware), so an ordinary hot request costs none of them; everything else
+    goes on to :meth:`framework`.
+    """
+
+    front: ASGIApp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.front(scope, receive, send)
+
+    async def framework(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """FastAPI itself: every route, its middleware, its errors."""
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -67,7 +87,7 @@ def create_app(
             if gateway.cluster is not None:
                 await gateway.cluster.stop()
 
-    app = FastAPI(
+    app = GatewayApp(
         title="multiplex gateway",
         version="0.1.0",
         summary="Runs, approvals and profiles of many agent profile homes (docs/gateway.md).",
@@ -77,11 +97,10 @@ def create_app(
     )
     mount_api_docs(app)
     app.state.gateway = gateway
-    # Outermost last: the headers, the body limit, then the hot routes' fast path, then FastAPI.
-    app.add_middleware(FastPath, gateway=gateway)
-    app.add_middleware(BodyLimit, limit=lambda: sup.config.gateway.max_request_bytes)
-    # docs/security.md#the-dashboard-and-http-headers: outermost, so every answer has them.
-    app.add_middleware(SecurityHeaders)
+    # Outermost first: the headers on every answer (docs/security.md#the-dashboard-and-http-headers),
+    # the body limit before anything reads a body, the hot routes, then FastAPI.
+    fast = FastPath(app.framework, gateway)
+    app.front = SecurityHeaders(BodyLimit(fast, limit=lambda: sup.config.gateway.max_request_bytes))
     app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)

@@ -23,6 +23,7 @@ import uvicorn
 from multiplex._errors import ConfigError
 from multiplex.gateway._app import create_app
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway._gathered import GatheringHttp
 from multiplex.gateway._logs import install_json_logging
 from multiplex.supervision import Supervisor
 
@@ -126,6 +127,7 @@ class GatewayServer:
             lifespan="on",
             timeout_graceful_shutdown=max(1, int(grace)),
             ws="none",
+            http=GatheringHttp,  # a response's head and body in one write
         )
         self._server = _Uvicorn(
             config, self.gateway.begin_shutdown, lambda: self.gateway.reload_config("SIGHUP")

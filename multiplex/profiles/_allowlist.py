@@ -72,6 +72,10 @@ class _Snapshot:
             ruleset = self._ruleset = RuleSet(self.rules)
         return ruleset
 
+    @property
+    def indexed(self) -> bool:
+        return self._ruleset is not None
+
 
 class AllowlistStore:
     """One profile's command_allowlist: the operator's file plus this process's own grants.
@@ -125,6 +129,11 @@ class AllowlistStore:
     def ruleset(self) -> RuleSet:
         """The current immutable RuleSet (rules that do not parse are left out)."""
         return self._snapshot.ruleset()
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the current RuleSet is built (the first match after a change builds it)."""
+        return self._snapshot.indexed
 
     @property
     def size(self) -> int:

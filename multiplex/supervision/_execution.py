@@ -41,6 +41,7 @@ class GatedExecution:
     kernels: KernelPool
     config: SupervisorConfig
     _profiles: Mapping[str, Profile]
+    _views: Mapping[str, object]
 
     # The Supervisor's own (turns, profiles): used here, defined there.
     turn: Callable[..., Turn]
@@ -57,6 +58,15 @@ class GatedExecution:
     ) -> Verdict:
         """What the gate would do for ``command`` in ``profile``: pure, never asks."""
         return self.gate.evaluate(self._scope_for(profile, session, context, None), command)
+
+    def test_is_warm(self, profile: str) -> bool:
+        """Whether :meth:`test` for ``profile`` builds nothing first: its view is
+        loaded and its allowlist's rule index built (after a reload the first
+        decision builds it: milliseconds per thousand rules)."""
+        home = self._profiles.get(profile)
+        if home is None or not home.loaded or profile not in self._views:
+            return False
+        return home.allowlist.indexed
 
     def run(
         self,

@@ -8,7 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
+from multiplex.gateway._api_runs import ON_LOOP_MAX
 from multiplex.gateway._fastpath import FastPath
+from multiplex.gateway._headers import SecurityHeaders
+from multiplex.gateway._limits import BodyLimit
 from tests.gateway.conftest import Gateway
 
 # -- "wait": one request, the finished run -----------------------------------------------------
@@ -104,7 +107,43 @@ def test_a_charset_in_the_content_type_still_gets_the_verdict(gateway: Gateway) 
     assert plain.json()["outcome"] == "blocked" and plain.json()["cause"] == "unattended: cron"
 
 
-# -- the gate never runs on the event loop --------------------------------------------------------
+# -- where the gate runs: short lines of warm profiles on the loop, the rest in the gate pool ------
+
+
+def _where(gateway: Gateway, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    threads: list[str] = []
+    real = gateway.sup.test
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gateway.sup, "test", recording)
+    return threads
+
+
+def test_a_short_line_is_decided_on_the_loop_a_long_or_cold_one_in_the_gate_pool(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads = _where(gateway, monkeypatch)
+    short = {"profile": "alpha", "command": "git push " + "x" * (ON_LOOP_MAX - 9)}
+    long = {"profile": "alpha", "command": short["command"] + "y"}
+    for body in (short, short, long):
+        assert gateway.admin.post("/v1/approvals/test", json=body).status_code == 200
+    loop = threads[1]
+    assert loop == "multiplex-gateway"  # the server's event loop thread
+    assert threads[2].startswith("multiplex-gate_")
+    # Just reloaded: the first decision builds the rule index, off the loop.
+    config = gateway.homes["alpha"] / "config.yaml"
+    config.write_text(config.read_text().replace('"true",', '"true", "ls",'))
+    assert gateway.sup.reload("alpha").result == "ok"
+    threads.clear()
+    for _ in range(2):
+        answer = gateway.admin.post(
+            "/v1/approvals/test", json={"profile": "alpha", "command": "ls"}
+        )
+        assert answer.json()["outcome"] == "approved"
+    assert threads[0].startswith("multiplex-gate_") and threads[1] == loop
 
 
 def test_a_slow_verdict_never_blocks_the_event_loop(
@@ -137,11 +176,14 @@ def test_a_slow_verdict_never_blocks_the_event_loop(
         release.set()
         caller.join(30)
     assert box[0].status_code == 200
-    assert threads and threads[0].startswith("multiplex-gate")
+    assert threads and threads[0].startswith("multiplex-gate_")
 
 
 def test_the_fast_path_is_installed_inside_the_body_limit(gateway: Gateway) -> None:
-    # The limit must see the bytes first: the fast path reads whole bodies.
-    stack = [m.cls for m in gateway.server.app.user_middleware]
-    names = [getattr(c, "__name__", "") for c in stack]
-    assert names.index("BodyLimit") < names.index(FastPath.__name__)
+    # The headers wrap everything; the limit must see the bytes before the fast
+    # path reads whole bodies; FastAPI comes last.
+    app = gateway.server.app
+    headers = app.front
+    assert isinstance(headers, SecurityHeaders) and isinstance(headers.app, BodyLimit)
+    fast = headers.app.app
+    assert isinstance(fast, FastPath) and fast.app == app.framework
