@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from multiplex.cli._init import init_if_pid1
 from multiplex.cli._state import state_of
 
 __all__ = ["ADMIN_TOKEN_ENV", "admin_token_file", "gateway_url_file", "up"]
@@ -63,6 +64,7 @@ def up(
     ] = 10.0,
 ) -> None:
     """Serve the HTTP gateway and dashboard until SIGTERM or Ctrl-C (SIGHUP reloads)."""
+    init_if_pid1()  # a container's PID 1: reap what bubblewrap leaves (docs/operations.md)
     from multiplex.gateway import GatewayServer, serve  # uvicorn only when serving
 
     state = state_of(ctx)
