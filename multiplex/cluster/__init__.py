@@ -14,7 +14,7 @@ from multiplex.cluster._approvals import ApprovalStore, Outcome, resolution_doc,
 from multiplex.cluster._cluster import Cluster
 from multiplex.cluster._events import EventLog, SharedEvent
 from multiplex.cluster._handoff import HANDOFF_OWNER, HandOff, HandOffQueue
-from multiplex.cluster._link import PREFIX, ClusterUnavailable, RedisLink
+from multiplex.cluster._link import CLOSE_SECONDS, PREFIX, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._publish import Outgoing, Publisher
 from multiplex.cluster._runs import NODE_LOST, RunStore
@@ -23,6 +23,7 @@ from multiplex.cluster._signals import CANCEL_CHANNEL, RELOAD_CHANNEL, Signals
 
 __all__ = [
     "CANCEL_CHANNEL",
+    "CLOSE_SECONDS",
     "HANDOFF_OWNER",
     "NODE_LOST",
     "PREFIX",

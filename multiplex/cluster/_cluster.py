@@ -20,7 +20,7 @@ from typing import Any
 from multiplex.cluster._approvals import ApprovalStore
 from multiplex.cluster._events import EventLog, SharedEvent
 from multiplex.cluster._handoff import HandOffQueue
-from multiplex.cluster._link import ClusterUnavailable, RedisLink
+from multiplex.cluster._link import CLOSE_SECONDS, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._publish import Outgoing, Publisher
 from multiplex.cluster._runs import RunStore
@@ -130,9 +130,14 @@ class Cluster:
         """Cancel the loops; ``leave`` removes this node so nobody reaps it."""
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if self._tasks:
+            # A loop that does not end promptly is left behind: a stop never hangs.
+            done, stuck = await asyncio.wait(self._tasks, timeout=CLOSE_SECONDS)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # retrieved: a loop that failed was logged where it ran
+            for task in stuck:
+                log.warning("cluster task %s did not stop; left behind", task.get_name())
         self._tasks = []
         if leave:
             with contextlib.suppress(ClusterUnavailable):

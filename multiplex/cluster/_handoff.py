@@ -131,6 +131,8 @@ class HandOffQueue:
         def write() -> None:
             pipe = self._link.sync.pipeline(transaction=False)
             self._runs.queue_put(pipe, doc, node=HANDOFF_OWNER)
+            # No longer this node's: were it reaped before it leaves, the run is not its.
+            pipe.srem(self._runs.node_key(self._link.node_id), str(doc["run_id"]))
             pipe.rpush(self.key, payload)
             pipe.execute()
 

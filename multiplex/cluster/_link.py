@@ -9,9 +9,10 @@ failed call marks the link down and only a successful ping brings it back.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import redis
@@ -19,7 +20,7 @@ import redis.asyncio as aioredis
 
 from multiplex.supervision import ClusterConfig
 
-__all__ = ["PREFIX", "ClusterUnavailable", "RedisLink"]
+__all__ = ["CLOSE_SECONDS", "PREFIX", "ClusterUnavailable", "RedisLink", "within"]
 
 PREFIX = "multiplex:"
 log = logging.getLogger("multiplex.cluster")
@@ -27,6 +28,20 @@ T = TypeVar("T")
 # A dead Redis refuses at once; the timeout only bounds a silent network (and a
 # loaded machine must not look like a lost Redis).
 _TIMEOUT = 3.0
+# How long a stopping node waits for a close: redis-py's asyncio close awaits the
+# stream's wait_closed(), which can hang (redis/redis-py#3941); the process is
+# leaving, and the kernel closes its sockets.
+CLOSE_SECONDS = 1.0
+
+
+async def within(awaitable: Awaitable[Any], seconds: float = CLOSE_SECONDS) -> bool:
+    """Await ``awaitable`` for at most ``seconds``; False if it timed out or failed."""
+    try:
+        async with asyncio.timeout(seconds):
+            await awaitable
+    except (TimeoutError, redis.RedisError, OSError):
+        return False
+    return True
 
 
 class ClusterUnavailable(RuntimeError):
@@ -125,5 +140,6 @@ class RedisLink:
         return True
 
     async def aclose(self) -> None:
-        await self.aio.aclose()
+        """Close both clients; never waits more than :data:`CLOSE_SECONDS` on the async one."""
+        await within(self.aio.aclose())
         self.sync.close()

@@ -22,6 +22,8 @@ NODE_LOST = "node lost"
 
 # Mark a lost node's run failed unless it finished meanwhile (atomic, so a
 # run that completed on its own is never turned into a failure).
+# Only a record the lost node holds fails: a run it handed over (its stop cut
+# short before it left) is the queue's or another node's now.
 _FAIL_LOST = """
 local doc = redis.call('GET', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[1])
@@ -30,6 +32,7 @@ local run = cjson.decode(doc)
 if run['status'] == 'completed' or run['status'] == 'failed' or run['status'] == 'cancelled' then
   return false
 end
+if run['node'] ~= ARGV[5] then return false end
 run['status'] = 'failed'
 run['error'] = ARGV[2]
 run['finished_at'] = tonumber(ARGV[3])
@@ -124,7 +127,7 @@ class RunStore:
         out = await self._link.acall(
             self._fail_lost(
                 keys=[self.record_key(run_id), self.node_key(node)],
-                args=[run_id, NODE_LOST, repr(time.time()), self._ttl],
+                args=[run_id, NODE_LOST, repr(time.time()), self._ttl, node],
             )
         )
         return None if not out else _doc(out)

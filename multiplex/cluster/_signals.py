@@ -19,7 +19,7 @@ from typing import Any
 
 import redis
 
-from multiplex.cluster._link import RedisLink
+from multiplex.cluster._link import RedisLink, within
 
 __all__ = ["CANCEL_CHANNEL", "RELOAD_CHANNEL", "Handler", "Signals"]
 
@@ -90,5 +90,10 @@ class Signals:
                 await self._link.ping()
                 await asyncio.sleep(0.2)
             finally:
+                # Never wait on the stream's close (redis/redis-py#3941): a stop hung here.
+                connection = pubsub.connection
+                if connection is not None:
+                    with contextlib.suppress(Exception):
+                        await within(connection.disconnect(nowait=True))
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await within(pubsub.aclose())  # type: ignore[no-untyped-call]

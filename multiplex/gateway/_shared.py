@@ -35,6 +35,7 @@ from multiplex.approval._gate import SESSIONS_KEY
 from multiplex.approval._pending import PendingApproval, Resolution
 from multiplex.cluster import (
     CANCEL_CHANNEL,
+    CLOSE_SECONDS,
     NODE_LOST,
     RELOAD_CHANNEL,
     Cluster,
@@ -154,8 +155,7 @@ class ClusterBridge:
     async def stop(self) -> None:
         if self._adopter is not None:
             self._adopter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._adopter
+            await asyncio.wait([self._adopter], timeout=CLOSE_SECONDS)  # a stop never hangs
         await self.cluster.stop(leave=True)
 
     @property

@@ -138,3 +138,53 @@ def test_a_claim_repeated_after_its_answer_was_lost_gets_the_same_answer(
         assert record is not None and record["status"] == "queued"
 
     asyncio.run(scenario())
+
+
+def test_a_node_reaped_after_handing_a_run_over_does_not_fail_it(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    """The stopping node may die before it leaves (a stop cut short by SIGKILL):
+    what it handed over is no longer its run, wherever it is now."""
+    a, b = node("a", node_timeout=0.5), node("b", node_timeout=0.5)
+
+    async def scenario() -> None:
+        await a.nodes.beat()
+        await b.nodes.beat()
+        doc = {"run_id": "run-3", "profile": "alpha", "session_id": "s1", "results": []}
+        a.runs.put({**doc, "status": "waiting_for_approval"})  # parked on a
+        a.handoff.put(_parked("run-3"))  # a begins a graceful stop ... and is killed
+        assert "run-3" not in _members(redis_server, "multiplex:node:a:runs")
+        taken = await b.handoff.take()
+        assert taken is not None and await b.handoff.claim(taken)
+        await asyncio.sleep(0.7)
+        await b.nodes.beat()
+        assert await b.nodes.lost() == ["a"]
+        lost = await b.nodes.reap("a")
+        assert lost is not None and lost.runs == []
+        record = await b.runs.get("run-3")
+        assert record is not None
+        assert (record["status"], record["node"]) == ("running", "b")
+
+    asyncio.run(scenario())
+
+
+def test_a_lost_node_fails_only_runs_whose_record_is_its_own(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    a, b = node("a", node_timeout=0.5), node("b", node_timeout=0.5)
+
+    async def scenario() -> None:
+        await a.nodes.beat()
+        await b.nodes.beat()
+        b.runs.put({"run_id": "run-4", "profile": "alpha", "status": "running", "results": []})
+        # A stale membership: a's set names a run whose record another node holds.
+        redis_server.client().sadd("multiplex:node:a:runs", "run-4")
+        await asyncio.sleep(0.7)
+        await b.nodes.beat()
+        lost = await b.nodes.reap("a")
+        assert lost is not None and lost.runs == []
+        record = await b.runs.get("run-4")
+        assert record is not None and record["status"] == "running"
+        assert "run-4" not in _members(redis_server, "multiplex:node:a:runs")
+
+    asyncio.run(scenario())

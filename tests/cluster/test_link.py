@@ -70,3 +70,24 @@ def test_subscriptions_come_back_after_a_redis_restart(
 
     asyncio.run(scenario())
     assert got == ["alpha"]
+
+
+def test_a_stop_never_waits_on_a_loop_that_will_not_end(node: NodeFactory) -> None:
+    """A stop once hung for good on a close that never finished (redis/redis-py#3941)."""
+    a = node("a")
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+
+        async def stubborn() -> None:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                await release.wait()  # stands for a close that does not return
+
+        a._tasks.append(asyncio.get_running_loop().create_task(stubborn(), name="stubborn"))
+        await asyncio.wait_for(a.stop(), 10)  # returns: the stubborn loop is left behind
+        assert not a._tasks
+        release.set()
+
+    asyncio.run(scenario())
