@@ -40,8 +40,9 @@ from multiplex.gateway._models import (
 )
 from multiplex.gateway._run import FINAL, Run, approval_row
 from multiplex.gateway._runs import ShuttingDown, TooManyRuns
+from multiplex.gateway._verdict import verdict_of
 
-__all__ = ["router", "run_document", "start_run", "verdict_of", "visible_approval_requests"]
+__all__ = ["router", "run_document", "start_run", "visible_approval_requests"]
 
 router = APIRouter()
 RUN_EVENTS = frozenset(
@@ -354,43 +355,10 @@ async def _reset(gw: Gateway, profile: str, session: str, cause: str) -> int:
     return await asyncio.to_thread(gw.sup.reset_session, profile, session, cause)
 
 
-# Characters: the slowest such lines measured (128 pipes, 50 nested wrappers)
-# take 1-2.5 ms of checks, under the 5 ms switch interval.
-ON_LOOP_MAX = 256
-
-
 @router.post("/v1/approvals/test", response_model=VerdictOut, responses=ERRORS)
 async def test_approval(body: TestIn, caller: Caller, gw: GatewayDep) -> Response:
     """What the gate would do for a command (docs/cli.md Verdict): pure, writes nothing."""
     return await verdict_of(gw, caller, body)
-
-
-async def verdict_of(gw: Gateway, caller: Principal, body: TestIn) -> Response:
-    """``POST /v1/approvals/test`` (the route and the fast path share it).
-
-    A line of at most :data:`ON_LOOP_MAX` characters, for a profile whose rule
-    index is built, is decided on the event loop: its checks take at most a few
-    milliseconds, less than the interpreter's switch interval, so a gate thread
-    would hold the loop back as long, and the thread hop costs more than such a
-    decision. A longer line, a profile to build first, or a cluster node (the
-    session grants are read from Redis) goes to the gateway's gate pool: a
-    pathological line never stalls other requests (docs/gateway.md#performance).
-    """
-    if not caller.sees(body.profile):
-        raise no_profile(caller, body.profile)
-    sup = gw.sup
-    try:
-        if (
-            gw.cluster is None
-            and len(body.command) <= ON_LOOP_MAX
-            and sup.test_is_warm(body.profile)
-        ):
-            verdict = sup.test(body.profile, body.command, body.context)
-        else:
-            verdict = await gw.off_loop(sup.test, body.profile, body.command, body.context)
-    except RoutingError as exc:
-        raise no_profile(caller, body.profile, str(exc)) from None
-    return json_response(verdict.as_dict())
 
 
 async def visible_approval_requests(gw: Gateway, caller: Principal) -> list[Event]:

@@ -20,11 +20,12 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from multiplex.gateway._api_runs import run_document, start_run, verdict_of
+from multiplex.gateway._api_runs import run_document, start_run
 from multiplex.gateway._auth import Principal
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._json import dumps
 from multiplex.gateway._models import RunIn, TestIn
+from multiplex.gateway._verdict import verdict_of
 
 __all__ = ["FastPath"]
 

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from multiplex.gateway._api_runs import ON_LOOP_MAX
 from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._headers import SecurityHeaders
 from multiplex.gateway._limits import BodyLimit
+from multiplex.gateway._verdict import ON_LOOP_MAX
 from tests.gateway.conftest import Gateway
 
 # -- "wait": one request, the finished run -----------------------------------------------------
