@@ -40,6 +40,9 @@ def init_if_pid1() -> None:
         return
     child = os.fork()
     if child == 0:
+        # A group of its own: a terminal's Ctrl-C reaches it once, forwarded (twice
+        # would be uvicorn's "force exit" instead of a graceful stop).
+        os.setpgid(0, 0)
         return
 
     def forward(signum: int, _frame: FrameType | None) -> None:

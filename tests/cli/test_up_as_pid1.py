@@ -30,7 +30,7 @@ command_allowlist: ["true"]
 """
 
 pytestmark = pytest.mark.skipif(
-    shutil.which("unshare") is None or os.geteuid() != 0 or shutil.which("bwrap") is None,
+    not all(shutil.which(tool) for tool in ("unshare", "setsid", "bwrap")) or os.geteuid() != 0,
     reason="needs root, unshare(1) and bwrap for a PID namespace of its own",
 )
 
@@ -66,7 +66,8 @@ def test_up_as_pid1_reaps_every_sandbox_and_stops_on_sigterm(tmp_path: Path) -> 
     command = [sys.executable, "-m", "multiplex", "--config", str(tmp_path / "multiplex.yaml")]
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            ["unshare", "--pid", "--fork", "--kill-child", *command, "up", "--port", "0"],
+            # setsid: PID 1 leads its own session and group, as in a container.
+            ["unshare", "--pid", "--fork", "--kill-child", "setsid", *command, "up", "--port", "0"],
             stderr=sink,
             stdout=subprocess.DEVNULL,
             env=env,
@@ -96,9 +97,13 @@ def test_up_as_pid1_reaps_every_sandbox_and_stops_on_sigterm(tmp_path: Path) -> 
         assert len(init) == 1
         served = [pid for pid, (_state, ppid) in below.items() if ppid == init[0]]
         assert len(served) == 1
-        os.kill(init[0], signal.SIGTERM)  # what `podman stop` sends to PID 1
+        # Ctrl-C in `podman run -it`: the terminal signals PID 1's process group; the
+        # gateway (a group of its own) gets it once, forwarded: a graceful stop.
+        assert os.getpgid(init[0]) == init[0] != os.getpgid(os.getpid())
+        assert os.getpgid(served[0]) == served[0]
+        os.killpg(os.getpgid(init[0]), signal.SIGINT)
         assert proc.wait(30) == 0, log.read_text("utf-8")
-        assert "shutdown" in log.read_text("utf-8")
+        assert '"shutdown.drained"' in log.read_text("utf-8")
     finally:
         if proc.poll() is None:
             proc.kill()
