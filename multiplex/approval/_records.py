@@ -17,6 +17,9 @@ from multiplex.redaction import KnownValues, redact_always
 __all__ = ["ANSWERED_BY", "DecisionRecorder", "PostApprovalResponse", "answered_by"]
 
 # docs/approvals.md#records: who answered, in every record.
+# redact(): texts up to this long are remembered, at most this many per set of known values.
+_SHORT = 160
+_SHORT_ENTRIES = 4096
 ANSWERED_BY = ("admin", "profile-token", "terminal", "policy", "rule", "nobody")
 _BY_DECIDER = {
     DecidedBy.RULE: "rule",
@@ -61,10 +64,33 @@ class DecisionRecorder:
         self._metrics = metrics
         self._known = known_secrets
         self.post_approval_response: list[PostApprovalResponse] = []
+        # (the known values, their short texts already redacted): see redact().
+        self._short: tuple[KnownValues | None, dict[str, str]] = (None, {})
 
     def redact(self, text: str) -> str:
-        """Audit-grade redaction: every profile's known values and every pattern."""
-        return redact_always(text, self._known())
+        """Audit-grade redaction: every profile's known values and every pattern.
+
+        The answer depends only on the text and the known values (the shapes
+        are fixed), and the same short texts (statuses, names, commands) recur
+        in every record and shared document: those are remembered for the
+        current set of known values. A reload that changes any secret makes a
+        new set, which starts with nothing remembered; a thread still holding
+        the old set writes only to the old set's memo.
+        """
+        known = self._known()
+        if len(text) > _SHORT:
+            return redact_always(text, known)
+        state = self._short
+        if state[0] is not known:
+            state = self._short = (known, {})
+        memo = state[1]
+        masked = memo.get(text)
+        if masked is None:
+            masked = redact_always(text, known)
+            if len(memo) >= _SHORT_ENTRIES:
+                memo.clear()
+            memo[text] = masked
+        return masked
 
     def pattern(self, profile: str, name: str, outcome: str) -> None:
         """Count a named gate pattern (``multiplex_gate_patterns_total``)."""
