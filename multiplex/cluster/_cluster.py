@@ -24,7 +24,7 @@ from multiplex.cluster._link import CLOSE_SECONDS, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._publish import Outgoing, Publisher
 from multiplex.cluster._runs import RunStore
-from multiplex.cluster._sessions import SharedSessionTable
+from multiplex.cluster._sessions import SESSIONS_CHANNEL, EmptyProfiles, SharedSessionTable
 from multiplex.cluster._signals import Signals
 from multiplex.supervision import ClusterConfig
 
@@ -46,6 +46,8 @@ class Cluster:
         self.approvals = ApprovalStore(self.link)
         self.events = EventLog(self.link)
         self.signals = Signals(self.link)
+        self.empty_profiles = EmptyProfiles(self.signals.epoch)
+        self.signals.on_now(SESSIONS_CHANNEL, self.empty_profiles.on_message)
         self.handoff = HandOffQueue(self.link, self.runs)
         self.nodes = NodeRegistry(self.link, self.runs, self.approvals, self.handoff)
         self.publisher = Publisher(self.link, self.events, self.runs)
@@ -55,7 +57,7 @@ class Cluster:
         self._wake = asyncio.Event()
 
     def session_table(self, profile: str) -> SharedSessionTable:
-        return SharedSessionTable(profile, self.link)
+        return SharedSessionTable(profile, self.link, self.empty_profiles)
 
     @property
     def up(self) -> bool:

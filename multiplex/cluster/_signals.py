@@ -27,6 +27,7 @@ log = logging.getLogger("multiplex.cluster")
 RELOAD_CHANNEL = "reload"
 CANCEL_CHANNEL = "cancel"
 Handler = Callable[[dict[str, Any]], Awaitable[None]]
+_Queue = asyncio.Queue[tuple[Callable[..., Awaitable[None]], tuple[Any, ...]]]
 
 
 class Signals:
@@ -35,7 +36,21 @@ class Signals:
     def __init__(self, link: RedisLink) -> None:
         self._link = link
         self._handlers: dict[str, Handler] = {}
+        self._now: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._ready = asyncio.Event()
+        self._epoch = 0  # changes whenever the subscription is made or lost
+
+    def epoch(self) -> int | None:
+        """The live subscription's number (any thread), None while there is none.
+
+        Whatever a node remembers on the strength of "a change would have been
+        signalled" is valid only under the same number (see ``EmptyProfiles``).
+        """
+        return self._epoch if self._ready.is_set() else None
+
+    def _lost(self) -> None:
+        self._ready.clear()
+        self._epoch += 1
 
     def channel(self, name: str) -> str:
         return self._link.key(name)
@@ -43,6 +58,10 @@ class Signals:
     def on(self, name: str, handler: Handler) -> None:
         """Call ``handler(message)`` for each JSON message on channel ``name`` (before :meth:`run`)."""
         self._handlers[self.channel(name)] = handler
+
+    def on_now(self, name: str, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Like :meth:`on`, for a quick sync handler applied as the message is read."""
+        self._now[self.channel(name)] = handler
 
     def publish(self, name: str, message: dict[str, Any]) -> int:
         """Sync publish (any thread); how many nodes' subscriptions received it."""
@@ -60,29 +79,59 @@ class Signals:
         return self._ready.is_set()
 
     async def run(self, on_resubscribed: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Listen until cancelled; after a lost connection, subscribe again and call ``on_resubscribed``."""
+        """Listen until cancelled; after a lost connection, subscribe again and call ``on_resubscribed``.
+
+        The handlers run one at a time, in arrival order, in a task of their own:
+        a slow one (a reload) never holds back the reading, so an :meth:`on_now`
+        handler is applied as soon as its message is read.
+        """
+        queue: _Queue = asyncio.Queue()
+        dispatcher = asyncio.get_running_loop().create_task(self._dispatch(queue))
+        try:
+            await self._listen(queue, on_resubscribed)
+        finally:
+            dispatcher.cancel()
+
+    async def _dispatch(self, queue: _Queue) -> None:
+        while True:
+            handler, args = await queue.get()
+            try:
+                await handler(*args)
+            except Exception:
+                log.exception("cluster signal handler failed")
+
+    async def _listen(
+        self,
+        queue: _Queue,
+        on_resubscribed: Callable[[], Awaitable[None]] | None,
+    ) -> None:
         first = True
         while True:
             pubsub = self._link.aio.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(*self._handlers)
+                await pubsub.subscribe(*self._handlers, *self._now)
+                self._epoch += 1
                 self._ready.set()
                 if not first and on_resubscribed is not None:
-                    await on_resubscribed()
+                    queue.put_nowait((on_resubscribed, ()))  # before what arrives from now on
                 first = False
                 while True:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is None or message.get("type") != "message":
                         continue
-                    handler = self._handlers.get(str(message["channel"]))
-                    if handler is None:
-                        continue
+                    channel = str(message["channel"])
                     try:
-                        await handler(dict(json.loads(message["data"])))
-                    except Exception:
-                        log.exception("cluster signal handler failed")
+                        data = dict(json.loads(message["data"]))
+                    except (ValueError, TypeError):
+                        log.warning("cluster signal on %s is not a JSON object: ignored", channel)
+                        continue
+                    now = self._now.get(channel)
+                    if now is not None:
+                        now(data)
+                    elif (handler := self._handlers.get(channel)) is not None:
+                        queue.put_nowait((handler, (data,)))
             except (redis.RedisError, OSError):
-                self._ready.clear()
+                self._lost()
                 # This connection died; whether Redis did is the ping's to say. A
                 # subscription left over from before a Redis restart fails after
                 # the health check has already seen Redis back: marking the link
@@ -90,6 +139,7 @@ class Signals:
                 await self._link.ping()
                 await asyncio.sleep(0.2)
             finally:
+                self._lost()  # also when cancelled
                 # Never wait on the stream's close (redis/redis-py#3941): a stop hung here.
                 connection = pubsub.connection
                 if connection is not None:

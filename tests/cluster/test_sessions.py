@@ -59,3 +59,116 @@ def test_without_redis_no_grant_is_honoured(node: NodeFactory, redis_server: Any
     finally:
         redis_server.start()
     assert table.get("s1").grants.texts() == ()  # a restarted Redis lost it: still no grant
+
+
+async def _listening(*nodes: Any) -> list[asyncio.Task[None]]:
+    tasks = [asyncio.create_task(n.signals.run()) for n in nodes]
+    for n in nodes:
+        assert await n.signals.wait_subscribed(5)
+    return tasks
+
+
+async def _until(check: Any, seconds: float = 10.0) -> None:
+    async with asyncio.timeout(seconds):
+        while not await asyncio.to_thread(check):
+            await asyncio.sleep(0.005)
+
+
+def test_a_profile_known_empty_is_read_again_once_any_node_grants(node: NodeFactory) -> None:
+    a, b = node("a"), node("b")
+    on_a, on_b = a.session_table("alpha"), b.session_table("alpha")
+
+    async def scenario() -> None:
+        tasks = await _listening(a, b)
+        assert (await asyncio.to_thread(on_b.get, "s1")).grants.texts() == ()
+        trips = b.link.round_trips
+        for session in ("s1", "s2", "s3"):  # known empty: no session of alpha has state
+            assert (await asyncio.to_thread(on_b.get, session)).grants.texts() == ()
+        assert b.link.round_trips == trips
+        # beta is not alpha: it is read
+        assert (await asyncio.to_thread(b.session_table("beta").get, "s1")).grants.texts() == ()
+        assert b.link.round_trips == trips + 1
+        await asyncio.to_thread(on_a.grant, "s2", ["git push"])
+        await _until(lambda: on_b.get("s2").grants.texts() == ("git push",))
+        assert (await asyncio.to_thread(on_b.get, "s1")).grants.texts() == ()
+        trips = b.link.round_trips
+        await asyncio.to_thread(on_b.get, "s1")  # alpha holds state now: every get reads
+        assert b.link.round_trips == trips + 1
+        await asyncio.to_thread(on_a.set_yolo, "s3", True)  # and yolo switched on is seen too
+        await _until(lambda: on_b.get("s3").yolo)
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_yolo_switched_on_elsewhere_is_seen_by_a_node_that_knew_the_profile_empty(
+    node: NodeFactory,
+) -> None:
+    a, b = node("a"), node("b")
+
+    async def scenario() -> None:
+        tasks = await _listening(a, b)
+        on_b = b.session_table("alpha")
+        assert not (await asyncio.to_thread(on_b.get, "s1")).yolo
+        assert b.empty_profiles.empty("alpha")
+        await asyncio.to_thread(a.session_table("alpha").set_yolo, "s1", True)
+        await _until(lambda: on_b.get("s1").yolo)
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_nothing_is_known_empty_without_a_live_subscription(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    a = node("a")
+    table = a.session_table("alpha")
+    for _ in range(3):  # no subscription: a grant elsewhere would go unseen, so always read
+        table.get("s1")
+    assert not a.empty_profiles.empty("alpha")
+
+    async def scenario() -> None:
+        tasks = await _listening(a)
+        await asyncio.to_thread(table.get, "s1")
+        assert a.empty_profiles.empty("alpha")
+        epoch = a.signals.epoch()
+        # The subscription is cut: what it vouched for is forgotten, and a grant
+        # written meanwhile (its message lost with the connection) is read.
+        redis_server.client().client_kill_filter(_type="pubsub")
+        async with asyncio.timeout(10):
+            while a.signals.epoch() == epoch:
+                await asyncio.sleep(0.005)
+        assert not a.empty_profiles.empty("alpha")
+        redis_server.client().hset("multiplex:sess:alpha:s1", "grants", '["make *"]')
+        assert (await asyncio.to_thread(table.get, "s1")).grants.texts() == ("make *",)
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_read_overtaken_by_a_change_is_not_remembered_and_reset_lets_it_be_known_again(
+    node: NodeFactory,
+) -> None:
+    a = node("a")
+    empty = a.empty_profiles
+
+    async def scenario() -> None:
+        tasks = await _listening(a)
+        ticket = empty.ticket()
+        empty.forget("alpha")  # a grant's message arrived while the read was on its way
+        empty.found_empty("alpha", ticket)
+        assert not empty.empty("alpha")
+        table = a.session_table("alpha")
+        await asyncio.to_thread(table.grant, "s1", ["git push"])
+        await asyncio.to_thread(table.get, "s2")
+        assert not empty.empty("alpha")  # s1 holds a grant
+        assert await asyncio.to_thread(table.reset, "s1")
+        await asyncio.to_thread(table.get, "s2")
+        assert empty.empty("alpha")
+        for task in tasks:
+            task.cancel()
+
+    asyncio.run(scenario())
