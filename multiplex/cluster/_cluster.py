@@ -85,6 +85,12 @@ class Cluster:
         """Sync: append several events and store the run documents they change, in one round trip."""
         return self.publisher.publish(events, run_docs)
 
+    async def apublish_many(
+        self, events: Sequence[Outgoing], run_docs: Sequence[dict[str, Any]] = ()
+    ) -> list[str]:
+        """:meth:`publish_many` on the event loop (raises ``ClusterUnavailable``)."""
+        return await self.publisher.apublish(events, run_docs)
+
     async def start(
         self,
         *,

@@ -68,12 +68,28 @@ class Publisher:
         self._ttl = max(1, int(link.config.run_ttl))
         self._node = encode(link.node_id)
         self._script = link.sync.register_script(_PUBLISH)
+        self._ascript = link.aio.register_script(_PUBLISH)
 
     def publish(self, events: Sequence[Outgoing], docs: Sequence[dict[str, Any]] = ()) -> list[str]:
         """Sync (any thread): the events' positions in the stream, in order.
 
         Every ``data`` and document must already be redacted.
         """
+        keys, args = self._request(events, docs)
+        reply = self._link.call(lambda: self._script(keys=keys, args=args))
+        return [str(position) for position in reply or []]
+
+    async def apublish(
+        self, events: Sequence[Outgoing], docs: Sequence[dict[str, Any]] = ()
+    ) -> list[str]:
+        """:meth:`publish` on the event loop: a silent Redis holds back this call, not the loop."""
+        keys, args = self._request(events, docs)
+        reply = await self._link.acall(self._ascript(keys=keys, args=args))
+        return [str(position) for position in reply or []]
+
+    def _request(
+        self, events: Sequence[Outgoing], docs: Sequence[dict[str, Any]]
+    ) -> tuple[list[str], list[Any]]:
         encoded: dict[int, bytes] = {}
 
         def once(value: dict[str, Any]) -> bytes:
@@ -92,5 +108,4 @@ class Publisher:
             keys += [self._runs.record_key(run_id), self._runs.node_key(node)]
             final = "1" if doc.get("status") in FINAL_STATUSES else "0"
             args += [_with_node(once(doc), self._node), final, run_id]
-        reply = self._link.call(lambda: self._script(keys=keys, args=args))
-        return [str(position) for position in reply or []]
+        return keys, args

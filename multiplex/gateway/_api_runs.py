@@ -12,7 +12,7 @@ from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
 from multiplex.approval._pending import Answer, Choice, Resolution
-from multiplex.cluster import resolution_doc
+from multiplex.cluster import ClusterUnavailable, resolution_doc
 from multiplex.gateway import _remote as remote
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._events import Event, make_event, sse
@@ -40,6 +40,7 @@ from multiplex.gateway._models import (
 )
 from multiplex.gateway._run import FINAL, Run, approval_row
 from multiplex.gateway._runs import ShuttingDown, TooManyRuns
+from multiplex.gateway._shared import REDIS_UNAVAILABLE
 from multiplex.gateway._verdict import verdict_of
 
 __all__ = ["router", "run_document", "start_run", "visible_approval_requests"]
@@ -132,17 +133,19 @@ async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> Response:
 async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
     """``POST /v1/runs`` for a validated body (the route and the fast path share it)."""
     profile = _target(gw, caller, body)
+    fields = (profile, body.session_id, body.context, list(body.commands or ()))
     try:
-        if gw.cluster is not None:
+        if gw.cluster is None:
+            run = gw.runs.submit(*fields, code=body.code, reset=body.reset)
+        else:
             gw.cluster.check_ready()  # docs/cluster.md: no new run without Redis
-        run = gw.runs.submit(
-            profile,
-            body.session_id,
-            body.context,
-            list(body.commands or ()),
-            code=body.code,
-            reset=body.reset,
-        )
+            run = gw.runs.admit(*fields, code=body.code, reset=body.reset)
+            try:  # awaited, not on the loop's time: a silent Redis stalls this request only
+                await gw.runs.announce(run)
+            except ClusterUnavailable:
+                gw.runs.abandon(run)
+                raise ShuttingDown(REDIS_UNAVAILABLE) from None
+            gw.runs.start(run)
     except ShuttingDown as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from None
     except TooManyRuns as exc:

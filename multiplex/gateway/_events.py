@@ -184,6 +184,10 @@ class EventHub:
         for sub in subs:
             sub.offer(event)
 
+    async def apublish(self, event: Event) -> None:
+        """:meth:`publish` from the event loop (a cluster's hub awaits its write)."""
+        self.publish(event)
+
     def publish_soon(self, event: Event) -> None:
         """Publish ``event`` with this thread's next :meth:`publish` or :meth:`flush`.
 

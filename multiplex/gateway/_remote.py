@@ -19,7 +19,7 @@ from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import SELF_APPROVE_REFUSED, not_found
 from multiplex.gateway._run import FINAL, Run
-from multiplex.gateway._runs import RUN_CANCELLED
+from multiplex.gateway._run_prompts import RUN_CANCELLED
 from multiplex.gateway._shared import REDIS_UNAVAILABLE, ClusterBridge
 
 __all__ = [

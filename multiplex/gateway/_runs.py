@@ -24,20 +24,19 @@ from typing import Any
 
 from multiplex._errors import MultiplexError
 from multiplex.approval._decision import Outcome
-from multiplex.approval._pending import PendingApproval
 from multiplex.execution import RunResult
 from multiplex.gateway._events import EventHub, make_event
 from multiplex.gateway._feed import ASKED, DecisionFeed
 from multiplex.gateway._lifecycle import SHUTDOWN, RunLifecycle
 from multiplex.gateway._logs import log_event
-from multiplex.gateway._run import Run, approval_row, cell_row, result_row
+from multiplex.gateway._run import Run, cell_row, result_row
+from multiplex.gateway._run_prompts import RUN_CANCELLED, RunPrompts
 from multiplex.scopes import ScopedExecutor
 from multiplex.supervision import ParkedRun, Supervisor
 
 __all__ = ["SHUTDOWN", "RunRegistry", "ShuttingDown", "TooManyRuns"]
 
 log = logging.getLogger("multiplex.gateway")
-RUN_CANCELLED = "run cancelled"
 
 
 class ShuttingDown(RuntimeError):
@@ -48,7 +47,7 @@ class TooManyRuns(RuntimeError):
     """The profile already has ``gateway.max_runs_per_profile`` runs running or parked."""
 
 
-class RunRegistry(RunLifecycle):
+class RunRegistry(RunLifecycle, RunPrompts):
     """Every live run and the last ``keep`` finished ones, with their execution."""
 
     def __init__(
@@ -99,9 +98,27 @@ class RunRegistry(RunLifecycle):
         reset: bool = False,
     ) -> Run:
         """Queue a run of commands (or of ``code`` cells); it starts in a worker thread at once."""
+        run = self.admit(profile, session_id, context, commands, code=code, reset=reset)
+        self._publish_run("run.started", run)
+        self.start(run)
+        return run
+
+    def admit(
+        self,
+        profile: str,
+        session_id: str,
+        context: str,
+        commands: list[str],
+        *,
+        code: list[str] | None = None,
+        reset: bool = False,
+    ) -> Run:
+        """A new run counted against its profile's limit; :meth:`start` it (after
+        :meth:`announce`, in a cluster) or :meth:`abandon` it."""
         if self.closing:
             raise ShuttingDown(SHUTDOWN)
         run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands, code)
+        run.reset = reset and bool(run.code)
         with self._lock:
             live = self._live.get(profile, 0)
             if live >= self.per_profile:
@@ -112,21 +129,34 @@ class RunRegistry(RunLifecycle):
                 )
             self._live[profile] = live + 1
             self._runs[run.run_id] = run
+        return run
+
+    async def announce(self, run: Run) -> None:
+        """``run.started`` from the event loop, awaiting its write (a cluster's raises
+        ``ClusterUnavailable`` when Redis cannot take it)."""
+        await self._hub.apublish(make_event("run.started", run.snapshot(), run.profile, run.run_id))
+
+    def abandon(self, run: Run) -> None:
+        """Forget an admitted run that never started (its announcement failed)."""
+        with self._lock:
+            if self._runs.pop(run.run_id, None) is not None:
+                self._live[run.profile] = max(0, self._live.get(run.profile, 1) - 1)
+
+    def start(self, run: Run) -> None:
+        """Log an admitted run and hand it to a worker thread."""
         log_event(
             "run.started",
             run_id=run.run_id,
-            profile=profile,
-            session_id=session_id,
-            context=context,
-            commands=len(commands),
+            profile=run.profile,
+            session_id=run.session_id,
+            context=run.context,
+            commands=len(run.commands),
             cells=len(run.code),
         )
-        self._publish_run("run.started", run)
         try:
             self._executor.submit(self._execute, run)
         except RuntimeError:  # the executor was shut down under us
             self._finish(run, "cancelled", SHUTDOWN)
-        return run
 
     def cancel(self, run: Run, cause: str = RUN_CANCELLED) -> int:
         """Withdraw the run's pending approvals and stop its running command; the rest never run."""
@@ -320,75 +350,3 @@ class RunRegistry(RunLifecycle):
     def _publish_run(self, name: str, run: Run) -> None:
         if len(self._hub):  # nobody listening: skip building the snapshot
             self._hub.publish(make_event(name, run.snapshot(), run.profile, run.run_id))
-
-    # -- the gate's events (called synchronously from the waiting thread) ---------------
-    def on_gate_event(self, event: str, request: PendingApproval) -> None:
-        run = self.get(request.run_id) if request.run_id else None
-        if run is not None and run.profile != request.profile:
-            run = None  # a run_id that is not ours, reused by another caller
-        if event == "approval.request":
-            self._asked(run, request)
-        elif event == "approval.joined":
-            self._joined(run, request)
-        else:
-            self._settled(run, event, request)
-
-    def _joined(self, run: Run | None, request: PendingApproval) -> None:
-        # An identical prompt is already open in this session: this run waits on
-        # it and shows the leader's approval (answering it answers both).
-        if run is None or request.leader is None:
-            return
-        with run.lock:
-            if run.cancel_requested or self.closing:
-                withdraw = SHUTDOWN if self.closing else RUN_CANCELLED
-            else:
-                run.pending, run.status, withdraw = request.leader, "waiting_for_approval", None
-        if withdraw is not None:
-            request.cancel(withdraw)
-
-    def _asked(self, run: Run | None, request: PendingApproval) -> None:
-        withdraw: str | None = None
-        if run is not None:
-            with run.lock:
-                if run.cancel_requested or self.closing:
-                    # Cancelled between two commands: the next prompt is withdrawn at once.
-                    withdraw = SHUTDOWN if self.closing else RUN_CANCELLED
-                else:
-                    run.pending = request
-                    run.status = "waiting_for_approval"
-        row = approval_row(request)
-        log_event("approval.asked", **row)
-        self._hub.publish(make_event("approval.request", row, request.profile, request.run_id))
-        if withdraw is not None:
-            request.cancel(withdraw)
-
-    def _settled(self, run: Run | None, event: str, request: PendingApproval) -> None:
-        if run is not None:
-            with run.lock:
-                if run.pending is request or (
-                    request.leader is not None and run.pending is request.leader
-                ):
-                    run.pending = None
-                    if not run.finished:
-                        run.status = "running"
-        if request.leader is not None:
-            return  # a follower: its leader's events already told every client
-        data: dict[str, Any] = {
-            "approval_id": request.id,
-            "run_id": request.run_id,
-            "profile": request.profile,
-            "session_id": request.session,
-        }
-        res = request.resolution
-        if event == "approval.resolved" and res is not None and res.answer is not None:
-            data["choice"] = res.answer.choice.value
-            data["by"] = res.answer.by
-            log_event("approval.answered", **data)
-        else:
-            timed_out = res is not None and res.timed_out
-            data["outcome"] = "timeout" if timed_out else "cancelled"
-            data["cause"] = (
-                "approvals.timeout passed" if timed_out else (res.cancelled if res else None)
-            )
-            log_event("approval.cancelled", **data)
-        self._hub.publish(make_event(event, data, request.profile, request.run_id))

@@ -234,6 +234,35 @@ class ClusterBridge:
         """Copy local events (and the run documents they changed) to Redis in one round trip;
         each one's position, or None (Redis away, or an event other nodes do not need).
         Never raises."""
+        shared, stored, runs = self._outgoing(events)
+        if not shared:
+            return [None] * len(events)
+        # Redis away: the run documents are written again on recovery (resync), the
+        # final one of a run that finished meanwhile included.
+        try:
+            positions = self.cluster.publish_many(shared, stored)
+        except ClusterUnavailable:
+            with self._lock:
+                self._unsynced_runs.update(runs)
+            return [None] * len(events)
+        return self._positioned(events, positions)
+
+    async def amirror(self, events: list[Event]) -> list[str | None]:
+        """:meth:`mirror` on the event loop, for a new run: raises ``ClusterUnavailable``
+        (the run is refused), and a silent Redis holds back this request, not the loop."""
+        shared, stored, _runs = self._outgoing(events)
+        if not shared:
+            return [None] * len(events)
+        return self._positioned(events, await self.cluster.apublish_many(shared, stored))
+
+    @staticmethod
+    def _positioned(events: list[Event], positions: list[str]) -> list[str | None]:
+        them = iter(positions)
+        return [None if e.name == "reload" else next(them, None) for e in events]
+
+    def _outgoing(
+        self, events: list[Event]
+    ) -> tuple[list[Outgoing], list[dict[str, Any]], dict[str, Run]]:
         shared: list[Outgoing] = []
         docs: dict[str, dict[str, Any] | None] = {}  # the last document of each run
         runs: dict[str, Run] = {}
@@ -251,21 +280,11 @@ class ClusterBridge:
                 docs.pop(run.run_id, None)
                 whole = event.name in ("run.started", "run.finished")
                 docs[run.run_id] = data if whole else None
-        if not shared:
-            return [None] * len(events)
         stored = [
             doc if doc is not None else _redacted(runs[run_id].snapshot(), self._redact)
             for run_id, doc in docs.items()
         ]
-        # Redis away: the run documents are written again on recovery (resync), the
-        # final one of a run that finished meanwhile included.
-        try:
-            positions = iter(self.cluster.publish_many(shared, stored))
-        except ClusterUnavailable:
-            with self._lock:
-                self._unsynced_runs.update(runs)
-            return [None] * len(events)
-        return [None if e.name == "reload" else next(positions, None) for e in events]
+        return shared, stored, runs
 
     def _on_remote_event(self, shared: SharedEvent) -> None:
         if self.hub.local_listeners:  # nobody streams from this node: nothing to build

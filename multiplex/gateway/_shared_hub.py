@@ -61,6 +61,14 @@ class SharedHub(EventHub):
         for event, position in zip(events, positions, strict=True):
             super().publish(event if position is None else event.positioned(position))
 
+    async def apublish(self, event: Event) -> None:
+        """:meth:`publish` from the event loop, awaiting the write (raises ``ClusterUnavailable``)."""
+        if self.bridge is None:
+            super().publish(event)
+            return
+        position = (await self.bridge.amirror([event]))[0]
+        super().publish(event if position is None else event.positioned(position))
+
     def publish_local(self, event: Event) -> None:
         """An event from another node: to this node's streams only."""
         super().publish(event)

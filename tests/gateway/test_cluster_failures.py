@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -95,7 +98,7 @@ def test_redis_lost_means_not_ready_and_503_then_recovery(
         _until(lambda: a.admin.get("/readyz").status_code == 503)
         ready = a.admin.get("/readyz").json()
         assert ready["cluster"] == {"node_id": "a", "redis": False}
-        refused = a.admin.post("/v1/runs", json={"profile": "delta", "commands": ["true"]})
+        refused = a.admin.post("/v1/runs", json={"profile": "delta", "commands": ["sleep 0"]})
         assert refused.status_code == 503 and "redis" in refused.json()["detail"]
         assert b.admin.get("/v1/approvals").status_code == 503  # never a stale list
         # The running command is kept: it finishes on its node.
@@ -180,3 +183,39 @@ def test_a_handed_over_run_survives_the_death_of_the_node_that_took_it(
     finally:
         for node in nodes:
             node.stop()
+
+
+def test_a_silent_redis_holds_back_no_other_request_and_admits_no_run(
+    pair: tuple[Node, Node], redis_server: Any
+) -> None:
+    # SIGSTOP: connections stay open and nothing answers (a network that drops
+    # packets). The new run's write waits for its timeout; the node meanwhile
+    # serves every other request, then refuses the run rather than admit one
+    # Redis never recorded.
+    a, b = pair
+    assert redis_server.proc is not None
+    pid = redis_server.proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            began = time.monotonic()
+            posted = pool.submit(
+                a.admin.post, "/v1/runs", json={"profile": "delta", "commands": ["sleep 0"]}
+            )
+            time.sleep(0.3)
+            served = []
+            while not posted.done():
+                asked = time.monotonic()
+                assert a.admin.get("/healthz").status_code == 200
+                served.append(time.monotonic() - asked)
+                time.sleep(0.1)
+            refused = posted.result()
+        assert time.monotonic() - began > 2  # the write really waited on Redis
+        assert served and max(served) < 1.0, served
+        assert refused.status_code == 503 and "redis" in refused.json()["detail"]
+        _until(lambda: a.admin.get("/readyz").status_code == 503)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    _until(lambda: a.ready() and b.ready())
+    again = a.admin.submit(["sleep 0"], profile="delta")
+    assert b.admin.wait(again)["status"] == "completed"

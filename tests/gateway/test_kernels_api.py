@@ -44,6 +44,18 @@ def test_a_run_of_code_cells_keeps_state_and_lists_its_kernel(gateway: Gateway) 
     assert not alive(row["pid"]) and alpha.get("/v1/kernels").json() == []
 
 
+def test_reset_gives_the_first_cell_a_fresh_kernel(gateway: Gateway) -> None:
+    alpha = gateway.profile["alpha"]
+    first = alpha.wait(_code_run(alpha, ["x = 40"], session_id="kr"), timeout=120)
+    assert first["status"] == "completed"
+    kept = alpha.wait(_code_run(alpha, ["x"], session_id="kr"), timeout=60)
+    assert kept["results"][0]["result"] == "40" and not kept["results"][0]["fresh_kernel"]
+    fresh = alpha.wait(_code_run(alpha, ["x", "'never'"], session_id="kr", reset=True), timeout=120)
+    (cell,) = fresh["results"]  # the state is gone: x is not defined, and the run stops
+    assert cell["fresh_kernel"] and cell["outcome"] == "error"
+    assert cell["error"]["ename"] == "NameError" and fresh["status"] == "failed"
+
+
 def test_a_run_carries_commands_or_code_never_both(gateway: Gateway) -> None:
     alpha = gateway.profile["alpha"]
     both = alpha.post("/v1/runs", json={"commands": ["true"], "code": ["1"]})
