@@ -170,10 +170,13 @@ class Cluster:
             await asyncio.sleep(self.nodes.interval)
 
     async def _health(self) -> None:
+        settled = self.link.outages
         while True:
-            was = self.link.up
+            # Counted, not sampled: an outage a worker's call saw begin and end
+            # while one ping was on its way is still resynchronised.
             now = await self.link.ping()
-            if now and not was:
+            if now and self.link.outages != settled:
+                settled = self.link.outages
                 log.warning("redis is back: resynchronising node %s", self.node_id)
                 with contextlib.suppress(ClusterUnavailable):
                     await self.nodes.beat()

@@ -64,6 +64,7 @@ class RedisLink:
         self.aio: aioredis.Redis = aioredis.Redis.from_url(config.redis_url, **common)
         self._lock = threading.Lock()
         self._up = True
+        self.outages = 0  # how many times the link went down (read by the health loop)
         self._listeners: list[Callable[[bool], None]] = []
         self._trips = 0  # read by the metrics and bench/cluster.py
 
@@ -84,6 +85,8 @@ class RedisLink:
     def _set(self, up: bool) -> None:
         with self._lock:
             changed, self._up = self._up != up, up
+            if changed and not up:
+                self.outages += 1
         if changed:
             for listener in list(self._listeners):
                 listener(up)

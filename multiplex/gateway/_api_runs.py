@@ -261,7 +261,10 @@ async def cancel_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, A
     if found is None:
         return await remote.cancel_remote(gw, caller, run_id)
     run = found
-    cancelled = gw.runs.cancel(run)
+    # Off the loop in a cluster: withdrawing a prompt and the events it ends write to Redis.
+    cancelled = (
+        gw.runs.cancel(run) if gw.cluster is None else await asyncio.to_thread(gw.runs.cancel, run)
+    )
     # A parked or queued run ends within milliseconds; a running command is let finish.
     await asyncio.to_thread(run.done.wait, 1.0)
     with run.lock:

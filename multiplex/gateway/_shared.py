@@ -206,8 +206,8 @@ class ClusterBridge:
     async def _on_resolved(self, message: dict[str, Any]) -> None:
         approval_id = str(message.get("approval_id"))
         request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
-        if request is not None:
-            request.settle(resolution_of(message))
+        if request is not None:  # off the loop: settling publishes the run's events
+            await asyncio.to_thread(request.settle, resolution_of(message))
 
     async def answer(
         self,
@@ -226,7 +226,7 @@ class ClusterBridge:
         if outcome.won:
             request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
             if request is not None:  # ours: no need to wait for our own message
-                request.settle(resolution_of(outcome.resolution or doc))
+                await asyncio.to_thread(request.settle, resolution_of(outcome.resolution or doc))
         return outcome
 
     # -- events --------------------------------------------------------------------------
@@ -238,8 +238,11 @@ class ClusterBridge:
         if not shared:
             return [None] * len(events)
         # Redis away: the run documents are written again on recovery (resync), the
-        # final one of a run that finished meanwhile included.
+        # final one of a run that finished meanwhile included. Known away, it is not
+        # tried: a silent Redis would hold every event for the socket timeout.
         try:
+            if not self.cluster.up:
+                raise ClusterUnavailable(REDIS_UNAVAILABLE)
             positions = self.cluster.publish_many(shared, stored)
         except ClusterUnavailable:
             with self._lock:

@@ -185,6 +185,24 @@ def test_a_handed_over_run_survives_the_death_of_the_node_that_took_it(
             node.stop()
 
 
+def _served_while(node: Node, request: Callable[[], httpx.Response]) -> httpx.Response:
+    """``request()`` in a thread; meanwhile the node answers /healthz within a second each time."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        began = time.monotonic()
+        pending = pool.submit(request)
+        time.sleep(0.3)
+        served = []
+        while not pending.done():
+            asked = time.monotonic()
+            assert node.admin.get("/healthz").status_code == 200
+            served.append(time.monotonic() - asked)
+            time.sleep(0.1)
+        answer = pending.result()
+    assert time.monotonic() - began > 2  # the request really waited on Redis
+    assert served and max(served) < 1.0, served
+    return answer
+
+
 def test_a_silent_redis_holds_back_no_other_request_and_admits_no_run(
     pair: tuple[Node, Node], redis_server: Any
 ) -> None:
@@ -197,21 +215,9 @@ def test_a_silent_redis_holds_back_no_other_request_and_admits_no_run(
     pid = redis_server.proc.pid
     os.kill(pid, signal.SIGSTOP)
     try:
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            began = time.monotonic()
-            posted = pool.submit(
-                a.admin.post, "/v1/runs", json={"profile": "delta", "commands": ["sleep 0"]}
-            )
-            time.sleep(0.3)
-            served = []
-            while not posted.done():
-                asked = time.monotonic()
-                assert a.admin.get("/healthz").status_code == 200
-                served.append(time.monotonic() - asked)
-                time.sleep(0.1)
-            refused = posted.result()
-        assert time.monotonic() - began > 2  # the write really waited on Redis
-        assert served and max(served) < 1.0, served
+        refused = _served_while(
+            a, lambda: a.admin.post("/v1/runs", json={"profile": "delta", "commands": ["sleep 0"]})
+        )
         assert refused.status_code == 503 and "redis" in refused.json()["detail"]
         _until(lambda: a.admin.get("/readyz").status_code == 503)
     finally:
@@ -219,3 +225,22 @@ def test_a_silent_redis_holds_back_no_other_request_and_admits_no_run(
     _until(lambda: a.ready() and b.ready())
     again = a.admin.submit(["sleep 0"], profile="delta")
     assert b.admin.wait(again)["status"] == "completed"
+
+
+def test_a_cancel_while_redis_is_silent_holds_back_no_other_request(
+    pair: tuple[Node, Node], redis_server: Any
+) -> None:
+    a, b = pair
+    parked = a.admin.submit(["true"], profile="delta")  # strict: it asks
+    a.admin.wait(parked, "waiting_for_approval")
+    assert redis_server.proc is not None
+    pid = redis_server.proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        cancelled = _served_while(a, lambda: a.admin.post(f"/v1/runs/{parked}/cancel"))
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    _until(lambda: a.ready() and b.ready())
+    # Written back on recovery: the other node sees how it ended.
+    _until(lambda: _status(b.admin, parked) == "cancelled")

@@ -136,7 +136,7 @@ def test_a_parked_run_holds_no_worker_thread(served: Served) -> None:
             assert c.post(f"/v1/runs/{row['run_id']}/approval", json=body).status_code == 200
     for row in open_[:20]:
         done = served.admin.wait(row["run_id"], timeout=20)
-        assert done["status"] == "completed"
+        assert done["status"] == "completed", done
         assert done["results"][0]["stdout"].startswith("parked ")
 
 
