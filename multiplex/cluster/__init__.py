@@ -10,13 +10,19 @@ run records; ``_approvals`` open prompts and their single resolution;
 ``multiplex.yaml``, nothing here is imported or started.
 """
 
-from multiplex.cluster._approvals import ApprovalStore, Outcome, resolution_doc, resolution_of
+from multiplex.cluster._approvals import (
+    ApprovalStore,
+    Claim,
+    Outcome,
+    resolution_doc,
+    resolution_of,
+)
 from multiplex.cluster._cluster import Cluster
 from multiplex.cluster._events import EventLog, SharedEvent
 from multiplex.cluster._handoff import HANDOFF_OWNER, HandOff, HandOffQueue
 from multiplex.cluster._link import CLOSE_SECONDS, PREFIX, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
-from multiplex.cluster._publish import Outgoing, Publisher
+from multiplex.cluster._publish import Inline, Outgoing, Publisher
 from multiplex.cluster._runs import NODE_LOST, RunStore
 from multiplex.cluster._sessions import SharedSessionTable
 from multiplex.cluster._signals import CANCEL_CHANNEL, RELOAD_CHANNEL, Signals
@@ -29,11 +35,13 @@ __all__ = [
     "PREFIX",
     "RELOAD_CHANNEL",
     "ApprovalStore",
+    "Claim",
     "Cluster",
     "ClusterUnavailable",
     "EventLog",
     "HandOff",
     "HandOffQueue",
+    "Inline",
     "LostNode",
     "NodeRegistry",
     "Outcome",

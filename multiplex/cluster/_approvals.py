@@ -19,8 +19,16 @@ from typing import Any
 
 from multiplex.approval._pending import Answer, Choice, Resolution
 from multiplex.cluster._link import RedisLink
+from multiplex.cluster._publish import ANNOUNCE_LUA, Inline
 
-__all__ = ["RESOLVED_CHANNEL", "ApprovalStore", "Outcome", "resolution_doc", "resolution_of"]
+__all__ = [
+    "RESOLVED_CHANNEL",
+    "ApprovalStore",
+    "Claim",
+    "Outcome",
+    "resolution_doc",
+    "resolution_of",
+]
 
 RESOLVED_CHANNEL = "resolved"
 
@@ -67,9 +75,12 @@ return 1
 
 # Coalescing across nodes (docs/cluster.md#approvals): the first open prompt for
 # (profile, session, command) leads; a later one anywhere follows it. Returns
-# {1, false} when this prompt leads (it is registered as by _REGISTER), or
-# {0, row} with the open leader's row.
-_CLAIM = """
+# {1, false, position} when this prompt leads (it is registered as by _REGISTER
+# and, given KEYS[5..7] and ARGV[8..], its approval.request event is appended
+# with its run's document, see ANNOUNCE_LUA), or {0, row} with the open leader's row.
+_CLAIM = (
+    ANNOUNCE_LUA
+    + """
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
   if redis.call('HGET', ARGV[3] .. cur, 'state') == 'open' then
@@ -77,14 +88,17 @@ if cur and cur ~= ARGV[1] then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local pos = false
 if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('HSET', KEYS[2], 'row', ARGV[4], 'state', 'open', 'node', ARGV[5])
   redis.call('EXPIRE', KEYS[2], ARGV[6])
   redis.call('ZADD', KEYS[3], ARGV[7], ARGV[1])
   redis.call('SADD', KEYS[4], ARGV[1])
+  if #KEYS > 4 then pos = announce(5, 8) end
 end
-return {1, false}
+return {1, false, pos}
 """
+)
 
 _LIST_OPEN = """
 local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
@@ -133,6 +147,15 @@ def resolution_of(doc: dict[str, Any]) -> Resolution:
     if doc.get("timed_out"):
         return Resolution(timed_out=True)
     return Resolution(cancelled=str(doc.get("cancelled") or "withdrawn"))
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What :meth:`ApprovalStore.claim` found: the leader to follow (None: this prompt
+    leads), and the position of the ``approval.request`` it appended (if asked to)."""
+
+    leader: dict[str, Any] | None
+    position: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,12 +209,18 @@ class ApprovalStore:
         ]
         return bool(self._link.call(lambda: self._register(keys=keys, args=args)))
 
-    def claim(self, row: dict[str, Any], key: tuple[str, str, str]) -> dict[str, Any] | None:
+    def claim(
+        self, row: dict[str, Any], key: tuple[str, str, str], announce: Inline | None = None
+    ) -> Claim:
         """Lead the prompt ``key`` (registering ``row``, as :meth:`register`), or follow.
 
-        None when this prompt leads; else the row of the open prompt it follows,
-        wherever it lives. ``key`` is (profile, session, command): only its hash
-        is stored. One round trip, in place of :meth:`register`'s.
+        ``leader`` is None when this prompt leads; else the row of the open
+        prompt it follows, wherever it lives. ``key`` is (profile, session,
+        command): only its hash is stored. ``announce`` (from
+        :meth:`Publisher.inline <multiplex.cluster.Publisher.inline>`): the
+        ``approval.request`` event to append, with its run's document, when this
+        prompt leads (``position``). One round trip, in place of :meth:`register`'s
+        and the event's.
         """
         approval_id = str(row["approval_id"])
         node = self._link.node_id
@@ -204,7 +233,7 @@ class ApprovalStore:
             self._open,
             self.node_key(node),
         ]
-        args: list[str | int] = [
+        args: list[Any] = [
             approval_id,
             ttl_ms,
             self._prefix,
@@ -213,10 +242,14 @@ class ApprovalStore:
             self._ttl,
             repr(float(row["created_at"])),
         ]
+        if announce is not None:
+            keys += announce[0]
+            args += announce[1]
         reply = self._link.call(lambda: self._claim(keys=keys, args=args))
-        if int(reply[0]) == 1 or not reply[1]:
-            return None
-        return dict(json.loads(reply[1]))
+        if int(reply[0]) == 1:
+            position = reply[2] if len(reply) > 2 and reply[2] else None
+            return Claim(None, None if position is None else str(position))
+        return Claim(dict(json.loads(reply[1])) if reply[1] else None, None)
 
     def _args(self, approval_id: str, resolution: dict[str, Any]) -> tuple[list[str], list[Any]]:
         payload = json.dumps(

@@ -18,7 +18,7 @@ from multiplex.cluster._events import MAXLEN, EventLog, encode
 from multiplex.cluster._link import RedisLink
 from multiplex.cluster._runs import FINAL_STATUSES, RunStore
 
-__all__ = ["Outgoing", "Publisher"]
+__all__ = ["ANNOUNCE_LUA", "Inline", "Outgoing", "Publisher"]
 
 # (name, redacted data, profile, run id)
 Outgoing = tuple[str, dict[str, Any], str, str | None]
@@ -49,6 +49,30 @@ for k = 2, #KEYS, 2 do
 end
 return out
 """
+
+
+# For another script that appends one event itself (and stores its run's
+# document, never final here) in its own round trip: ``announce(k, a)`` reads
+# KEYS[k..k+2] and ARGV[a..a+7] as :meth:`Publisher.inline` lays them out and
+# returns the event's position.
+ANNOUNCE_LUA = """
+local function announce(k, a)
+  local pos = redis.call('XADD', KEYS[k], 'MAXLEN', '~', ARGV[a], '*', 'name', ARGV[a + 1],
+    'profile', ARGV[a + 2], 'run', ARGV[a + 3], 'node', ARGV[a + 4], 'data', ARGV[a + 5])
+  if ARGV[a + 6] ~= '' then
+    local cur = redis.call('GET', KEYS[k + 1])
+    local s = cur and cjson.decode(cur)['status']
+    if not (s == 'completed' or s == 'failed' or s == 'cancelled') then
+      redis.call('SET', KEYS[k + 1], ARGV[a + 6], 'EX', ARGV[a + 7])
+      redis.call('SADD', KEYS[k + 2], ARGV[a + 3])
+    end
+  end
+  return pos
+end
+"""
+
+# KEYS and ARGV of one event for ANNOUNCE_LUA
+Inline = tuple[list[str], list[Any]]
 
 
 def _with_node(doc: bytes, node: bytes) -> bytes:
@@ -86,6 +110,26 @@ class Publisher:
         keys, args = self._request(events, docs)
         reply = await self._link.acall(self._ascript(keys=keys, args=args))
         return [str(position) for position in reply or []]
+
+    def inline(
+        self,
+        name: str,
+        data: dict[str, Any],
+        profile: str,
+        run_id: str | None,
+        doc: dict[str, Any] | None,
+    ) -> Inline:
+        """One event (and the document of its run) for a script of another store to
+        append in its own round trip (``ANNOUNCE_LUA``); both already redacted."""
+        run = run_id or ""
+        keys = [
+            self._events.key,
+            self._runs.record_key(run),
+            self._runs.node_key(self._link.node_id),
+        ]
+        stored = b"" if doc is None else _with_node(encode(doc), self._node)
+        args: list[Any] = [MAXLEN, name, profile, run, self._link.node_id, encode(data), stored]
+        return keys, [*args, self._ttl]
 
     def _request(
         self, events: Sequence[Outgoing], docs: Sequence[dict[str, Any]]

@@ -2,8 +2,9 @@
 
 When a node's gate opens a prompt that no local prompt of the session
 already leads, :meth:`RemoteLeaders.coalesce` asks Redis in the round trip
-that registers it: either it leads everywhere, or another node's identical
-prompt is open and this one follows it. That leader is represented here by a
+that registers it: either it leads everywhere (and, in the same round trip,
+its ``approval.request`` event is appended with its run's document), or
+another node's identical prompt is open and this one follows it. That leader is represented here by a
 stand-in :class:`PendingApproval` with the leader's id, text and deadline: an
 answer to the follower answers it (the cluster's single resolution decides),
 and the leader's resolution, published on ``multiplex:resolved``, settles the
@@ -19,7 +20,7 @@ from typing import Any
 
 from multiplex.approval._pending import Arbiter, PendingApproval
 from multiplex.approval._why import Why
-from multiplex.cluster import Cluster, ClusterUnavailable
+from multiplex.cluster import Cluster, ClusterUnavailable, Inline
 
 __all__ = ["RemoteLeaders"]
 
@@ -47,10 +48,16 @@ class RemoteLeaders:
         cluster: Cluster,
         arbiter: Arbiter,
         row_of: Callable[[PendingApproval], dict[str, Any]],
+        announce: Callable[[PendingApproval, dict[str, Any]], Inline | None] = lambda r, row: None,
+        announced: Callable[[PendingApproval, str], None] = lambda r, position: None,
     ) -> None:
         self._cluster = cluster
         self._arbiter = arbiter
         self._row_of = row_of  # the redacted row GET /v1/approvals shows
+        # The approval.request event a leading prompt appends in the same round
+        # trip, and what to do with its position.
+        self._announce = announce
+        self._announced = announced
         self._lock = threading.Lock()
         self._by_id: dict[str, PendingApproval] = {}
 
@@ -58,11 +65,15 @@ class RemoteLeaders:
         """Register ``request`` as the cluster's leader, or return the leader it follows."""
         if not self._cluster.up:
             return None  # registered on recovery (resync) as a leader of its own
+        mine = self._row_of(request)
         try:
-            row = self._cluster.approvals.claim(self._row_of(request), request.key)
+            claim = self._cluster.approvals.claim(mine, request.key, self._announce(request, mine))
         except ClusterUnavailable:
             return None
+        row = claim.leader
         if row is None:
+            if claim.position is not None:
+                self._announced(request, claim.position)
             request.shared = True  # registered: the gate event need not do it again
             if not request.open and request.resolution is not None:
                 # Withdrawn while it was being registered: do not leave it listed.

@@ -42,7 +42,6 @@ from multiplex.cluster import (
     ClusterUnavailable,
     LostNode,
     Outcome,
-    Outgoing,
     SharedEvent,
     resolution_doc,
     resolution_of,
@@ -50,7 +49,8 @@ from multiplex.cluster import (
 from multiplex.gateway._coalesce import RemoteLeaders
 from multiplex.gateway._events import Event, make_event
 from multiplex.gateway._handover import HandOver
-from multiplex.gateway._run import Run, approval_row
+from multiplex.gateway._mirror import REDIS_UNAVAILABLE, EventMirror, redacted
+from multiplex.gateway._run import approval_row
 from multiplex.gateway._runs import RunRegistry, ShuttingDown
 from multiplex.gateway._shared_hub import SharedHub
 from multiplex.profiles import Profile, ReloadResult
@@ -59,18 +59,7 @@ from multiplex.supervision import Supervisor
 __all__ = ["REDIS_UNAVAILABLE", "ClusterBridge", "SharedHub"]
 
 log = logging.getLogger("multiplex.cluster")
-REDIS_UNAVAILABLE = "cluster: redis unavailable"
 _from_signal: contextvars.ContextVar[bool] = contextvars.ContextVar("from_signal", default=False)
-
-
-def _redacted(value: Any, redact: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted(v, redact) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redacted(v, redact) for v in value]
-    return value
 
 
 class _ClusterMetrics(Collector):
@@ -106,14 +95,18 @@ class ClusterBridge:
         self._redact = sup.gate.recorder.redact
         self._lock = threading.Lock()
         self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
-        self._unsynced_runs: set[str] = set()  # runs whose document Redis missed (under _lock)
         hub.bridge = self
         self.handover = HandOver(
-            sup, runs, cluster, self._redact, lambda run: _redacted(run.snapshot(), self._redact)
+            sup, runs, cluster, self._redact, lambda run: redacted(run.snapshot(), self._redact)
         )
         self._adopter: asyncio.Task[None] | None = None
+        self.writer = EventMirror(runs, hub, cluster, self._redact)
         self.remote_leaders = RemoteLeaders(
-            cluster, self.arbitrate, lambda r: _redacted(approval_row(r), self._redact)
+            cluster,
+            self.arbitrate,
+            lambda r: redacted(approval_row(r), self._redact),
+            self.writer.announcement,
+            self.writer.announced,
         )
         if sup.metrics.registry is not None:  # an exported supervisor (docs/operations.md#metrics)
             sup.metrics.registry.register(_ClusterMetrics(cluster))
@@ -171,7 +164,7 @@ class ClusterBridge:
     def on_gate_event(self, event: str, request: PendingApproval) -> None:
         if event != "approval.request" or request.leader is not None or request.shared:
             return
-        row = _redacted(approval_row(request), self._redact)
+        row = redacted(approval_row(request), self._redact)
         try:
             self.cluster.approvals.register(row)
         except ClusterUnavailable:
@@ -231,63 +224,12 @@ class ClusterBridge:
 
     # -- events --------------------------------------------------------------------------
     def mirror(self, events: list[Event]) -> list[str | None]:
-        """Copy local events (and the run documents they changed) to Redis in one round trip;
-        each one's position, or None (Redis away, or an event other nodes do not need).
-        Never raises."""
-        shared, stored, runs = self._outgoing(events)
-        if not shared:
-            return [None] * len(events)
-        # Redis away: the run documents are written again on recovery (resync), the
-        # final one of a run that finished meanwhile included. Known away, it is not
-        # tried: a silent Redis would hold every event for the socket timeout.
-        try:
-            if not self.cluster.up:
-                raise ClusterUnavailable(REDIS_UNAVAILABLE)
-            positions = self.cluster.publish_many(shared, stored)
-        except ClusterUnavailable:
-            with self._lock:
-                self._unsynced_runs.update(runs)
-            return [None] * len(events)
-        return self._positioned(events, positions)
+        """See :meth:`EventMirror.mirror`."""
+        return self.writer.mirror(events)
 
     async def amirror(self, events: list[Event]) -> list[str | None]:
-        """:meth:`mirror` on the event loop, for a new run: raises ``ClusterUnavailable``
-        (the run is refused), and a silent Redis holds back this request, not the loop."""
-        shared, stored, _runs = self._outgoing(events)
-        if not shared:
-            return [None] * len(events)
-        return self._positioned(events, await self.cluster.apublish_many(shared, stored))
-
-    @staticmethod
-    def _positioned(events: list[Event], positions: list[str]) -> list[str | None]:
-        them = iter(positions)
-        return [None if e.name == "reload" else next(them, None) for e in events]
-
-    def _outgoing(
-        self, events: list[Event]
-    ) -> tuple[list[Outgoing], list[dict[str, Any]], dict[str, Run]]:
-        shared: list[Outgoing] = []
-        docs: dict[str, dict[str, Any] | None] = {}  # the last document of each run
-        runs: dict[str, Run] = {}
-        for event in events:
-            if event.name == "reload":
-                continue
-            data = _redacted(event.data, self._redact)
-            shared.append((event.name, data, event.profile, event.run_id))
-            run = self.runs.get(event.run_id) if event.run_id else None
-            if run is not None:
-                # Every run event changes the run's document: store it with the events
-                # (run.started and run.finished carry the document itself: redact it once;
-                # a document a later event of the batch carries is not stored twice).
-                runs[run.run_id] = run
-                docs.pop(run.run_id, None)
-                whole = event.name in ("run.started", "run.finished")
-                docs[run.run_id] = data if whole else None
-        stored = [
-            doc if doc is not None else _redacted(runs[run_id].snapshot(), self._redact)
-            for run_id, doc in docs.items()
-        ]
-        return shared, stored, runs
+        """See :meth:`EventMirror.amirror`."""
+        return await self.writer.amirror(events)
 
     def _on_remote_event(self, shared: SharedEvent) -> None:
         if self.hub.local_listeners:  # nobody streams from this node: nothing to build
@@ -374,8 +316,7 @@ class ClusterBridge:
         for table in self.sup.gate.tables().values():
             for request in table.list_open():
                 self.on_gate_event("approval.request", request)
-        with self._lock:
-            missed, self._unsynced_runs = self._unsynced_runs, set()
+        missed = self.writer.take_unsynced()
         runs = {r.run_id: r for r in self.runs.active()}
         for run_id in sorted(missed):
             run = self.runs.get(run_id)
@@ -383,8 +324,7 @@ class ClusterBridge:
                 runs.setdefault(run_id, run)
         for index, run in enumerate(runs.values()):
             try:
-                self.cluster.runs.put(_redacted(run.snapshot(), self._redact))
+                self.cluster.runs.put(redacted(run.snapshot(), self._redact))
             except ClusterUnavailable:  # away again: what is left waits for the next recovery
-                with self._lock:
-                    self._unsynced_runs.update(r.run_id for r in list(runs.values())[index:])
+                self.writer.unsynced(r.run_id for r in list(runs.values())[index:])
                 return

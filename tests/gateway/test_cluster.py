@@ -395,3 +395,40 @@ def test_a_node_that_stopped_reading_the_stream_follows_it_again_for_a_new_strea
         after = a.submit(["echo ok four"], **delta)
         assert fresh.run_events(after) == ["run.started", "command.finished", "run.finished"]
         assert fresh.last_id is not None and "-" in fresh.last_id
+
+
+def test_a_runs_events_are_in_the_stream_once_each_and_in_order(trio: Trio) -> None:
+    # The prompt's approval.request is appended by the script that registers it
+    # (docs/cluster.md#cost): after the command that ran before it, never twice,
+    # and with the run's document saying what it waits for.
+    a = trio.a.profile["alpha"]
+    with _events(trio.a, TOKENS["alpha"]) as local:
+        local.connected()
+        run_id = a.submit(["echo ok first", "echo ask second"], session_id="s-order")
+        pending = _pending(trio.b.profile["alpha"], run_id)
+        _, asked = local.until(lambda n, d: n == "approval.request")
+        position = local.last_id
+        assert asked["approval_id"] == pending["approval_id"]
+        assert trio.c.admin.answer(run_id, pending["approval_id"], "once").status_code == 200
+        assert a.wait(run_id)["status"] == "completed"
+    entries = [
+        (str(entry_id), fields)
+        for entry_id, fields in trio.redis.client().xrange("multiplex:events")
+        if fields["run"] == run_id
+    ]
+    names = [fields["name"] for _, fields in entries]
+    assert names == [
+        "run.started",
+        "command.finished",
+        "approval.request",
+        "approval.resolved",
+        "command.finished",
+        "run.finished",
+    ]
+    (request_id,) = [i for i, f in entries if f["name"] == "approval.request"]
+    assert position == request_id  # the local stream carries the same position
+    stored = json.loads(entries[2][1]["data"])
+    assert (
+        stored["approval_id"] == pending["approval_id"] and stored["command"] == "echo ask second"
+    )
+    assert all(f["node"] == "a" for _, f in entries)
