@@ -33,6 +33,7 @@ __all__ = ["HEALTH_SECONDS", "Cluster"]
 log = logging.getLogger("multiplex.cluster")
 HEALTH_SECONDS = 0.5
 BATCH_SECONDS = 0.005
+LOST_LOOKS = 3  # looks in a row (one heartbeat interval apart) before a node is reaped
 
 
 class Cluster:
@@ -153,21 +154,37 @@ class Cluster:
         await self.link.aclose()
 
     async def _beating(self) -> None:
+        # docs/cluster.md#node-loss: a node is reaped only when LOST_LOOKS looks in a
+        # row, each after a heartbeat of this node's own that Redis took, found its
+        # heartbeat expired. A Redis that stood still (paused, swapped out) for longer
+        # than a heartbeat lets every heartbeat expire at once: the others beat
+        # again within a look of its return, and nobody is judged lost for it.
+        missing: dict[str, int] = {}  # node -> looks in a row that found it expired
         while True:
-            with contextlib.suppress(ClusterUnavailable):
+            try:
                 await self.nodes.beat()
-                for node in await self.nodes.lost():
-                    lost = await self.nodes.reap(node)
-                    if lost is not None:
-                        log.warning(
-                            "node %s lost: %d runs failed, %d approvals cancelled, %d requeued",
-                            node,
-                            len(lost.runs),
-                            len(lost.approvals),
-                            len(lost.requeued),
-                        )
-                        await self._on_lost(lost)
+                expired = await self.nodes.lost()
+            except ClusterUnavailable:
+                missing.clear()  # this node's own view failed: it judges nobody
+            else:
+                missing = {node: missing.get(node, 0) + 1 for node in expired}
+                for node in [n for n, looks in missing.items() if looks >= LOST_LOOKS]:
+                    del missing[node]
+                    with contextlib.suppress(ClusterUnavailable):
+                        await self._reap(node)
             await asyncio.sleep(self.nodes.interval)
+
+    async def _reap(self, node: str) -> None:
+        lost = await self.nodes.reap(node)
+        if lost is not None:
+            log.warning(
+                "node %s lost: %d runs failed, %d approvals cancelled, %d requeued",
+                node,
+                len(lost.runs),
+                len(lost.approvals),
+                len(lost.requeued),
+            )
+            await self._on_lost(lost)
 
     async def _health(self) -> None:
         settled = self.link.outages

@@ -1,8 +1,11 @@
 """Node heartbeats and node-loss detection (docs/cluster.md#node-loss).
 
-Each node refreshes ``multiplex:alive:<node>`` (expiring after 0.8 x
+Each node refreshes ``multiplex:alive:<node>`` (expiring after 0.7 x
 ``cluster.node_timeout``) ten times per timeout and is a member of
-``multiplex:nodes``. Every node looks for members whose heartbeat expired; the
+``multiplex:nodes``. Every node looks, after each heartbeat of its own, for
+members whose heartbeat expired; one found so three looks in a row is lost
+(``Cluster``: a Redis that stood still lets every heartbeat expire at once,
+and a look right after its return must not judge the others by it). The
 first to claim a lost node (SET NX) fails the runs it was executing with the
 cause "node lost" and cancels its parked prompts with the same cause, through
 the same single-resolution script as any answer, then forgets the node. Runs
@@ -45,11 +48,12 @@ class NodeRegistry:
         self._approvals = approvals
         self._handoff = handoff
         self._timeout_ms = int(link.config.node_timeout * 1000)
-        # docs/cluster.md#node-loss: a dead node's heartbeat expires at most 0.8 x
-        # node_timeout after its death, and the others look every 0.1 x: it is
-        # settled within node_timeout. A live node beats every 0.1 x, so it is
-        # judged lost only after missing 0.7 x node_timeout of beats.
-        self._beat_ms = int(self._timeout_ms * 0.8)
+        # docs/cluster.md#node-loss: a dead node's heartbeat expires at most 0.7 x
+        # node_timeout after its death, and the others look every 0.1 x and reap
+        # on the third look in a row that finds it expired: it is settled within
+        # node_timeout. A live node beats every 0.1 x, so it is judged lost only
+        # after missing 0.8 x node_timeout of beats.
+        self._beat_ms = int(self._timeout_ms * 0.7)
         self._members = link.key("nodes")
 
     @property

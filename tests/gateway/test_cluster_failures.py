@@ -244,3 +244,22 @@ def test_a_cancel_while_redis_is_silent_holds_back_no_other_request(
     _until(lambda: a.ready() and b.ready())
     # Written back on recovery: the other node sees how it ended.
     _until(lambda: _status(b.admin, parked) == "cancelled")
+
+
+def test_a_redis_that_stood_still_longer_than_a_heartbeat_judges_no_node_lost(
+    pair: tuple[Node, Node], redis_server: Any
+) -> None:
+    # Every heartbeat expires while Redis is stopped (node_timeout 2 s here); on
+    # its return the nodes beat again before anyone may judge them by it.
+    a, b = pair
+    parked = a.admin.submit(["true"], profile="delta")  # strict: it asks
+    pending = a.admin.wait(parked, "waiting_for_approval")["pending_approval"]
+    assert redis_server.proc is not None
+    os.kill(redis_server.proc.pid, signal.SIGSTOP)
+    time.sleep(2.5)  # past every heartbeat (1.4 s), short of the 3 s socket timeout
+    os.kill(redis_server.proc.pid, signal.SIGCONT)
+    _until(lambda: a.ready() and b.ready())
+    time.sleep(2.5)  # more than node_timeout: a wrong judgement would have been made
+    assert _status(b.admin, parked) == "waiting_for_approval"
+    assert b.admin.answer(parked, pending["approval_id"], "once").status_code == 200
+    assert b.admin.wait(parked)["status"] == "completed"
