@@ -11,6 +11,7 @@ run records; ``_approvals`` open prompts and their single resolution;
 """
 
 from multiplex.cluster._approvals import (
+    Announcement,
     ApprovalStore,
     Claim,
     Outcome,
@@ -18,7 +19,7 @@ from multiplex.cluster._approvals import (
     resolution_of,
 )
 from multiplex.cluster._cluster import Cluster
-from multiplex.cluster._events import EventLog, SharedEvent
+from multiplex.cluster._events import EventLog, SharedEvent, encode
 from multiplex.cluster._handoff import HANDOFF_OWNER, HandOff, HandOffQueue
 from multiplex.cluster._link import CLOSE_SECONDS, PREFIX, ClusterUnavailable, RedisLink
 from multiplex.cluster._nodes import LostNode, NodeRegistry
@@ -34,6 +35,7 @@ __all__ = [
     "NODE_LOST",
     "PREFIX",
     "RELOAD_CHANNEL",
+    "Announcement",
     "ApprovalStore",
     "Claim",
     "Cluster",
@@ -52,6 +54,7 @@ __all__ = [
     "SharedEvent",
     "SharedSessionTable",
     "Signals",
+    "encode",
     "resolution_doc",
     "resolution_of",
 ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from multiplex.approval._pending import Answer, Choice, Resolution
+from multiplex.cluster._events import MAXLEN, encode
 from multiplex.cluster._link import RedisLink
 from multiplex.cluster._publish import ANNOUNCE_LUA, Inline
 
@@ -32,10 +33,17 @@ __all__ = [
 
 RESOLVED_CHANNEL = "resolved"
 
+# An answer that wins also appends the prompt's approval.resolved event (from
+# the 'head' the prompt's node stored when it registered it, ARGV[11] its end)
+# and, when the run's document is still the one written with the prompt, puts
+# the document the run will have once resumed; the position and whether the
+# document was written go with the message to the prompt's node.
 _RESOLVE = """
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'open' then
-  if state then return {0, redis.call('HGET', KEYS[1], 'resolution')} end
+  if state then
+    return {0, redis.call('HGET', KEYS[1], 'resolution'), redis.call('HGET', KEYS[1], 'pos')}
+  end
   return {0, false}
 end
 local node = redis.call('HGET', KEYS[1], 'node')
@@ -43,8 +51,29 @@ redis.call('HSET', KEYS[1], 'state', 'resolved', 'resolution', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', ARGV[5] .. node .. ':aps', ARGV[1])
-redis.call('PUBLISH', ARGV[3], ARGV[2])
-return {1, ARGV[2]}
+local pos, doc = false, 0
+local head = ARGV[11] ~= '' and redis.call('HGET', KEYS[1], 'head')
+if head then
+  local r = cjson.decode(redis.call('HGET', KEYS[1], 'row'))
+  local run = type(r['run_id']) == 'string' and r['run_id'] or ''
+  pos = redis.call('XADD', ARGV[8], 'MAXLEN', '~', ARGV[9], '*', 'name', 'approval.resolved',
+    'profile', r['profile'], 'run', run, 'node', node, 'data', head .. ARGV[11])
+  redis.call('HSET', KEYS[1], 'pos', pos)
+  local resumed = redis.call('HGET', KEYS[1], 'resumed')
+  if resumed and resumed ~= '' and run ~= '' then
+    local cur = redis.call('GET', ARGV[10] .. run)
+    if cur and redis.sha1hex(cur) == redis.call('HGET', KEYS[1], 'waiting') then
+      redis.call('SET', ARGV[10] .. run, resumed, 'EX', ARGV[4])
+      doc = 1
+    end
+  end
+end
+local message = ARGV[2]
+if pos then
+  message = string.sub(ARGV[2], 1, -2) .. ',"position":"' .. pos .. '","doc":' .. doc .. '}'
+end
+redis.call('PUBLISH', ARGV[3], message)
+return {1, ARGV[2], pos, doc}
 """
 
 # An answer over HTTP names the run it answers: when the stored prompt is that
@@ -94,7 +123,11 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('EXPIRE', KEYS[2], ARGV[6])
   redis.call('ZADD', KEYS[3], ARGV[7], ARGV[1])
   redis.call('SADD', KEYS[4], ARGV[1])
-  if #KEYS > 4 then pos = announce(5, 8) end
+  if #KEYS > 4 then
+    pos = announce(5, 8)
+    redis.call('HSET', KEYS[2], 'head', ARGV[16], 'resumed', ARGV[17],
+      'waiting', redis.sha1hex(ARGV[14]))
+  end
 end
 return {1, false, pos}
 """
@@ -150,6 +183,18 @@ def resolution_of(doc: dict[str, Any]) -> Resolution:
 
 
 @dataclass(frozen=True, slots=True)
+class Announcement:
+    """What a leading prompt's registration appends and leaves for its answer (see
+    :meth:`ApprovalStore.claim`): its ``approval.request`` (``inline``), the start of
+    its ``approval.resolved`` data (``head``: the JSON object without its closing
+    brace) and its run's document once resumed (``resumed``, empty for none)."""
+
+    inline: Inline
+    head: bytes
+    resumed: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """What :meth:`ApprovalStore.claim` found: the leader to follow (None: this prompt
     leads), and the position of the ``approval.request`` it appended (if asked to)."""
@@ -166,6 +211,10 @@ class Outcome:
     resolution: dict[str, Any] | None
     # False: the prompt was not the named run's (:meth:`ApprovalStore.aresolve`); nothing changed.
     matched: bool = True
+    # The winning answer's approval.resolved in the stream, and whether its run's
+    # document was written with it (the prompt's node then writes neither again).
+    position: str | None = None
+    doc: bool = False
 
 
 class ApprovalStore:
@@ -177,6 +226,8 @@ class ApprovalStore:
         self._open = link.key("ap", "open")
         self._prefix = link.key("ap", "")
         self._node_prefix = link.key("node", "")
+        self._stream = link.key("events")
+        self._run_prefix = link.key("run", "")
         self.channel = link.key(RESOLVED_CHANNEL)
         self._resolve_sync = link.sync.register_script(_RESOLVE)
         self._resolve_aio = link.aio.register_script(_RESOLVE)
@@ -210,7 +261,7 @@ class ApprovalStore:
         return bool(self._link.call(lambda: self._register(keys=keys, args=args)))
 
     def claim(
-        self, row: dict[str, Any], key: tuple[str, str, str], announce: Inline | None = None
+        self, row: dict[str, Any], key: tuple[str, str, str], announce: Announcement | None = None
     ) -> Claim:
         """Lead the prompt ``key`` (registering ``row``, as :meth:`register`), or follow.
 
@@ -219,7 +270,8 @@ class ApprovalStore:
         command): only its hash is stored. ``announce`` (from
         :meth:`Publisher.inline <multiplex.cluster.Publisher.inline>`): the
         ``approval.request`` event to append, with its run's document, when this
-        prompt leads (``position``). One round trip, in place of :meth:`register`'s
+        prompt leads (``position``), and what an answer that wins appends in its
+        turn (:class:`Announcement`). One round trip, in place of :meth:`register`'s
         and the event's.
         """
         approval_id = str(row["approval_id"])
@@ -243,25 +295,35 @@ class ApprovalStore:
             repr(float(row["created_at"])),
         ]
         if announce is not None:
-            keys += announce[0]
-            args += announce[1]
+            keys += announce.inline[0]
+            args += [*announce.inline[1], announce.head, announce.resumed]
         reply = self._link.call(lambda: self._claim(keys=keys, args=args))
         if int(reply[0]) == 1:
             position = reply[2] if len(reply) > 2 and reply[2] else None
             return Claim(None, None if position is None else str(position))
         return Claim(dict(json.loads(reply[1])) if reply[1] else None, None)
 
-    def _args(self, approval_id: str, resolution: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    def _args(
+        self, approval_id: str, resolution: dict[str, Any], run_id: str = "", profile: str = ""
+    ) -> tuple[list[str], list[Any]]:
         payload = json.dumps(
             {**resolution, "approval_id": approval_id, "resolved_on": self._link.node_id},
             separators=(",", ":"),
         )
+        answer = resolution.get("answer")
+        # The end of the approval.resolved data, as the prompt's node would write it.
+        tail = (
+            b',"choice":'
+            + encode(answer.get("choice"))
+            + b',"by":'
+            + encode(answer.get("by"))
+            + b"}"
+            if isinstance(answer, dict)
+            else b""
+        )
         return [self._key(approval_id), self._open], [
-            approval_id,
-            payload,
-            self.channel,
-            self._ttl,
-            self._node_prefix,
+            *(approval_id, payload, self.channel, self._ttl, self._node_prefix),
+            *(run_id, profile, self._stream, MAXLEN, self._run_prefix, tail),
         ]
 
     @staticmethod
@@ -269,7 +331,9 @@ class ApprovalStore:
         won, raw = int(reply[0]), reply[1]
         if won == 2:
             return Outcome(False, None, matched=False)
-        return Outcome(won == 1, json.loads(raw) if raw else None)
+        position = str(reply[2]) if len(reply) > 2 and reply[2] else None
+        written = len(reply) > 3 and int(reply[3]) == 1
+        return Outcome(won == 1, json.loads(raw) if raw else None, position=position, doc=written)
 
     def resolve(self, approval_id: str, resolution: dict[str, Any]) -> Outcome:
         """Sync: resolve ``approval_id`` if still open; else the resolution that won (or None)."""
@@ -289,11 +353,12 @@ class ApprovalStore:
         With ``run_id`` only a prompt of that run (and of ``profile``, unless
         empty) is resolved; any other gives ``matched=False`` and changes nothing.
         """
-        keys, args = self._args(approval_id, resolution)
         if run_id is None:
+            keys, args = self._args(approval_id, resolution)
             script = self._resolve_aio(keys=keys, args=args)
         else:
-            script = self._answer_aio(keys=keys, args=[*args, run_id, profile])
+            keys, args = self._args(approval_id, resolution, run_id, profile)
+            script = self._answer_aio(keys=keys, args=args)
         return self._outcome(await self._link.acall(script))
 
     async def get(self, approval_id: str) -> dict[str, Any] | None:

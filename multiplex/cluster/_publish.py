@@ -127,9 +127,17 @@ class Publisher:
             self._runs.record_key(run),
             self._runs.node_key(self._link.node_id),
         ]
-        stored = b"" if doc is None else _with_node(encode(doc), self._node)
+        stored = b"" if doc is None else self.stored(doc)
         args: list[Any] = [MAXLEN, name, profile, run, self._link.node_id, encode(data), stored]
         return keys, [*args, self._ttl]
+
+    def stored(self, doc: dict[str, Any]) -> bytes:
+        """A run document as this node stores it (with its ``node``)."""
+        return _with_node(encode(doc), self._node)
+
+    @property
+    def stream(self) -> str:
+        return self._events.key
 
     def _request(
         self, events: Sequence[Outgoing], docs: Sequence[dict[str, Any]]

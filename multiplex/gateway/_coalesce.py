@@ -20,7 +20,7 @@ from typing import Any
 
 from multiplex.approval._pending import Arbiter, PendingApproval
 from multiplex.approval._why import Why
-from multiplex.cluster import Cluster, ClusterUnavailable, Inline
+from multiplex.cluster import Announcement, Cluster, ClusterUnavailable
 
 __all__ = ["RemoteLeaders"]
 
@@ -48,7 +48,9 @@ class RemoteLeaders:
         cluster: Cluster,
         arbiter: Arbiter,
         row_of: Callable[[PendingApproval], dict[str, Any]],
-        announce: Callable[[PendingApproval, dict[str, Any]], Inline | None] = lambda r, row: None,
+        announce: Callable[[PendingApproval, dict[str, Any]], Announcement | None] = (
+            lambda r, row: None
+        ),
         announced: Callable[[PendingApproval, str], None] = lambda r, position: None,
     ) -> None:
         self._cluster = cluster

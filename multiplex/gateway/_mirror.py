@@ -3,9 +3,11 @@
 :class:`EventMirror` is the :class:`~multiplex.gateway.ClusterBridge`'s writer:
 a batch of local events goes to Redis in one script, each run's last document
 with it, and each event comes back with its position for the local streams.
-An event another script already appended (a leading prompt's
-``approval.request``, written by the script that registers the prompt, see
-:meth:`announcement`) is not written again: its position is taken from there.
+An event another script already appended is not written again: its position
+is taken from there. Those are a leading prompt's ``approval.request``,
+written by the script that registers the prompt, and its ``approval.resolved``
+when an answer wins, written by the script that resolves it (on whichever node
+answered; see :meth:`announcement`).
 Everything written is redacted first.
 """
 
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from multiplex.approval._pending import PendingApproval
-from multiplex.cluster import Cluster, ClusterUnavailable, Inline, Outgoing
+from multiplex.cluster import Announcement, Cluster, ClusterUnavailable, Outgoing, encode
 from multiplex.gateway._events import Event, EventHub
 from multiplex.gateway._run import Run
 from multiplex.gateway._runs import RunRegistry
@@ -25,7 +27,7 @@ from multiplex.gateway._runs import RunRegistry
 __all__ = ["REDIS_UNAVAILABLE", "EventMirror", "redacted"]
 
 REDIS_UNAVAILABLE = "cluster: redis unavailable"
-_ANNOUNCED = "approval.request"
+_ASKED, _RESOLVED = "approval.request", "approval.resolved"
 _KEEP_WRITTEN = 4096  # positions of appended events not yet published here (a bound, not a budget)
 
 
@@ -52,9 +54,8 @@ class EventMirror:
         self._redact = redact
         self._lock = threading.Lock()
         self._unsynced: set[str] = set()  # runs whose document Redis missed
-        self._written: OrderedDict[str, str] = (
-            OrderedDict()
-        )  # approval id -> its request's position
+        # (event, approval id) -> its position, and whether its run's document went with it
+        self._written: OrderedDict[tuple[str, str], tuple[str, bool]] = OrderedDict()
 
     # -- what Redis missed ----------------------------------------------------------------
     def unsynced(self, run_ids: Iterable[str]) -> None:
@@ -67,9 +68,11 @@ class EventMirror:
         return missed
 
     # -- a leading prompt's approval.request, appended by the script that registers it ---
-    def announcement(self, request: PendingApproval, row: dict[str, Any]) -> Inline | None:
-        """The ``approval.request`` of ``request`` (``row``: its redacted row) and its run's
-        document as they will be once announced, for the registering script.
+    def announcement(self, request: PendingApproval, row: dict[str, Any]) -> Announcement:
+        """The ``approval.request`` of ``request`` (``row``: its redacted row) with its run's
+        document as they will be once announced, for the registering script; and what
+        an answer that wins appends then (the start of ``approval.resolved``, the run's
+        document once resumed).
 
         Called in the thread that opens the prompt, just before it is announced:
         what that thread still holds back is written first, so the stream keeps
@@ -77,22 +80,36 @@ class EventMirror:
         """
         self._hub.flush()
         run = self._runs.get(request.run_id) if request.run_id else None
-        doc = None
+        waiting = resumed = None
         if run is not None and run.profile == request.profile:
             with run.lock:
                 withdrawn = run.cancel_requested or self._runs.closing
             if not withdrawn:  # else the prompt is withdrawn at once; that event writes it
                 doc = redacted(run.snapshot(), self._redact)
-                doc["status"] = "waiting_for_approval"
-                doc["pending_approval"] = {
+                waiting = {**doc, "status": "waiting_for_approval"}
+                waiting["pending_approval"] = {
                     k: v for k, v in row.items() if k not in ("run_id", "profile", "session_id")
                 }
+                resumed = {**doc, "status": "running", "pending_approval": None}
         publisher = self._cluster.publisher
-        return publisher.inline(_ANNOUNCED, row, request.profile, request.run_id, doc)
+        head = {k: row[k] for k in ("approval_id", "run_id", "profile", "session_id")}
+        return Announcement(
+            publisher.inline(_ASKED, row, request.profile, request.run_id, waiting),
+            encode(head)[:-1],
+            b"" if resumed is None else publisher.stored(resumed),
+        )
 
     def announced(self, request: PendingApproval, position: str) -> None:
+        self._note(_ASKED, request.id, position, True)
+
+    def resolved(self, approval_id: str, position: str | None, doc: bool) -> None:
+        """The prompt's ``approval.resolved`` was appended by the answer that won."""
+        if position is not None:
+            self._note(_RESOLVED, approval_id, position, doc)
+
+    def _note(self, name: str, approval_id: str, position: str, doc: bool) -> None:
         with self._lock:
-            self._written[request.id] = position
+            self._written[(name, approval_id)] = (position, doc)
             while len(self._written) > _KEEP_WRITTEN:
                 self._written.popitem(last=False)
 
@@ -102,7 +119,7 @@ class EventMirror:
         each one's position, or None (Redis away, or an event other nodes do not need).
         Never raises."""
         shared, stored, runs, known = self._outgoing(events)
-        if not shared:
+        if not shared and not stored:
             return self._positioned(events, [], known)
         # Redis away: the run documents are written again on recovery (resync), the
         # final one of a run that finished meanwhile included. Known away, it is not
@@ -120,7 +137,7 @@ class EventMirror:
         """:meth:`mirror` on the event loop, for a new run: raises ``ClusterUnavailable``
         (the run is refused), and a silent Redis holds back this request, not the loop."""
         shared, stored, _runs, known = self._outgoing(events)
-        if not shared:
+        if not shared and not stored:
             return self._positioned(events, [], known)
         positions = await self._cluster.apublish_many(shared, stored)
         return self._positioned(events, positions, known)
@@ -145,11 +162,18 @@ class EventMirror:
         for index, event in enumerate(events):
             if event.name == "reload":
                 continue
-            if event.name == _ANNOUNCED:
+            if event.name in (_ASKED, _RESOLVED):
                 with self._lock:
-                    position = self._written.pop(str(event.data.get("approval_id")), None)
-                if position is not None:
-                    known[index] = position  # its run's document went with it
+                    written = self._written.pop(
+                        (event.name, str(event.data.get("approval_id"))), None
+                    )
+                if written is not None:
+                    known[index], with_doc = written
+                    run = self._runs.get(event.run_id) if event.run_id else None
+                    if not with_doc and run is not None:  # the document is still to write
+                        runs[run.run_id] = run
+                        docs.pop(run.run_id, None)
+                        docs[run.run_id] = None
                     continue
             data = redacted(event.data, self._redact)
             shared.append((event.name, data, event.profile, event.run_id))

@@ -185,6 +185,7 @@ class ClusterBridge:
             with self._lock:
                 self._unsynced[request.id] = proposed
             return proposed
+        self.writer.resolved(request.id, outcome.position, outcome.doc)
         if outcome.won or outcome.resolution is None:
             return proposed  # won, or never registered (Redis restarted): ours stands
         return resolution_of(outcome.resolution)
@@ -198,7 +199,11 @@ class ClusterBridge:
 
     async def _on_resolved(self, message: dict[str, Any]) -> None:
         approval_id = str(message.get("approval_id"))
-        request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
+        local = self.sup.gate.find(approval_id)
+        if local is not None and isinstance(message.get("position"), str):
+            # The answer's script appended the approval.resolved this settling announces.
+            self.writer.resolved(approval_id, message["position"], message.get("doc") == 1)
+        request = local or self.remote_leaders.get(approval_id)
         if request is not None:  # off the loop: settling publishes the run's events
             await asyncio.to_thread(request.settle, resolution_of(message))
 
@@ -217,7 +222,10 @@ class ClusterBridge:
             approval_id, doc, run_id=run_id, profile=profile
         )
         if outcome.won:
-            request = self.sup.gate.find(approval_id) or self.remote_leaders.get(approval_id)
+            local = self.sup.gate.find(approval_id)
+            if local is not None:
+                self.writer.resolved(approval_id, outcome.position, outcome.doc)
+            request = local or self.remote_leaders.get(approval_id)
             if request is not None:  # ours: no need to wait for our own message
                 await asyncio.to_thread(request.settle, resolution_of(outcome.resolution or doc))
         return outcome

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from multiplex.cluster import Cluster
+from multiplex.cluster import Announcement, Cluster
 from tests.cluster.conftest import NodeFactory
 
 
@@ -110,7 +110,7 @@ def test_the_winner_is_published_to_every_node(node: NodeFactory) -> None:
 
 _ANSWERER = """
 import json, sys, threading
-from multiplex.cluster import Cluster
+from multiplex.cluster import Announcement, Cluster
 from multiplex.supervision import ClusterConfig
 url, node, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cluster = Cluster(ClusterConfig(redis_url=url, node_id=node))
@@ -165,3 +165,76 @@ def test_registering_again_never_reopens_a_resolved_prompt(node: NodeFactory) ->
         assert row is not None and row["state"] == "resolved"
 
     asyncio.run(scenario())
+
+
+def _announced(a: Cluster, approval_id: str, run_id: str) -> None:
+    """Claim a prompt on ``a`` with its approval.request and its run's documents."""
+    row = _row(approval_id, time.time(), run_id)
+    doc = {"run_id": run_id, "profile": "alpha", "status": "waiting_for_approval", "results": []}
+    resumed = {**doc, "status": "running", "pending_approval": None}
+    head = json.dumps({k: row[k] for k in ("approval_id", "run_id", "profile", "session_id")})
+    announcement = Announcement(
+        a.publisher.inline("approval.request", row, "alpha", run_id, doc),
+        head.encode()[:-1],
+        a.publisher.stored(resumed),
+    )
+    claim = a.approvals.claim(row, ("alpha", "s1", approval_id), announcement)
+    assert claim.leader is None and claim.position is not None
+
+
+def _entries(a: Cluster, run_id: str) -> list[tuple[str, dict[str, str]]]:
+    stream = a.link.sync.xrange(a.events.key)
+    return [(str(i), f) for i, f in stream if f["run"] == run_id]
+
+
+def test_a_winning_answer_appends_approval_resolved_and_the_resumed_run(
+    node: NodeFactory,
+) -> None:
+    a, b = node("a"), node("b")
+    _announced(a, "ap-ann", "run-ann")
+    answer = {"answer": {"choice": "once", "rule": None, "reason": None, "by": "admin"}}
+
+    async def scenario() -> str | None:
+        won = await b.approvals.aresolve("ap-ann", answer, run_id="run-ann")
+        assert won.won and won.position is not None and won.doc
+        late = await b.approvals.aresolve("ap-ann", {"cancelled": "late"})
+        assert not late.won and late.position == won.position  # the loser learns it too
+        return won.position
+
+    position = asyncio.run(scenario())
+    (_, asked), (resolved_at, resolved) = _entries(a, "run-ann")
+    assert resolved_at == position
+    assert asked["name"] == "approval.request" and resolved["name"] == "approval.resolved"
+    assert resolved["node"] == "a"  # the prompt's node, whoever answered
+    assert json.loads(resolved["data"]) == {
+        "approval_id": "ap-ann",
+        "run_id": "run-ann",
+        "profile": "alpha",
+        "session_id": "s1",
+        "choice": "once",
+        "by": "admin",
+    }
+    record = a.runs.get_sync("run-ann")
+    assert record is not None
+    assert record["status"] == "running" and record["pending_approval"] is None
+
+
+def test_an_answer_leaves_a_run_document_written_since_and_a_cancellation_appends_nothing(
+    node: NodeFactory,
+) -> None:
+    a, b = node("a"), node("b")
+    _announced(a, "ap-moved", "run-moved")
+    a.runs.put({"run_id": "run-moved", "profile": "alpha", "status": "waiting_for_approval"})
+    _announced(a, "ap-gone", "run-gone")
+
+    async def scenario() -> None:
+        answer = {"answer": {"choice": "deny", "rule": None, "reason": None, "by": "admin"}}
+        moved = await b.approvals.aresolve("ap-moved", answer)
+        assert moved.won and moved.position is not None and not moved.doc
+        gone = await b.approvals.aresolve("ap-gone", {"cancelled": "run cancelled"})
+        assert gone.won and gone.position is None
+
+    asyncio.run(scenario())
+    record = a.runs.get_sync("run-moved")
+    assert record is not None and record["status"] == "waiting_for_approval"  # not overwritten
+    assert [f["name"] for _, f in _entries(a, "run-gone")] == ["approval.request"]
