@@ -364,6 +364,8 @@ def main() -> None:
             PROFILE.format(extra=""),
             f"MULTIPLEX_TOKEN=bench-cluster-token-{name}-0123456789\n",
         )
+    if args.profile_to is not None:
+        args.profile_to.mkdir(parents=True, exist_ok=True)
     redis_proc, url = start_redis(root)
     started: list[Node] = []
     try:

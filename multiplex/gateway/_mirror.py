@@ -102,10 +102,13 @@ class EventMirror:
     def announced(self, request: PendingApproval, position: str) -> None:
         self._note(_ASKED, request.id, position, True)
 
-    def resolved(self, approval_id: str, position: str | None, doc: bool) -> None:
-        """The prompt's ``approval.resolved`` was appended by the answer that won."""
-        if position is not None:
-            self._note(_RESOLVED, approval_id, position, doc)
+    def resolved(self, approval_id: str, position: str | None, doc: bool) -> bool:
+        """The prompt's ``approval.resolved`` was appended by the answer that won; True
+        when its run's document went with it (announcing it then writes nothing)."""
+        if position is None:
+            return False
+        self._note(_RESOLVED, approval_id, position, doc)
+        return doc
 
     def _note(self, name: str, approval_id: str, position: str, doc: bool) -> None:
         with self._lock:

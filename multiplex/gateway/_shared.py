@@ -200,12 +200,15 @@ class ClusterBridge:
     async def _on_resolved(self, message: dict[str, Any]) -> None:
         approval_id = str(message.get("approval_id"))
         local = self.sup.gate.find(approval_id)
+        written = False
         if local is not None and isinstance(message.get("position"), str):
             # The answer's script appended the approval.resolved this settling announces.
-            self.writer.resolved(approval_id, message["position"], message.get("doc") == 1)
+            written = self.writer.resolved(
+                approval_id, message["position"], message.get("doc") == 1
+            )
         request = local or self.remote_leaders.get(approval_id)
-        if request is not None:  # off the loop: settling publishes the run's events
-            await asyncio.to_thread(request.settle, resolution_of(message))
+        if request is not None:
+            await self._settle(request, resolution_of(message), written)
 
     async def answer(
         self,
@@ -223,12 +226,22 @@ class ClusterBridge:
         )
         if outcome.won:
             local = self.sup.gate.find(approval_id)
-            if local is not None:
-                self.writer.resolved(approval_id, outcome.position, outcome.doc)
+            written = local is not None and self.writer.resolved(
+                approval_id, outcome.position, outcome.doc
+            )
             request = local or self.remote_leaders.get(approval_id)
             if request is not None:  # ours: no need to wait for our own message
-                await asyncio.to_thread(request.settle, resolution_of(outcome.resolution or doc))
+                await self._settle(request, resolution_of(outcome.resolution or doc), written)
         return outcome
+
+    @staticmethod
+    async def _settle(request: PendingApproval, resolution: Resolution, written: bool) -> None:
+        # Settling announces the resolution, which writes to Redis unless the answer's
+        # script already wrote it all: then here, else off the loop.
+        if written:
+            request.settle(resolution)
+        else:
+            await asyncio.to_thread(request.settle, resolution)
 
     # -- events --------------------------------------------------------------------------
     def mirror(self, events: list[Event]) -> list[str | None]:
