@@ -187,7 +187,9 @@ class Cluster:
             await self._on_lost(lost)
 
     async def _health(self) -> None:
-        settled = self.link.outages
+        # From the link's birth, not from now: an outage the first heartbeat (in
+        # start) found is recovered from like any other.
+        settled = 0
         while True:
             # Counted, not sampled: an outage a worker's call saw begin and end
             # while one ping was on its way is still resynchronised.

@@ -161,7 +161,10 @@ class SharedSessionTable(SessionTable):
             pipe.expire(key, self._ttl)
             if on:
                 pipe.sadd(self._with_state, session)
-                pipe.expire(self._with_state, self._ttl)
+            # Renewed with every session it may hold: a session with grants whose
+            # TTL this write renews must not outlive its place in the set.
+            pipe.expire(self._with_state, self._ttl)
+            if on:
                 pipe.publish(*self._changed)
             pipe.execute()
 

@@ -27,6 +27,10 @@ log = logging.getLogger("multiplex.cluster")
 RELOAD_CHANNEL = "reload"
 CANCEL_CHANNEL = "cancel"
 Handler = Callable[[dict[str, Any]], Awaitable[None]]
+QUIET_SECONDS = 5.0  # a subscription silent this long is pinged...
+ANSWER_SECONDS = 3.0  # ...and subscribed again when the pong does not come in this long
+QUIET_SECONDS = 5.0  # a subscription silent this long is pinged...
+ANSWER_SECONDS = 3.0  # ...and subscribed again when the pong does not come in this long
 _Queue = asyncio.Queue[tuple[Callable[..., Awaitable[None]], tuple[Any, ...]]]
 
 
@@ -106,6 +110,7 @@ class Signals:
         on_resubscribed: Callable[[], Awaitable[None]] | None,
     ) -> None:
         first = True
+        loop = asyncio.get_running_loop()
         while True:
             pubsub = self._link.aio.pubsub(ignore_subscribe_messages=True)
             try:
@@ -115,8 +120,19 @@ class Signals:
                 if not first and on_resubscribed is not None:
                     queue.put_nowait((on_resubscribed, ()))  # before what arrives from now on
                 first = False
+                heard, pinged = loop.time(), False  # the last thing this subscription brought
                 while True:
-                    message = await pubsub.get_message(timeout=1.0)
+                    message = await pubsub.get_message(timeout=min(1.0, QUIET_SECONDS))
+                    at = loop.time()
+                    if message is not None:
+                        heard, pinged = at, False
+                    elif pinged and at - heard > QUIET_SECONDS + ANSWER_SECONDS:
+                        # A connection that died without a word (a firewall dropping
+                        # idle flows): every signal would be lost without this.
+                        raise redis.ConnectionError("subscription: no answer to a ping")
+                    elif not pinged and at - heard > QUIET_SECONDS:
+                        await pubsub.ping()
+                        pinged = True
                     if message is None or message.get("type") != "message":
                         continue
                     channel = str(message["channel"])
@@ -127,7 +143,10 @@ class Signals:
                         continue
                     now = self._now.get(channel)
                     if now is not None:
-                        now(data)
+                        try:  # a message that trips it must not end the listening
+                            now(data)
+                        except Exception:
+                            log.exception("cluster signal handler on %s failed", channel)
                     elif (handler := self._handlers.get(channel)) is not None:
                         queue.put_nowait((handler, (data,)))
             except (redis.RedisError, OSError):

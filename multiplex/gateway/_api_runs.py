@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -12,7 +13,7 @@ from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
 from multiplex.approval._pending import Answer, Choice, Resolution
-from multiplex.cluster import ClusterUnavailable, resolution_doc
+from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway import _remote as remote
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._events import Event, make_event, sse
@@ -46,6 +47,7 @@ from multiplex.gateway._verdict import verdict_of
 __all__ = ["router", "run_document", "start_run", "visible_approval_requests"]
 
 router = APIRouter()
+INTERRUPTED = "the request that created the run was interrupted before it started"
 RUN_EVENTS = frozenset(
     {
         "approval.request",
@@ -143,8 +145,15 @@ async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
             try:  # awaited, not on the loop's time: a silent Redis stalls this request only
                 await gw.runs.announce(run)
             except ClusterUnavailable:
-                gw.runs.abandon(run)
+                gw.runs.abandon(run, REDIS_UNAVAILABLE)  # Redis known away: nothing written now
                 raise ShuttingDown(REDIS_UNAVAILABLE) from None
+            except BaseException:
+                # This request was cancelled (a stop): the run must not hold its place.
+                # In a thread: Redis may still be up, and this is the event loop.
+                threading.Thread(
+                    target=gw.runs.abandon, args=(run, INTERRUPTED), daemon=True
+                ).start()
+                raise
             gw.runs.start(run)
     except ShuttingDown as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from None
@@ -217,15 +226,8 @@ async def answer_approval(
     """Answer the run's open approval: once, session, always (saves a rule) or deny."""
     if gw.cluster is not None:
         local = _local(gw, caller, run_id)
-        doc = resolution_doc(
-            Resolution(
-                answer=Answer(
-                    Choice(body.choice),
-                    reason=gw.sup.gate.recorder.redact(body.reason) if body.reason else None,
-                    by=caller.label,
-                )
-            )
-        )
+        answer = Answer(Choice(body.choice), reason=body.reason, by=caller.label)
+        doc = gw.cluster.stored_resolution(Resolution(answer=answer))
         await remote.answer_shared(
             gw, caller, run_id, body.approval_id, doc, local, lambda name: _self_approve(gw, name)
         )

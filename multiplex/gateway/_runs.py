@@ -136,11 +136,15 @@ class RunRegistry(RunLifecycle, RunPrompts):
         ``ClusterUnavailable`` when Redis cannot take it)."""
         await self._hub.apublish(make_event("run.started", run.snapshot(), run.profile, run.run_id))
 
-    def abandon(self, run: Run) -> None:
-        """Forget an admitted run that never started (its announcement failed)."""
-        with self._lock:
-            if self._runs.pop(run.run_id, None) is not None:
-                self._live[run.profile] = max(0, self._live.get(run.profile, 1) - 1)
+    def abandon(self, run: Run, cause: str) -> None:
+        """End an admitted run that never started (its announcement failed or was
+        interrupted): ``failed`` with ``cause``, its place under the limit given back.
+
+        Redis may still take an announcement its caller gave up on; the final
+        document follows it (written on recovery while Redis is away), so no
+        record stays ``queued``. A run drained meanwhile is left as it ended.
+        """
+        self._finish(run, "failed", cause)
 
     def start(self, run: Run) -> None:
         """Log an admitted run and hand it to a worker thread."""

@@ -95,6 +95,7 @@ class ClusterBridge:
         self._redact = sup.gate.recorder.redact
         self._lock = threading.Lock()
         self._unsynced: dict[str, Resolution] = {}  # resolved here while Redis was away
+        self._unsignalled: set[str] = set()  # reloads here no other node heard of (Redis away)
         hub.bridge = self
         self.handover = HandOver(
             sup, runs, cluster, self._redact, lambda run: redacted(run.snapshot(), self._redact)
@@ -180,7 +181,7 @@ class ClusterBridge:
                 self._unsynced[request.id] = proposed
             return proposed
         try:
-            outcome = self.cluster.approvals.resolve(request.id, resolution_doc(proposed))
+            outcome = self.cluster.approvals.resolve(request.id, self.stored_resolution(proposed))
         except ClusterUnavailable:
             with self._lock:
                 self._unsynced[request.id] = proposed
@@ -190,9 +191,14 @@ class ClusterBridge:
             return proposed  # won, or never registered (Redis restarted): ours stands
         return resolution_of(outcome.resolution)
 
+    def stored_resolution(self, resolution: Resolution) -> dict[str, Any]:
+        """``resolution`` as Redis stores and publishes it: redacted (an approver's
+        reason is free text; a cause may quote a command)."""
+        return dict(redacted(resolution_doc(resolution), self._redact))
+
     def _push(self, approval_id: str, resolution: Resolution) -> None:
         try:
-            self.cluster.approvals.resolve(approval_id, resolution_doc(resolution))
+            self.cluster.approvals.resolve(approval_id, self.stored_resolution(resolution))
         except ClusterUnavailable:
             with self._lock:
                 self._unsynced[approval_id] = resolution
@@ -289,7 +295,11 @@ class ClusterBridge:
         try:
             self.cluster.signals.publish(RELOAD_CHANNEL, {"profile": profile})
         except ClusterUnavailable:
-            log.warning("reload signal for %s not sent: redis unavailable", profile)
+            with self._lock:
+                self._unsignalled.add(profile)
+            log.warning(
+                "reload signal for %s not sent: redis unavailable (sent on its return)", profile
+            )
 
     def _reload_from_signal(self, name: str) -> None:
         token = _from_signal.set(True)
@@ -331,7 +341,10 @@ class ClusterBridge:
 
     def _resync_sync(self) -> None:
         with self._lock:
+            unsignalled, self._unsignalled = self._unsignalled, set()
             unsynced, self._unsynced = self._unsynced, {}
+        for name in sorted(unsignalled):  # first: a revocation, perhaps
+            self.signal_reload(name)
         for approval_id, resolution in unsynced.items():
             self._push(approval_id, resolution)
         for table in self.sup.gate.tables().values():
@@ -348,4 +361,11 @@ class ClusterBridge:
                 self.cluster.runs.put(redacted(run.snapshot(), self._redact))
             except ClusterUnavailable:  # away again: what is left waits for the next recovery
                 self.writer.unsynced(r.run_id for r in list(runs.values())[index:])
-                return
+                break
+        # The signals this node may have missed meanwhile: every home is read again
+        # (on a shared folder without events, such as NFS, nothing else would tell it).
+        for name in list(self.sup.profiles):
+            try:
+                self._reload_from_signal(name)
+            except Exception:  # one home never stops the others' reading
+                log.exception("profile %s: re-read after redis returned failed", name)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from multiplex.cluster import ClusterUnavailable
+from multiplex.cluster import ClusterUnavailable, _signals
 from tests.cluster.conftest import NodeFactory
 
 
@@ -89,5 +89,98 @@ def test_a_stop_never_waits_on_a_loop_that_will_not_end(node: NodeFactory) -> No
         await asyncio.wait_for(a.stop(), 10)  # returns: the stubborn loop is left behind
         assert not a._tasks
         release.set()
+
+    asyncio.run(scenario())
+
+
+def test_a_node_started_while_redis_was_down_resynchronises_when_it_comes(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    # The first heartbeat (in start) is what found Redis away: its return must
+    # still be noticed as a recovery, or what the node did meanwhile is never written.
+    a = node("a")
+    redis_server.stop()
+
+    async def scenario() -> None:
+        recovered = asyncio.Event()
+
+        async def on_recovered() -> None:
+            recovered.set()
+
+        async def on_lost(_lost: Any) -> None:
+            pass
+
+        try:
+            await a.start(on_event=lambda _e: None, on_lost=on_lost, on_recovered=on_recovered)
+            assert not a.up
+        finally:
+            redis_server.start()
+        try:
+            async with asyncio.timeout(10):
+                await recovered.wait()
+            assert a.up
+        finally:
+            await a.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_signal_its_handler_cannot_take_ends_no_listening(node: NodeFactory) -> None:
+    # Anyone who can publish on Redis can send any JSON object: a handler that
+    # fails on one is logged, and every later signal still arrives.
+    a, b = node("a"), node("b")
+    got: list[str] = []
+
+    async def scenario() -> None:
+        arrived = asyncio.Event()
+
+        def picky(message: dict[str, Any]) -> None:
+            got.append(message["profile"])  # KeyError on a message without one
+
+        async def on_reload(message: dict[str, Any]) -> None:
+            got.append(f"reload {message['profile']}")
+            arrived.set()
+
+        b.signals.on_now("sessions", picky)
+        b.signals.on("reload", on_reload)
+        task = asyncio.create_task(b.signals.run())
+        assert await b.signals.wait_subscribed(5)
+        await a.signals.apublish("sessions", {"no": "profile"})
+        await a.signals.apublish("sessions", {"profile": "alpha"})
+        await a.signals.apublish("reload", {"profile": "beta"})
+        async with asyncio.timeout(10):
+            await arrived.wait()
+        task.cancel()
+
+    asyncio.run(scenario())
+    assert got == ["alpha", "reload beta"]
+
+
+def test_a_subscription_that_stops_answering_is_made_again(
+    node: NodeFactory, redis_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No error, no close: Redis just stops answering this connection (CLIENT
+    # PAUSE stands for a firewall that drops an idle flow). Unnoticed, every
+    # later signal would be lost; pinged, it is subscribed again.
+    monkeypatch.setattr(_signals, "QUIET_SECONDS", 0.3)
+    monkeypatch.setattr(_signals, "ANSWER_SECONDS", 0.5)
+    b = node("b")
+
+    async def scenario() -> None:
+        back = asyncio.Event()
+        lost_seen = False
+
+        async def on_back() -> None:
+            back.set()
+
+        task = asyncio.create_task(b.signals.run(on_back))
+        assert await b.signals.wait_subscribed(5)
+        redis_server.client().execute_command("CLIENT", "PAUSE", "2500", "ALL")
+        async with asyncio.timeout(20):
+            while not back.is_set():
+                lost_seen = lost_seen or b.signals.epoch() is None
+                await asyncio.sleep(0.05)
+        task.cancel()
+        assert lost_seen  # what it vouched for was void meanwhile (EmptyProfiles)
 
     asyncio.run(scenario())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from tests.cluster.conftest import NodeFactory
@@ -172,3 +173,19 @@ def test_a_read_overtaken_by_a_change_is_not_remembered_and_reset_lets_it_be_kno
             task.cancel()
 
     asyncio.run(scenario())
+
+
+def test_the_profiles_set_of_sessions_outlives_every_session_written_since(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    # A session whose TTL a later write renewed must stay in the set, or a
+    # node would take the profile for empty and ignore the session's grants.
+    table = node("a", run_ttl=3).session_table("alpha")
+    client = redis_server.client()
+    session, with_state = "multiplex:sess:alpha:s1", "multiplex:sessions:alpha"
+    table.grant("s1", ["git push"])
+    for renew in (lambda: table.set_yolo("s1", False), lambda: table.set_yolo("s1", True)):
+        time.sleep(1.1)
+        renew()
+        assert client.pttl(with_state) >= client.pttl(session) > 0
+    assert client.smembers(with_state) == {"s1"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import signal
 import time
@@ -213,6 +214,7 @@ def test_a_silent_redis_holds_back_no_other_request_and_admits_no_run(
     a, b = pair
     assert redis_server.proc is not None
     pid = redis_server.proc.pid
+    client = redis_server.client()
     os.kill(pid, signal.SIGSTOP)
     try:
         refused = _served_while(
@@ -223,8 +225,18 @@ def test_a_silent_redis_holds_back_no_other_request_and_admits_no_run(
     finally:
         os.kill(pid, signal.SIGCONT)
     _until(lambda: a.ready() and b.ready())
+    # The refused run's write was on its way when the request gave up: Redis may
+    # still have taken it. Its record then ends 'failed', never a 'queued' forever.
+    _until(lambda: all(doc["status"] == "failed" for doc in _run_docs(client)))
+    for doc in _run_docs(client):
+        assert doc["error"] == "cluster: redis unavailable"
     again = a.admin.submit(["sleep 0"], profile="delta")
     assert b.admin.wait(again)["status"] == "completed"
+
+
+def _run_docs(client: Any) -> list[dict[str, Any]]:
+    """Every run document in Redis."""
+    return [json.loads(client.get(key)) for key in client.scan_iter("multiplex:run:*")]
 
 
 def test_a_cancel_while_redis_is_silent_holds_back_no_other_request(
@@ -263,3 +275,35 @@ def test_a_redis_that_stood_still_longer_than_a_heartbeat_judges_no_node_lost(
     assert _status(b.admin, parked) == "waiting_for_approval"
     assert b.admin.answer(parked, pending["approval_id"], "once").status_code == 200
     assert b.admin.wait(parked)["status"] == "completed"
+
+
+def test_a_revocation_made_while_redis_was_away_reaches_a_node_that_does_not_watch(
+    redis_url: str, redis_server: Any, tmp_path: Path
+) -> None:
+    # a sees the hand edit but cannot signal it; b (a shared folder without
+    # events, like NFS) learns it from a's signal once Redis is back, or from
+    # re-reading every home after its own subscription was lost.
+    make_cluster_homes(tmp_path)
+    config = tmp_path / "profiles" / "delta" / "config.yaml"
+    a = Node(tmp_path, "a", redis_url)
+    try:
+        b = Node(tmp_path, "b", redis_url, watch="off")
+        try:
+            assert _verdict(b, "echo ok revoked") == "approved"
+            redis_server.stop()
+            try:
+                config.write_text(config.read_text().replace(', "echo ok *"', ""))
+                _until(lambda: any("reload signal for delta not sent" in x for x in a.lines))
+            finally:
+                redis_server.start()
+            _until(lambda: a.ready() and b.ready())
+            _until(lambda: _verdict(b, "echo ok revoked") != "approved", timeout=10)
+        finally:
+            b.stop()
+    finally:
+        a.stop()
+
+
+def _verdict(node: Node, command: str) -> str:
+    body = {"profile": "delta", "command": command}
+    return str(node.admin.post("/v1/approvals/test", json=body).json()["outcome"])

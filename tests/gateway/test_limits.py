@@ -205,3 +205,24 @@ def test_the_body_limit_is_configurable(served: Served) -> None:
     assert served.admin.post("/v1/runs", json={"commands": ["x" * 5000]}).status_code == 413
     ok = served.admin.post("/v1/runs", json={"commands": ["true"] * 3})
     assert ok.status_code == 202
+
+
+@pytest.mark.parametrize("served", [{"per_profile": 1}], indirect=True)
+def test_a_run_whose_announcement_failed_ends_failed_and_gives_its_place_back(
+    served: Served,
+) -> None:
+    # What POST /v1/runs does in a cluster when Redis cannot take run.started
+    # (docs/cluster.md#what-each-failure-does): the run is admitted, then abandoned.
+    runs = served.server.gateway.runs
+    run = runs.admit("alpha", "s", "", ["true"])
+    with pytest.raises(Exception, match="max_runs_per_profile"):
+        runs.admit("alpha", "s", "", ["true"])  # the limit counts it
+    runs.abandon(run, "cluster: redis unavailable")
+    runs.abandon(run, "cluster: redis unavailable")  # twice (a drain, a stop) counts once
+    shown = served.alpha.run(run.run_id)
+    assert (shown["status"], shown["error"]) == ("failed", "cluster: redis unavailable")
+    assert shown["results"] == []  # nothing ran
+    parked = served.alpha.submit(["echo parked"])  # its place is free again, once
+    served.alpha.wait(parked, "waiting_for_approval")
+    assert served.alpha.post("/v1/runs", json={"commands": ["true"]}).status_code == 429
+    served.alpha.post(f"/v1/runs/{parked}/cancel")
