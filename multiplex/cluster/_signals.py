@@ -29,8 +29,6 @@ CANCEL_CHANNEL = "cancel"
 Handler = Callable[[dict[str, Any]], Awaitable[None]]
 QUIET_SECONDS = 5.0  # a subscription silent this long is pinged...
 ANSWER_SECONDS = 3.0  # ...and subscribed again when the pong does not come in this long
-QUIET_SECONDS = 5.0  # a subscription silent this long is pinged...
-ANSWER_SECONDS = 3.0  # ...and subscribed again when the pong does not come in this long
 _Queue = asyncio.Queue[tuple[Callable[..., Awaitable[None]], tuple[Any, ...]]]
 
 
