@@ -102,8 +102,9 @@ class Cluster:
     ) -> None:
         """Join (first heartbeat), subscribe, and start the loops on the running event loop.
 
-        Other nodes' events go to ``on_event`` from a call of :meth:`following`
-        on, for as long as ``wanted()`` says someone here follows them.
+        Every node's events, this one's too, go to ``on_event`` in stream order
+        from a call of :meth:`following` on, for as long as ``wanted()`` says
+        someone here follows them.
         Starts even when Redis is down: the node is then not ready until it answers.
         """
         self._on_recovered = on_recovered
@@ -120,7 +121,7 @@ class Cluster:
         await self.signals.wait_subscribed(2.0)
 
     async def following(self) -> None:
-        """Return once every event another node appends from now on goes to ``on_event``.
+        """Return once every event appended from now on, by any node, goes to ``on_event``.
 
         Call it on the event loop after ``wanted()`` turned true. With Redis away
         the reader starts from the stream's end once Redis answers.
@@ -215,15 +216,16 @@ class Cluster:
             try:
                 if self._after == "$":
                     self._after = await self.events.last_position()
-                before = self._after
-                self._after, batch = await self.events.read_others(before, self.node_id)
+                batch = await self.events.read(self._after)
                 for event in batch:
                     on_event(event)
-                if self._after != before:
-                    # Let a busy stream gather, this node's own entries too (each
-                    # one wakes the read): one read carries many events.
+                if batch:
+                    self._after = batch[-1].position
+                    # Let a busy stream gather (each append wakes the read): one read
+                    # carries many events.
                     await asyncio.sleep(BATCH_SECONDS)
             except ClusterUnavailable:
+                # Resume where the reading stopped: a Redis that came back kept the
+                # entries appended meanwhile, and a restarted one numbers its new
+                # stream from its clock, after every position read before.
                 await asyncio.sleep(HEALTH_SECONDS)
-                # A restarted Redis has a new stream: resume from its end.
-                self._after = "$"

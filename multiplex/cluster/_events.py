@@ -4,8 +4,8 @@ Each event a node publishes is appended to ``multiplex:events`` (capped at
 about ``MAXLEN`` entries) with its name, profile, run and the node it came
 from. A reader keeps its own position (the last stream id it delivered), so a
 connection can resume where it stopped; a node reads the stream once and fans
-out to its own streams, skipping its own events, which it delivered locally in
-the order it made them (:meth:`EventLog.read_others` decodes only the others').
+out to the streams of its own that follow the cluster, its own events included,
+so each of them is sent every event in stream order (docs/cluster.md#events).
 Open requests are re-delivered from :class:`~multiplex.cluster.ApprovalStore`
 on connect, not from the stream.
 """
@@ -47,16 +47,19 @@ class SharedEvent:
     run_id: str | None
     node: str
     data: dict[str, Any]
+    raw: str = ""  # ``data`` as stored: compact JSON, which a frame can carry as it is
 
 
 def _shared(position: Any, fields: dict[str, Any]) -> SharedEvent:
+    raw = fields["data"]
     return SharedEvent(
         position=str(position),
         name=fields["name"],
         profile=fields["profile"],
         run_id=fields["run"] or None,
         node=fields["node"],
-        data=dict(orjson.loads(fields["data"])),
+        data=dict(orjson.loads(raw)),
+        raw=raw if isinstance(raw, str) else raw.decode(),
     )
 
 
@@ -133,18 +136,3 @@ class EventLog:
             for position, fields in entries:
                 out.append(_shared(position, fields))
         return out
-
-    async def read_others(
-        self, after: str, node: str, *, block_ms: int = 500, count: int = 500
-    ) -> tuple[str, list[SharedEvent]]:
-        """As :meth:`read`, without decoding ``node``'s own entries; the new position too."""
-        reply = await self._link.acall(
-            self._link.aio.xread({self.key: after}, count=count, block=block_ms)
-        )
-        out: list[SharedEvent] = []
-        for _stream, entries in reply or []:
-            for position, fields in entries:
-                after = str(position)
-                if fields["node"] != node:
-                    out.append(_shared(position, fields))
-        return after, out

@@ -16,7 +16,7 @@ from multiplex._errors import MultiplexError
 from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
-from multiplex.gateway._events import Event, make_event, stream_order
+from multiplex.gateway._events import Event, from_shared, stream_order
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
 from multiplex.gateway._models import ProfileOut, ReloadOut, WhoAmI
@@ -109,11 +109,7 @@ async def _missed(gw: Gateway, caller: Principal, last: str | None) -> list[Even
         shared = await gw.cluster.cluster.events.since(last.strip())
     except ClusterUnavailable:
         return []  # the open requests below are still re-sent
-    return [
-        make_event(e.name, e.data, e.profile, e.run_id).positioned(e.position)
-        for e in shared
-        if caller.sees(e.profile) and e.name.startswith(_KINDS)
-    ]
+    return [from_shared(e) for e in shared if caller.sees(e.profile) and e.name.startswith(_KINDS)]
 
 
 async def _live(gw: Gateway, caller: Principal, last: str | None) -> AsyncIterator[bytes]:

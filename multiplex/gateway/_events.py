@@ -14,15 +14,19 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from multiplex.gateway._json import dumps
+
+if TYPE_CHECKING:
+    from multiplex.cluster import SharedEvent
 
 __all__ = [
     "KEEPALIVE_SECONDS",
     "Event",
     "EventHub",
     "Subscription",
+    "from_shared",
     "make_event",
     "sse",
     "stream_order",
@@ -75,6 +79,18 @@ def stream_order(position: str) -> tuple[int, int]:
 def make_event(name: str, data: dict[str, Any], profile: str, run_id: str | None = None) -> Event:
     """An event with its frame encoded once, however many streams carry it."""
     return Event(name, data, profile, run_id, sse(name, data))
+
+
+def from_shared(shared: SharedEvent) -> Event:
+    """An event read back from a cluster's stream, its frame made of the JSON as stored."""
+    raw = shared.raw
+    if not raw or "\n" in raw or "\r" in raw:  # not as this code stores it: encode again
+        return make_event(shared.name, shared.data, shared.profile, shared.run_id).positioned(
+            shared.position
+        )
+    head = b"id: " + shared.position.encode() + b"\nevent: " + shared.name.encode()
+    frame = head + b"\ndata: " + raw.encode() + b"\n\n"
+    return Event(shared.name, shared.data, shared.profile, shared.run_id, frame, shared.position)
 
 
 _CLOSE = object()

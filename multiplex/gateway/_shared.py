@@ -47,7 +47,7 @@ from multiplex.cluster import (
     resolution_of,
 )
 from multiplex.gateway._coalesce import RemoteLeaders
-from multiplex.gateway._events import Event, make_event
+from multiplex.gateway._events import Event, from_shared, make_event
 from multiplex.gateway._handover import HandOver
 from multiplex.gateway._mirror import REDIS_UNAVAILABLE, EventMirror, redacted
 from multiplex.gateway._run import approval_row
@@ -137,7 +137,7 @@ class ClusterBridge:
     # -- lifecycle (the gateway's event loop) ------------------------------------------
     async def start(self) -> None:
         await self.cluster.start(
-            on_event=self._on_remote_event,
+            on_event=self._on_shared_event,
             on_lost=self._on_lost,
             on_recovered=self._resync,
             wanted=lambda: self.hub.followed,
@@ -258,10 +258,9 @@ class ClusterBridge:
         """See :meth:`EventMirror.amirror`."""
         return await self.writer.amirror(events)
 
-    def _on_remote_event(self, shared: SharedEvent) -> None:
+    def _on_shared_event(self, shared: SharedEvent) -> None:
         if self.hub.local_listeners:  # nobody streams from this node: nothing to build
-            event = make_event(shared.name, shared.data, shared.profile, shared.run_id)
-            self.hub.publish_local(event.positioned(shared.position))
+            self.hub.publish_shared(from_shared(shared))
 
     # -- sessions, cancels, reloads ---------------------------------------------------------
     async def _on_reset(self, message: dict[str, Any]) -> None:
@@ -331,9 +330,10 @@ class ClusterBridge:
 
     async def _announce(self, name: str, data: dict[str, Any]) -> None:
         profile, run_id = str(data.get("profile")), data.get("run_id")
-        self.hub.publish_local(make_event(name, data, profile, run_id))
+        position = None
         with contextlib.suppress(ClusterUnavailable):
-            await self.cluster.events.aappend(name, data, profile, run_id)
+            position = await self.cluster.events.aappend(name, data, profile, run_id)
+        self.hub.deliver(make_event(name, data, profile, run_id), position)
 
     async def _resync(self) -> None:
         """Redis is back (perhaps empty): write again what this node holds."""

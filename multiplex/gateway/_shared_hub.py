@@ -4,8 +4,13 @@
 its :class:`~multiplex.gateway._shared.ClusterBridge`) before its own streams,
 so they carry its position. Events a worker leaves to :meth:`SharedHub.publish_soon`
 (a command's end) go out with that thread's next event or flush, in one write.
-Streams that want other nodes' events say so with :meth:`SharedHub.listening`;
-the node reads the shared stream only while one does.
+Streams that follow the cluster say so with :meth:`SharedHub.listening`; the
+node reads the shared stream only while one does, and those streams get every
+event from there, this node's own included (:meth:`SharedHub.publish_shared`),
+in stream order: the positions a stream is sent only grow, so a client that
+resumes from the last one misses nothing. The other streams (a local run's)
+get this node's events at once. An event the stream did not take (Redis away)
+goes to every stream at once, without a position.
 """
 
 from __future__ import annotations
@@ -59,19 +64,31 @@ class SharedHub(EventHub):
         # each event's position too.
         positions = self.bridge.mirror(events) if self.bridge is not None else [None] * len(events)
         for event, position in zip(events, positions, strict=True):
-            super().publish(event if position is None else event.positioned(position))
+            self.deliver(event, position)
 
     async def apublish(self, event: Event) -> None:
         """:meth:`publish` from the event loop, awaiting the write (raises ``ClusterUnavailable``)."""
         if self.bridge is None:
             super().publish(event)
             return
-        position = (await self.bridge.amirror([event]))[0]
-        super().publish(event if position is None else event.positioned(position))
+        self.deliver(event, (await self.bridge.amirror([event]))[0])
 
-    def publish_local(self, event: Event) -> None:
-        """An event from another node: to this node's streams only."""
-        super().publish(event)
+    def deliver(self, event: Event, position: str | None) -> None:
+        """A local event the stream took at ``position`` (or did not: None) to this node's streams."""
+        if position is None:  # not in the stream: every stream here now, or none ever
+            super().publish(event)
+        else:  # the streams that follow the cluster read it from the stream, in its order
+            self._offer(event.positioned(position), following=False)
+
+    def publish_shared(self, event: Event) -> None:
+        """An event read from the shared stream (any node's): to the streams that follow it."""
+        self._offer(event, following=True)
+
+    def _offer(self, event: Event, *, following: bool) -> None:
+        with self._lock:
+            subs = [s for s in self._subs if (s in self._following) is following]
+        for sub in subs:
+            sub.offer(event)
 
     async def listening(self, sub: Subscription) -> None:
         with self._lock:
