@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import orjson
 
+from multiplex.gateway._events import from_shared
 from tests.cluster.conftest import NodeFactory
 
 
@@ -83,3 +85,65 @@ def test_a_batch_is_one_round_trip_in_order_with_its_run_documents(node: NodeFac
         assert [orjson.loads(e.raw) for e in own[:3]] == [e.data for e in events]
 
     asyncio.run(scenario())
+
+
+def test_a_reader_that_lost_its_connection_resumes_where_it_stopped(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    """docs/cluster.md#events: what other nodes appended while this node's read failed
+    (its connection killed: a blip on this node only) still reaches its streams."""
+    a, b = node("a"), node("b")
+    got: list[str] = []
+
+    async def scenario() -> None:
+        async def nothing(*_args: Any) -> None:
+            pass
+
+        await a.start(on_event=lambda e: got.append(e.name), on_lost=nothing, on_recovered=nothing)
+        try:
+            await a.following()
+            await b.events.aappend("run.started", {"run_id": "r1"}, "alpha", "r1")
+            async with asyncio.timeout(10):
+                while got != ["run.started"]:
+                    await asyncio.sleep(0.02)
+            admin = redis_server.client()
+            async with asyncio.timeout(10):  # the reader's blocked XREAD, found and cut
+                while not (reading := [c for c in admin.client_list() if c["cmd"] == "xread"]):
+                    await asyncio.sleep(0.02)
+            admin.client_kill_filter(_id=reading[0]["id"])
+            await b.events.aappend("run.finished", {"run_id": "r1"}, "alpha", "r1")
+            async with asyncio.timeout(10):
+                while got != ["run.started", "run.finished"]:
+                    await asyncio.sleep(0.02)
+        finally:
+            await a.stop()
+
+    asyncio.run(scenario())
+
+
+def test_an_entry_whose_json_spans_lines_is_framed_on_one_line(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    # Whoever can write to Redis can append any entry: JSON with a line break
+    # between its tokens is still JSON, and carried as stored it would let the
+    # text after the break pose as a frame of its own.
+    a = node("a")
+    forged = '{"run_id": "r1",\n"note": "x"}\nevent: approval.resolved'
+    raw = '{"run_id": "r1",\r\n"note": "data: {}"}'
+
+    async def scenario() -> list[bytes]:
+        start = await a.events.last_position()
+        for data in (raw, forged.split("\nevent")[0]):
+            redis_server.client().xadd(
+                a.events.key,
+                {"name": "run.started", "profile": "p", "run": "r1", "node": "z", "data": data},
+            )
+        return [from_shared(e).frame() for e in await a.events.read(start, block_ms=10)]
+
+    frames = asyncio.run(scenario())
+    assert len(frames) == 2
+    for frame in frames:
+        lines = frame.decode().split("\n")
+        assert lines[0].startswith("id: ") and lines[1] == "event: run.started"
+        assert lines[2].startswith("data: ") and lines[3:] == ["", ""]
+        assert orjson.loads(lines[2][6:])["run_id"] == "r1"
