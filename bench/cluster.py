@@ -178,6 +178,14 @@ def drive(clients: int, seconds: float, work: Callable[[int, threading.Event], i
     return sum(counts)
 
 
+def incomplete(r: httpx.Response) -> None:
+    """Raise, saying why, unless ``r`` is a completed run."""
+    doc = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
+    if r.status_code != 200 or doc.get("status") != "completed":
+        why = {k: doc.get(k) for k in ("status", "error", "results")} if doc else r.text[:300]
+        raise RuntimeError(f"run did not complete: {r.status_code} {why}")
+
+
 def runs_work(nodes: list[Node]) -> Callable[[int, threading.Event], int]:
     def work(index: int, stop: threading.Event) -> int:
         done = 0
@@ -185,8 +193,7 @@ def runs_work(nodes: list[Node]) -> Callable[[int, threading.Event], int]:
             while not stop.is_set():
                 body = {"profile": NAMES[index % len(NAMES)], "commands": ["true"], "wait": 30}
                 r = c.post("/v1/runs", json=body)
-                if r.status_code != 200 or r.json()["status"] != "completed":
-                    raise RuntimeError(f"run did not complete: {r.status_code} {r.text[:200]}")
+                incomplete(r)
                 done += 1
         return done
 
@@ -271,8 +278,7 @@ def approvals_work(nodes: list[Node]) -> Callable[[int, threading.Event], int]:
                 command = f"printf ask-{index}-{done}"
                 body = {"profile": NAMES[index % len(NAMES)], "commands": [command], "wait": 30}
                 r = c.post("/v1/runs", json=body)
-                if r.status_code != 200 or r.json()["status"] != "completed":
-                    raise RuntimeError(f"run did not complete: {r.status_code} {r.text[:200]}")
+                incomplete(r)
                 done += 1
         return done
 

@@ -12,10 +12,11 @@ every later one is refused and sees the winner.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from multiplex.approval._pending import Answer, Choice, Resolution
 from multiplex.cluster._events import MAXLEN, encode
@@ -249,9 +250,9 @@ class ApprovalStore:
         """
         approval_id = str(row["approval_id"])
         node = self._link.node_id
-        payload = json.dumps({**row, "node": node}, separators=(",", ":"))
+        payload = encode({**row, "node": node})
         keys = [self._key(approval_id), self._open, self.node_key(node)]
-        args: list[str | int] = [
+        args: list[bytes | str | int] = [
             payload,
             node,
             self._ttl,
@@ -278,7 +279,7 @@ class ApprovalStore:
         node = self._link.node_id
         digest = hashlib.sha256("\0".join(key).encode()).hexdigest()
         ttl_ms = max(1, int((float(row["expires_at"]) - time.time()) * 1000))
-        payload = json.dumps({**row, "node": node}, separators=(",", ":"))
+        payload = encode({**row, "node": node})
         keys = [
             self._link.key("coalesce", digest),
             self._key(approval_id),
@@ -301,14 +302,13 @@ class ApprovalStore:
         if int(reply[0]) == 1:
             position = reply[2] if len(reply) > 2 and reply[2] else None
             return Claim(None, None if position is None else str(position))
-        return Claim(dict(json.loads(reply[1])) if reply[1] else None, None)
+        return Claim(dict(orjson.loads(reply[1])) if reply[1] else None, None)
 
     def _args(
         self, approval_id: str, resolution: dict[str, Any], run_id: str = "", profile: str = ""
     ) -> tuple[list[str], list[Any]]:
-        payload = json.dumps(
-            {**resolution, "approval_id": approval_id, "resolved_on": self._link.node_id},
-            separators=(",", ":"),
+        payload = encode(
+            {**resolution, "approval_id": approval_id, "resolved_on": self._link.node_id}
         )
         answer = resolution.get("answer")
         # The end of the approval.resolved data, as the prompt's node would write it.
@@ -333,7 +333,7 @@ class ApprovalStore:
             return Outcome(False, None, matched=False)
         position = str(reply[2]) if len(reply) > 2 and reply[2] else None
         written = len(reply) > 3 and int(reply[3]) == 1
-        return Outcome(won == 1, json.loads(raw) if raw else None, position=position, doc=written)
+        return Outcome(won == 1, orjson.loads(raw) if raw else None, position=position, doc=written)
 
     def resolve(self, approval_id: str, resolution: dict[str, Any]) -> Outcome:
         """Sync: resolve ``approval_id`` if still open; else the resolution that won (or None)."""
@@ -366,16 +366,16 @@ class ApprovalStore:
         fields = await self._link.acall(self._link.aio.hgetall(self._key(approval_id)))
         if not fields or "row" not in fields:
             return None
-        row = dict(json.loads(fields["row"]))
+        row = dict(orjson.loads(fields["row"]))
         row["state"] = fields.get("state", "open")
         if fields.get("resolution"):
-            row["resolution"] = json.loads(fields["resolution"])
+            row["resolution"] = orjson.loads(fields["resolution"])
         return row
 
     async def list_open(self) -> list[dict[str, Any]]:
         """Every node's open prompts, oldest first (one round trip)."""
         rows = await self._link.acall(self._list_aio(keys=[self._open], args=[self._prefix]))
-        return [dict(json.loads(r)) for r in rows]
+        return [dict(orjson.loads(r)) for r in rows]
 
     async def open_on(self, node: str) -> list[str]:
         """The ids of the prompts parked on ``node``."""

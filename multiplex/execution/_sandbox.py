@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -185,11 +186,13 @@ def _writable(scope: ProfileScope) -> list[Path]:
     if scope.cwd is not None and scope.cwd.is_dir():
         paths.append(_real(scope.cwd))
     cache = scope.home / "cache"
-    # A symlinked cache/ could point anywhere on the host: it is not bound.
-    if not cache.is_symlink():
-        if not cache.exists():
-            cache.mkdir(mode=0o700)
-        if cache.is_dir():
+    # Made by whichever of the profile's first commands comes first (two at once
+    # both see it missing). A symlinked cache/ could point anywhere on the host:
+    # it is not bound; only a real folder is (lstat: a link is never followed).
+    with contextlib.suppress(FileExistsError):
+        cache.mkdir(mode=0o700)
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(cache).st_mode):
             paths.append(home / "cache")
     for item in scope.view.terminal.writable_paths:
         expanded = Path(os.path.expanduser(item))

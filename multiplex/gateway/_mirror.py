@@ -31,12 +31,19 @@ _ASKED, _RESOLVED = "approval.request", "approval.resolved"
 _KEEP_WRITTEN = 4096  # positions of appended events not yet published here (a bound, not a budget)
 
 
+_PLAIN = (int, float, bool, type(None))  # nothing to redact: kept as they are
+
+
 def redacted(value: Any, redact: Callable[[str], str]) -> Any:
     """``value`` with every string in it redacted (dicts, lists and tuples walked)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: redacted(v, redact) for k, v in value.items()}
+        # A document's fields are mostly strings and numbers: those without a call each.
+        return {
+            k: redact(v) if type(v) is str else v if type(v) in _PLAIN else redacted(v, redact)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [redacted(v, redact) for v in value]
     return value

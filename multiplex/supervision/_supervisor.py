@@ -245,6 +245,9 @@ class Supervisor(GatedExecution):
 
     def known_secrets(self) -> KnownValues:
         """Every served profile's known secret values (masked in any output)."""
+        union = self._all_secrets  # one read: a reload replaces it whole, under the lock
+        if union is not None:
+            return union
         with self._secrets_lock:
             if self._all_secrets is None:
                 union = KnownValues()

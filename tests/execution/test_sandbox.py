@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -191,3 +193,43 @@ def test_auto_without_bwrap_warns_and_runs_unsandboxed(
         timeout=60,
     )
     assert "unsandboxed" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_a_profiles_first_commands_at_once_all_run(sup: Supervisor) -> None:
+    """Two first commands both find cache/ missing: each makes it or finds it made."""
+    home = sup.profiles["a"].home
+    failures: list[BaseException] = []
+    for _ in range(300):
+        shutil.rmtree(home / "cache", ignore_errors=True)
+        barrier = threading.Barrier(8)
+
+        def first(barrier: threading.Barrier = barrier) -> None:
+            try:
+                with sup.turn("a", "first", "api") as scope:
+                    barrier.wait()
+                    sandbox_argv(scope, hidden=sup.hidden_paths)
+            except BaseException as exc:
+                failures.append(exc)
+
+        threads = [threading.Thread(target=first) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not failures, failures[0]
+    assert (home / "cache").is_dir()
+
+
+@pytest.mark.parametrize("target", ["outside", "missing"])
+def test_a_symlinked_cache_is_never_bound_and_never_stops_the_profile(
+    sup: Supervisor, tmp_path: Path, target: str
+) -> None:
+    """An agent that makes cache/ a link (to a host folder, or to nothing) neither
+    writes through it nor keeps the profile's next commands from running."""
+    home = sup.profiles["a"].home
+    shutil.rmtree(home / "cache", ignore_errors=True)
+    (home / "cache").symlink_to(tmp_path / target)
+    done = run(sup, f"echo ok; echo leak > {home}/cache/f")
+    assert done.stdout.startswith("ok")
+    assert done.exit_code != 0
+    assert not (tmp_path / "outside" / "f").exists()
