@@ -11,7 +11,10 @@ over the same generated profiles. With 8 client threads for a fixed time each:
   created on.
 
 Phase 1 is one node in single-process mode (no Redis); phase 2 two cluster
-nodes, clients alternating between them. Prints both figures and the ratio,
+nodes, clients alternating between them; the pair of phases is repeated
+``--rounds`` times, interleaved (this machine's speed drifts by 10-20 % from one
+minute to the next), and each figure is the median over the rounds, each ratio
+the median of the rounds' ratios, with their range. Prints both figures and the ratio,
 the Redis round trips per run (from the nodes' /metrics, minus the idle
 background of heartbeats and probes measured for the same time; target at
 most 6) and the nodes' CPU seconds per run against one node's (target at most
@@ -20,7 +23,7 @@ most 6) and the nodes' CPU seconds per run against one node's (target at most
 refuses to auto-approve it; p50/p99 (target p99 at most 200 ms), with the same
 measurement on A itself as the baseline.
 
-    .venv/bin/python bench/cluster.py [--seconds 8] [--clients 8] [--samples 40]
+    .venv/bin/python bench/cluster.py [--seconds 8] [--clients 8] [--rounds 3] [--samples 40]
         [--profile-to FOLDER]   # py-spy every node in every phase (the figures drop)
 """
 
@@ -32,6 +35,7 @@ import os
 import queue
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -357,6 +361,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=40)
     parser.add_argument(
         "--profile-to", type=Path, default=None, help="a folder: py-spy each node per phase"
@@ -374,15 +379,19 @@ def main() -> None:
         args.profile_to.mkdir(parents=True, exist_ok=True)
     redis_proc, url = start_redis(root)
     started: list[Node] = []
+    ones: list[dict[str, float]] = []
+    twos: list[dict[str, float]] = []
     try:
         alone = Node(root, "alone", None)
-        started.append(alone)
-        one = measure([alone], args.clients, args.seconds, None, args.profile_to)
-        alone.stop()
         a = Node(root, "a", url, watch="auto")
         b = Node(root, "b", url, watch="off")  # like NFS: only the signal tells it
-        started += [a, b]
-        two = measure([a, b], args.clients, args.seconds, redis_proc.pid, args.profile_to)
+        started += [alone, a, b]
+        for _ in range(args.rounds):
+            ones.append(measure([alone], args.clients, args.seconds, None, args.profile_to))
+            twos.append(
+                measure([a, b], args.clients, args.seconds, redis_proc.pid, args.profile_to)
+            )
+        alone.stop()
         same = revocation(root, a, a, args.samples // 2)
         across = revocation(root, a, b, args.samples)
     finally:
@@ -393,20 +402,30 @@ def main() -> None:
         redis_proc.wait(10)
         shutil.rmtree(root, ignore_errors=True)
 
-    print(f"clients {args.clients}, {args.seconds:g} s per phase; nodes share 2 cores")
+    def median(rows: list[dict[str, float]], key: str) -> float:
+        return statistics.median(row[key] for row in rows)
+
+    def ratios(key: str) -> str:
+        each = [two[key] / one[key] for one, two in zip(ones, twos, strict=True)]
+        return f"{statistics.median(each):.2f}x (rounds {min(each):.2f}-{max(each):.2f})"
+
+    print(
+        f"clients {args.clients}, {args.seconds:g} s per phase, {args.rounds} rounds (medians);"
+        " nodes share 2 cores"
+    )
     for kind in ("runs", "approvals"):
-        ratio = two[f"{kind}_per_s"] / one[f"{kind}_per_s"]
-        cpu_ratio = two[f"{kind}_cpu_ms"] / one[f"{kind}_cpu_ms"]
+        rate, cpu = f"{kind}_per_s", f"{kind}_cpu_ms"
         print(
-            f"{kind:9s}/s   one node {one[f'{kind}_per_s']:7.1f}   two nodes "
-            f"{two[f'{kind}_per_s']:7.1f}   ratio {ratio:.2f}"
+            f"{kind:9s}/s   one node {median(ones, rate):7.1f}   two nodes "
+            f"{median(twos, rate):7.1f}   ratio {ratios(rate)}"
         )
         print(
-            f"{kind:9s} cpu  one node {one[f'{kind}_cpu_ms']:6.2f} ms   two nodes "
-            f"{two[f'{kind}_cpu_ms']:6.2f} ms ({cpu_ratio:.2f}x, target <= 1.3x)   "
-            f"redis {two[f'{kind}_redis_cpu_ms']:.2f} ms"
+            f"{kind:9s} cpu  one node {median(ones, cpu):6.2f} ms   two nodes "
+            f"{median(twos, cpu):6.2f} ms   {ratios(cpu)}, target <= 1.3x   "
+            f"redis {median(twos, f'{kind}_redis_cpu_ms'):.2f} ms"
         )
-        print(f"{kind:9s} redis round trips per run {two[f'{kind}_trips']:.1f} (target <= 6)")
+        trips = median(twos, f"{kind}_trips")
+        print(f"{kind:9s} redis round trips per run {trips:.1f} (target <= 6)")
     for label, values in (("same node", same), ("across nodes", across)):
         p50, p99 = percentile(values, 50) * 1e3, percentile(values, 99) * 1e3
         print(f"revocation {label:12s} p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   n={len(values)}")

@@ -116,6 +116,7 @@ async def _live(gw: Gateway, caller: Principal, last: str | None) -> AsyncIterat
     sub = gw.hub.subscribe(
         lambda e: caller.sees(e.profile) and e.name.startswith(_KINDS),
         valid=lambda: gw.auth.current(caller),
+        follow=True,
     )
     try:
         # Other nodes' events too, from here on (a cluster node reads them only

@@ -173,11 +173,14 @@ class EventHub:
         accepts: Callable[[Event], bool],
         valid: Callable[[], bool] | None = None,
         on_close: Callable[[], None] | None = None,
+        *,
+        follow: bool = False,
     ) -> Subscription:
         """A new subscription (call on the event loop that will read it).
 
         ``valid`` is asked by :meth:`revalidate`; once it says False the stream
         ends (its token was rotated or removed) and ``on_close`` runs on the loop.
+        ``follow``: the stream will follow every node's events (:meth:`listening`).
         """
         sub = Subscription(self, accepts, valid, on_close)
         with self._lock:
@@ -186,7 +189,12 @@ class EventHub:
                 sub._queue.put_nowait(_CLOSE)
             else:
                 self._subs.append(sub)
+                if follow:
+                    self._follows(sub)
         return sub
+
+    def _follows(self, sub: Subscription) -> None:
+        """Under the lock, as ``sub`` is added: it follows every node's events."""
 
     def unsubscribe(self, sub: Subscription) -> None:
         with self._lock:
@@ -216,7 +224,8 @@ class EventHub:
         """Publish what this thread left to :meth:`publish_soon` (call before waiting)."""
 
     async def listening(self, sub: Subscription) -> None:
-        """Return once ``sub`` is offered every event published from now on, from anywhere.
+        """Return once ``sub`` (subscribed with ``follow``) is offered every event published
+        from now on, from anywhere.
 
         Here at once (every event is published in this process); on a cluster
         node, once the node reads the other nodes' events too.

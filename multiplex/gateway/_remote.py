@@ -166,7 +166,7 @@ async def remote_run_stream(
     gw: Gateway, caller: Principal, run_id: str, names: frozenset[str]
 ) -> AsyncIterator[bytes]:
     """Another node's run as server-sent events: its open prompt re-sent, then live events."""
-    sub = gw.hub.subscribe(lambda e: e.run_id == run_id and e.name in names)
+    sub = gw.hub.subscribe(lambda e: e.run_id == run_id and e.name in names, follow=True)
     try:
         # Read after following: nothing between the read and the first event is lost.
         await gw.hub.listening(sub)

@@ -90,9 +90,14 @@ class SharedHub(EventHub):
         for sub in subs:
             sub.offer(event)
 
+    def _follows(self, sub: Subscription) -> None:
+        # From its first moment: offered a local event directly before it followed,
+        # it could be offered the same again by the reader.
+        self._following.add(sub)
+
     async def listening(self, sub: Subscription) -> None:
-        with self._lock:
-            self._following.add(sub)
+        if not sub.closed and sub not in self._following:
+            raise ValueError("a stream that follows the cluster subscribes with follow=True")
         if self.bridge is not None:
             await self.bridge.cluster.following()
 
