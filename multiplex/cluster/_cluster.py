@@ -32,7 +32,7 @@ __all__ = ["HEALTH_SECONDS", "Cluster"]
 
 log = logging.getLogger("multiplex.cluster")
 HEALTH_SECONDS = 0.5
-BATCH_SECONDS = 0.010  # docs/cluster.md#events: what a busy stream gathers before a read
+BATCH_SECONDS = 0.020  # docs/cluster.md#events: what a busy stream gathers before a read
 LOST_LOOKS = 3  # looks in a row (one heartbeat interval apart) before a node is reaped
 
 
