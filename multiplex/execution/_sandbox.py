@@ -180,11 +180,26 @@ def _runtime_paths() -> tuple[Path, ...]:
     return tuple(sorted(p for p in candidates if p.is_dir() and _under(p, replaced)))
 
 
-def _writable(scope: ProfileScope) -> list[Path]:
+@dataclass(frozen=True, slots=True)
+class _Writable:
+    """The folders a command may write, each bound at its real path, and where it starts."""
+
+    binds: tuple[Path, ...]
+    chdir: Path | None
+
+
+def _writable(scope: ProfileScope) -> _Writable:
+    # docs/execution.md#the-sandbox: a path inside another writable one is not
+    # bound again. The command can already write there, so it can make any name
+    # there a symlink, and a bind made from the host follows it: anywhere on the
+    # host. Reached through the outer bind instead, a link resolves inside the
+    # sandbox's own view (read-only or hidden), and so does the working directory.
     home = _real(scope.home)
-    paths: list[Path] = []
-    if scope.cwd is not None and scope.cwd.is_dir():
-        paths.append(_real(scope.cwd))
+    homes = [home, Path(os.path.abspath(scope.home))]
+    wanted: list[Path] = []  # absolute as configured: symlinks not followed
+    cwd = scope.cwd if scope.cwd is not None and scope.cwd.is_dir() else None
+    if cwd is not None:
+        wanted.append(Path(os.path.abspath(cwd)))
     cache = scope.home / "cache"
     # Made by whichever of the profile's first commands comes first (two at once
     # both see it missing). A symlinked cache/ could point anywhere on the host:
@@ -193,13 +208,36 @@ def _writable(scope: ProfileScope) -> list[Path]:
         cache.mkdir(mode=0o700)
     with contextlib.suppress(OSError):
         if stat.S_ISDIR(os.lstat(cache).st_mode):
-            paths.append(home / "cache")
+            wanted.append(Path(os.path.abspath(cache)))
     for item in scope.view.terminal.writable_paths:
         expanded = Path(os.path.expanduser(item))
         path = expanded if expanded.is_absolute() else scope.home / expanded
         if path.is_dir() or path.is_file():
-            paths.append(_real(path))
-    return paths
+            wanted.append(Path(os.path.abspath(path)))
+    real = {path: _real(path) for path in wanted}
+
+    def outer(path: Path) -> tuple[Path, Path] | None:
+        """The writable path ``path`` lies in, bound in the layer its location is in
+        (the home is bound read-only over everything outside it), and its real path."""
+        in_home = _under(path, homes)
+        for other in wanted:
+            if other == path or _under(real[other], [home]) != in_home:
+                continue
+            for root in (other, real[other]):
+                if path != root and path.is_relative_to(root):
+                    return root, real[other]
+        return None
+
+    binds: list[Path] = []
+    for path in dict.fromkeys(wanted):
+        if outer(path) is None and real[path] not in binds:
+            binds.append(real[path])
+    chdir = None
+    if cwd is not None:
+        start = Path(os.path.abspath(cwd))
+        found = outer(start)
+        chdir = real[start] if found is None else found[1] / start.relative_to(found[0])
+    return _Writable(tuple(binds), chdir)
 
 
 def sandbox_argv(
@@ -224,8 +262,8 @@ def sandbox_argv(
     hide = {_real(Path(p)) for p in hidden} | {home.parent}
     hide.discard(home)
     writable = _writable(scope)
-    inside_home = [p for p in writable if _under(p, [home])]
-    outside_home = [p for p in writable if not _under(p, [home])]
+    inside_home = [p for p in writable.binds if _under(p, [home])]
+    outside_home = [p for p in writable.binds if not _under(p, [home])]
     argv = [bwrap, *_BASE]
     for path in _runtime_paths():
         argv += ["--ro-bind", str(path), str(path)]
@@ -250,8 +288,8 @@ def sandbox_argv(
     argv += _own_home_hides(scope, home)
     if credentials is not None:
         argv += ["--ro-bind", str(credentials), SANDBOX_CREDENTIALS]
-    if scope.cwd is not None and scope.cwd.is_dir():
-        argv += ["--chdir", str(_real(scope.cwd))]
+    if writable.chdir is not None:
+        argv += ["--chdir", str(writable.chdir)]
     argv.append("--")
     return argv
 

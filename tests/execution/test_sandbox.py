@@ -233,3 +233,41 @@ def test_a_symlinked_cache_is_never_bound_and_never_stops_the_profile(
     assert done.stdout.startswith("ok")
     assert done.exit_code != 0
     assert not (tmp_path / "outside" / "f").exists()
+
+
+def test_a_link_made_inside_a_writable_folder_never_becomes_a_bind(
+    make_home,  # type: ignore[no-untyped-def]
+    supervisor_of,
+    tmp_path: Path,
+) -> None:
+    """An agent that may write a folder holding its cwd (or another writable path)
+    replaces that name with a link to a host folder: its next command must still
+    not write there (a bind made from the host would follow the link)."""
+    shared, other = tmp_path / "shared", tmp_path / "other"
+    (shared / "proj").mkdir(parents=True)
+    (other / "sub").mkdir(parents=True)
+    for name in ("outside", "elsewhere"):
+        (tmp_path / name).mkdir()
+    make_home(
+        "a",
+        "terminal:\n  sandbox: bwrap\n"
+        f"  cwd: {shared / 'proj'}\n"
+        f"  writable_paths: [{shared}, {other / 'sub'}, {other}]\n"
+        "approvals:\n  mode: off\n",
+    )
+    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: a\n")
+
+    def run_a(command: str):  # type: ignore[no-untyped-def]
+        return sup.run(command, profile="a", context="cron")
+
+    assert run_a("pwd").stdout.strip() == str(shared / "proj")
+    assert run_a(f"echo in > {other / 'sub' / 'f'} && echo ok").stdout.strip() == "ok"
+    assert (other / "sub" / "f").read_text() == "in\n"
+    swap = (
+        f"cd {tmp_path} && rm -rf shared/proj other/sub"
+        f" && ln -s {tmp_path / 'outside'} shared/proj && ln -s {tmp_path / 'elsewhere'} other/sub"
+    )
+    assert run_a(swap).exit_code == 0, run_a(swap).stderr
+    run_a(f"echo pwned > pwned.txt; echo pwned > {other / 'sub' / 'x'}; pwd")
+    assert not list((tmp_path / "outside").iterdir())
+    assert not list((tmp_path / "elsewhere").iterdir())
