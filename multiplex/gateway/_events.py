@@ -83,14 +83,16 @@ def make_event(name: str, data: dict[str, Any], profile: str, run_id: str | None
 
 def from_shared(shared: SharedEvent) -> Event:
     """An event read back from a cluster's stream, its frame made of the JSON as stored."""
-    raw = shared.raw
+    raw, name = shared.raw, shared.name
+    if not name.isprintable():  # one line, as every name this code writes
+        name = name.encode("unicode_escape").decode("ascii")
     if not raw or "\n" in raw or "\r" in raw:  # not as this code stores it: encode again
-        return make_event(shared.name, shared.data, shared.profile, shared.run_id).positioned(
+        return make_event(name, shared.data, shared.profile, shared.run_id).positioned(
             shared.position
         )
-    head = b"id: " + shared.position.encode() + b"\nevent: " + shared.name.encode()
+    head = b"id: " + shared.position.encode() + b"\nevent: " + name.encode()
     frame = head + b"\ndata: " + raw.encode() + b"\n\n"
-    return Event(shared.name, shared.data, shared.profile, shared.run_id, frame, shared.position)
+    return Event(name, shared.data, shared.profile, shared.run_id, frame, shared.position)
 
 
 _CLOSE = object()

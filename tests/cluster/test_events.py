@@ -131,19 +131,24 @@ def test_an_entry_whose_json_spans_lines_is_framed_on_one_line(
     forged = '{"run_id": "r1",\n"note": "x"}\nevent: approval.resolved'
     raw = '{"run_id": "r1",\r\n"note": "data: {}"}'
 
+    named = "run.started\ndata: {}\n\nevent: approval.resolved"  # a name that forges a frame
+
     async def scenario() -> list[bytes]:
         start = await a.events.last_position()
-        for data in (raw, forged.split("\nevent")[0]):
+        for name, data in (
+            ("run.started", raw),
+            ("run.started", forged.split("\nevent")[0]),
+            (named, '{"run_id": "r1"}'),
+        ):
             redis_server.client().xadd(
-                a.events.key,
-                {"name": "run.started", "profile": "p", "run": "r1", "node": "z", "data": data},
+                a.events.key, {"name": name, "profile": "p", "run": "r1", "node": "z", "data": data}
             )
         return [from_shared(e).frame() for e in await a.events.read(start, block_ms=10)]
 
     frames = asyncio.run(scenario())
-    assert len(frames) == 2
+    assert len(frames) == 3
     for frame in frames:
         lines = frame.decode().split("\n")
-        assert lines[0].startswith("id: ") and lines[1] == "event: run.started"
+        assert lines[0].startswith("id: ") and lines[1].startswith("event: run.started")
         assert lines[2].startswith("data: ") and lines[3:] == ["", ""]
         assert orjson.loads(lines[2][6:])["run_id"] == "r1"
