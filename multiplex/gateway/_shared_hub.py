@@ -4,8 +4,8 @@
 its :class:`~multiplex.gateway._shared.ClusterBridge`) before its own streams,
 so they carry its position. Events a worker leaves to :meth:`SharedHub.publish_soon`
 (a command's end) go out with that thread's next event or flush, in one write.
-Streams that follow the cluster say so with :meth:`SharedHub.listening`; the
-node reads the shared stream only while one does, and those streams get every
+Streams that follow the cluster say so when they subscribe (``follow=True``)
+and wait for :meth:`SharedHub.listening`; the node reads the shared stream only while one does, and those streams get every
 event from there, this node's own included (:meth:`SharedHub.publish_shared`),
 in stream order: the positions a stream is sent only grow, so a client that
 resumes from the last one misses nothing. The other streams (a local run's)
