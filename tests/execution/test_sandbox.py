@@ -271,3 +271,37 @@ def test_a_link_made_inside_a_writable_folder_never_becomes_a_bind(
     run_a(f"echo pwned > pwned.txt; echo pwned > {other / 'sub' / 'x'}; pwd")
     assert not list((tmp_path / "outside").iterdir())
     assert not list((tmp_path / "elsewhere").iterdir())
+
+
+def test_a_link_made_above_the_cwd_or_behind_a_dotted_path_never_becomes_a_bind(
+    make_home,  # type: ignore[no-untyped-def]
+    supervisor_of,
+    tmp_path: Path,
+) -> None:
+    """The same agent, one level up: it replaces a parent of its cwd, or the folder a
+    ``..`` spelling of a writable path passes through, with a link to a host folder."""
+    shared = tmp_path / "shared"
+    (shared / "a" / "b").mkdir(parents=True)
+    (shared / "c" / "d").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    make_home(
+        "a",
+        "terminal:\n  sandbox: bwrap\n"
+        f"  cwd: {shared / 'a' / 'b'}\n"
+        f"  writable_paths: [{shared}, {shared / 'a' / '..' / 'c' / 'd'}]\n"
+        "approvals:\n  mode: off\n",
+    )
+    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: a\n")
+
+    def run_a(command: str):  # type: ignore[no-untyped-def]
+        return sup.run(command, profile="a", context="cron")
+
+    assert run_a("pwd").stdout.strip() == str(shared / "a" / "b")
+    outside = tmp_path / "outside"
+    (outside / "b").mkdir()
+    (outside / "d").mkdir()
+    above = f"cd {shared} && rm -rf a && ln -s {outside} a && echo swapped"
+    assert run_a(above).stdout.strip() == "swapped"
+    run_a(f"cd {shared} && rm -rf c && ln -s {outside} c")  # d may be busy: bound on its own
+    run_a(f"echo pwned > pwned.txt; echo pwned > {shared / 'c' / 'd' / 'x'}")
+    assert [p.name for p in outside.rglob("*") if p.is_file()] == []
