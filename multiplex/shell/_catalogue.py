@@ -72,10 +72,20 @@ class Pattern:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """A pattern found in a line, with the argv (joined) or text that showed it."""
+    """A pattern found in a line, with the argv (joined) or text that showed it.
+
+    ``segment`` is the source text of the simple command it was found in; empty when
+    ``evidence`` is already source text (a script payload, a function body).
+    """
 
     pattern: Pattern
     evidence: str
+    segment: str = ""
+
+    @property
+    def where(self) -> str:
+        """The part of the line the pattern came from (docs/approvals.md#what-a-prompt-shows)."""
+        return self.segment or self.evidence
 
 
 def _p(name: str, description: str) -> Pattern:

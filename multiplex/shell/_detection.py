@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from multiplex.shell._catalogue import (
     BLOCK_DEVICE_WRITE,
@@ -47,17 +47,21 @@ from multiplex.shell._command_checks import (
     program,
     short_flags,
 )
-from multiplex.shell._network_checks import find_network
+from multiplex.shell._network_checks import each_network
 from multiplex.shell._parse import ParsedLine, SimpleCommand
 from multiplex.shell._scripts import SCRIPT_DELETE, fork_text, script_lines
 from multiplex.shell._secret_checks import (
-    find_command_variable,
-    find_persistence,
-    find_privileged_container,
-    find_script_exec,
-    find_secret_read,
+    each_command_variable,
+    each_persistence,
+    each_privileged_container,
+    each_script_exec,
+    each_secret_read,
 )
-from multiplex.shell._target_checks import find_dynamic_target, find_target_hardline
+from multiplex.shell._target_checks import (
+    each_dynamic_target,
+    each_target_hardline,
+    find_target_hardline,
+)
 from multiplex.shell._targets import Place
 from multiplex.shell._unwrap import SHELLS, unwrap_step
 from multiplex.shell._writes import (
@@ -76,6 +80,7 @@ __all__ = [
     "Finding",
     "Pattern",
     "find_dangerous",
+    "find_dangers",
     "find_hardline",
     "find_named",
     "find_protected_write",
@@ -164,31 +169,38 @@ def find_hardline(
 
 @functools.lru_cache(maxsize=64)  # the gate asks twice: step 2, then inside detection
 def _find_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Finding | None:
-    targeted = find_target_hardline(parsed, place)
-    if targeted is not None:
-        return targeted
+    return next(_each_hardline(parsed, _depth, place), None)
+
+
+# Each check yields every finding in the order the first-only finders report them:
+# ``next()`` stops at the first (the gate's outcome), find_dangers takes them all.
+def _each_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Finding]:
+    if _depth == 0:
+        targeted = find_target_hardline(parsed, place)  # cached: step 2 asked already
+        if targeted is not None:
+            yield targeted
+            yield from each_target_hardline(parsed, place)
+    else:
+        yield from each_target_hardline(parsed, place)
     for cmd in all_commands(parsed):
         found = _hardline_command(cmd)
         if found is not None:
-            return Finding(found, evidence(cmd))
+            yield Finding(found, evidence(cmd), cmd.text)
     for commands in (parsed.commands, parsed.variant_commands):
         hit = _cd_then_delete(commands)
         if hit is not None:
-            return Finding(DELETE_SYSTEM, " ".join(hit.argv))
-    if parsed.fork_bombs:
-        return Finding(FORK_BOMB, parsed.fork_bombs[0])
+            yield Finding(DELETE_SYSTEM, " ".join(hit.argv), hit.text)
+    for bomb_text in parsed.fork_bombs:
+        yield Finding(FORK_BOMB, bomb_text)
     for text in (parsed.line, *parsed.variants, *parsed.script_payloads):
         bomb = fork_text(text)
         if bomb is not None:
-            return Finding(FORK_BOMB, bomb)
+            yield Finding(FORK_BOMB, bomb)
     for inner in script_lines(parsed, _depth):
-        finding = find_hardline(inner, _depth + 1, place=place)
-        if finding is not None:
-            return finding
+        yield from _each_hardline(inner, _depth + 1, place)
     for payload in parsed.script_payloads:
         if _RMTREE_HOME.search(payload):
-            return Finding(DELETE_SYSTEM, payload)
-    return None
+            yield Finding(DELETE_SYSTEM, payload)
 
 
 def _download_exec(cmd: SimpleCommand) -> Pattern | None:
@@ -255,15 +267,16 @@ def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None
     Reverse shells, exfiltration, /dev/tcp, secret reads, persistence, privileged
     containers, code-loading variables and destructive commands with computed targets.
     """
-    place = place or _NOWHERE
-    return (
-        find_network(parsed, place)
-        or find_secret_read(parsed, place)
-        or find_persistence(parsed, place)
-        or find_privileged_container(parsed, place)
-        or find_command_variable(parsed)
-        or find_dynamic_target(parsed, place)
-    )
+    return next(_each_named(parsed, place or _NOWHERE), None)
+
+
+def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    yield from each_network(parsed, place)
+    yield from each_secret_read(parsed, place)
+    yield from each_persistence(parsed, place)
+    yield from each_privileged_container(parsed, place)
+    yield from each_command_variable(parsed)
+    yield from each_dynamic_target(parsed, place)
 
 
 def find_dangerous(
@@ -274,37 +287,94 @@ def find_dangerous(
     A parse error (pattern ``unparseable``), a passed limit and every hardline
     pattern count as dangerous too; ``place`` as for :func:`find_hardline`.
     """
-    place = place or _NOWHERE
+    return next(_each_dangerous(parsed, _depth, place or _NOWHERE), None)
+
+
+def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Finding]:
     if parsed.over_limit is not None:
-        return Finding(OVER_LIMIT, parsed.over_limit)
+        yield Finding(OVER_LIMIT, parsed.over_limit, parsed.line)
+        return
     if parsed.error is not None:
-        return Finding(UNPARSEABLE, parsed.error)
-    hard = find_hardline(parsed, _depth, place=place)
-    if hard is not None:
-        return hard
-    named = find_named(parsed, place)
-    if named is not None:
-        return named
+        yield Finding(UNPARSEABLE, parsed.error, parsed.line)
+    if _depth == 0:
+        hard = find_hardline(parsed, _depth, place=place)  # cached: step 2 asked already
+        if hard is not None:
+            yield hard
+            yield from _each_hardline(parsed, _depth, place)
+        named = find_named(parsed, place)  # cached: the allowlist step asked already
+        if named is not None:
+            yield named
+            yield from _each_named(parsed, place)
+    else:
+        yield from _each_hardline(parsed, _depth, place)
+        yield from _each_named(parsed, place)
     # A wrapper like sudo is reported only when what it runs shows nothing more specific.
-    escalation: Finding | None = None
+    escalations: list[Finding] = []
     for cmd in all_commands(parsed):
         found = _dangerous_command(cmd)
         if found is PRIVILEGE:
-            escalation = escalation or Finding(found, evidence(cmd))
+            escalations.append(Finding(found, evidence(cmd), cmd.text))
         elif found is not None:
-            return Finding(found, evidence(cmd))
+            yield Finding(found, evidence(cmd), cmd.text)
     for text in (parsed.line, *parsed.variants):
         match = _metadata(text)
         if match:
-            return Finding(CLOUD_METADATA, match.group(0))
+            yield Finding(CLOUD_METADATA, match.group(0))
     for payload in parsed.script_payloads:
         match = SCRIPT_DELETE.search(payload) or _metadata(payload)
         if match:
             pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
-            return Finding(pattern, payload)
-        if _sql_text(payload):
-            return Finding(SQL_DESTRUCTIVE, payload)
+            yield Finding(pattern, payload)
+        elif _sql_text(payload):
+            yield Finding(SQL_DESTRUCTIVE, payload)
     for inner in script_lines(parsed, _depth):
-        if inner.error is None and find_dangerous(inner, _depth + 1, place=place) is not None:
-            return Finding(SCRIPT_DESTRUCTIVE, inner.line)
-    return find_script_exec(parsed) or escalation
+        if inner.error is None:
+            found_inside = _each_dangerous(inner, _depth + 1, place)
+            first = next(found_inside, None)
+            if first is not None:
+                yield Finding(SCRIPT_DESTRUCTIVE, inner.line)
+                yield first
+                yield from found_inside
+    yield from each_script_exec(parsed)
+    yield from escalations
+
+
+@functools.lru_cache(maxsize=64)  # the verdict, the prompt and the record share it
+def find_dangers(parsed: ParsedLine, place: Place | None = None) -> tuple[Finding, ...]:
+    """Every pattern the line shows, once per pattern and segment, in line order.
+
+    docs/approvals.md#what-a-prompt-shows: a human approving one danger sees them
+    all. One pass over the same checks as :func:`find_dangerous`, without its stop
+    at the first finding; an empty tuple exactly when that finds nothing.
+    """
+    places = _places(parsed)
+    seen: dict[tuple[str, str], tuple[int, Finding]] = {}
+    for found in _each_dangerous(parsed, 0, place or _NOWHERE):
+        at, shown = places.get(found.where) or _found_at(found.where, parsed.line)
+        if shown != found.where:
+            found = Finding(found.pattern, found.evidence, shown)
+        seen.setdefault((found.pattern.name, shown), (at, found))
+    ranked = sorted(enumerate(seen.values()), key=lambda item: (item[1][0], item[0]))
+    return tuple(found for _, (_, found) in ranked)
+
+
+def _places(parsed: ParsedLine) -> dict[str, tuple[int, str]]:
+    """Where each command's text starts in the line, and the text to show for it.
+
+    A nested command whose text the parser rebuilt (``find … -exec rm -f {} +``
+    runs ``rm -f '{}'``) is shown as the command of the line that carries it.
+    """
+    line, at, carrier = parsed.line, 0, ""
+    places: dict[str, tuple[int, str]] = {}
+    for cmd in parsed.commands:
+        start = line.find(cmd.text, at)
+        if not cmd.wrapped_by and start >= 0:
+            at, carrier = start, cmd.text
+        shown = cmd.text if start >= 0 or not carrier else carrier
+        places.setdefault(cmd.text, (at, shown))
+    return places
+
+
+def _found_at(segment: str, line: str) -> tuple[int, str]:
+    start = line.find(segment)
+    return (start if start >= 0 else len(line)), segment

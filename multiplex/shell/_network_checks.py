@@ -27,7 +27,11 @@ from multiplex.shell._targets import Place
 from multiplex.shell._unwrap import SHELLS
 from multiplex.shell._writes import all_commands, evidence
 
-__all__ = ["find_network", "network_redirect"]
+__all__ = [
+    "each_network",
+    "find_network",
+    "network_redirect",
+]
 
 _NC = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
 _NET = _NC | {"socat", "telnet", "curl", "wget", "ssh", "openssl", "rclone", "scp", "sftp"}
@@ -115,29 +119,33 @@ def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
     return any(_sensitive_source(w, place) for w in ops)
 
 
-def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
-    """The first reverse shell, exfiltration or network redirection, or None."""
+def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each reverse shell, exfiltration or network redirection."""
     commands = all_commands(parsed)
     redirecting = [c for c in commands if network_redirect(c)]
     if redirecting and any(_is_shell(c) for c in commands):
-        return Finding(REVERSE_SHELL, evidence(redirecting[0]))
+        yield Finding(REVERSE_SHELL, evidence(redirecting[0]), redirecting[0].text)
     for cmd in commands:
         if cmd.argv and _reverse(cmd):
-            return Finding(REVERSE_SHELL, evidence(cmd))
+            yield Finding(REVERSE_SHELL, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
-            return Finding(REVERSE_SHELL, payload)
+            yield Finding(REVERSE_SHELL, payload)
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
     for cmd in commands:
         if not cmd.argv:
             continue
         if any(_sensitive_source(p, place) for p in _uploads(cmd)):
-            return Finding(EXFILTRATION, evidence(cmd))
+            yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         piped = program_name(cmd.argv[0]) in _NET and cmd.upstream
         if piped and readers_of_secrets is None:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if piped and readers_of_secrets:
-            return Finding(EXFILTRATION, evidence(cmd))
+            yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
     if redirecting:
-        return Finding(NETWORK_REDIRECT, evidence(redirecting[0]))
-    return None
+        yield Finding(NETWORK_REDIRECT, evidence(redirecting[0]), redirecting[0].text)
+
+
+def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first reverse shell, exfiltration or network redirection, or None."""
+    return next(each_network(parsed, place), None)

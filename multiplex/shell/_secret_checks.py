@@ -8,6 +8,7 @@ leaf: stdlib and the shell leaves it imports.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from multiplex.shell._argv import ASSIGN, program_name
 from multiplex.shell._catalogue import (
@@ -32,6 +33,11 @@ from multiplex.shell._targets import Place, path_words
 from multiplex.shell._writes import LITERAL, all_commands, evidence, write_targets
 
 __all__ = [
+    "each_command_variable",
+    "each_persistence",
+    "each_privileged_container",
+    "each_script_exec",
+    "each_secret_read",
     "find_command_variable",
     "find_persistence",
     "find_privileged_container",
@@ -126,8 +132,8 @@ _SCRIPT_EXEC_WORDS = (
 )  # fmt: skip
 
 
-def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
-    """A command or script literal that reads a private key or credential store."""
+def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each command or script literal that reads a private key or credential store."""
     for cmd in all_commands(parsed):
         if cmd.argv and program_name(cmd.argv[0]) in _METADATA_ONLY:
             continue
@@ -137,15 +143,19 @@ def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
         if may_hold_secret(words, place) and any(
             is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
         ):
-            return Finding(SECRET_READ, evidence(cmd))
+            yield Finding(SECRET_READ, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
         for m in LITERAL.finditer(payload):
             literal = next(g for g in m.groups() if g is not None)
             if not literal or not may_be_secret(literal, place):
                 continue
             if any(is_secret_path(p) for p in resolved(literal, place)):
-                return Finding(SECRET_READ, payload)
-    return None
+                yield Finding(SECRET_READ, payload)
+
+
+def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
+    """A command or script literal that reads a private key or credential store."""
+    return next(each_secret_read(parsed, place), None)
 
 
 def _git_config_persists(cmd: SimpleCommand) -> bool:
@@ -156,18 +166,22 @@ def _git_config_persists(cmd: SimpleCommand) -> bool:
     return sub == "config" and len(ops) >= 2 and git_config_payload(ops[0], ops[1]) is not None
 
 
-def find_persistence(parsed: ParsedLine, place: Place) -> Finding | None:
-    """A write to a place where code runs later by itself, or git config of a command key."""
+def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each write to a place where code runs later by itself, or git config of a command key."""
     for cmd in all_commands(parsed):
         if _git_config_persists(cmd):
-            return Finding(PERSISTENCE, evidence(cmd))
+            yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         for target in write_targets(cmd):
             if any(is_persistence_path(p) for p in resolved(target, place)):
-                return Finding(PERSISTENCE, evidence(cmd))
+                yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         argv = cmd.argv
         if argv and program_name(argv[0]) == "systemctl" and "enable" in operands(argv[1:])[:1]:
-            return Finding(PERSISTENCE, evidence(cmd))
-    return None
+            yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+
+
+def find_persistence(parsed: ParsedLine, place: Place) -> Finding | None:
+    """A write to a place where code runs later by itself, or git config of a command key."""
+    return next(each_persistence(parsed, place), None)
 
 
 def _mount_source(arg: str) -> str | None:
@@ -177,8 +191,8 @@ def _mount_source(arg: str) -> str | None:
     return arg.split(":", 1)[0] if ":" in arg else None
 
 
-def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | None:
-    """``docker run --privileged``, host namespaces, or / or a container socket mounted."""
+def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each ``docker run --privileged``, host namespaces, or / or a container socket mounted."""
     for cmd in all_commands(parsed):
         if not cmd.argv or program_name(cmd.argv[0]) not in _CONTAINER_CLI:
             continue
@@ -187,9 +201,9 @@ def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | Non
             if arg == "--privileged" or (
                 _HOST_NS.match(arg) and "host" in (arg + " ".join(args[i + 1 : i + 2]))
             ):
-                return Finding(PRIVILEGED_CONTAINER, evidence(cmd))
+                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
             if arg.startswith(("--cap-add=ALL", "--cap-add=SYS_ADMIN", "--cap-add=all")):
-                return Finding(PRIVILEGED_CONTAINER, evidence(cmd))
+                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
             value = None
             if arg in ("-v", "--volume", "--mount") and i + 1 < len(args):
                 value = args[i + 1]
@@ -200,8 +214,12 @@ def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | Non
                 continue
             paths = resolved(source, place) or [source]
             if any(p.endswith(_SOCKETS) or p in ("~", "/") or catastrophic_path(p) for p in paths):
-                return Finding(PRIVILEGED_CONTAINER, evidence(cmd))
-    return None
+                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
+
+
+def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | None:
+    """``docker run --privileged``, host namespaces, or / or a container socket mounted."""
+    return next(each_privileged_container(parsed, place), None)
 
 
 def _assignments(cmd: SimpleCommand) -> list[str]:
@@ -225,17 +243,25 @@ def _loads_code(word: str) -> bool:
     return False
 
 
-def find_command_variable(parsed: ParsedLine) -> Finding | None:
-    """A variable set on the line that makes a program load or run other code."""
+def each_command_variable(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each variable set on the line that makes a program load or run other code."""
     for cmd in all_commands(parsed):
         if any(_loads_code(w) for w in _assignments(cmd)):
-            return Finding(COMMAND_VARIABLE, evidence(cmd))
-    return None
+            yield Finding(COMMAND_VARIABLE, evidence(cmd), cmd.text)
+
+
+def find_command_variable(parsed: ParsedLine) -> Finding | None:
+    """A variable set on the line that makes a program load or run other code."""
+    return next(each_command_variable(parsed), None)
+
+
+def each_script_exec(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each piece of inline interpreter code that runs other programs."""
+    for payload in parsed.script_payloads:
+        if any(w in payload for w in _SCRIPT_EXEC_WORDS) and _SCRIPT_EXEC.search(payload):
+            yield Finding(SCRIPT_EXEC, payload)
 
 
 def find_script_exec(parsed: ParsedLine) -> Finding | None:
     """Inline interpreter code that runs other programs."""
-    for payload in parsed.script_payloads:
-        if any(w in payload for w in _SCRIPT_EXEC_WORDS) and _SCRIPT_EXEC.search(payload):
-            return Finding(SCRIPT_EXEC, payload)
-    return None
+    return next(each_script_exec(parsed), None)

@@ -39,7 +39,13 @@ from multiplex.shell._targets import (
 )
 from multiplex.shell._writes import all_commands, evidence, write_targets
 
-__all__ = ["find_dynamic_target", "find_other_home", "find_target_hardline"]
+__all__ = [
+    "each_dynamic_target",
+    "each_target_hardline",
+    "find_dynamic_target",
+    "find_other_home",
+    "find_target_hardline",
+]
 
 _ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
 # Over words joined by newlines: matches wherever _ESCAPES matches one of the words.
@@ -65,36 +71,44 @@ def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, P
         yield cmd, place
 
 
-@functools.lru_cache(maxsize=64)  # asked at step 2 and again inside detection
-def find_target_hardline(parsed: ParsedLine, place: Place) -> Finding | None:
-    """The first destructive command whose target is or may be catastrophic, or None."""
+def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each destructive command whose target is or may be catastrophic."""
     for cmd, here in _placed(parsed, place):
         for target in write_targets(cmd):
             if posixpath.normpath(target or ".") in _SYSRQ:
-                return Finding(SYSRQ, evidence(cmd))
+                yield Finding(SYSRQ, evidence(cmd), cmd.text)
         if not cmd.argv:
             continue
         for word in destructive_targets(cmd.argv):
             values, _dynamic = candidates(word, here)
             if any(is_catastrophic(v, here) for v in values):
                 deletes = program(cmd.argv) in _DELETERS
-                return Finding(DELETE_SYSTEM if deletes else SYSTEM_TARGET, evidence(cmd))
+                yield Finding(DELETE_SYSTEM if deletes else SYSTEM_TARGET, evidence(cmd), cmd.text)
         prog = program(cmd.argv)
         wipes = prog in _WIPERS and not _READ_ONLY & set(cmd.argv[1:])
         if wipes and any(is_block_device(op) for op in operands(cmd.argv[1:])):
-            return Finding(BLOCK_DEVICE_WRITE, evidence(cmd))
-    return None
+            yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)
 
 
-def find_dynamic_target(parsed: ParsedLine, place: Place) -> Finding | None:
-    """The first destructive command with a target computed at run time, or None."""
+@functools.lru_cache(maxsize=64)  # asked at step 2 and again inside detection
+def find_target_hardline(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first destructive command whose target is or may be catastrophic, or None."""
+    return next(each_target_hardline(parsed, place), None)
+
+
+def each_dynamic_target(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each destructive command with a target computed at run time."""
     for cmd in all_commands(parsed):
         if not cmd.argv:
             continue
         for word in destructive_targets(cmd.argv):
             if candidates(word, place)[1] or ("*" in word and word.startswith(("/", "~"))):
-                return Finding(DYNAMIC_TARGET, evidence(cmd))
-    return None
+                yield Finding(DYNAMIC_TARGET, evidence(cmd), cmd.text)
+
+
+def find_dynamic_target(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first destructive command with a target computed at run time, or None."""
+    return next(each_dynamic_target(parsed, place), None)
 
 
 @functools.lru_cache(maxsize=64)  # one place per turn, asked on every decision
