@@ -179,13 +179,15 @@ def _build(sc: Any, errno_for_tests: int | None = None) -> bytes:
         if exc.errno != errno.EINVAL:  # EINVAL: an older libseccomp; the scan works too
             raise
     for rule in _REFUSED:
-        number = sc.resolve_syscall(native, rule.syscall)
+        number = sc.resolve_syscall(sc.Arch.NATIVE, rule.syscall)
         if number < 0:
             continue  # not a syscall on this arch: nothing to refuse
         action = sc.ERRNO(rule.errno if errno_for_tests is None else errno_for_tests)
         if not rule.when:
             flt.add_rule(action, number)
         for op, arg, datum_a, datum_b in rule.when:
+            if rule.syscall == "clone" and native in (sc.Arch.S390, sc.Arch.S390X):
+                arg = 1  # s390's clone takes the stack first and the flags second
             flt.add_rule(action, number, sc.Arg(arg, getattr(sc, op), datum_a, datum_b))
     fd = os.memfd_create("multiplex-seccomp", os.MFD_CLOEXEC)
     try:
