@@ -6,7 +6,15 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DecidedBy", "Decision", "Outcome", "TraceStep", "Verdict", "VerdictOutcome"]
+__all__ = [
+    "Danger",
+    "DecidedBy",
+    "Decision",
+    "Outcome",
+    "TraceStep",
+    "Verdict",
+    "VerdictOutcome",
+]
 
 
 class Outcome(enum.StrEnum):
@@ -47,6 +55,21 @@ class TraceStep:
 
     def as_dict(self) -> dict[str, str]:
         return {"step": self.step, "result": self.result, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Danger:
+    """One named pattern the gate found and the part of the line it came from.
+
+    ``segment`` is the source text of the simple command, word or script payload
+    (docs/approvals.md#what-a-prompt-shows).
+    """
+
+    pattern: str
+    segment: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"pattern": self.pattern, "segment": self.segment}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +153,8 @@ class Verdict:
     rule: str | None
     segments: tuple[tuple[str, ...], ...]
     trace: tuple[TraceStep, ...] = field(default=())
+    # Every danger of the line in line order; the outcome is the most severe's.
+    dangers: tuple[Danger, ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of ``approvals test --json`` (docs/cli.md)."""
@@ -142,4 +167,5 @@ class Verdict:
             "rule": self.rule,
             "segments": [list(s) for s in self.segments],
             "trace": [t.as_dict() for t in self.trace],
+            "dangers": [d.as_dict() for d in self.dangers],
         }

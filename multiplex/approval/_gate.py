@@ -11,6 +11,7 @@ from pathlib import Path
 from multiplex._metrics import Metrics
 from multiplex.approval._answers import decision_for, rules_to_save
 from multiplex.approval._decision import (
+    Danger,
     DecidedBy,
     Decision,
     Outcome,
@@ -26,7 +27,12 @@ from multiplex.approval._recheck import recheck_decision
 from multiplex.approval._records import DecisionRecorder
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
-from multiplex.approval._static_checks import CheckInput, Conclusion, run_static_checks
+from multiplex.approval._static_checks import (
+    CheckInput,
+    Conclusion,
+    dangers_of,
+    run_static_checks,
+)
 from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
@@ -158,7 +164,8 @@ class Gate:
         """What the gate would do (steps 1-9, then "ask"); writes nothing, asks nobody."""
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
-        trace, end, _finding = run_static_checks(data)
+        trace, end, finding = run_static_checks(data)
+        dangers = dangers_of(data, finding, end.step if end is not None else None)
         if end is None:
             if view.approvals.mode == "smart":
                 has = scope.name in self._smart or None in self._smart
@@ -183,6 +190,7 @@ class Gate:
             rule=end.rule,
             segments=tuple(c.argv for c in parsed.commands),
             trace=tuple(trace),
+            dangers=dangers,
         )
 
     def _unattended(
@@ -218,14 +226,23 @@ class Gate:
             )
         if finding is not None:  # docs/security.md#the-gates-named-patterns
             self.recorder.pattern(scope.name, finding.pattern.name, end.outcome if end else "ask")
+        # docs/approvals.md#what-a-prompt-shows: every danger, redacted like the command;
+        # an approval before detection (allowlist, yolo, container) looked for none.
+        dangers: tuple[Danger, ...] = ()
+        if end is None or end.outcome == "blocked":
+            step = end.step if end is not None else None
+            dangers = tuple(
+                Danger(d.pattern, self.recorder.redact(d.segment))
+                for d in dangers_of(data, finding, step)
+            )
         if end is None:
-            why = why_asked(scope, view.backend, trace, finding)
+            why = why_asked(scope, view.backend, trace, finding, dangers)
             return self._ask(scope, view, command, parsed, run_id, why)
         outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
         decision = Decision(
             outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
         )
-        return self._conclude(scope, command, parsed, decision, None)
+        return self._conclude(scope, command, parsed, decision, None, dangers=dangers)
 
     def _conclude(
         self,
@@ -235,6 +252,8 @@ class Gate:
         decision: Decision,
         choice: str | None,
         by: str | None = None,
+        *,
+        dangers: tuple[Danger, ...] = (),
     ) -> Decision:
         decision = self.recheck(scope, command, parsed, decision)
         self.recorder.record(
@@ -247,6 +266,7 @@ class Gate:
             decision=decision,
             choice=choice,
             by=by,
+            dangers=dangers,
         )
         return decision
 
@@ -307,7 +327,7 @@ class Gate:
                 self._metrics.pending.labels(scope.name).dec()
             decision, choice = self._resolved(scope, view, parsed, resolution, leader)
             by = resolution.answer.by if resolution.answer is not None else None
-            return self._conclude(scope, command, parsed, decision, choice, by)
+            return self._conclude(scope, command, parsed, decision, choice, by, dangers=why.dangers)
 
         return Parked(request, conclude, interrupted=interrupted)
 

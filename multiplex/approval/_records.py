@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from multiplex._metrics import Metrics
-from multiplex.approval._decision import DecidedBy, Decision
+from multiplex.approval._decision import Danger, DecidedBy, Decision
 from multiplex.profiles import append_bytes
 from multiplex.redaction import KnownValues, redact_always
 
@@ -109,6 +109,7 @@ class DecisionRecorder:
         choice: str | None = None,
         extra: dict[str, Any] | None = None,
         by: str | None = None,
+        dangers: Sequence[Danger] = (),
     ) -> None:
         self._metrics.decisions.labels(
             profile, decision.outcome.value, decision.decided_by.value
@@ -127,6 +128,8 @@ class DecisionRecorder:
             "rule": decision.rule,
             "epoch": decision.epoch,
             "waited_ms": decision.waited_ms,
+            # Segments come redacted from the gate; redacted again: a record is audit-grade.
+            "dangers": [{"pattern": d.pattern, "segment": self.redact(d.segment)} for d in dangers],
             **({"choice": choice} if choice else {}),
             **(extra or {}),
         }

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from multiplex.approval._allow_guard import smuggled
-from multiplex.approval._decision import DecidedBy, TraceStep
+from multiplex.approval._decision import Danger, DecidedBy, TraceStep
 from multiplex.profiles import ApprovalSettings
 from multiplex.shell import (
     Finding,
@@ -16,6 +16,7 @@ from multiplex.shell import (
     RuleSet,
     deny_match,
     find_dangerous,
+    find_dangers,
     find_hardline,
     find_named,
     find_other_home,
@@ -26,6 +27,7 @@ __all__ = [
     "CONTAINER_BACKENDS",
     "CheckInput",
     "Conclusion",
+    "dangers_of",
     "deny_set",
     "run_static_checks",
 ]
@@ -94,6 +96,26 @@ def _allow_match(data: CheckInput) -> str | None:
         if rule.text not in matched:
             matched.append(rule.text)
     return "; ".join(matched)
+
+
+def dangers_of(data: CheckInput, finding: Finding | None, step: str | None) -> tuple[Danger, ...]:
+    """Every danger of the line, for a check that stopped at ``step`` with ``finding``.
+
+    A line that went through detection and showed nothing has none (that search is
+    complete); another profile's home is never named (docs/security.md#another-profiles-home).
+    Otherwise one more pass collects them all (docs/approvals.md#what-a-prompt-shows).
+    """
+    if finding is None and step in (None, "detection"):
+        return ()
+    if finding is not None and finding.pattern.name == "other-profile-home":
+        return ()
+    found = find_dangers(data.parsed, data.place)
+    if finding is not None and finding.pattern.name == "protected-file":
+        found = (finding, *found)
+    seen: dict[tuple[str, str], Danger] = {}
+    for f in found:
+        seen.setdefault((f.pattern.name, f.where), Danger(f.pattern.name, f.where))
+    return tuple(seen.values())
 
 
 def _describe(finding: Finding) -> str:

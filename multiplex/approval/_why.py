@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from multiplex.approval._decision import TraceStep
+from multiplex.approval._decision import Danger, TraceStep
 from multiplex.scopes import ProfileScope
-from multiplex.shell import Finding
+from multiplex.shell import DANGEROUS, HARDLINE, Finding
 
 __all__ = ["Why", "why_asked"]
 
@@ -17,8 +17,9 @@ class Why:
 
     ``step`` is the check that asked (``detection``, or ``smart`` when the smart
     approver escalated) and ``reason`` its detail line; ``patterns`` are the
-    named patterns found, as ``(name, sentence)``; ``cwd`` and ``backend`` are
-    where the command would run.
+    named patterns found, each once, as ``(name, sentence)``; ``dangers`` every
+    pattern with the part of the line it came from, in line order (already
+    redacted); ``cwd`` and ``backend`` are where the command would run.
     """
 
     cwd: str = ""
@@ -26,6 +27,7 @@ class Why:
     step: str = "ask"
     reason: str = ""
     patterns: tuple[tuple[str, str], ...] = ()
+    dangers: tuple[Danger, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -34,6 +36,7 @@ class Why:
             "step": self.step,
             "reason": self.reason,
             "patterns": [{"name": n, "description": d} for n, d in self.patterns],
+            "dangers": [d.as_dict() for d in self.dangers],
         }
 
     def lines(self) -> list[str]:
@@ -42,20 +45,36 @@ class Why:
         out.append(
             f"  why:    {self.step}: {self.reason}" if self.reason else f"  why:    {self.step}"
         )
-        out.extend(f"  - {name}: {sentence}" for name, sentence in self.patterns)
+        if self.dangers:
+            out.extend(f"  - {d.pattern}: {d.segment}" for d in self.dangers)
+        else:
+            out.extend(f"  - {name}: {sentence}" for name, sentence in self.patterns)
         return out
 
 
+_SENTENCES = {p.name: p.description for p in (*HARDLINE, *DANGEROUS)}
+
+
 def why_asked(
-    scope: ProfileScope, backend: str, trace: list[TraceStep], finding: Finding | None
+    scope: ProfileScope,
+    backend: str,
+    trace: list[TraceStep],
+    finding: Finding | None,
+    dangers: tuple[Danger, ...] = (),
 ) -> Why:
     """The step that asked (the first trace step that said ask or escalate), its patterns, cwd, backend."""
     asked = next((t for t in trace if t.result in ("ask", "escalate")), None)
-    patterns = () if finding is None else ((finding.pattern.name, finding.pattern.description),)
+    named: dict[str, str] = {}
+    if finding is not None:  # the pattern that decided comes first
+        named[finding.pattern.name] = finding.pattern.description
+    for danger in dangers:
+        named.setdefault(danger.pattern, _SENTENCES.get(danger.pattern, ""))
+    patterns = tuple(named.items())
     return Why(
         cwd=str(scope.cwd) if scope.cwd is not None else f"(the {backend} backend's default)",
         backend=backend,
         step=asked.step if asked is not None else "ask",
         reason=asked.detail if asked is not None else "a human must approve",
         patterns=patterns,
+        dangers=dangers,
     )

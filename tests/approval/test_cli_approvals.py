@@ -48,7 +48,9 @@ def test_approvals_test_json_and_purity(make_home, write_config, tmp_path) -> No
         "rule",
         "segments",
         "trace",
+        "dangers",
     }
+    assert data["dangers"] == []
     assert (
         data["outcome"] == "blocked"
         and data["rule"] == "git push *"
