@@ -115,6 +115,10 @@ def parse_egress_pattern(text: str) -> EgressPattern:
     if not raw:
         raise ValueError("an egress pattern is empty")
     lowered = raw.lower()
+    if "/" in lowered:
+        raise ValueError(
+            f"egress pattern {raw!r}: expected host, host:port or [ipv6]:port, not a URL"
+        )
     if match := _BRACKETED.match(lowered):
         host_text, port_text = match["host"], match["port"]
         if not isinstance(_parse_ip(host_text), ipaddress.IPv6Address):
@@ -177,9 +181,11 @@ def address_kind(address: str) -> str | None:
         return "multicast"
     if isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT:
         return "shared (CGNAT)"
+    if ip.is_reserved:  # 240/4 and broadcast, which ipaddress also calls private
+        return "reserved"
     if ip.is_private:
         return "private"
-    if ip.is_reserved or not ip.is_global:
+    if not ip.is_global:
         return "reserved"
     return None
 
