@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from multiplex._errors import ProfileConfigError
+from multiplex._errors import ProfileConfigError, RuleSyntaxError
 from multiplex.profiles._linesplice import (
     KEY,
     Layout,
@@ -47,6 +47,7 @@ from multiplex.profiles._linesplice import (
 from multiplex.profiles._loader import parse_config
 from multiplex.profiles._locked_write import group_commit, replace_durably, sidecar_lock
 from multiplex.profiles._yamlread import MAX_CONFIG_BYTES
+from multiplex.shell import parse_rule
 
 __all__ = ["AllowlistMemo", "commit_grants", "update_allowlist"]
 
@@ -86,8 +87,8 @@ def commit_grants(
 ) -> list[str]:
     """Append ``grants`` (those not on disk yet) and return the list on disk afterwards.
 
-    Group commit: the grants are first posted as an intent file next to the
-    config; whichever process takes the lock next writes every live intent in
+    Group commit: the grants are first posted as an intent file in the state
+    folder next to the config; whichever process takes the lock next writes every live intent in
     one locked write and deletes them after the directory fsync. A process whose
     intent disappears while it waits is done: its grants are durable. Errors as
     :func:`update_allowlist`; on error this process's intent is withdrawn.
@@ -111,7 +112,17 @@ def commit_grants(
         lock_timeout=lock_timeout,
         write=write,
         read=lambda: _read_list(target, held),
+        admits=_is_rule,
     )
+
+
+def _is_rule(text: str) -> bool:
+    """What a posted intent may carry: texts ``AllowlistStore.grant`` would accept."""
+    try:
+        parse_rule(text)
+    except RuleSyntaxError:
+        return False
+    return True
 
 
 def _target(path: Path) -> Path:

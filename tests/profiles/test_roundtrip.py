@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import stat
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +16,7 @@ from hypothesis import strategies as st
 from multiplex._errors import ProfileConfigError
 from multiplex.profiles._loader import read_allowlist
 from multiplex.profiles._roundtrip import AllowlistMemo, commit_grants, update_allowlist
+from tests.profiles.intents import Poster
 
 OPERATOR_FILE = """\
 # research profile -- hand edited, keep my notes
@@ -262,27 +259,15 @@ def test_any_list_of_strings_round_trips_and_the_memo_path_writes_the_same_text(
         assert outside_list(with_memo.read_text()) == outside_list(OPERATOR_FILE)
 
 
-def post_intent(config: Path, pid: int, rules: list[str]) -> Path:
-    """An intent as another granting process posts it (see commit_grants)."""
-    intent = config.parent / f".config.yaml.allowlist-intent-{time.time_ns():020d}-{pid}-ab.json"
-    intent.write_text(json.dumps(rules))
-    return intent
-
-
 def test_one_write_carries_the_intents_of_live_processes_and_drops_dead_ones(config: Path) -> None:
-    live = subprocess.Popen(
-        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
-    )
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True
-    )
+    live = Poster(config, ["make", "ls *"])
+    dead = Poster(config, ["rm -rf *"]).die()  # its lock went with it
     try:
-        waiting = post_intent(config, live.pid, ["make", "ls *"])
-        orphan = post_intent(config, int(dead.stdout), ["rm -rf *"])
         written = commit_grants(config, ["docker *"], lock_timeout=5)
     finally:
-        live.communicate(b"")
+        live.die()
     assert written == ["git status", "ls *", "grep -r TODO .", "make", "docker *"]
     assert read_allowlist(config) == written
-    assert not waiting.exists() and not orphan.exists()
+    assert not live.intent.exists() and not dead.intent.exists()
     assert [p.name for p in config.parent.iterdir() if p.suffix in (".json", ".tmp")] == []
+    assert list((config.parent / ".multiplex-state").iterdir()) == []

@@ -1,0 +1,40 @@
+"""Real intent posters for the group-commit tests: other processes, posting the real way."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["Poster"]
+
+_POSTER = """
+import json, sys
+from pathlib import Path
+from multiplex.profiles._locked_write import _post, _state_dir
+target = Path(sys.argv[1])
+intent = _post(_state_dir(target), target.name, json.dumps(sys.argv[2:]).encode())
+print(intent.name, flush=True)
+sys.stdin.read()  # holds the intent's lock until told to go, as a waiting grant() does
+"""
+
+
+class Poster:
+    """A process that posted ``rules`` for ``config`` and waits, holding its intent's lock."""
+
+    def __init__(self, config: Path, rules: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _POSTER, str(config), *rules],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        name = self.proc.stdout.readline().strip()
+        assert name, "the poster did not post"
+        self.intent = config.parent / ".multiplex-state" / name
+
+    def die(self) -> Poster:
+        """Exit without withdrawing the intent, as a process killed while waiting."""
+        self.proc.communicate("")
+        return self
