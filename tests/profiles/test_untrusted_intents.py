@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from tests.profiles.intents import Poster
 
 CONFIG = "# operator\ncommand_allowlist:\n  - 'ls *'\n"
 HOSTILE = ["bash *", "sh *", "curl *"]
+WriteConfig = Callable[[str], Path]
 SETUP = "profiles_dir: profiles\ndefault_profile: delta\n"
 
 # Holds an exclusive flock on argv[1] (opened without following a link) until stdin closes.
@@ -42,7 +43,7 @@ sys.stdin.read()
 
 
 @pytest.fixture
-def home(make_home) -> Path:  # type: ignore[no-untyped-def]
+def home(make_home: Callable[[str, str], Path]) -> Path:
     return Path(make_home("delta", CONFIG))
 
 
@@ -89,7 +90,7 @@ def holders() -> Iterator[list[subprocess.Popen[str]]]:
         proc.communicate("", timeout=10)
 
 
-def cli_add(home: Path, write_config, rule: str) -> None:  # type: ignore[no-untyped-def]
+def cli_add(home: Path, write_config: WriteConfig, rule: str) -> None:
     config = write_config(SETUP)
     result = run_cli("--config", str(config), "allowlist", "add", "-p", "delta", rule)
     assert result.returncode == 0, result.stderr
@@ -101,8 +102,8 @@ def grant(home: Path, rule: str) -> None:
 
 @pytest.mark.parametrize("pid", [1, "x", os.getpid()], ids=["pid-1", "non-numeric", "own-pid"])
 def test_an_intent_planted_next_to_the_config_never_becomes_a_rule(
-    home: Path, write_config, pid: object
-) -> None:  # type: ignore[no-untyped-def]
+    home: Path, write_config: WriteConfig, pid: object
+) -> None:
     planted = plant(home, old_name(pid), json.dumps(HOSTILE))
     cli_add(home, write_config, "git status")
     assert read_allowlist(home / "config.yaml") == ["ls *", "git status"]
@@ -111,10 +112,12 @@ def test_an_intent_planted_next_to_the_config_never_becomes_a_rule(
     assert planted.exists()  # not ours to read: the current scheme never looks there
 
 
-@pytest.mark.parametrize("pid", [1, "x-", f"{os.getpid()}-"], ids=["pid-1", "non-numeric", "own-pid"])
+@pytest.mark.parametrize(
+    "pid", [1, "x-", f"{os.getpid()}-"], ids=["pid-1", "non-numeric", "own-pid"]
+)
 def test_an_unlocked_intent_in_the_state_folder_is_dropped_not_granted(
-    home: Path, write_config, pid: object
-) -> None:  # type: ignore[no-untyped-def]
+    home: Path, write_config: WriteConfig, pid: object
+) -> None:
     # Well formed, ours, 0600: only the lock tells it from a waiting poster's, and nobody holds it.
     planted = plant(state(home), new_name(pid), json.dumps(HOSTILE))
     cli_add(home, write_config, "git status")
@@ -144,7 +147,7 @@ def test_a_symlinked_intent_is_never_followed_nor_admitted(
     [
         (json.dumps(HOSTILE), 0o644, "mode 0644"),
         (json.dumps(HOSTILE), 0o640, "mode 0640"),
-        (json.dumps(HOSTILE + ["x" * MAX_INTENT_BYTES]), 0o600, "larger than"),
+        (json.dumps([*HOSTILE, "x" * MAX_INTENT_BYTES]), 0o600, "larger than"),
         (json.dumps({"rules": HOSTILE}), 0o600, "JSON list"),
         (json.dumps("bash *"), 0o600, "JSON list"),
         (b"\xff not json", 0o600, "JSON list"),
@@ -173,8 +176,8 @@ def test_a_malformed_intent_is_refused_even_while_a_process_holds_its_lock(
 
 
 def test_an_intent_held_from_inside_a_sandbox_is_not_admitted(
-    home: Path, write_config, holders: list[subprocess.Popen[str]]
-) -> None:  # type: ignore[no-untyped-def]
+    home: Path, write_config: WriteConfig, holders: list[subprocess.Popen[str]]
+) -> None:
     # What a command in a bwrap sandbox (its own PID namespace) can do if it can write the
     # folder: plant a perfect intent and hold its lock for as long as the command runs.
     if shutil.which("bwrap") is None:
@@ -219,7 +222,9 @@ def test_a_planted_temp_name_or_lock_link_never_writes_through(home: Path, tmp_p
     temp.symlink_to(victim)
     grant(home, "make")
     assert read_allowlist(home / "config.yaml") == ["ls *", "make"]
-    assert not os.path.lexists(temp) and victim.read_text() == "keep me\n"  # the link went, not the file
+    assert (
+        not os.path.lexists(temp) and victim.read_text() == "keep me\n"
+    )  # the link went, not the file
     lock = home / "config.yaml.lock"
     lock.unlink()
     lock.symlink_to(victim)
