@@ -72,6 +72,8 @@ def test_command(
     for number, step in enumerate(verdict.trace, 1):
         detail = f"  {step.detail}" if step.detail else ""
         typer.echo(f"  {number:>2}. {step.step:<11} {step.result:<9}{detail}")
+    for danger in verdict.dangers:  # docs/approvals.md#what-a-prompt-shows
+        typer.echo(f"danger:   {danger.pattern}: {danger.segment}")
     by = verdict.decided_by.value if verdict.decided_by else "-"
     rule = f"  rule: {verdict.rule}" if verdict.rule else ""
     typer.echo(f"verdict:  {verdict.outcome.value} ({verdict.cause}; decided by {by}){rule}")

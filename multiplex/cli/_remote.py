@@ -47,7 +47,9 @@ def _console() -> Console:
 
 
 def _why(a: dict[str, Any]) -> str:
-    names = [p["name"] for p in a.get("patterns") or []]
+    # docs/approvals.md#what-a-prompt-shows: every danger with the part of the line it is in.
+    dangers = [f"{d.get('pattern')} in {d.get('segment')!r}" for d in a.get("dangers") or []]
+    names = dangers or [p["name"] for p in a.get("patterns") or []]
     step = a.get("step") or "ask"
     return f"{step}: {', '.join(names)}" if names else f"{step}: {a.get('reason') or ''}"
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from multiplex.approval._decision import Danger
 from multiplex.approval._pending import Arbiter, PendingApproval
 from multiplex.approval._why import Why
 from multiplex.cluster import Announcement, Cluster, ClusterUnavailable
@@ -31,12 +32,18 @@ def _why(row: dict[str, Any]) -> Why:
         for p in row.get("patterns") or ()
         if isinstance(p, dict)
     )
+    dangers = tuple(
+        Danger(str(d.get("pattern", "")), str(d.get("segment", "")))
+        for d in row.get("dangers") or ()
+        if isinstance(d, dict)
+    )
     return Why(
         cwd=str(row.get("cwd") or ""),
         backend=str(row.get("backend") or ""),
         step=str(row.get("step") or "ask"),
         reason=str(row.get("reason") or ""),
         patterns=patterns,
+        dangers=dangers,
     )
 
 

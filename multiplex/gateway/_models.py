@@ -16,6 +16,7 @@ __all__ = [
     "CancelOut",
     "CellErrorOut",
     "CellOut",
+    "DangerOut",
     "DecisionOut",
     "DecisionRow",
     "KernelOut",
@@ -179,6 +180,13 @@ class KernelsEnded(BaseModel):
     ended: int
 
 
+class DangerOut(BaseModel):
+    """A named pattern the gate found and the part of the line it came from."""
+
+    pattern: str
+    segment: str
+
+
 class PatternOut(BaseModel):
     """A named pattern the gate found, with its sentence."""
 
@@ -194,6 +202,7 @@ class WhyFields(BaseModel):
     step: str = "ask"
     reason: str = ""
     patterns: list[PatternOut] = Field(default_factory=list)
+    dangers: list[DangerOut] = Field(default_factory=list)
 
 
 class PendingOut(WhyFields):
@@ -262,6 +271,7 @@ class VerdictOut(BaseModel):
     rule: str | None
     segments: list[list[str]]
     trace: list[TraceOut]
+    dangers: list[DangerOut] = Field(default_factory=list)
 
 
 class WhoAmI(BaseModel):
@@ -287,6 +297,7 @@ class DecisionRow(BaseModel):
     waited_ms: int | None = None
     choice: str | None = None
     answered_by: str | None = None
+    dangers: list[DangerOut] = Field(default_factory=list)
 
 
 class RunSummary(BaseModel):

@@ -507,3 +507,24 @@ def test_a_broken_multiplex_yaml_shows_a_banner_until_it_is_fixed(
         assert client.post("/v1/admin/reload").json()["ok"] is True
     pw_expect(banner).to_be_hidden(timeout=poll)
     assert not page.errors
+
+
+def test_the_card_lists_every_danger_with_its_segment_as_text(
+    gateway: Gateway, page: Any
+) -> None:
+    # docs/approvals.md#what-a-prompt-shows; the command text is hostile: never markup.
+    line = "cat ~/.aws/credentials && rm -rf './<img src=x onerror=window.pwned=1>'"
+    parked = submit(gateway, "alpha", line)
+    wait_status(gateway, parked, "waiting_for_approval")
+    sign_in(page, gateway, ADMIN_TOKEN)
+    card = page.get_by_test_id("approval-card").first
+    items = card.get_by_test_id("approval-pattern")
+    expect(items).to_have_count(2)
+    expect(items.nth(0)).to_have_attribute("data-pattern", "secret-read")
+    expect(items.nth(0).get_by_test_id("approval-segment")).to_have_text("cat ~/.aws/credentials")
+    expect(items.nth(1)).to_have_attribute("data-pattern", "recursive-delete")
+    expect(items.nth(1).get_by_test_id("approval-segment")).to_have_text(
+        "rm -rf './<img src=x onerror=window.pwned=1>'"
+    )
+    assert card.locator("img").count() == 0
+    assert page.evaluate("window.pwned === undefined") and not page.errors

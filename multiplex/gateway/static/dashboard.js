@@ -245,11 +245,21 @@
     return card;
   }
 
-  // Where it would run and why it asks (docs/approvals.md#what-a-prompt-shows).
+  // Where it would run and why it asks (docs/approvals.md#what-a-prompt-shows): every
+  // danger with the part of the line it came from. Command text is hostile: it only
+  // ever becomes a text node (el), never markup.
   function whyBlock(a) {
-    const patterns = (a.patterns || []).map((p) =>
-      el("li", { testid: "approval-pattern" }, el("code", {}, p.name), " ", p.description),
-    );
+    const sentences = new Map((a.patterns || []).map((p) => [p.name, p.description]));
+    const dangers = a.dangers || [];
+    const patterns = dangers.length
+      ? dangers.map((d) =>
+          el("li", { testid: "approval-pattern", "data-pattern": d.pattern },
+            el("code", {}, d.pattern), " ", sentences.get(d.pattern) || "",
+            el("pre", { class: "segment", testid: "approval-segment" }, d.segment)),
+        )
+      : (a.patterns || []).map((p) =>
+          el("li", { testid: "approval-pattern" }, el("code", {}, p.name), " ", p.description),
+        );
     return el(
       "div",
       { class: "why", testid: "approval-why" },
