@@ -51,6 +51,7 @@ from multiplex.shell._network_checks import each_network
 from multiplex.shell._parse import ParsedLine, SimpleCommand
 from multiplex.shell._scripts import SCRIPT_DELETE, fork_text, script_lines
 from multiplex.shell._secret_checks import (
+    each_code_carrier,
     each_command_variable,
     each_persistence,
     each_privileged_container,
@@ -265,7 +266,9 @@ def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None
     """The first pattern no allow rule vouches for (docs/allowlist.md#what-an-allow-rule-never-covers).
 
     Reverse shells, exfiltration, /dev/tcp, secret reads, persistence, privileged
-    containers, code-loading variables and destructive commands with computed targets.
+    containers, code-loading variables, destructive commands with computed targets,
+    programs told to run a command (``sed 1e``, ``make --eval``) and inline
+    interpreter code that starts programs (docs/security.md#code-carriers).
     """
     return next(_each_named(parsed, place or _NOWHERE), None)
 
@@ -277,6 +280,8 @@ def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     yield from each_privileged_container(parsed, place)
     yield from each_command_variable(parsed)
     yield from each_dynamic_target(parsed, place)
+    # docs/security.md#code-carriers: code a program is told to run is never allowlisted.
+    yield from each_code_carrier(parsed)
 
 
 def find_dangerous(

@@ -3,7 +3,9 @@
 An allow rule like ``git log *`` vouches for reading history, not for
 ``git log --output=FILE`` or ``--ext-diff``. ``risky_option`` names the first such
 option of an argv, so the gate's allowlist step passes the command on to
-detection instead of approving it. A pure leaf: stdlib only.
+detection instead of approving it. Options are read as the program reads them: a
+unique prefix of a long option counts (``--outp`` is ``--output``), and the
+programs of ``shell._tool_code`` are judged by what they carry. A pure leaf.
 """
 
 from __future__ import annotations
@@ -11,6 +13,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+
+from multiplex.shell._getopt import read_options
+from multiplex.shell._secret_checks import starts_programs
+from multiplex.shell._tool_code import TAR_OPTIONS, awk_program, carried
+from multiplex.shell._unwrap import unwrap_step
 
 __all__ = ["RISKY_OPTIONS", "risky_option"]
 
@@ -30,7 +37,7 @@ RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
     "sort": _o("-o --output --compress-program"),
     "tar": _o(
         "--to-command --checkpoint-action --use-compress-program -I --info-script -F "
-        "--new-volume-script --rsh-command --rmt-command -x --extract --get -c --create -f"
+        "--new-volume-script --rsh-command --rmt-command -x --extract --get"
     ),
     "rsync": _o("-e --rsh --rsync-path --log-file --write-batch --only-write-batch"),
     "less": _o("-o --log-file -O --LOG-FILE --lesskey-file"),
@@ -57,9 +64,22 @@ RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
     "mysql": _o("-e --execute"),
     "ls": (),
     "cat": (),
+    "pytest": _o("--junit-xml --junitxml --debug --resultlog --result-log --report-log --basetemp"),
+    "openssl": _o("-out -keyout"),
 }
-# sed scripts that write files (w/W) or run commands (e): s///e, s///w FILE, "e cmd".
-_SED_RISK = re.compile(r"(?:^|[;\n{}])\s*[ewW](?:\s|$)|/[gpIiMm0-9]*[ewW]")
+# Long options that are not risky but that a risky one begins with: an exact word is that
+# option, not an abbreviation of the longer one (GNU getopt_long, git's parse-options).
+_EXACT_SAFE: dict[str, tuple[str, ...]] = {
+    "git": _o("--text"),
+    "tar": _o("--checkpoint --to-stdout --totals --touch --file --list"),
+    "man": _o("--help"),
+}
+
+
+_INTERPRETERS = frozenset(
+    {"node", "nodejs", "bun", "deno", "perl", "ruby", "lua", "luajit", "rscript", "php"}
+)
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 
 
 def _starts(arg: str, option: str) -> bool:
@@ -71,32 +91,62 @@ def _starts(arg: str, option: str) -> bool:
     return len(option) == 2 and arg.startswith(option) and not arg.startswith("--")
 
 
+def _abbreviates(arg: str, prog: str, longs: tuple[str, ...]) -> str | None:
+    """The risky long option ``--name`` abbreviates (``--outp`` for ``--output``), or None."""
+    name = arg.partition("=")[0]
+    if len(name) < 3 or name in _EXACT_SAFE.get(prog, ()):
+        return None
+    return next((o for o in longs if o.startswith(name)), None)
+
+
 def risky_option(argv: Sequence[str]) -> str | None:
     """The first option of ``argv`` that writes a file or runs a program, or None."""
     if not argv:
         return None
     prog = argv[0].rpartition("/")[2].lower()
     args = argv[1:]
-    if prog in ("sed", "gsed"):
-        if any(a.startswith(("-i", "--in-place", "-s")) for a in args if a != "-s"):
-            return "-i"
-        scripts = [a for a in args if not a.startswith("-")][:1]
-        scripts += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
-        return "e/w command" if any(_SED_RISK.search(s) for s in scripts) else None
+    if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
+        prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=…
     if prog in ("awk", "gawk", "mawk", "nawk"):
-        code = " ".join(a for a in args if not a.startswith("-"))
-        return "system/pipe" if re.search(r"system|\||>|getline|-i\s*inplace", code) else None
+        return _awk(args)
+    if prog in _INTERPRETERS or _PYTHON.match(prog):
+        # node -e 'execSync(…)': inline code that starts programs (docs/security.md#code-carriers)
+        scripts = unwrap_step(tuple(argv), (), None).scripts
+        if any(starts_programs(code) for code in scripts):
+            return "inline code starts programs"
+    tool = carried(prog, args)
+    why = tool.runs or tool.unknown or ("writes " + tool.writes[0] if tool.writes else None)
+    if why is not None:
+        return why
+    if prog in ("tar", "gtar", "bsdtar") and read_options(args, TAR_OPTIONS).has(
+        "-x", "--extract", "--get"
+    ):
+        return "-x"
     options = RISKY_OPTIONS.get(prog, ())
     if not options:
         return None
-    exact, long_values, glued = _shapes(options)
+    exact, long_values, glued, longs = _shapes(options)
     for arg in args:
         if arg == "--":
             break
         # One set lookup and two C-level prefix tests per word; the option's name only on a hit.
         if arg in exact or arg.startswith(long_values) or _glued(arg, glued):
             return next(option for option in options if _starts(arg, option))
+        if arg.startswith("--") and longs:
+            found = _abbreviates(arg, prog, longs)
+            if found is not None:
+                return found
     return None
+
+
+_AWK_RISK = re.compile(r"system|\||>|getline|inplace")
+
+
+def _awk(args: Sequence[str]) -> str | None:
+    code, files = awk_program(args)
+    if files:
+        return "awk program file"
+    return "system/pipe" if any(_AWK_RISK.search(c) for c in code) else None
 
 
 def _glued(arg: str, glued: tuple[str, ...]) -> bool:
@@ -104,8 +154,12 @@ def _glued(arg: str, glued: tuple[str, ...]) -> bool:
 
 
 @functools.lru_cache(maxsize=128)
-def _shapes(options: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
-    """What :func:`_starts` accepts, by shape: exact words, ``--long=`` and glued ``-oVALUE``."""
+def _shapes(
+    options: tuple[str, ...],
+) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """What :func:`_starts` accepts, by shape: exact words, ``--long=``, glued ``-oVALUE``;
+    and the long options an abbreviation may stand for."""
     long_values = tuple(o + "=" for o in options if o.startswith("--"))
     glued = tuple(o for o in options if len(o) == 2 and not o.startswith("--"))
-    return frozenset(options), long_values, glued
+    longs = tuple(o for o in options if o.startswith("--"))
+    return frozenset(options), long_values, glued, longs

@@ -20,6 +20,8 @@ from multiplex.shell._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell._payloads import env_payloads
 from multiplex.shell._substitution import (
     assignment,
+    backtick_bodies,
+    evaluated_values,
     expanded_words,
     fed_by,
     output_of,
@@ -76,6 +78,7 @@ class _Walker:
         self.commands: dict[SimpleCommand, None] = {}
         self.order: list[tuple[str, ...]] = []  # every argv emitted, in order
         self.payloads: dict[str, None] = {}
+        self.assigned: dict[str, None] = {}  # NAME=VALUE words of the line
         self.fork_bombs: list[str] = []
         self.error: str | None = None
         self.over_limit: str | None = None
@@ -144,6 +147,7 @@ class _Walker:
 
     def _env_code(self, assignments: list[str], ctx: _Ctx) -> None:
         """``GIT_PAGER='…'``: the value some program later runs is parsed as a command."""
+        self.assigned.update(dict.fromkeys(assignments))
         for payload in env_payloads(assignments):
             self.walktext(payload, _Ctx(ctx.depth + 1, (*ctx.wrapped_by, "env")), "variable")
 
@@ -154,6 +158,9 @@ class _Walker:
             child = stack.pop()
             if child.type in ("command_substitution", "process_substitution"):
                 self._node(child, src, ctx)
+            elif child.type == "word" and child.parent and child.parent.type == "expansion":
+                for body in backtick_bodies(text(child, src)):  # ${x:-`cmd`}: a word to the grammar
+                    self.walktext(body, _Ctx(ctx.depth + 1, ctx.wrapped_by), "substitution")
             else:
                 stack.extend(child.named_children)
 
@@ -356,6 +363,8 @@ def _walk(line: str, *, strict: bool) -> _Walker:
     walker = _Walker(strict=strict)
     try:
         walker.walktext(line, _Ctx(0), "command line")
+        for value in evaluated_values(line, walker.assigned):  # x='a[$(cmd)]'; echo $((x))
+            walker.walktext(value, _Ctx(1, ("arithmetic",)), "evaluated variable")
     except _Limit:
         pass
     except RecursionError:

@@ -22,6 +22,8 @@ from multiplex.shell._argv import (
     option_value,
     opts,
 )
+from multiplex.shell._getopt import read_options, table
+from multiplex.shell._tool_code import CARRYING, carried
 
 __all__ = [
     "COMMAND_VARIABLES",
@@ -29,13 +31,15 @@ __all__ = [
     "STDIN_FILES",
     "env_payloads",
     "git_config_payload",
+    "git_config_write",
     "payload_step",
 ]
 
 # The programs payload_step knows (the unwrapper skips every other program quickly).
 PAYLOAD_PROGRAMS = frozenset(
-    {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git"}
-)
+    {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git",
+     *CARRYING}
+)  # fmt: skip
 # Files that are the command's own standard input: "source /dev/stdin <<< CODE".
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 # Environment variables whose value some program runs as a shell command.
@@ -54,7 +58,8 @@ _GIT_COMMAND_KEY = re.compile(
     r"|sequence\.editor|diff\.external|diff\..+\.(?:command|textconv)|pager\..+"
     r"|credential(?:\..+)?\.helper|gpg(?:\..+)?\.program|filter\..+\.(?:clean|smudge|process)"
     r"|merge\..+\.driver|remote\..+\.(?:uploadpack|receivepack|proxy)"
-    r"|uploadpack\.packobjectshook|(?:difftool|mergetool)\..+\.cmd|web\.browser|man\..+\.cmd)$",
+    r"|uploadpack\.packobjectshook|(?:difftool|mergetool)\..+\.cmd|web\.browser|man\..+\.cmd"
+    r"|include\.path|includeif\..+\.path|core\.hookspath)$",
     re.IGNORECASE,
 )
 _GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
@@ -76,6 +81,38 @@ def git_config_payload(key: str, value: str) -> str | None:
     if not _GIT_COMMAND_KEY.match(key.strip()):
         return None
     return value[1:] if value.startswith("!") else value
+
+
+_GIT_CONFIG = table(
+    "file= blob= type= default= comment= value= global system local worktree add replace-all "
+    "unset unset-all get get-all get-regexp get-urlmatch get-color get-colorbool list edit "
+    "rename-section remove-section null name-only show-origin show-scope includes no-includes "
+    "bool int bool-or-int path expiry-date fixed-value all append regexp=? url=",
+    "f= t= l e z",
+)
+_GIT_CONFIG_READS = (
+    "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool",
+    "--list", "-l", "--unset", "--unset-all", "--rename-section", "--remove-section",
+)  # fmt: skip
+_GIT_CONFIG_VERBS = frozenset({"get", "list", "unset", "rename-section", "remove-section", "edit"})
+
+
+def git_config_write(rest: Sequence[str]) -> tuple[str, str] | None:
+    """The ``(key, value)`` that ``git config REST`` writes, or None for a read.
+
+    Options are read as git reads them: ``-f FILE``/``--file=FILE`` take a value (so
+    the key is the next word), ``set`` is the verb of the newer syntax, ``--add`` and
+    ``--replace-all`` write too.
+    """
+    parsed = read_options(rest, _GIT_CONFIG)
+    if parsed.has(*_GIT_CONFIG_READS):
+        return None
+    ops = list(parsed.operands)
+    if ops[:1] == ["set"]:
+        ops = ops[1:]
+    elif ops and ops[0] in _GIT_CONFIG_VERBS:
+        return None
+    return (ops[0], ops[1]) if len(ops) >= 2 else None
 
 
 def env_payloads(assignments: Sequence[str]) -> tuple[str, ...]:
@@ -117,11 +154,10 @@ def _git(args: Sequence[str]) -> NextStep:
     elif sub in ("difftool", "mergetool"):
         code = option_value(rest, "x", ("--extcmd", "--tool-cmd"), len(rest))
         payloads.extend([code] if code else [])
-    elif sub == "config" and len(rest) >= 2:
-        ops = [a for a in rest if not a.startswith("-")]
-        if len(ops) >= 2:
-            found = git_config_payload(ops[0], ops[1])
-            payloads.extend([found] if found else [])
+    elif sub == "config":
+        written = git_config_write(rest)
+        found = git_config_payload(*written) if written else None
+        payloads.extend([found] if found else [])
     elif sub == "filter-branch":
         payloads.extend(
             rest[j + 1] for j, a in enumerate(rest[:-1]) if a.endswith("-filter") and a != "--"
@@ -191,4 +227,7 @@ def payload_step(
         return _tmux(args)
     if prog == "git":
         return _git(args)
+    if prog in CARRYING and prog not in ("ssh", "xargs"):  # those two: shell._unwrap
+        lines = carried(prog, args, fed_text(redirects, stdin)).payloads
+        return NextStep(shell_payloads=lines) if lines else NextStep()
     return None

@@ -8,9 +8,9 @@ leaf: stdlib and the shell leaves it imports.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from multiplex.shell._argv import ASSIGN, program_name
+from multiplex.shell._argv import ASSIGN, fed_text, program_name
 from multiplex.shell._catalogue import (
     COMMAND_VARIABLE,
     PERSISTENCE,
@@ -21,7 +21,7 @@ from multiplex.shell._catalogue import (
 )
 from multiplex.shell._command_checks import catastrophic_path, git_subcommand, operands
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
-from multiplex.shell._payloads import COMMAND_VARIABLES, git_config_payload
+from multiplex.shell._payloads import COMMAND_VARIABLES, git_config_payload, git_config_write
 from multiplex.shell._secret_paths import (
     is_persistence_path,
     is_secret_path,
@@ -30,9 +30,11 @@ from multiplex.shell._secret_paths import (
     resolved,
 )
 from multiplex.shell._targets import Place, path_words
+from multiplex.shell._tool_code import CARRYING, carried
 from multiplex.shell._writes import LITERAL, all_commands, evidence, write_targets
 
 __all__ = [
+    "each_code_carrier",
     "each_command_variable",
     "each_persistence",
     "each_privileged_container",
@@ -43,6 +45,7 @@ __all__ = [
     "find_privileged_container",
     "find_script_exec",
     "find_secret_read",
+    "starts_programs",
 ]
 
 # Programs that look at a path without reading its content out.
@@ -119,7 +122,7 @@ _HOST_NS = re.compile(r"^--(?:pid|ipc|uts|userns|cgroupns)(?:=|$)")
 _SCRIPT_EXEC = re.compile(
     r"\bsystem\s*\(|\bexec[lv]?p?e?\s*\(|\bspawn\w*\s*\(|\bpopen\b|\bsubprocess\b"
     r"|\bchild_process\b|\bexecSync\b|\bPopen\b|\bcheck_output\b|\bcheck_call\b|`[^`]*`"
-    r"|\bqx\s*[({/\[]|%x\s*[({\[]|\bshell_exec\b|\bpassthru\b|\bproc_open\b|\bRuntime\b"
+    r"|\bqx\s*[({/\[]|%x\s*[({\[]|\bshell_exec\b|\bpassthru\b|\bproc_open\b|\bRuntime\b|\bDeno\.(?:run|Command)\b|\bBun\.spawn"
     r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b"
 )
 
@@ -128,7 +131,7 @@ _SCRIPT_EXEC = re.compile(
 _SCRIPT_EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "Popen", "subprocess", "child_process", "check_output",
     "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
-    "os.fork", "__import__",
+    "os.fork", "__import__", "Deno.", "Bun.spawn",
 )  # fmt: skip
 
 
@@ -162,8 +165,23 @@ def _git_config_persists(cmd: SimpleCommand) -> bool:
     if not cmd.argv or program_name(cmd.argv[0]) != "git":
         return False
     sub, rest = git_subcommand(cmd.argv[1:])
-    ops = [a for a in rest if not a.startswith("-")]
-    return sub == "config" and len(ops) >= 2 and git_config_payload(ops[0], ops[1]) is not None
+    written = git_config_write(rest) if sub == "config" else None
+    return written is not None and git_config_payload(*written) is not None
+
+
+def _git_runs(args: Sequence[str]) -> bool:
+    """``git -c core.pager=CMD …``, ``--config-env=core.pager=VAR``: a command key set."""
+    for i, arg in enumerate(args):
+        if not arg.startswith("-"):
+            return False
+        setting = args[i + 1] if arg == "-c" and i + 1 < len(args) else ""
+        if arg.startswith("--config-env="):
+            setting = arg.partition("=")[2]
+        key, _, value = setting.partition("=")
+        command = git_config_payload(key, value) if key else None
+        if command is not None and not _loads_code_safely(command):
+            return True
+    return False
 
 
 def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
@@ -231,7 +249,7 @@ def _assignments(cmd: SimpleCommand) -> list[str]:
 
 def _loads_code(word: str) -> bool:
     name, _, value = word.partition("=")
-    if name in _LOADERS:
+    if name in _LOADERS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         return True
     if name == "PATH":
         entries = value.split(":")
@@ -241,6 +259,13 @@ def _loads_code(word: str) -> bool:
         plain = not re.search(r"[;&|`$<>()]", value)
         return not (plain and program_name(first) in _BENIGN_COMMANDS)
     return False
+
+
+def _loads_code_safely(command: str) -> bool:
+    """A pager or editor like ``less`` alone: the value runs nothing else."""
+    words = command.split()
+    plain = not re.search(r"[;&|`$<>()]", command)
+    return plain and bool(words) and program_name(words[0]) in _BENIGN_COMMANDS
 
 
 def each_command_variable(parsed: ParsedLine) -> Iterator[Finding]:
@@ -255,11 +280,29 @@ def find_command_variable(parsed: ParsedLine) -> Finding | None:
     return next(each_command_variable(parsed), None)
 
 
+def starts_programs(code: str) -> bool:
+    """Inline interpreter code that may start another program (system, exec, spawn …)."""
+    return any(w in code for w in _SCRIPT_EXEC_WORDS) and bool(_SCRIPT_EXEC.search(code))
+
+
 def each_script_exec(parsed: ParsedLine) -> Iterator[Finding]:
     """Each piece of inline interpreter code that runs other programs."""
     for payload in parsed.script_payloads:
-        if any(w in payload for w in _SCRIPT_EXEC_WORDS) and _SCRIPT_EXEC.search(payload):
+        if starts_programs(payload):
             yield Finding(SCRIPT_EXEC, payload)
+
+
+def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each program told to run a shell command by its options or input (``sed 1e``,
+    ``vim +!``, ``gdb -ex shell``, ``ssh -o ProxyCommand``, ``make --eval`` …)."""
+    for cmd in all_commands(parsed):
+        if cmd.argv and program_name(cmd.argv[0]) == "git" and _git_runs(cmd.argv[1:]):
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+        if not cmd.argv or program_name(cmd.argv[0]) not in CARRYING:
+            continue
+        found = carried(program_name(cmd.argv[0]), cmd.argv[1:], fed_text(cmd.redirects, None))
+        if found.runs is not None:
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
 
 
 def find_script_exec(parsed: ParsedLine) -> Finding | None:

@@ -8,13 +8,48 @@ A pure leaf: tree-sitter nodes in, strings out.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from tree_sitter import Node
 
 from multiplex.shell._payloads import STDIN_FILES
 from multiplex.shell._unwrap import stdin_text_after
 from multiplex.shell._words import head, stages, text, word
 
-__all__ = ["assignment", "expanded_words", "fed_by", "output_of", "script_text", "spawns_itself"]
+__all__ = [
+    "assignment",
+    "backtick_bodies",
+    "evaluated_values",
+    "expanded_words",
+    "fed_by",
+    "output_of",
+    "script_text",
+    "spawns_itself",
+]
+
+_BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
+# Where bash evaluates a variable's value as arithmetic (an array subscript in it runs
+# "$(…)") or as a prompt string (${x@P}): docs/security.md#code-carriers.
+_EVALUATING = ("$((", "$[", "@P", "((", "[[", "let", "declare", "typeset", "local", "${")
+
+
+def backtick_bodies(text: str) -> list[str]:
+    """The commands of the backticks in a word the grammar leaves whole (``${x:-`cmd`}``)."""
+    return [m.group(1) for m in _BACKTICK.finditer(text) if m.group(1).strip()]
+
+
+def evaluated_values(line: str, assignments: Iterable[str]) -> list[str]:
+    """Values assigned on the line that hold code (``x='a[$(cmd)]'``) when the line also
+    has a context that evaluates a variable's value (``$((x))``, ``${x@P}``, ``let``)."""
+    if not any(marker in line for marker in _EVALUATING):
+        return []
+    out: list[str] = []
+    for assigned in assignments:
+        value = assigned.partition("=")[2]
+        if "$(" in value or "`" in value:
+            out.append(value)
+    return out
 
 
 def output_of(node: Node, src: bytes) -> str | None:

@@ -28,6 +28,8 @@ from multiplex.shell._argv import (
     program_name,
 )
 from multiplex.shell._payloads import PAYLOAD_PROGRAMS, STDIN_FILES, env_payloads, payload_step
+from multiplex.shell._tool_code import awk_program
+from multiplex.shell._tool_code import carried as carried_code
 from multiplex.shell._variants import decode_ansi_c
 
 __all__ = [
@@ -154,17 +156,28 @@ _MAX_ITEMS = 1000
 
 
 def _positional(payload: str, args: Sequence[str]) -> str:
-    """Substitute ``$0``, ``$1``… ``"$@"`` of a ``sh -c`` payload with its arguments."""
+    """Substitute ``$0``, ``$1``… ``"$@"`` of a ``sh -c`` payload with its arguments.
+
+    Unquoted, a value is split into words as bash splits it (``sh -c '$1' x 'rm -rf /'``
+    runs ``rm``); inside double quotes it stays one word.
+    """
     if not args:
         return payload
-    rest = shlex.join(args[1:])
 
     def one(match: re.Match[str]) -> str:
+        whole = match.group(0)
         name = match.group(1) or match.group(2) or match.group(3)
         if name in ("@", "*"):
-            return rest
-        index = int(name)
-        return shlex.quote(args[index]) if index < len(args) else ""
+            values = list(args[1:])
+        else:
+            values = [args[int(name)]] if int(name) < len(args) else []
+        opens, closes = whole.startswith('"'), len(whole) > 1 and whole.endswith('"')
+        if opens and closes:
+            return shlex.join(values) if name == "@" else shlex.quote(" ".join(values))
+        if opens or closes:  # one quote of a longer "…$1…" string: keep it, escape the value
+            inner = re.sub(r'(["$`\\])', r"\\\1", " ".join(values))
+            return f'"{inner}' if opens else f'{inner}"'
+        return shlex.join([w for v in values for w in v.split()])
 
     return re.sub(r'"?\$(?:\{([0-9@*])\}|([0-9@*]))"?|"\$\{([0-9])\}"', one, payload)
 
@@ -193,7 +206,7 @@ def _scripts(
         code = option_value(args, "e", ("--eval", "--print"), len(args))
         if code is None and prog != "deno":
             code = option_value(args, "p", (), len(args))
-        if prog == "deno" and args[:1] == ["eval"] and len(args) > 1:
+        if prog == "deno" and tuple(args[:1]) == ("eval",) and len(args) > 1:
             code = args[-1]
         found.extend([code] if code is not None else [])
         bare = code is None and not any(not a.startswith("-") for a in args)
@@ -209,9 +222,7 @@ def _scripts(
                     found.append(args[i + 1])
         bare = not found and not any(not a.startswith("-") for a in args)
     elif prog in _AWK:
-        k = operand_index(args, opts("-f -v -F --file --assign --field-separator"))
-        if k < len(args) and option_value(args, "f", ("--file",), k) is None:
-            found.append(args[k])
+        found.extend(awk_program(args)[0])  # --source=, -e, or the first operand
         bare = False
     else:
         return NextStep()
@@ -288,9 +299,9 @@ def unwrap_step(
         return NextStep()
     if prog == "ssh":
         k = operand_index(args, _SSH_OPTS)
-        return (
-            NextStep(shell_payloads=(" ".join(args[k + 1 :]),)) if k + 1 < len(args) else NextStep()
-        )
+        local = carried_code(prog, args).payloads  # -o ProxyCommand=…
+        remote = (" ".join(args[k + 1 :]),) if k + 1 < len(args) else ()
+        return NextStep(shell_payloads=local + remote)
     if prog == "env":
         k = operand_index(args, _ENV_SPLIT | _WRAPPERS["env"][0], assignments=True)
         split = option_value(args, "S", ("--split-string",), k)

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from multiplex.shell._catalogue import PROTECTED_FILE, Finding
 from multiplex.shell._command_checks import expand_braces, operands, program, short_flags
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
+from multiplex.shell._tool_code import CARRYING, carried
 
 __all__ = [
     "LITERAL",
@@ -92,9 +93,13 @@ def write_targets(cmd: SimpleCommand) -> Iterator[str]:
     if not cmd.argv:
         return
     prog = program(cmd.argv)
+    args = cmd.argv[1:]
+    if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
+        prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=FILE
+    if prog in CARRYING:  # tar cf, sort -o, sed w/-i, pytest --junit-xml, openssl -out …
+        yield from carried(prog, args).writes
     if prog not in _WRITERS:
         return  # most programs write nothing by their arguments: their argv is not read
-    args = cmd.argv[1:]
     if prog in ("tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv"):
         yield from (op for op in operands(args) if not (prog == "truncate" and op.isdigit()))
     elif prog in ("cp", "install", "ln", "rsync", "scp", "link"):
@@ -103,7 +108,7 @@ def write_targets(cmd: SimpleCommand) -> Iterator[str]:
         )
         ops = operands(args)
         yield from ([target] if target else ops[-1:] if len(ops) > 1 or prog == "ln" else [])
-    elif prog in ("sed", "gsed", "perl", "yq") and (
+    elif prog in ("perl", "yq") and (
         "i" in short_flags(args) or any(a.startswith(("--in-place", "--inplace")) for a in args)
     ):
         scripted = any(a in ("-e", "-f", "--expression", "--file") or "e" in a[1:2] for a in args)
