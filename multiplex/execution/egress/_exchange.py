@@ -19,6 +19,7 @@ from multiplex.execution.egress._policy import (
     EgressPolicy,
     EgressVerdict,
     RefusalReason,
+    is_ip_literal,
     normalize_host,
 )
 from multiplex.execution.egress._stream import Stream
@@ -80,6 +81,7 @@ class Exchange:
     ) -> None:
         self.client = client
         self.upstream: Stream | None = None
+        self.upstream_for: tuple[str, int] | None = None  # what a kept-alive upstream reaches
         self.policy = policy
         self.limits = limits
         self.tag = tag
@@ -100,19 +102,22 @@ class Exchange:
         """A connection to ``host:port`` through a vetted address; Refused or ConnectFailed."""
         if self.upstream is not None:
             self.upstream.close()
-            self.upstream = None
+            self.upstream = self.upstream_for = None
         refused = self.policy.check_name(host, port)
         if refused is not None:
             raise self._refuse(refused)
         loop = self.client.loop
-        try:
-            async with asyncio.timeout(self.limits.connect_timeout):
-                infos = await loop.getaddrinfo(
-                    normalize_host(host) or host, port, type=socket.SOCK_STREAM
-                )
-        except (OSError, UnicodeError, TimeoutError) as exc:
-            raise ConnectFailed("unresolved", f"cannot resolve {host}: {exc}") from None
-        verdict = self.policy.decide(host, port, [str(info[4][0]) for info in infos])
+        name = normalize_host(host) or host
+        if is_ip_literal(name):
+            addresses = [name]  # nothing to resolve; spares a thread hop per request
+        else:
+            try:
+                async with asyncio.timeout(self.limits.connect_timeout):
+                    infos = await loop.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+            except (OSError, UnicodeError, TimeoutError) as exc:
+                raise ConnectFailed("unresolved", f"cannot resolve {host}: {exc}") from None
+            addresses = [str(info[4][0]) for info in infos]
+        verdict = self.policy.decide(host, port, addresses)
         if not verdict.allowed:
             raise self._refuse(verdict)
         failure = ConnectFailed("unreachable", f"cannot connect to {host}:{port}")
@@ -130,7 +135,7 @@ class Exchange:
                 kind = "refused" if exc.errno == errno.ECONNREFUSED else "unreachable"
                 failure = ConnectFailed(kind, f"cannot connect to {host}:{port}: {exc.strerror}")
             else:
-                self.upstream = stream
+                self.upstream, self.upstream_for = stream, (host, port)
                 return stream
         raise failure
 

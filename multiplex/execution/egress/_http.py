@@ -1,8 +1,8 @@
 """The HTTP/1.1 front end: ``CONNECT host:port`` tunnels and absolute-form forwarding.
 
 A forwarded request (``GET http://host/path HTTP/1.1``) goes to the origin in
-origin form on a connection of its own, with ``Proxy-*`` and hop-by-hop
-headers dropped and ``Connection: close``; its body (Content-Length or
+origin form with ``Proxy-*`` and hop-by-hop headers dropped, on a connection kept
+for the client's next request to the same host and port; its body (Content-Length or
 chunked) and the response's are streamed, never held whole. The client's
 connection is kept alive when the response's length is known. A request
 with both Content-Length and Transfer-Encoding, or an ambiguous length, is
@@ -161,32 +161,52 @@ async def _forward(exchange: Exchange, head: _Head) -> bool:
         raise BadMessage("not an absolute http:// URL (use CONNECT for https)")
     host, port = _authority(url.netloc, 80)
     request_length = head.body_length()
-    upstream = await exchange.open(host, port)
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
-    upstream.write(
-        method + b" " + path.encode("latin-1") + b" HTTP/1.1\r\nHost: " + url.netloc.encode()
-        + b"\r\n" + head.forwarded_headers(b"host") + b"Connection: close\r\n\r\n"
+    request = (
+        method + b" " + path.encode("latin-1") + b" HTTP/1.1\r\nHost: "
+        + url.netloc.encode("latin-1") + b"\r\n" + head.forwarded_headers(b"host") + b"\r\n"
     )  # fmt: skip
+    upstream = exchange.upstream
+    reused = upstream is not None and exchange.upstream_for == (host, port)
+    if upstream is None or not reused or upstream.at_eof:
+        upstream, reused = await exchange.open(host, port), False
+    upstream.write(request)
     await _copy_body(client, upstream, request_length or 0)
-    while True:  # 1xx interim responses are passed on as they come
-        response = _parse_head(await upstream.read_until(b"\r\n\r\n", _RESPONSE_HEAD))
-        status = response.start[1]
-        if not (status.startswith(b"1") and status != b"101"):
-            break
-        client.write(b" ".join(response.start) + b"\r\n" + response.forwarded_headers() + b"\r\n")
+    try:
+        response = await _final_response(client, upstream)
+    except EOFError:
+        if not reused or request_length:
+            raise
+        # The origin closed the kept-alive connection as we reused it: once more, afresh.
+        upstream = await exchange.open(host, port)
+        upstream.write(request)
+        response = await _final_response(client, upstream)
+    status = response.start[1]
     length = response.body_length()
     if method == b"HEAD" or status in (b"204", b"304"):
         length = 0
-    keep = length is not None and version == b"HTTP/1.1" and status != b"101"
+    framed = length is not None and status != b"101"
+    keep = framed and version == b"HTTP/1.1"
     keep = keep and not any(b"close" in v.lower() for v in head.values(b"connection"))
     client.write(
         b" ".join(response.start) + b"\r\n" + response.forwarded_headers()
         + (b"" if keep else b"Connection: close\r\n") + b"\r\n"
     )  # fmt: skip
     await _copy_body(upstream, client, length)
-    upstream.close()
-    exchange.upstream = None
+    if not framed or any(b"close" in v.lower() for v in response.values(b"connection")):
+        upstream.close()
+        exchange.upstream = exchange.upstream_for = None
     return keep
+
+
+async def _final_response(client: Stream, upstream: Stream) -> _Head:
+    """The response head after any 1xx interim ones, which are passed on as they come."""
+    while True:
+        response = _parse_head(await upstream.read_until(b"\r\n\r\n", _RESPONSE_HEAD))
+        status = response.start[1]
+        if not (status.startswith(b"1") and status != b"101"):
+            return response
+        client.write(b" ".join(response.start) + b"\r\n" + response.forwarded_headers() + b"\r\n")
 
 
 async def serve_http(exchange: Exchange) -> None:

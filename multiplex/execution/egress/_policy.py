@@ -24,6 +24,7 @@ __all__ = [
     "EgressVerdict",
     "RefusalReason",
     "address_kind",
+    "is_ip_literal",
     "normalize_host",
     "parse_egress_pattern",
 ]
@@ -93,6 +94,11 @@ def _parse_ip(text: str) -> _IP | None:
         return ipaddress.ip_address(text)
     except ValueError:
         return None
+
+
+def is_ip_literal(host: str) -> bool:
+    """Whether ``host`` is an IPv4 or IPv6 address in canonical text (as normalize_host gives)."""
+    return _parse_ip(host) is not None
 
 
 def normalize_host(host: str) -> str | None:

@@ -11,6 +11,7 @@ the reading side while the writing side's buffer is full.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable
 
 __all__ = ["HeadTooLong", "Stream", "splice"]
@@ -48,6 +49,12 @@ class Stream(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # asyncio sets this only when the listening socket was made with
+            # proto=IPPROTO_TCP; without it a response head and body sent as two
+            # writes wait out the client's delayed ACK (40 ms a request).
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self._on_made is not None:
             self._on_made(self)
 
@@ -93,6 +100,10 @@ class Stream(asyncio.Protocol):
             self._peer.transport.resume_reading()
         if self._drain_waiter is not None and not self._drain_waiter.done():
             self._drain_waiter.set_result(None)
+
+    @property
+    def at_eof(self) -> bool:
+        return self._eof
 
     # --- reading while parsing ------------------------------------------------
 
