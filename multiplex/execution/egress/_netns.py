@@ -13,7 +13,11 @@ Why paths under ``/proc/<pid>`` are safe to hand out: the holder is this
 process's child and is reaped only in ``close()``. Until then its pid cannot
 name any other process, and once it has ended (a zombie) its ``ns`` links are
 gone, so ``nsenter`` fails instead of entering something else; ``enter_argv``
-itself refuses once the holder has ended or someone else reaped it.
+itself refuses once the holder has ended or someone else reaped it. What is
+left: an argv taken before ``close()`` and started after it names a freed pid,
+so take it just before the spawn and never keep it. (Passing namespace fds
+instead would keep a dead holder's namespace enterable, and nsenter 2.38
+cannot take a pidfd.)
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from multiplex.execution._sandbox import _BASE
 from multiplex.execution.egress._netns import ProfileNetwork
 
 pytestmark = pytest.mark.skipif(
@@ -32,6 +31,25 @@ pytestmark = pytest.mark.skipif(
 
 EGRESS = Path(__file__).parents[3] / "multiplex" / "execution" / "egress"
 CONNECT = "exec 3<>/dev/tcp/{host}/{port}"
+# The namespaces and confinement of multiplex's sandbox (_sandbox._BASE), with a
+# plain read-only root: these tests are about the network, not the filesystem view.
+_BASE = (
+    *("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"),
+    *("--die-with-parent", "--new-session", "--cap-drop", "ALL"),
+    *(
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+    ),
+)
 
 
 def sandboxed(script: str) -> list[str]:
@@ -149,6 +167,24 @@ def test_the_host_addresses_are_out_of_reach(network: ProfileNetwork) -> None:
     assert done.returncode != 0
     assert "CONNECTED" not in done.stdout
     assert "unreachable" in done.stderr
+
+
+def test_the_host_abstract_unix_sockets_are_out_of_reach(network: ProfileNetwork) -> None:
+    """Abstract unix sockets belong to a network namespace: the host's (a desktop bus, say) stay behind."""
+    name = f"mx-netns-probe-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind("\0" + name)
+        server.listen()
+        connect = (
+            "import socket; s = socket.socket(socket.AF_UNIX);"
+            f" s.connect(chr(0) + {name!r}); print('CONNECTED')"
+        )
+        script = f'{sys.executable} -I -S -c "{connect}"'
+        assert "CONNECTED" in on_host(script).stdout
+        done = inside(network, script)
+    assert done.returncode != 0
+    assert "CONNECTED" not in done.stdout
+    assert "ConnectionRefusedError" in done.stderr
 
 
 def test_two_profiles_do_not_share_a_namespace() -> None:
