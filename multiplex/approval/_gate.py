@@ -375,6 +375,7 @@ class Gate:
             self._current_view(scope.name),
             scope.profile.allowlist.ruleset(),
             lambda: self.sessions(scope.profile).get(scope.session).grants,
+            lambda: place_of(scope, self._served_homes()).cwd,  # only on a new epoch
         )
 
     # -- ending waits -------------------------------------------------------------

@@ -23,10 +23,11 @@ def recheck_decision(
     view: ProfileView,
     allowlist: RuleSet,
     session_grants: Callable[[], RuleSet],
+    cwd: Callable[[], str | None] = lambda: None,
 ) -> Decision:
     """``decision`` (approved) as it stands against the profile's current rules."""
     if view.epoch != decision.epoch:
-        denied = deny_match(deny_set(view.approvals.deny), parsed)
+        denied = deny_match(deny_set(view.approvals.deny), parsed, cwd=cwd())
         if denied is not None:
             return Decision(
                 Outcome.BLOCKED,

@@ -73,10 +73,12 @@ def deny_set(rules: tuple[str, ...]) -> RuleSet:
     return RuleSet(rules, ignore_case_program=True)
 
 
-def _deny_match(parsed: ParsedLine, rules: tuple[str, ...]) -> tuple[str, Sequence[str]] | None:
+def _deny_match(
+    parsed: ParsedLine, rules: tuple[str, ...], cwd: str | None
+) -> tuple[str, Sequence[str]] | None:
     if not rules:
         return None
-    return deny_match(deny_set(rules), parsed)
+    return deny_match(deny_set(rules), parsed, cwd=cwd)
 
 
 def _allow_match(data: CheckInput) -> str | None:
@@ -169,7 +171,7 @@ def run_static_checks(
         )
     trace.append(TraceStep("hardline", "pass"))
     # 3. deny rules: before every bypass, container skip and allowlist
-    denied = _deny_match(parsed, approvals.deny)
+    denied = _deny_match(parsed, approvals.deny, data.place.cwd)
     if denied is not None:
         return trace, stop("deny", "blocked", "deny rule", DecidedBy.RULE, denied[0]), None
     trace.append(TraceStep("deny", "pass", f"{len(approvals.deny)} rules"))

@@ -6,15 +6,22 @@ words of the command (and the value of an option known to take one, from the
 per-program table below) are skipped. Matching stays linear: each argv word is
 looked at once per candidate rule, and candidate rules are found by program name.
 Commands inside inline scripts (``python -c 'os.system("curl …")'``) are matched
-too. A pure leaf: stdlib and the shell leaves it imports.
+too. A rule also holds against other spellings of the same action
+(``npm pub``, ``docker image push``, ``python -u ./deploy.py``, ``git send-pack``):
+rules and commands are both rewritten to what they mean (:mod:`._meaning`,
+docs/allowlist.md#what-a-deny-rule-reaches) and matched in every spelling.
+A pure leaf: stdlib and the shell leaves it imports.
 """
 
 from __future__ import annotations
 
 import functools
+import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from multiplex.shell._argv import opts
+from multiplex.shell._meaning import meanings
 from multiplex.shell._parsed import ParsedLine
 from multiplex.shell._rules import Rule, RuleSet, _compile, _is_glob
 from multiplex.shell._scripts import script_lines
@@ -106,14 +113,55 @@ def _match_one(rules: RuleSet, argv: Sequence[str]) -> Rule | None:
     return None
 
 
-def deny_match(rules: RuleSet, parsed: ParsedLine) -> tuple[str, tuple[str, ...]] | None:
-    """The first deny rule some command of the line matches, with that command's argv."""
+@dataclass(frozen=True, slots=True)
+class _Meant:
+    """Deny rules with their meanings added, each meaning naming the rule it came from."""
+
+    rules: RuleSet
+    origin: dict[str, str]
+
+
+def _takes(program: str) -> frozenset[str]:
+    return OPTIONS_WITH_VALUE.get(_basename(program), frozenset())
+
+
+@functools.lru_cache(maxsize=256)
+def _meant(rules: RuleSet, cwd: str | None) -> _Meant:
+    extra: list[Rule] = []
+    origin = {rule.text: rule.text for rule in rules}
+    for rule in rules:
+        words = rule.tokens[:-1] if rule.prefix else rule.tokens
+        if not words or _is_glob(rule.program):
+            continue
+        for form in meanings(words, cwd=cwd, takes=_takes(rule.program)):
+            tokens = (*form, "*") if rule.prefix else form
+            text = shlex.join(tokens)
+            if text not in origin:
+                origin[text] = rule.text
+                extra.append(Rule(text, tokens))
+    if not extra:
+        return _Meant(rules, origin)
+    return _Meant(RuleSet((*rules, *extra), ignore_case_program=True), origin)
+
+
+def deny_match(
+    rules: RuleSet, parsed: ParsedLine, *, cwd: str | None = None
+) -> tuple[str, tuple[str, ...]] | None:
+    """The first deny rule some command of the line matches, with that command's argv.
+
+    A command matches in its own spelling and in each of its meanings; a rule in
+    its own and in each of its (docs/allowlist.md#what-a-deny-rule-reaches).
+    ``cwd`` is where the line runs: a script named by a path into it is the same
+    script as one named from it.
+    """
     if not len(rules):
         return None
+    meant = _meant(rules, cwd)
     argvs = list(parsed.match_argvs())
     argvs += [a for inner in script_lines(parsed, 0) for a in inner.match_argvs()]
     for argv in argvs:
-        rule = _match_one(rules, argv)
-        if rule is not None:
-            return rule.text, argv
+        for form in (argv, *meanings(argv, cwd=cwd, takes=_takes(argv[0]))):
+            rule = _match_one(meant.rules, form)
+            if rule is not None:
+                return meant.origin.get(rule.text, rule.text), argv
     return None

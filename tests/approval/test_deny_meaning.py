@@ -1,0 +1,228 @@
+"""Deny rules by meaning, not spelling (docs/allowlist.md#what-a-deny-rule-reaches).
+
+Each example is blocked by its rule in every mode and past every bypass (deny is
+checked before all of them); the siblings that mean something else are not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from multiplex import Outcome, Supervisor
+from multiplex.shell import RuleSet, deny_match, parse_line
+
+RULES = [
+    "npm publish *",
+    "npm install *",
+    "npm uninstall *",
+    "npm test *",
+    "npm run *",
+    "npm exec *",
+    "docker push *",
+    "docker rm *",
+    "docker image rm *",
+    "docker build *",
+    "docker-compose *",
+    "python deploy.py *",
+    "git push *",
+    "kubectl delete *",
+    "systemctl stop *",
+    "rm -rf *",
+]
+BLOCKED = {
+    "npm publish *": [
+        "npm pub",
+        "npm publ",
+        "npm publish --tag next",
+        "npm --registry https://r.test pub",
+        "npm -w pkg pu",
+    ],
+    "npm install *": ["npm i left-pad", "npm add x", "npm isntall x", "npm in x", "npm inst x"],
+    "npm uninstall *": ["npm rm x", "npm r x", "npm un x", "npm remove x", "npm unlink x"],
+    "npm test *": ["npm t", "npm tst", "npm test -- -u"],
+    "npm run *": ["npm run-script build", "npm rum build", "npm urn build", "npm runScript x"],
+    "npm exec *": ["npm x cowsay", "npm exe cowsay"],
+    "docker push *": [
+        "docker image push img",
+        "docker --context prod image push img",
+    ],
+    "docker rm *": ["docker container rm c", "docker container remove c"],
+    "docker image rm *": ["docker rmi img", "docker image remove img"],
+    "docker build *": ["docker builder build .", "docker buildx build .", "docker image build ."],
+    "docker-compose *": ["docker compose up -d", "docker-compose down"],
+    "python deploy.py *": [
+        "python ./deploy.py --prod",
+        "python -X dev deploy.py",
+        "python -Xdev deploy.py",
+        "python -W ignore deploy.py",
+        "python3 deploy.py",
+        "python3.11 deploy.py",
+        "/usr/bin/python3 -u deploy.py",
+        "python -uB deploy.py",
+        "python -- deploy.py",
+        "python sub/../deploy.py",
+        "python -m deploy",
+        "./deploy.py --prod",
+    ],
+    "git push *": [
+        "git send-pack origin main",
+        "git subtree push --prefix=dist origin gh-pages",
+        "git -C dir push",
+        "git -c k=v push",
+        "git --git-dir=x push",
+        "git -c alias.p=push p origin main",
+        "git -c alias.p='push --force' p",
+        "git -calias.sync=push sync",
+    ],
+    "kubectl delete *": ["kubectl --context x delete pod y", "kubectl -n prod delete pod y"],
+    "systemctl stop *": [
+        "systemctl --now stop nginx",
+        "systemctl -H host stop nginx",
+        "service nginx stop",
+        "/etc/init.d/nginx stop",
+        "systemctl disable --now nginx",
+    ],
+    "rm -rf *": [
+        "sudo rm -rf build",
+        "sudo -u root rm -rf build",
+        "env A=1 rm -rf build",
+        "nice -n 5 rm -rf build",
+        "timeout 5 rm -rf build",
+        "echo build | xargs rm -rf",
+    ],
+}
+# Siblings that mean something else: not blocked by mistake.
+NOT_BLOCKED = [
+    "npm run publish-docs",  # a package script, not npm's publish command
+    "npm p",  # ambiguous: pack, ping, pkg, prefix, profile, prune, publish
+    "npm view left-pad",
+    "npm ci",
+    "docker image ls",
+    "docker images",
+    "docker container ls",
+    "docker pull img",
+    "python other.py --prod",
+    "python deploy_test.py",
+    "python -c 'print(1)' deploy.py",
+    "python tools/deploy.py",
+    "git pull",
+    "git -c alias.p=pull p",
+    "git subtree pull --prefix=dist origin main",
+    "kubectl get pods",
+    "systemctl status nginx",
+    "systemctl disable nginx",
+    "service nginx status",
+    "rm -r build",
+]
+
+
+def _deny(line: str, cwd: str | None = None, rules: list[str] = RULES) -> str | None:
+    found = deny_match(RuleSet(rules, ignore_case_program=True), parse_line(line), cwd=cwd)
+    return found[0] if found is not None else None
+
+
+@pytest.mark.parametrize(
+    ("rule", "line"), [(rule, line) for rule, lines in BLOCKED.items() for line in lines]
+)
+def test_each_spelling_is_blocked_by_its_rule(rule: str, line: str) -> None:
+    assert _deny(line) == rule
+
+
+@pytest.mark.parametrize("line", NOT_BLOCKED)
+def test_a_sibling_that_means_something_else_is_not_blocked(line: str) -> None:
+    # Without `npm run *`, which blocks every script by name.
+    assert _deny(line, rules=[r for r in RULES if r != "npm run *"]) is None
+
+
+def test_a_rule_written_in_another_spelling_blocks_every_one() -> None:
+    rules = RuleSet(["docker image push *", "npm i *", "python3 ./deploy.py *", "service x stop"])
+
+    def deny(line: str) -> str | None:
+        found = deny_match(rules, parse_line(line), cwd="/srv/app")
+        return found[0] if found else None
+
+    assert deny("docker push img") == "docker image push *"
+    assert deny("npm install left-pad") == "npm i *"
+    assert deny("npm add left-pad") == "npm i *"
+    assert deny("python /srv/app/deploy.py") == "python3 ./deploy.py *"
+    assert deny("systemctl stop x.service") == "service x stop"
+
+
+def test_an_absolute_path_to_the_script_in_the_cwd() -> None:
+    assert _deny("python /srv/app/deploy.py --prod", cwd="/srv/app") == "python deploy.py *"
+    assert _deny("python /srv/app/./deploy.py", cwd="/srv/app/") == "python deploy.py *"
+    assert _deny("python /srv/other/deploy.py", cwd="/srv/app") is None
+    assert _deny("python /srv/app/deploy.py") is None  # no cwd: not the same file
+
+
+MODES = {
+    "manual": "",
+    "strict": "  mode: strict\n",
+    "smart": "  mode: smart\n",
+    "off": "  mode: off\n",
+    "yolo": "  yolo: true\n",
+}
+EXAMPLES = [
+    ("npm publish *", "npm pub"),
+    ("npm publish *", "npm publ"),
+    ("docker push *", "docker image push img"),
+    ("python deploy.py *", "python ./deploy.py --prod"),
+    ("python deploy.py *", "python -X dev deploy.py"),
+    ("python deploy.py *", "python -W ignore deploy.py"),
+    ("python deploy.py *", "python3 deploy.py"),
+    ("python deploy.py *", "python3.11 deploy.py"),
+    ("python deploy.py *", "python -u deploy.py"),
+    ("python deploy.py *", "python -- deploy.py"),
+    ("python deploy.py *", "python {cwd}/deploy.py"),
+    ("git push *", "git send-pack origin main"),
+    ("git push *", "git subtree push"),
+    ("git push *", "git -C dir push"),
+    ("git push *", "git -c k=v push"),
+    ("git push *", "git --git-dir=x push"),
+    ("git push *", "git -c alias.p=push p"),
+    ("kubectl delete *", "kubectl --context x delete pod y"),
+    ("systemctl stop *", "systemctl --now stop nginx"),
+    ("systemctl stop *", "systemctl -H host stop nginx"),
+    ("systemctl stop *", "service nginx stop"),
+]
+
+
+@pytest.fixture(params=sorted(MODES))
+def sup(request, make_home, supervisor_of) -> Supervisor:  # type: ignore[no-untyped-def]
+    # Every bypass at once where the mode allows: an allow rule for each program,
+    # and (in the container run) a sealed backend.
+    allow = ["npm *", "docker *", "python *", "python3 *", "python3.11 *", "git *"]
+    allow += ["kubectl *", "systemctl *", "service *"]
+    deny = sorted({rule for rule, _ in EXAMPLES})
+    make_home(
+        "p",
+        f"terminal:\n  cwd: work\ncommand_allowlist: {allow!r}\n"
+        f"approvals:\n{MODES[request.param]}  deny: {deny!r}\n",
+        files={"work/deploy.py": "print('deploying')\n"},
+    )
+    return supervisor_of("profiles_dir: profiles\ndefault_profile: p\n")  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("rule", "line"), EXAMPLES)
+def test_blocked_in_every_mode(sup: Supervisor, rule: str, line: str) -> None:
+    cwd = Path(sup.profiles["p"].home) / "work"
+    line = line.format(cwd=cwd)
+    verdict = sup.test("p", line)
+    assert verdict.outcome == "blocked", (line, verdict.trace)
+    assert verdict.rule == rule and verdict.decided_by == "rule", verdict.as_dict()
+
+
+def test_a_run_is_blocked_before_it_starts(sup: Supervisor) -> None:
+    cwd = Path(sup.profiles["p"].home) / "work"
+    result = sup.run(f"python3 {cwd}/deploy.py --prod", profile="p", context="api")
+    assert result.decision.outcome is Outcome.BLOCKED and result.exit_code is None
+    assert result.decision.rule == "python deploy.py *"
+
+
+def test_in_a_container_without_host_access(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    make_home("c", "terminal:\n  backend: docker\napprovals:\n  deny: ['npm publish *']\n")
+    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: c\n")
+    assert sup.test("c", "npm pub").outcome == "blocked"
+    assert sup.test("c", "npm run publish-docs").outcome == "approved"
