@@ -164,13 +164,17 @@ async def _forward(exchange: Exchange, head: _Head) -> bool:
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
     request = (
         method + b" " + path.encode("latin-1") + b" HTTP/1.1\r\nHost: "
-        + url.netloc.encode("latin-1") + b"\r\n" + head.forwarded_headers(b"host") + b"\r\n"
+        + url.netloc.encode("latin-1") + b"\r\n" + head.forwarded_headers(b"host", b"expect") + b"\r\n"
     )  # fmt: skip
     upstream = exchange.upstream
     reused = upstream is not None and exchange.upstream_for == (host, port)
     if upstream is None or not reused or upstream.at_eof:
         upstream, reused = await exchange.open(host, port), False
     upstream.write(request)
+    if request_length and any(v.lower() == b"100-continue" for v in head.values(b"expect")):
+        # The body is read before the origin's answer: say go on at once (the
+        # Expect header is not passed on, so the origin sends no 100 of its own).
+        client.write(b"HTTP/1.1 100 Continue\r\n\r\n")
     await _copy_body(client, upstream, request_length or 0)
     try:
         response = await _final_response(client, upstream)

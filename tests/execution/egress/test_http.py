@@ -7,11 +7,13 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from multiplex.execution.egress import RefusalReason
+from multiplex.execution.egress import EgressPolicy, EgressProxy, Refusal, RefusalReason
 from tests.execution.egress.conftest import PACKAGE, WHEEL, Origin, Serve, Served
 
 
@@ -85,6 +87,62 @@ def test_large_download_and_streamed_request_bodies_arrive_whole(
         f"{base}/echo",
     )  # fmt: skip
     assert chunked.stdout == want, chunked.stderr
+
+
+def test_expect_100_continue_is_answered_at_once(
+    serve: Serve, origin: Origin, tmp_path: Path
+) -> None:
+    served = allowed(serve, origin)
+    upload = tmp_path / "up.bin"
+    upload.write_bytes(b"z" * 100_000)
+    out = curl(
+        "-v", "-x", served.url, "-H", "Expect: 100-continue", "--data-binary", f"@{upload}",
+        f"http://127.0.0.1:{origin.port}/echo",
+    )  # fmt: skip
+    assert out.stdout.startswith("100000 ")
+    assert "< HTTP/1.1 100 Continue" in out.stderr
+    assert "Done waiting for 100-continue" not in out.stderr  # curl gave up waiting: the bug
+
+
+def test_head_and_bodiless_responses_keep_the_connection(serve: Serve, origin: Origin) -> None:
+    served = allowed(serve, origin)
+    url = f"http://127.0.0.1:{origin.port}/hello.txt"
+    head = curl("-v", "-I", "-x", served.url, url, "--next", "-x", served.url, url)
+    assert "Content-Length: 24" in head.stdout
+    assert head.stdout.endswith("hello through the proxy\n")
+    assert head.stderr.count("Re-using existing connection") == 1, head.stderr
+
+
+@pytest.fixture
+def closing_origin() -> Iterator[int]:
+    """An origin that closes after each response without saying so (as idle servers do)."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def run() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                    data += chunk
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+
+    threading.Thread(target=run, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_a_kept_origin_connection_that_was_closed_is_made_again(
+    serve: Serve, closing_origin: int
+) -> None:
+    served = serve(allow=(f"127.0.0.1:{closing_origin}",))
+    url = f"http://127.0.0.1:{closing_origin}/"
+    out = curl("-x", served.url, url, url, url)
+    assert out.stdout == "ok\n" * 3, out.stderr
+    assert len(served.connects) == 3
 
 
 def test_connect_tunnel_reaches_an_allowed_origin(serve: Serve, origin: Origin) -> None:
@@ -207,18 +265,19 @@ def test_a_protected_endpoint_is_refused_unless_allow_names_its_port(
 
 
 def test_a_failing_on_refused_callback_does_not_break_the_answer(
-    serve: Serve, origin: Origin
+    proxy: EgressProxy, origin: Origin
 ) -> None:
-    served = serve()
-
-    def explode(refusal: object) -> None:
+    def explode(refusal: Refusal) -> None:
         raise RuntimeError("callback bug")
 
-    served.listener._on_refused = (
-        explode  # the callback given to serve(), swapped for one that fails
-    )
-    out = curl("-x", served.url, f"http://127.0.0.1:{origin.port}/")
-    assert out.stdout.startswith("multiplex egress: refused 127.0.0.1:")
+    sock = socket.create_server(("127.0.0.1", 0))
+    listener = proxy.serve(sock, EgressPolicy(), on_refused=explode, on_connect=explode)
+    try:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        out = curl("-x", url, f"http://127.0.0.1:{origin.port}/")
+        assert out.stdout.startswith("multiplex egress: refused 127.0.0.1:")
+    finally:
+        proxy.stop(listener)
 
 
 @pytest.mark.parametrize(
