@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from tests.gateway.conftest import Gateway
 
-LINE = (
-    "cat ~/.aws/credentials && rm -rf ./build && "
-    "python -c \"import os; os.system('ls')\""
-)
+LINE = "cat ~/.aws/credentials && rm -rf ./build && python -c \"import os; os.system('ls')\""
 DANGERS = [
     {"pattern": "secret-read", "segment": "cat ~/.aws/credentials"},
     {"pattern": "recursive-delete", "segment": "rm -rf ./build"},
