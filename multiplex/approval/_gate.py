@@ -165,7 +165,7 @@ class Gate:
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
         trace, end, finding = run_static_checks(data)
-        dangers = dangers_of(data, finding, end.step if end is not None else None)
+        dangers = dangers_of(data, finding, end)
         if end is None:
             if view.approvals.mode == "smart":
                 has = scope.name in self._smart or None in self._smart
@@ -226,15 +226,11 @@ class Gate:
             )
         if finding is not None:  # docs/security.md#the-gates-named-patterns
             self.recorder.pattern(scope.name, finding.pattern.name, end.outcome if end else "ask")
-        # docs/approvals.md#what-a-prompt-shows: every danger, redacted like the command;
-        # an approval before detection (allowlist, yolo, container) looked for none.
-        dangers: tuple[Danger, ...] = ()
-        if end is None or end.outcome == "blocked":
-            step = end.step if end is not None else None
-            dangers = tuple(
-                Danger(d.pattern, self.recorder.redact(d.segment))
-                for d in dangers_of(data, finding, step)
-            )
+        # docs/approvals.md#what-a-prompt-shows: every danger, redacted like the command.
+        dangers = tuple(
+            Danger(d.pattern, self.recorder.redact(d.segment))
+            for d in dangers_of(data, finding, end)
+        )
         if end is None:
             why = why_asked(scope, view.backend, trace, finding, dangers)
             return self._ask(scope, view, command, parsed, run_id, why)

@@ -100,14 +100,20 @@ def _allow_match(data: CheckInput) -> str | None:
     return "; ".join(matched)
 
 
-def dangers_of(data: CheckInput, finding: Finding | None, step: str | None) -> tuple[Danger, ...]:
-    """Every danger of the line, for a check that stopped at ``step`` with ``finding``.
+def dangers_of(
+    data: CheckInput, finding: Finding | None, end: Conclusion | None
+) -> tuple[Danger, ...]:
+    """Every danger of a line the checks blocked or left to ask (``end`` None) about.
 
-    A line that went through detection and showed nothing has none (that search is
-    complete); another profile's home is never named (docs/security.md#another-profiles-home).
-    Otherwise one more pass collects them all (docs/approvals.md#what-a-prompt-shows).
+    docs/approvals.md#what-a-prompt-shows: an approval before detection (allowlist,
+    yolo, container) looked for none and costs no more; a line that went through
+    detection and showed nothing has none (that search is complete); another
+    profile's home is never named (docs/security.md#another-profiles-home).
+    Otherwise one more pass collects them all.
     """
-    if finding is None and step in (None, "detection"):
+    if end is not None and end.outcome == "approved":
+        return ()
+    if finding is None and (end is None or end.step == "detection"):
         return ()
     if finding is not None and finding.pattern.name == "other-profile-home":
         return ()
