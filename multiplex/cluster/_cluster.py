@@ -37,12 +37,17 @@ LOST_LOOKS = 3  # looks in a row (one heartbeat interval apart) before a node is
 
 
 class Cluster:
-    """The shared state of one node: runs, approvals, events, sessions, signals, nodes."""
+    """The shared state of one node: runs, approvals, events, sessions, signals, nodes.
+
+    Made with one PING: credentials Redis refuses raise ``ConfigError`` here,
+    while a Redis that does not answer only leaves the node not ready.
+    """
 
     def __init__(self, config: ClusterConfig) -> None:
         self.config = config
         self.node_id = config.node_id
         self.link = RedisLink(config)
+        self.link.check_credentials()  # a wrong password fails the start, in one line
         self.runs = RunStore(self.link)
         self.approvals = ApprovalStore(self.link)
         self.events = EventLog(self.link)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import redis
 import redis.asyncio as aioredis
 
+from multiplex._errors import ConfigError
 from multiplex.supervision import ClusterConfig
 
 __all__ = ["CLOSE_SECONDS", "PREFIX", "ClusterUnavailable", "RedisLink", "within"]
@@ -67,6 +68,27 @@ class RedisLink:
         self.outages = 0  # how many times the link went down (read by the health loop)
         self._listeners: list[Callable[[bool], None]] = []
         self._trips = 0  # read by the metrics and bench/cluster.py
+
+    def check_credentials(self) -> None:
+        """Raise ``ConfigError`` when Redis refuses this node's credentials or its commands.
+
+        One PING on the sync client. A Redis that does not answer is no error
+        here: the node starts and is not ready until it does (docs/cluster.md).
+        """
+        try:
+            self.sync.ping()
+        except (redis.AuthenticationError, redis.exceptions.NoPermissionError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            password = self.sync.connection_pool.connection_kwargs.get("password")
+            if password:  # Redis never repeats it; this message never does either
+                reason = reason.replace(str(password), "***")
+            raise ConfigError(
+                f"{self.config.safe_url}: Redis refused this node ({reason});"
+                " check the user and password (docs/cluster.md#authentication)",
+                key="cluster.redis_url",
+            ) from None
+        except (redis.RedisError, OSError):
+            pass
 
     # -- key names ---------------------------------------------------------------
     @staticmethod

@@ -111,6 +111,16 @@ def _check_supervisor(
         (report.errors if config.default_is_explicit else report.warnings).append(finding)
     if not served:
         report.warnings.append(Finding("serves no profile home", str(path), None, "profiles_dir"))
+    if config.cluster is not None and config.cluster.unauthenticated:
+        report.warnings.append(
+            Finding(
+                f"Redis at {config.cluster.safe_url} is used without credentials"
+                " (docs/cluster.md#authentication)",
+                str(path),
+                line_of(data, ("cluster", "allow_unauthenticated")),
+                "cluster.allow_unauthenticated",
+            )
+        )
 
 
 def _check_home(name: str, home: Path, report: CheckReport) -> None:

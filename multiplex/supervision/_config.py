@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import socket
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from multiplex._errors import ConfigError
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
@@ -25,7 +34,11 @@ __all__ = [
     "WatchConfig",
     "config_path_from",
     "load_supervisor_config",
+    "masked_redis_url",
+    "redis_url_authenticates",
 ]
+
+log = logging.getLogger("multiplex.supervision")
 
 CONFIG_ENV = "MULTIPLEX_CONFIG"
 REDIS_URL_ENV = "MULTIPLEX_REDIS_URL"
@@ -99,8 +112,16 @@ def _default_node_id() -> str:
 
 
 class ClusterConfig(_Model):
-    """``cluster:``: the Redis that several nodes share (docs/cluster.md#configuration)."""
+    """``cluster:``: the Redis that several nodes share (docs/cluster.md#configuration).
 
+    A ``redis://`` or ``rediss://`` URL must carry credentials (a password, or an
+    ACL user and password) unless ``allow_unauthenticated`` says otherwise
+    (docs/cluster.md#authentication); a ``unix://`` socket is guarded by its
+    file mode. :attr:`safe_url` is the URL with any password masked.
+    """
+
+    # Before redis_url: its validator reads this field.
+    allow_unauthenticated: bool = False
     redis_url: str
     node_id: str = Field(default_factory=_default_node_id, min_length=1, max_length=200)
     run_ttl: float = Field(default=86_400.0, gt=0)
@@ -108,10 +129,17 @@ class ClusterConfig(_Model):
 
     @field_validator("redis_url")
     @classmethod
-    def _redis_url(cls, value: str) -> str:
+    def _redis_url(cls, value: str, info: ValidationInfo) -> str:
         # The URL may carry a password: the message never repeats it.
         if not value.startswith(_REDIS_SCHEMES):
             raise ValueError("must start with redis://, rediss:// or unix://")
+        if not info.data.get("allow_unauthenticated", False) and not redis_url_authenticates(value):
+            raise ValueError(
+                f"{masked_redis_url(value)} has no credentials; put a password in the URL"
+                " (redis://:PASSWORD@host:6379/0, or redis://USER:PASSWORD@host:6379/0 for an"
+                " ACL user: docs/cluster.md#authentication) or set"
+                " cluster.allow_unauthenticated: true"
+            )
         return value
 
     @field_validator("node_id")
@@ -120,6 +148,51 @@ class ClusterConfig(_Model):
         if any(c.isspace() or c in ":*?[]" for c in value):
             raise ValueError("may not contain spaces or any of : * ? [ ]")
         return value
+
+    @property
+    def safe_url(self) -> str:
+        """``redis_url`` with its password masked, for messages and logs."""
+        return masked_redis_url(self.redis_url)
+
+    @property
+    def unauthenticated(self) -> bool:
+        """Whether this node talks to a Redis over the network without credentials."""
+        return not redis_url_authenticates(self.redis_url)
+
+
+def redis_url_authenticates(url: str) -> bool:
+    """Whether ``url`` gives Redis credentials (a ``unix://`` socket counts: its file mode guards it)."""
+    if url.startswith("unix://"):
+        return True
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return False
+    return bool(password) or any(v for v in parse_qs(parts.query).get("password", []))
+
+
+def masked_redis_url(url: str) -> str:
+    """``url`` with the password (in the authority or a ``password=`` query) shown as ``***``."""
+    try:
+        parts = urlsplit(url)
+        secret = parts.password
+    except ValueError:
+        return "<a malformed URL>"
+    netloc = parts.netloc
+    if secret:
+        userinfo, _, host = netloc.rpartition("@")
+        netloc = f"{userinfo.partition(':')[0]}:***@{host}"
+    query = "&".join(
+        "password=***" if pair.startswith("password=") and pair != "password=" else pair
+        for pair in parts.query.split("&")
+    )
+    shown = f"{parts.scheme}://{netloc}{parts.path}"
+    return (
+        shown
+        + (f"?{query}" if parts.query else "")
+        + (f"#{parts.fragment}" if parts.fragment else "")
+    )
 
 
 class CodeExecutionConfig(_Model):
@@ -179,6 +252,7 @@ def _did_you_mean(loc: tuple[str | int, ...]) -> str:
         (): SupervisorConfig,
         ("gateway",): GatewayConfig,
         ("watch",): WatchConfig,
+        ("cluster",): ClusterConfig,
     }
     parent = tuple(str(p) for p in loc[:-1])
     if parent[:1] == ("routes",) and len(parent) == 2:
@@ -234,7 +308,7 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         elif isinstance(cluster, dict) and "redis_url" not in cluster:
             doc["cluster"] = {**cluster, "redis_url": env_url}
     try:
-        return SupervisorConfig(**doc, source=path.resolve())
+        config = SupervisorConfig(**doc, source=path.resolve())
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
@@ -243,3 +317,12 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         if err.get("type") == "extra_forbidden":
             message = "unknown key" + _did_you_mean(loc)
         raise ConfigError(message, file=path, key=key, line=line_of(data, loc)) from None
+    if config.cluster is not None and config.cluster.unauthenticated:
+        log.warning(
+            "%s: cluster.allow_unauthenticated: Redis at %s is used without credentials;"
+            " whoever reaches it can read and forge runs, approvals and grants"
+            " (docs/cluster.md#authentication)",
+            path,
+            config.cluster.safe_url,
+        )
+    return config
