@@ -9,7 +9,7 @@ directory fsynced. Temp files left by a writer that died are removed under the
 lock.
 
 Intents are trusted only as far as nothing a sandbox can write may grant a rule
-(docs/allowlist.md#group-commit): they live in :data:`STATE_DIR` next to the
+(docs/allowlist.md#several-processes-one-file): they live in :data:`STATE_DIR` next to the
 file (a folder sandboxes never see), a poster proves it is alive by holding an
 exclusive ``flock`` on its intent for as long as it waits (pids in names count
 for nothing), and an intent is admitted only if it is a regular file of this
@@ -39,7 +39,9 @@ __all__ = ["MAX_INTENT_BYTES", "STATE_DIR", "group_commit", "replace_durably", "
 
 log = logging.getLogger("multiplex.profiles")
 
-STATE_DIR = ".multiplex-state"  # docs/allowlist.md#group-commit: hidden from every sandbox
+STATE_DIR = (
+    ".multiplex-state"  # docs/allowlist.md#several-processes-one-file: hidden from every sandbox
+)
 MAX_INTENT_BYTES = 64 * 1024
 _TEMP_INFIX = ".allowlist-"  # + pid-random.tmp: a temp file of a write in flight
 _INTENT_TAG = ".intent-"  # <file>.intent-<time>-<random>.json in STATE_DIR: grants waiting

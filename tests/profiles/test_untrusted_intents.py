@@ -1,4 +1,4 @@
-"""A file a sandboxed command plants never becomes an allowlist rule (docs/allowlist.md#group-commit).
+"""A file a sandboxed command plants never becomes an allowlist rule (docs/allowlist.md#several-processes-one-file).
 
 The group commit writes every live intent it finds. These tests plant intents
 the way an agent could (next to config.yaml, as the old scheme read them, and
