@@ -34,6 +34,7 @@ import json
 import os
 import queue
 import re
+import secrets
 import shutil
 import statistics
 import subprocess
@@ -80,8 +81,10 @@ def start_redis(root: Path) -> tuple[subprocess.Popen[bytes], str]:
     if binary is None:
         raise SystemExit("redis-server is not installed (make bench installs it)")
     port = free_port()
+    password = secrets.token_hex(16)  # docs/cluster.md#authentication: a node refuses none
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        + ["--requirepass", password],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=root,
@@ -91,8 +94,8 @@ def start_redis(root: Path) -> tuple[subprocess.Popen[bytes], str]:
         try:
             import redis
 
-            if redis.Redis(port=port).ping():
-                return proc, f"redis://127.0.0.1:{port}/0"
+            if redis.Redis(port=port, password=password).ping():
+                return proc, f"redis://:{password}@127.0.0.1:{port}/0"
         except Exception:
             time.sleep(0.05)
     raise SystemExit("redis-server did not start")
