@@ -83,8 +83,11 @@ def start_redis(root: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     password = secrets.token_hex(16)  # docs/cluster.md#authentication: a node refuses none
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        + ["--requirepass", password],
+        [
+            binary,
+            *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
+            *("--requirepass", password),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=root,
