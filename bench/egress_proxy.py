@@ -23,6 +23,9 @@ and skipped with a note otherwise. Ours and the raw relay are always measured.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -131,7 +134,10 @@ def _free_port() -> int:
 
 def _start(argv: list[str], port: int | None = None) -> tuple[subprocess.Popen[str], int]:
     """Start a server process; its port is the first line it prints, or ``port``."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # A session of its own: proxy.py forks workers that outlive a killed parent.
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True
+    )
     if port is None:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
@@ -142,9 +148,16 @@ def _start(argv: list[str], port: int | None = None) -> tuple[subprocess.Popen[s
             return proc, port
         except OSError:
             if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
+                _end(proc)
                 raise RuntimeError(f"{argv[:4]} did not start listening") from None
             time.sleep(0.05)
+
+
+def _end(proc: subprocess.Popen[str]) -> None:
+    """Kill ``proc`` and every process of its session (its pid is the group's id)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def _recv_head(sock: socket.socket, pending: bytearray) -> bytes:
@@ -236,8 +249,7 @@ def main() -> None:
                 mbps[name].append(tunnel_mb_per_second(port, origin_port))
     finally:
         for proc, _ in [*procs.values(), (origin, 0)]:
-            proc.kill()
-            proc.wait()
+            _end(proc)
     floor_rps = statistics.median(rps["raw relay"])
     floor_mbps = statistics.median(mbps["raw relay"])
     print(
