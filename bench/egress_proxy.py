@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import signal
 import socket
@@ -233,8 +234,9 @@ def main() -> None:
     for name, (module, template) in CANDIDATES.items():
         if _has(cand, module):
             port = _free_port()
-            argv = [cand, *template.format(port=port).split()]
-            starters[name] = lambda argv=argv, port=port: _start(argv, port)
+            starters[name] = functools.partial(
+                _start, [cand, *template.format(port=port).split()], port
+            )
         else:
             print(f"note: {name} not importable by {cand}: skipped (see --candidates-python)")
     procs = {name: start() for name, start in starters.items()}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from multiplex.execution.egress import EgressPolicy, EgressProxy, Refusal, RefusalReason
+from multiplex.execution.egress import EgressPolicy, EgressProxy, RefusalReason
 from tests.execution.egress.conftest import PACKAGE, WHEEL, Origin, Serve, Served
 
 
@@ -264,18 +264,23 @@ def test_a_protected_endpoint_is_refused_unless_allow_names_its_port(
     assert out.stdout == "hello through the proxy\n"
 
 
-def test_a_failing_on_refused_callback_does_not_break_the_answer(
-    proxy: EgressProxy, origin: Origin
-) -> None:
-    def explode(refusal: Refusal) -> None:
+def test_failing_callbacks_do_not_break_the_answer(proxy: EgressProxy, origin: Origin) -> None:
+    calls: list[object] = []
+
+    def explode(*args: object) -> None:
+        calls.append(args)
         raise RuntimeError("callback bug")
 
     sock = socket.create_server(("127.0.0.1", 0))
-    listener = proxy.serve(sock, EgressPolicy(), on_refused=explode, on_connect=explode)
+    policy = EgressPolicy(allow=[f"127.0.0.1:{origin.port}"])
+    listener = proxy.serve(sock, policy, on_refused=explode, on_connect=explode)
     try:
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        out = curl("-x", url, f"http://127.0.0.1:{origin.port}/")
-        assert out.stdout.startswith("multiplex egress: refused 127.0.0.1:")
+        refused = curl("-x", url, "http://x.example/")
+        assert refused.stdout == "multiplex egress: refused x.example:80 (not in egress.allow)\n"
+        passed = curl("-x", url, f"http://127.0.0.1:{origin.port}/hello.txt")
+        assert passed.stdout == "hello through the proxy\n"
+        assert len(calls) == 2  # one refusal, one connect: both raised, both logged
     finally:
         proxy.stop(listener)
 

@@ -174,7 +174,12 @@ def test_a_tunnel_carries_data_both_ways_and_half_close(serve: Serve, echo: int)
     served = serve(allow=(f"127.0.0.1:{echo}",))
     sock = tunnel(served.port, echo)
     payload = bytes(range(256)) * 8192  # 2 MiB, more than any buffer
-    sender = threading.Thread(target=lambda: (sock.sendall(payload), sock.shutdown(socket.SHUT_WR)))
+
+    def send() -> None:
+        sock.sendall(payload)
+        sock.shutdown(socket.SHUT_WR)
+
+    sender = threading.Thread(target=send)
     sender.start()
     got = bytearray()
     while data := sock.recv(1 << 20):
