@@ -168,7 +168,8 @@ DYNAMIC_TARGET = _p(
     "A destructive command's target is computed at run time ($VAR, $(…), globs): it may be anything.",
 )
 SCRIPT_EXEC = _p(
-    "script-exec", "Inline interpreter code runs other programs (system, exec, subprocess, popen)."
+    "script-exec",
+    "Inline interpreter code, or a program told to by its options or input (sed e, vim +!, gdb -ex shell, ssh -o ProxyCommand, make --eval), runs other programs.",
 )
 COMMAND_VARIABLE = _p(
     "command-variable",

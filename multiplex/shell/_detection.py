@@ -64,6 +64,7 @@ from multiplex.shell._target_checks import (
     find_target_hardline,
 )
 from multiplex.shell._targets import Place
+from multiplex.shell._tool_code import endless_spawn
 from multiplex.shell._unwrap import SHELLS, unwrap_step
 from multiplex.shell._writes import (
     all_commands,
@@ -133,6 +134,8 @@ def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
         return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in write_targets(cmd)) else None
     prog = program(cmd.argv)
     found = hardline_check(prog, cmd.argv[1:])
+    if found is None and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
+        return FORK_BOMB
     writes_device = any(is_block_device(p) for p in write_targets(cmd))
     if found is None and prog not in ("chmod", "chown", "chgrp") and writes_device:
         return BLOCK_DEVICE_WRITE

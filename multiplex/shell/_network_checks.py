@@ -112,7 +112,20 @@ def _sensitive_source(word: str, place: Place) -> bool:
     return any(is_home_root(p) or is_secret_path(p) for p in resolved(word, place))
 
 
+# Programs that print secret keys or stored passwords: gpg --export-secret-keys, pass show.
+_SECRET_EXPORTS = ("--export-secret", "--export-ssh-key")
+
+
+def _exports_secrets(cmd: SimpleCommand) -> bool:
+    prog = program_name(cmd.argv[0]) if cmd.argv else ""
+    if prog in ("gpg", "gpg2"):
+        return any(a.startswith(_SECRET_EXPORTS) for a in cmd.argv[1:])
+    return prog in ("pass", "gopass") and operands(cmd.argv[1:])[:1] in (["show"], ["cat"])
+
+
 def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
+    if _exports_secrets(cmd):
+        return True
     ops = operands(cmd.argv[1:]) if cmd.argv else []
     if not may_hold_secret(ops, place) and "/" not in ops and "." not in ops:
         return False

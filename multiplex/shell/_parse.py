@@ -21,6 +21,7 @@ from multiplex.shell._payloads import env_payloads
 from multiplex.shell._substitution import (
     assignment,
     backtick_bodies,
+    endless_background,
     evaluated_values,
     expanded_words,
     fed_by,
@@ -139,6 +140,8 @@ class _Walker:
             self._substitutions(node, src, ctx)
             self._env_code([assignment(node, src)], ctx)
         else:
+            if kind in ("while_statement", "until_statement") and endless_background(node, src):
+                self.fork_bombs.append(text(node, src))
             if kind not in CONTAINERS and kind not in NESTING:
                 self._substitutions(node, src, ctx)
                 return

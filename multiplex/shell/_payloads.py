@@ -12,6 +12,7 @@ A pure leaf: stdlib and ``shell._argv`` only.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 
 from multiplex.shell._argv import (
@@ -204,6 +205,12 @@ def payload_step(
         values = [a.partition("=")[2] for a in args if "=" in a and not a.startswith("-")]
         return NextStep(shell_payloads=tuple(v for v in values if v.strip()))
     if prog == "coproc":
+        # "coproc { cmd; }", "coproc NAME { cmd; }": the grammar hands the braces over as words.
+        body = list(args[1:] if args[:1] == ("{",) else args[2:] if args[1:2] == ("{",) else ())
+        if body:
+            while body and body[-1] in ("}", ";"):
+                body.pop()
+            return NextStep(shell_payloads=(shlex.join(body),)) if body else NextStep()
         return NextStep(inner=tuple(args)) if args else NextStep()
     if prog in ("source", "."):
         if args and args[0] in STDIN_FILES:

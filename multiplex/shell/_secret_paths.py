@@ -33,6 +33,9 @@ _SECRETS = (
     "~/.gnupg/*", "~/.password-store", "~/.password-store/*", "~/.pgpass", "~/.pypirc",
     "~/.npmrc", "~/.config/gh/hosts.yml", "~/.azure", "~/.azure/*", "*/.vault-token",
     "~/credentials", "~/credentials/*", "/var/run/secrets/*", "/run/secrets/*",
+    "~/.terraform.d/credentials.tfrc.json", "*/.terraform.d/credentials.tfrc.json",
+    "~/.terraformrc", "~/.config/gh", "~/.config/gh/*", "*/.npmrc", "*/.pypirc",
+    "~/.docker", "~/.config/hub", "~/.cargo/credentials*", "~/.gem/credentials",
 )  # fmt: skip
 _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[A-Za-z0-9_-]+)?$")
 _NOT_SECRET = re.compile(r"\.(?:pub|example|sample|template|dist)$")
@@ -45,6 +48,10 @@ _PERSISTENCE = (
     "/etc/rc.local", "/etc/profile", "/etc/profile.d/*", "/etc/bash.bashrc", "/etc/zsh/*",
     "~/.config/fish/*", "/etc/ld.so.preload", "~/.ssh/rc", "~/.ssh/authorized_keys*",
     "~/.local/share/applications/*", "~/.config/environment.d/*", "~/.pam_environment",
+    # The folders themselves: "cp x.desktop ~/.config/autostart/" lands inside them.
+    "~/.config/autostart", "/etc/xdg/autostart", "~/.config/systemd/user", "/etc/cron.d",
+    "~/Library/LaunchAgents", "/Library/LaunchAgents", "/Library/LaunchDaemons",
+    "~/.local/share/applications", "~/.config/environment.d", "/etc/profile.d",
 )  # fmt: skip
 _STARTUP = frozenset(
     [
@@ -74,7 +81,7 @@ _STARTUP = frozenset(
 _SECRET_KEYS = (
     ".ssh", ".aws", "gcloud", ".kube", ".netrc", ".docker", "shadow", "sudoers", "credentials",
     ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh/", ".azure", ".vault-token",
-    "secrets",
+    "secrets", ".terraform", "/hub", ".cargo", ".gem",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",

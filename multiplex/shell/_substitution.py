@@ -20,6 +20,7 @@ from multiplex.shell._words import head, stages, text, word
 __all__ = [
     "assignment",
     "backtick_bodies",
+    "endless_background",
     "evaluated_values",
     "expanded_words",
     "fed_by",
@@ -32,6 +33,21 @@ _BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 # Where bash evaluates a variable's value as arithmetic (an array subscript in it runs
 # "$(…)") or as a prompt string (${x@P}): docs/security.md#code-carriers.
 _EVALUATING = ("$((", "$[", "@P", "((", "[[", "let", "declare", "typeset", "local", "${")
+
+
+_FOREVER = frozenset({"true", ":", "1", "[ 1 ]", "((1))", "(( 1 ))", "/bin/true"})
+
+
+def endless_background(node: Node, src: bytes) -> bool:
+    """``while true; do cmd & done``: a loop that never ends and starts a job each turn."""
+    conditions = node.children_by_field_name("condition")
+    body = node.child_by_field_name("body")
+    if not conditions or body is None:
+        return False
+    cond = text(conditions[0], src).strip()
+    forever = cond in _FOREVER if node.type == "while_statement" else cond in ("false", "! true")
+    inside = text(body, src)
+    return forever and "&" in inside.replace("&&", "") and not re.search(r"\bwait\b", inside)
 
 
 def backtick_bodies(text: str) -> list[str]:

@@ -11,6 +11,7 @@ looked at. A pure leaf: stdlib and ``shell._command_checks`` only.
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,11 @@ from multiplex.shell._command_checks import (
 
 __all__ = ["Place", "candidates", "destructive_targets", "is_catastrophic", "path_words"]
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_VAR = re.compile(
+    r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*)|(%%?|##?)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+)
+# "$(dirname "$HOME")": the folder above a value the line shows (docs/security.md#resolved-targets).
+_DIRNAME = re.compile(r"\$\(\s*dirname\s+([^()\s][^()]*)\)")
 _HOME_WORD = re.compile(r"^~(?=/|$)")
 _TRAILING = ("/*", "/.*", "/**", "/.", "/")
 _MAX_CANDIDATES = 16
@@ -78,6 +83,8 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     out: list[str] = []
     for value in values:
         for variant in expand_braces(value, _MAX_CANDIDATES) if "{" in value else [value]:
+            if "$(" in variant and "dirname" in variant:
+                variant = _DIRNAME.sub(_dirname, variant)
             if "$(" in variant or "`" in variant:
                 variant = re.sub(r"\$\([^)]*\)|`[^`]*`", "", variant)
             forms = [variant]
@@ -95,14 +102,39 @@ def _expand_vars(word: str, place: Place) -> list[str]:
     pos = 0
     for m in _VAR.finditer(word):
         literal = word[pos : m.start()]
-        name = m.group(1) or m.group(3)
+        name = m.group(1) or m.group(5)
         known = place.known(name)
         options = [known] if known is not None else [""]
-        if m.group(2) is not None:  # ${V:-X}: V, or X when V is empty
-            options.append(m.group(2))
+        if m.group(2) is not None:  # ${V:-X}: V, or X when V is empty; X expanded too
+            default = m.group(2)
+            options.extend(_expand_vars(default, place) if "$" in default else [default])
+        elif m.group(3) is not None:  # ${HOME%/*}: the value with a suffix or prefix cut
+            # Of every home (HOME may be any of them); cut to nothing, the word may be "/".
+            values = [*place.homes] if name in ("HOME", "USERPROFILE") and place.homes else [known]
+            options = [_trim(v, m.group(3), m.group(4)) or "/" for v in values if v is not None]
+            options = options or [""]
         results = [r + literal + o for r in results for o in options][:_MAX_CANDIDATES]
         pos = m.end()
     return [r + word[pos:] for r in results]
+
+
+def _trim(value: str, op: str, pattern: str) -> str:
+    """``${V%pat}``, ``${V%%pat}``, ``${V#pat}``, ``${V##pat}`` of a known value."""
+    ends = range(len(value) + 1)
+    if op.startswith("%"):  # a suffix: "%" the shortest, "%%" the longest
+        for i in reversed(ends) if op == "%" else ends:
+            if fnmatch.fnmatchcase(value[i:], pattern):
+                return value[:i]
+        return value
+    for i in ends if op == "#" else reversed(ends):
+        if fnmatch.fnmatchcase(value[:i], pattern):
+            return value[i:]
+    return value
+
+
+def _dirname(match: re.Match[str]) -> str:
+    arg = match.group(1).strip().strip("\"'")
+    return posixpath.dirname(arg.rstrip("/")) or "." if "$" not in arg and "`" not in arg else ""
 
 
 def _strip(path: str) -> str:

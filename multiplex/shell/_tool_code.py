@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from multiplex.shell._getopt import read_options, table
 from multiplex.shell._sed import sed_facts
 
-__all__ = ["CARRYING", "TAR_OPTIONS", "Carried", "awk_program", "carried"]
+__all__ = ["CARRYING", "TAR_OPTIONS", "Carried", "awk_program", "carried", "endless_spawn"]
 
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 
@@ -339,6 +339,17 @@ _CODE_PROGRAMS = frozenset(
     {"git", "sh", "bash", "zsh", "dash", "ksh", "env", "sudo", "make", "node", "perl", "ruby",
      "python", "python3", "awk", "gawk", "sed", "tar", "find", "xargs", "eval", "ssh", "vim"}
 )  # fmt: skip
+
+
+def endless_spawn(prog: str, args: Sequence[str], upstream: Sequence[str]) -> bool:
+    """``yes | xargs -P0 sh -c …``: endless input, each line a process, no limit on them."""
+    if prog not in ("xargs", "parallel") or "yes" not in upstream:
+        return False
+    if prog == "parallel":
+        return any(a in ("-j0", "--jobs=0") or a.endswith("-j0") for a in args) or "0" in [
+            args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-j", "--jobs")
+        ]
+    return "0" in read_options(args, _XARGS, permute=False).values("-P", "--max-procs")
 
 
 def _xargs(args: Sequence[str], fed: str | None) -> Carried:

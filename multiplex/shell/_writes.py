@@ -40,7 +40,8 @@ _SENSITIVE = (
     "~/.ssh", "~/.ssh/*", "*/.ssh/*", "/etc/*", "/etc", "/root/*", "/boot/*", "/usr/*",
     "/bin/*", "/sbin/*", "/lib*/*", "/var/spool/cron/*", "~/.gnupg/*", "~/.aws/*",
     "~/.kube/config", "~/.docker/config.json", "~/.netrc", "~/.git-credentials",
-    "~/.config/fish/config.fish", "/proc/sys/*", "/sys/*",
+    "~/.config/fish/config.fish", "/proc/sys/*", "/sys/*", "/var/log/*", "/var/lib/*",
+    "/var/spool/*", "/var/mail/*",
 )  # fmt: skip
 
 
