@@ -19,7 +19,7 @@ install: $(STAMP)
 # docs/execution.md: the sandbox, container and ssh tests use the real tools. Each
 # missing one is installed when apt-get is usable; otherwise those tests skip and say why.
 ISOLATION_TOOLS := bwrap:bubblewrap podman:podman runc:runc busybox:busybox-static \
-	sshd:openssh-server ssh:openssh-client
+	sshd:openssh-server ssh:openssh-client curl:curl nsenter:util-linux
 isolation:
 	@missing=""; for pair in $(ISOLATION_TOOLS); do \
 	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \

@@ -96,6 +96,13 @@ class Metrics:
             ("profile", "result"),
             registry=self.registry,
         )
+        # docs/execution.md#egress
+        self.egress_refused = Counter(
+            "multiplex_egress_refused_total",
+            "Connections the egress proxy refused, by profile.",
+            ("profile",),
+            registry=self.registry,
+        )
         # Session kernels (docs/kernels.md#metrics).
         self.kernel_cells = Counter(
             "multiplex_kernel_cells_total",

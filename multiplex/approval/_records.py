@@ -96,6 +96,40 @@ class DecisionRecorder:
         """Count a named gate pattern (``multiplex_gate_patterns_total``)."""
         self._metrics.patterns.labels(profile, name, outcome).inc()
 
+    def record_egress(
+        self,
+        *,
+        profile: str,
+        home: Path,
+        session: str,
+        turn_id: str,
+        context: str,
+        command: str,
+        refused: str,
+    ) -> None:
+        """Keep one egress refusal (docs/execution.md#egress) beside the gate's decisions."""
+        target = refused.removeprefix("refused ").split(" ", 1)[0]
+        entry = {
+            "ts": time.time(),
+            "profile": profile,
+            "session": session,
+            "turn": turn_id,
+            "context": context,
+            "kind": "egress",
+            "command": self.redact(f"egress {target}"),
+            "run_command": self.redact(command),
+            "outcome": "blocked",
+            "cause": self.redact(f"egress proxy: {refused}"),
+            "decided_by": "policy",
+            "answered_by": "nobody",
+            "rule": "terminal.egress",
+        }
+        try:
+            line = json.dumps(entry, ensure_ascii=False) + "\n"
+            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"))
+        except OSError as exc:
+            log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
+
     def record(
         self,
         *,

@@ -19,6 +19,7 @@ from multiplex.execution._sandbox import (
     sandbox_argv,
     sandbox_of,
 )
+from multiplex.execution._seccomp import seccomp_available, seccomp_fd
 
 __all__ = [
     "NOT_EXECUTED",
@@ -38,4 +39,6 @@ __all__ = [
     "planner_for",
     "sandbox_argv",
     "sandbox_of",
+    "seccomp_available",
+    "seccomp_fd",
 ]

@@ -8,22 +8,28 @@ outlives it. The profile's credential files are materialised for the run alone.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from multiplex._errors import ProfileConfigError
 from multiplex.execution._plan import Plan, RunContext
+from multiplex.execution._result import Execution
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
     SandboxInfo,
     bwrap_status,
     choose_sandbox,
     sandbox_argv,
+    workspace_of,
 )
+from multiplex.execution._seccomp import seccomp_fd
+from multiplex.execution.egress import EgressSession, default_hub
 from multiplex.profiles import read_credential, write_new
 from multiplex.scopes import ProfileScope
 
@@ -63,42 +69,96 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     if choice.error is not None:
         return Plan("local", "none", error=choice.error)
     cwd = scope.cwd
+    workspace = workspace_of(scope)
     if cwd is not None and not cwd.is_dir():
         return Plan("local", choice.sandbox, error=f"working directory does not exist: {cwd}")
+    if choice.sandbox == "bwrap":
+        return _plan_bwrap(scope, command, context, workspace)
     env = dict(scope.env)
     creds, refused = _materialise(scope)
     cleanup = None if creds is None else functools.partial(shutil.rmtree, creds, True)
-    if choice.sandbox == "bwrap":
-        if creds is not None:
-            env["CREDENTIALS_DIRECTORY"] = SANDBOX_CREDENTIALS
-        info = SandboxInfo()
-        prefix = sandbox_argv(
-            scope,
-            hidden=context.hidden,
-            credentials=creds,
-            bwrap=bwrap_status()[1],
-            info_fd=info.fd,
-        )
-        argv = (*prefix, _SHELL, "-c", command)
-
-        def done() -> None:
-            info.started()  # also when the process never started: no fd leaks
-            if cleanup is not None:
-                cleanup()
-
-        return Plan(
-            "local",
-            "bwrap",
-            argv,
-            env,
-            cwd,
-            on_stop=info.kill,
-            cleanup=done,
-            pass_fds=(info.fd,),
-            on_start=info.started,
-            notes=tuple(refused),
-        )
     if creds is not None:
         env["CREDENTIALS_DIRECTORY"] = str(creds)
     argv = (sys.executable, "-I", "-S", _REAPER, _SHELL, "-c", command)
     return Plan("local", choice.sandbox, argv, env, cwd, cleanup=cleanup, notes=tuple(refused))
+
+
+def _open_egress(scope: ProfileScope, context: RunContext) -> EgressSession | str:
+    """docs/execution.md#egress: the command's way out under ``network: on``, or why there is none."""
+    egress = scope.view.terminal.egress
+    try:
+        return default_hub().open(
+            scope.name, scope.home, egress.allow, egress.deny, tag=context.run_id
+        )
+    except OSError as exc:  # fail closed: never the host's network instead
+        return f"terminal.network: on, but {exc}"
+
+
+def _plan_bwrap(
+    scope: ProfileScope, command: str, context: RunContext, workspace: Path | None
+) -> Plan:
+    egress: EgressSession | None = None
+    if scope.view.terminal.network == "on":
+        opened = _open_egress(scope, context)
+        if isinstance(opened, str):
+            return Plan("local", "bwrap", error=opened)
+        egress = opened
+    env = dict(scope.env)
+    creds, refused = _materialise(scope)
+    if creds is not None:
+        env["CREDENTIALS_DIRECTORY"] = SANDBOX_CREDENTIALS
+    if workspace is not None:  # never the supervisor's HOME
+        env["HOME"] = str(workspace)
+    if egress is not None:
+        env.update(egress.env)
+    info = SandboxInfo()
+    floor = seccomp_fd()
+    prefix = sandbox_argv(
+        scope,
+        hidden=context.hidden,
+        credentials=creds,
+        seccomp=floor,
+        bwrap=bwrap_status()[1],
+        info_fd=info.fd,
+        enter=() if egress is None else egress.enter,
+    )
+    argv = (*prefix, _SHELL, "-c", command)
+    once = threading.Lock()
+
+    def started() -> None:
+        info.started()
+        # Closed once: a second close could hit an fd another thread opened since.
+        if once.acquire(blocking=False):
+            os.close(floor)
+
+    def done() -> None:
+        started()  # also when the process never started: no fd leaks
+        if egress is not None:
+            egress.close()
+        if creds is not None:
+            shutil.rmtree(creds, True)
+
+    def finish(result: Execution) -> Execution:
+        if egress is None or not egress.refusals:
+            return result
+        lines = egress.refused_lines()
+        stderr = result.stderr + ("" if not result.stderr or result.stderr.endswith("\n") else "\n")
+        return dataclasses.replace(
+            result,
+            stderr=stderr + "\n".join(lines) + "\n",
+            egress_refused=tuple(r.message for r in egress.refusals),
+        )
+
+    return Plan(
+        "local",
+        "bwrap",
+        argv,
+        env,
+        scope.cwd,
+        on_stop=info.kill,
+        cleanup=done,
+        pass_fds=(info.fd, floor),
+        on_start=started,
+        finish=finish,
+        notes=tuple(refused),
+    )

@@ -29,6 +29,8 @@ class Execution:
     backend: str = "local"
     sandbox: str = "none"
     cancelled: bool = False
+    # docs/execution.md#egress: what the egress proxy refused this command, one line each.
+    egress_refused: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,7 @@ class RunResult:
     mounts: tuple[dict[str, str], ...] = field(default=())
     backend: str = "local"
     sandbox: str | None = None  # None: the command did not run
+    egress_refused: tuple[str, ...] = ()  # docs/execution.md#egress, redacted
 
     @property
     def ok(self) -> bool:

@@ -22,27 +22,32 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from multiplex.execution._root_view import runtime_paths, system_binds
+from multiplex.execution._seccomp import seccomp_available, seccomp_fd
+
 if TYPE_CHECKING:
     from multiplex.scopes import ProfileScope
 
 __all__ = [
     "SANDBOX_CREDENTIALS",
+    "WORKSPACE",
     "SandboxChoice",
     "SandboxInfo",
     "bwrap_status",
     "choose_sandbox",
     "sandbox_argv",
     "sandbox_of",
+    "workspace_of",
 ]
 
 SANDBOX_CREDENTIALS = "/run/credentials"
+WORKSPACE = "workspace"  # of the home: the default cwd, the sandbox's HOME
 # Root cannot be trusted with a read-only bind alone: without a user namespace
 # and dropped capabilities the command could remount / read-write.
 _BASE = (
@@ -55,9 +60,6 @@ _BASE = (
     "--new-session",
     "--cap-drop",
     "ALL",
-    "--ro-bind",
-    "/",
-    "/",
     "--dev",
     "/dev",
     "--proc",
@@ -66,6 +68,8 @@ _BASE = (
     "/tmp",
     "--tmpfs",
     "/run",
+    "--tmpfs",
+    "/var/tmp",
 )
 
 
@@ -131,11 +135,19 @@ def bwrap_status() -> tuple[bool, str]:
     binary = shutil.which("bwrap")
     if binary is None:
         return False, "bubblewrap (bwrap) is not installed"
-    probe = [binary, *_BASE, "--unshare-net", "true"]
+    floor, why = seccomp_available()
+    if not floor:  # docs/execution.md#the-syscall-floor: no sandbox without it
+        return False, why
+    floor_fd = seccomp_fd()
+    probe = [binary, *_BASE, *system_binds(), "--seccomp", str(floor_fd), "--unshare-net", "true"]
     try:
-        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+        done = subprocess.run(
+            probe, capture_output=True, timeout=10, check=False, pass_fds=(floor_fd,)
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"bwrap cannot start: {exc}"
+    finally:
+        os.close(floor_fd)
     if done.returncode != 0:
         first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["?"])[0]
         return False, f"bwrap cannot create user namespaces here: {first}"
@@ -162,30 +174,46 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-@functools.cache
-def _runtime_paths() -> tuple[Path, ...]:
-    """The interpreter and this package, where the sandbox's fresh /tmp or /run would hide them.
-
-    A kernel runs this process's Python with ``multiplex`` importable; a checkout
-    or virtual environment under /tmp (as a CI clone may be) must stay visible,
-    read-only. Nothing else of those folders is.
-    """
-    replaced = [Path("/tmp"), Path("/run")]
-    candidates = {
-        _real(Path(sys.prefix)),
-        _real(Path(sys.base_prefix)),
-        _real(Path(sys.executable)).parent.parent,
-        _real(Path(__file__)).parents[1],  # the multiplex package
-    }
-    return tuple(sorted(p for p in candidates if p.is_dir() and _under(p, replaced)))
-
-
 @dataclass(frozen=True, slots=True)
 class _Writable:
     """The folders a command may write, each bound at its real path, and where it starts."""
 
     binds: tuple[Path, ...]
     chdir: Path | None
+
+
+def _own_folder(path: Path) -> Path | None:
+    """``path`` (a folder of the home), made if missing; None unless it is a real folder.
+
+    Made by whichever of the profile's first commands comes first (two at once
+    both see it missing). A symlinked one could point anywhere on the host: it is
+    never used; only a real folder is (lstat: a link is never followed).
+    """
+    with contextlib.suppress(FileExistsError, FileNotFoundError):
+        path.mkdir(mode=0o700)
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            return path
+    return None
+
+
+def read_paths(configured: Iterable[str]) -> list[Path]:
+    """``terminal.read_paths`` that can be shown: absolute, existing, no link on the way.
+
+    The load refuses any other (docs/configuration.md); one that became a link
+    since is not bound (a bind made from the host would follow it).
+    """
+    shown: list[Path] = []
+    for item in configured:
+        path = Path(os.path.abspath(item))
+        if path.is_absolute() and path.exists() and _real(path) == path:
+            shown.append(path)
+    return shown
+
+
+def workspace_of(scope: ProfileScope) -> Path | None:
+    """The profile's own ``workspace/``: its default cwd and, sandboxed, its ``HOME``."""
+    return _own_folder(scope.home / WORKSPACE)
 
 
 def _writable(scope: ProfileScope) -> _Writable:
@@ -198,22 +226,21 @@ def _writable(scope: ProfileScope) -> _Writable:
     homes = [home, Path(os.path.abspath(scope.home))]
     wanted: list[Path] = []  # absolute as configured: symlinks not followed
     cwd = scope.cwd if scope.cwd is not None and scope.cwd.is_dir() else None
+    if cwd is not None and _real(cwd) == home:
+        cwd = None
     if cwd is not None:
         wanted.append(Path(os.path.abspath(cwd)))
-    cache = scope.home / "cache"
-    # Made by whichever of the profile's first commands comes first (two at once
-    # both see it missing). A symlinked cache/ could point anywhere on the host:
-    # it is not bound; only a real folder is (lstat: a link is never followed).
-    with contextlib.suppress(FileExistsError):
-        cache.mkdir(mode=0o700)
-    with contextlib.suppress(OSError):
-        if stat.S_ISDIR(os.lstat(cache).st_mode):
-            wanted.append(Path(os.path.abspath(cache)))
+    for own in (scope.home / "cache", scope.home / WORKSPACE):
+        if _own_folder(own) is not None:
+            wanted.append(Path(os.path.abspath(own)))
     for item in scope.view.terminal.writable_paths:
         expanded = Path(os.path.expanduser(item))
         path = expanded if expanded.is_absolute() else scope.home / expanded
         if path.is_dir() or path.is_file():
             wanted.append(Path(os.path.abspath(path)))
+    # The home folder itself is never writable: its config.yaml, the allowlist's
+    # lock and intents live there (docs/security.md#the-sandbox-view).
+    wanted = [path for path in wanted if _real(path) != home]
     real = {path: _real(path) for path in wanted}
 
     def outer(path: Path) -> tuple[Path, Path] | None:
@@ -245,18 +272,25 @@ def sandbox_argv(
     *,
     hidden: Sequence[Path] = (),
     credentials: Path | None = None,
+    seccomp: int,
     network: bool | None = None,
     bwrap: str = "bwrap",
     info_fd: int | None = None,
+    enter: Sequence[str] = (),
 ) -> list[str]:
     """The ``bwrap ... --`` prefix that confines a process of ``scope``'s profile.
 
     ``hidden``: paths no command of this profile may see (the profiles folders,
     the other homes, the supervisor's config); the folder holding this home is
     always hidden. ``credentials``: a directory bound read-only at
-    ``/run/credentials``. ``network``: defaults to ``terminal.network``. The
-    cwd is set to the scope's cwd. ``info_fd``: bwrap writes the host pid of the
-    sandbox's PID 1 there (see ``SandboxInfo``). Append the command's argv.
+    ``/run/credentials``. ``seccomp``: an fd holding the syscall floor
+    (``seccomp_fd()``), read by bwrap at start: pass it to the process
+    (``pass_fds``) and close it after the start. ``network``: whether the
+    command shares the network it is started in (default: ``terminal.network``
+    is ``on`` or ``host``); ``enter``: the argv that starts it in the profile's
+    own network namespace (``on``), put before ``bwrap``. The cwd is set to the
+    scope's cwd. ``info_fd``: bwrap writes the host pid of the sandbox's PID 1
+    there (see ``SandboxInfo``). Append the command's argv.
     """
     home = _real(scope.home)
     hide = {_real(Path(p)) for p in hidden} | {home.parent}
@@ -264,12 +298,14 @@ def sandbox_argv(
     writable = _writable(scope)
     inside_home = [p for p in writable.binds if _under(p, [home])]
     outside_home = [p for p in writable.binds if not _under(p, [home])]
-    argv = [bwrap, *_BASE]
-    for path in _runtime_paths():
+    argv = [*enter, bwrap, *_BASE, *system_binds(), "--seccomp", str(seccomp)]
+    for path in runtime_paths():
+        argv += ["--ro-bind", str(path), str(path)]
+    for path in read_paths(scope.view.terminal.read_paths):
         argv += ["--ro-bind", str(path), str(path)]
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
-    if not (network if network is not None else scope.view.terminal.network == "on"):
+    if not (network if network is not None else scope.view.terminal.network != "off"):
         argv.append("--unshare-net")
     # Later mounts win: writable binds first, then the hides (so a broad cwd
     # cannot re-expose a hidden home), then the own home and its writable parts.

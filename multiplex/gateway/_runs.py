@@ -307,6 +307,20 @@ class RunRegistry(RunLifecycle, RunPrompts):
                 decision, profile=run.profile, session=run.session_id, command=result.command
             )
         if len(self._hub):
+            for refused in result.egress_refused:  # docs/execution.md#egress
+                self._hub.publish_soon(
+                    make_event(
+                        "egress.refused",
+                        {
+                            "run_id": run.run_id,
+                            "profile": run.profile,
+                            "index": index,
+                            "message": self._sup.gate.recorder.redact(refused),
+                        },
+                        run.profile,
+                        run.run_id,
+                    )
+                )
             # Sent with the run's end when that follows (one write in a cluster).
             self._hub.publish_soon(
                 make_event(

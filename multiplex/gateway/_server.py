@@ -15,12 +15,14 @@ import signal
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Generator
 from types import FrameType
 
 import uvicorn
 
 from multiplex._errors import ConfigError
+from multiplex.execution.egress import default_hub
 from multiplex.gateway._app import create_app
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._gathered import GatheringHttp
@@ -51,6 +53,18 @@ def bind(host: str, port: int) -> socket.socket:
         ) from None
     sock.set_inheritable(True)
     return sock
+
+
+def protect_endpoints(sup: Supervisor, host: str, port: int) -> None:
+    """docs/execution.md#egress: no profile's egress reaches this gateway or the cluster's Redis."""
+    hub = default_hub()
+    hub.protect_host(host, port)
+    cluster = sup.config.cluster
+    if cluster is not None:
+        url = urllib.parse.urlsplit(cluster.redis_url)
+        if url.hostname is not None:
+            with contextlib.suppress(ValueError):
+                hub.protect_host(url.hostname, url.port or 6379)
 
 
 def is_loopback(sock: socket.socket) -> bool:
@@ -120,6 +134,7 @@ class GatewayServer:
         self.socket = bind(host, port)
         self.host = host
         self.port: int = self.socket.getsockname()[1]
+        protect_endpoints(sup, host, self.port)
         config = uvicorn.Config(
             self.app,
             log_config=None,

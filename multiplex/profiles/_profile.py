@@ -20,6 +20,7 @@ from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_secret_file
 from multiplex.profiles._dotenv import parse_dotenv
 from multiplex.profiles._loader import missing_config_message, parse_config
+from multiplex.profiles._paths import check_sandbox_paths
 from multiplex.profiles._schema import ProfileSettings
 from multiplex.redaction import KnownValues, looks_secret_name
 
@@ -260,6 +261,9 @@ class Profile:
         creds, cred_warnings = plan_credential_files(
             self.home, loaded.settings.terminal.credential_files, config=self.config_path
         )
+        path_warnings = check_sandbox_paths(
+            self.home, loaded.settings.terminal, config=self.config_path
+        )
         secrets = [v for k, v in dotenv.items() if looks_secret_name(k)]
         for cred in creds:
             secrets.extend(_secret_parts(read_secret_file(self.home, cred.relative)))
@@ -271,7 +275,7 @@ class Profile:
             secrets_digest=hashlib.sha256("\0".join(sorted(secrets)).encode()).hexdigest(),
             epoch=0,
             digest=files.digest,
-            warnings=loaded.warnings + cred_warnings,
+            warnings=loaded.warnings + cred_warnings + path_warnings,
             loaded_at=time.time(),
         )
 

@@ -20,6 +20,7 @@ __all__ = [
     "ApprovalSettings",
     "Backend",
     "CodeExecutionSettings",
+    "EgressSettings",
     "ProfileSettings",
     "SecuritySettings",
     "TerminalSettings",
@@ -39,6 +40,23 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class EgressSettings(_Section):
+    """``terminal.egress:`` — where a command with ``network: on`` may connect (docs/execution.md#egress)."""
+
+    allow: tuple[StrictStr, ...] = ()
+    deny: tuple[StrictStr, ...] = ()
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # Imported here: multiplex.execution imports this package.
+        from multiplex.execution.egress import parse_egress_pattern
+
+        for item in value:
+            parse_egress_pattern(item)
+        return value
+
+
 class TerminalSettings(_Section):
     """``terminal:`` — where and how a profile's commands run."""
 
@@ -51,8 +69,12 @@ class TerminalSettings(_Section):
     timeout: float = Field(default=180.0, gt=0, allow_inf_nan=False)
     # docs/execution.md#the-sandbox: local commands in bubblewrap.
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
-    network: Literal["on", "off"] = "on"
+    # docs/execution.md#egress: on = own namespace, out only through the egress
+    # proxy; off = loopback only; host = the host's network (a warning at load).
+    network: Literal["on", "off", "host"] = "on"
+    egress: EgressSettings = Field(default_factory=EgressSettings)
     writable_paths: tuple[StrictStr, ...] = ()
+    read_paths: tuple[StrictStr, ...] = ()
     # docs/execution.md#containers
     container_cli: Literal["auto", "docker", "podman"] = "auto"
     image: StrictStr | None = None
@@ -76,6 +98,16 @@ class TerminalSettings(_Section):
     def _cpus_number(cls, value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError("must be a number of CPUs, e.g. 1 or 0.5")
+        return value
+
+    @field_validator("read_paths")
+    @classmethod
+    def _absolute(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if not item.startswith("/"):
+                raise ValueError(f"{item!r} must be an absolute path")
+            if ".." in item.split("/"):
+                raise ValueError(f"{item!r} must not contain '..'")
         return value
 
     @field_validator("identity_file", "known_hosts")

@@ -53,18 +53,25 @@ def base_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None) -> Path | None:
-    """The working directory of a profile's commands; None = the backend's default."""
+    """The working directory of a profile's commands; None = the backend's default.
+
+    docs/configuration.md#resolution-what-a-command-of-the-profile-gets: for
+    the ``local`` backend a placeholder, and the home folder itself, are the
+    home's ``workspace/`` (the home's own files are never a command's to write).
+    """
     value = terminal.cwd
     if value is None or value.strip() in _PLACEHOLDERS:
-        if terminal.backend != "local":
-            return None
-        return Path(process_home) if process_home else None
+        return home / "workspace" if terminal.backend == "local" else None
     value = value.strip()
     if value == "~" or value.startswith("~/"):
         base = process_home or str(Path.home())
-        return Path(base + value[1:])
-    path = Path(value)
-    return path if path.is_absolute() else home / path
+        path = Path(base + value[1:])
+    else:
+        path = Path(value)
+        path = path if path.is_absolute() else home / path
+    if terminal.backend == "local" and os.path.realpath(path) == os.path.realpath(home):
+        return home / "workspace"
+    return path
 
 
 def command_env(

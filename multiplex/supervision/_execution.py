@@ -157,6 +157,8 @@ class GatedExecution:
             hidden=self.hidden_paths,
         )
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
+        for refused in done.egress_refused:
+            self._record_egress(scope, command, refused)
         return RunResult(
             command,
             decision,
@@ -169,6 +171,20 @@ class GatedExecution:
             mounts,
             backend=done.backend,
             sandbox=None if done.error is not None else done.sandbox,
+            egress_refused=tuple(scope.redact(line) for line in done.egress_refused),
+        )
+
+    def _record_egress(self, scope: ProfileScope, command: str, refused: str) -> None:
+        """docs/execution.md#egress: a refusal is counted and kept in decisions.jsonl."""
+        self.metrics.egress_refused.labels(scope.name).inc()
+        self.gate.recorder.record_egress(
+            profile=scope.name,
+            home=scope.home,
+            session=scope.session,
+            turn_id=scope.turn_id,
+            context=scope.context.value,
+            command=command,
+            refused=refused,
         )
 
     @functools.cached_property
@@ -182,6 +198,8 @@ class GatedExecution:
             paths.add((self.config.base_dir / self.config.profiles_dir).resolve())
         if self.config.source is not None:
             paths.add(self.config.source)
+        # The gateway's state (its admin token, url): never shown, whatever the cwd.
+        paths.add(self.config.base_dir / ".multiplex")
         paths.discard(Path("/"))
         return tuple(sorted(paths))
 

@@ -17,6 +17,7 @@ from multiplex._errors import ConfigError, RoutingError
 from multiplex._metrics import Metrics
 from multiplex.approval import Gate
 from multiplex.execution import ProcessTracker
+from multiplex.execution.egress import default_hub
 from multiplex.execution.kernels import KernelPool
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
@@ -388,6 +389,9 @@ class Supervisor(GatedExecution):
             self._watcher = None
         self.kernels.close()
         self.kill_running()
+        hub = default_hub()  # docs/execution.md#egress: the homes' namespaces end with it
+        for profile in self._profiles.values():
+            hub.forget(profile.home)
 
     def __enter__(self) -> Supervisor:
         return self.start()

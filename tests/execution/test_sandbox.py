@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from multiplex import Supervisor
-from multiplex.execution import Execution, bwrap_status, execute, sandbox_argv
+from multiplex.execution import Execution, bwrap_status, execute, sandbox_argv, seccomp_fd
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
@@ -48,7 +48,7 @@ def sup(make_home, supervisor_of, tmp_path: Path) -> Supervisor:  # type: ignore
     )
     make_home(
         "net",
-        'terminal:\n  sandbox: bwrap\n  network: "on"\napprovals:\n  mode: off\n',
+        'terminal:\n  sandbox: bwrap\n  network: host\napprovals:\n  mode: off\n',
     )
     return supervisor_of("profiles_dir: profiles\ndefault_profile: a\n")  # type: ignore[no-any-return]
 
@@ -140,15 +140,20 @@ def test_network_off_reaches_no_loopback_port(sup: Supervisor, loopback_listener
 
 def test_sandbox_argv_is_reusable_for_other_processes(sup: Supervisor) -> None:
     """Kernels and other long-lived processes start inside the same sandbox."""
-    with sup.turn("a", "s", "api") as scope:
-        prefix = sandbox_argv(scope, hidden=sup.hidden_paths)
-    b = sup.profiles["b"].home
-    done = subprocess.run(
-        [*prefix, sys.executable, "-I", "-c", f"open({str(b / 'canary.txt')!r}).read()"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    floor = seccomp_fd()
+    try:
+        with sup.turn("a", "s", "api") as scope:
+            prefix = sandbox_argv(scope, hidden=sup.hidden_paths, seccomp=floor)
+        b = sup.profiles["b"].home
+        done = subprocess.run(
+            [*prefix, sys.executable, "-I", "-c", f"open({str(b / 'canary.txt')!r}).read()"],
+            capture_output=True,
+            text=True,
+            check=False,
+            pass_fds=(floor,),
+        )
+    finally:
+        os.close(floor)
     assert done.returncode != 0 and "FileNotFoundError" in done.stderr
 
 
@@ -207,7 +212,7 @@ def test_a_profiles_first_commands_at_once_all_run(sup: Supervisor) -> None:
             try:
                 with sup.turn("a", "first", "api") as scope:
                     barrier.wait()
-                    sandbox_argv(scope, hidden=sup.hidden_paths)
+                    sandbox_argv(scope, hidden=sup.hidden_paths, seccomp=0)
             except BaseException as exc:
                 failures.append(exc)
 

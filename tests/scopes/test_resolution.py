@@ -11,16 +11,29 @@ from multiplex import Supervisor
 
 
 @pytest.mark.parametrize("cwd", ["null", "'.'", "auto", "cwd", "''"])
-def test_placeholder_cwd_is_home_for_local_and_default_elsewhere(
+def test_placeholder_cwd_is_the_homes_workspace_for_local_and_default_elsewhere(
     make_home, supervisor_of, cwd: str
 ) -> None:  # type: ignore[no-untyped-def]
-    make_home("loc", f"terminal:\n  cwd: {cwd}\n")
+    """Never the supervisor's HOME unless the operator names it (docs/execution.md#the-sandbox)."""
+    home = make_home("loc", f"terminal:\n  cwd: {cwd}\n")
     make_home("dock", f"terminal:\n  backend: docker\n  cwd: {cwd}\n")
     sup = supervisor_of()
     with sup.turn("loc") as scope:
-        assert scope.cwd == Path(os.environ["HOME"])
+        assert scope.cwd == home / "workspace"
+        assert scope.cwd != Path(os.environ["HOME"])
     with sup.turn("dock") as scope:
         assert scope.cwd is None
+
+
+@pytest.mark.parametrize("cwd", ["'{home}'", "'{home}/'", "'{home}/sub/..'"])
+def test_a_cwd_that_is_the_home_folder_itself_is_its_workspace(
+    make_home, supervisor_of, tmp_path: Path, cwd: str
+) -> None:  # type: ignore[no-untyped-def]
+    """The home's config.yaml, lock and intents are never in a command's writable cwd."""
+    home = tmp_path / "profiles" / "loc"
+    make_home("loc", f"terminal:\n  cwd: {cwd.format(home=home)}\n")
+    sup = supervisor_of()
+    assert sup.view("loc").cwd == home / "workspace"
 
 
 def test_cwd_forms(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,8 @@ every profile's listening socket (SOCKS5 and HTTP/1.1 on one port, fronts in
 """
 
 from multiplex.execution.egress._exchange import EgressLimits, Refusal
+from multiplex.execution.egress._hub import EgressHub, EgressSession, default_hub, proxy_env
+from multiplex.execution.egress._netns import ProfileNetwork
 from multiplex.execution.egress._policy import (
     EgressPattern,
     EgressPolicy,
@@ -19,14 +21,19 @@ from multiplex.execution.egress._policy import (
 from multiplex.execution.egress._proxy import EgressListener, EgressProxy
 
 __all__ = [
+    "EgressHub",
     "EgressLimits",
     "EgressListener",
     "EgressPattern",
     "EgressPolicy",
     "EgressProxy",
+    "EgressSession",
     "EgressVerdict",
+    "ProfileNetwork",
     "Refusal",
     "RefusalReason",
     "address_kind",
+    "default_hub",
     "parse_egress_pattern",
+    "proxy_env",
 ]

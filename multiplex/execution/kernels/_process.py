@@ -34,7 +34,9 @@ from multiplex.execution._sandbox import (
     bwrap_status,
     choose_sandbox,
     sandbox_argv,
+    workspace_of,
 )
+from multiplex.execution._seccomp import seccomp_fd
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
 from multiplex.execution.kernels._output import Collector, finish, on_iopub, read_answers
@@ -126,19 +128,38 @@ class KernelProcess:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"socket": str(channel.path), "key": channel.key, "env": env}, handle)
             confine: list[str] = []
+            floor: int | None = None
             if sandboxed:
+                workspace = workspace_of(scope)
+                if (
+                    workspace is not None
+                ):  # docs/execution.md#the-sandbox: never the supervisor's HOME
+                    env["HOME"] = str(workspace)
+                floor = seccomp_fd()
                 confine = sandbox_argv(
-                    scope, hidden=hidden, credentials=creds, bwrap=bwrap_status()[1]
+                    scope,
+                    hidden=hidden,
+                    credentials=creds,
+                    seccomp=floor,
+                    bwrap=bwrap_status()[1],
                 )
                 # The runtime directory (sockets, engine state) is the kernel's too;
                 # /tmp is a fresh tmpfs inside, so it is bound explicitly.
                 confine[-1:-1] = ["--bind", str(runtime), str(runtime)]
             try:
-                kernel._launch(confine + kernel_argv(runtime), env, independent=sandboxed)
+                kernel._launch(
+                    confine + kernel_argv(runtime),
+                    env,
+                    independent=sandboxed,
+                    pass_fds=() if floor is None else (floor,),
+                )
             except OSError as exc:
                 raise KernelError(
                     f"the kernel could not be started: {exc.strerror or exc}"
                 ) from None
+            finally:
+                if floor is not None:
+                    os.close(floor)  # bwrap has read it, or never will
             return kernel
         except BaseException:
             if kernel is not None:
@@ -149,7 +170,14 @@ class KernelProcess:
                 shutil.rmtree(creds, ignore_errors=True)
             raise
 
-    def _launch(self, argv: list[str], env: dict[str, str], *, independent: bool) -> None:
+    def _launch(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        *,
+        independent: bool,
+        pass_fds: tuple[int, ...] = (),
+    ) -> None:
         # The engine reads these at start only; _attach removes them again.
         engine = {name: str(self.runtime / name.lower()) for name in _ENGINE_ENV}
         km = _Manager(
@@ -172,6 +200,7 @@ class KernelProcess:
                 # In a PID namespace the engine's parent check would see PID 1 and
                 # exit at once; bwrap's --die-with-parent does that job there.
                 independent=independent,
+                pass_fds=pass_fds,
             )
         finally:
             log.close()

@@ -1,0 +1,158 @@
+"""The process's egress: one proxy, one network namespace per profile (docs/execution.md#egress).
+
+A command of a profile with ``terminal.network: on`` gets an ``EgressSession``:
+a listener made inside its profile's namespace (started at the profile's first
+such command and kept for the process's life), served by the one proxy under
+the profile's policy, the proxy variables pointing at it, and the argv that
+starts the sandbox in that namespace. Each command has a listener of its own,
+so a refusal is told to the command that asked (on its stderr) and to nobody
+else. Endpoints of the supervisor itself (the gateway's port, the cluster's
+Redis) are ``protect``-ed: no profile reaches them unless its ``egress.allow``
+names that very host and port.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import os
+import socket
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from multiplex.execution.egress._exchange import Refusal
+from multiplex.execution.egress._netns import ProfileNetwork
+from multiplex.execution.egress._policy import EgressPolicy
+from multiplex.execution.egress._proxy import EgressListener, EgressProxy
+
+__all__ = ["EgressHub", "EgressSession", "default_hub", "proxy_env"]
+
+_PROXY_NAMES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")
+_SOCKS_NAMES = ("all_proxy", "ALL_PROXY")
+_NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
+
+
+def proxy_env(port: int) -> dict[str, str]:
+    """The variables that send a command's connections to the proxy at 127.0.0.1:``port``."""
+    env = dict.fromkeys(_PROXY_NAMES, f"http://127.0.0.1:{port}")
+    env.update(dict.fromkeys(_SOCKS_NAMES, f"socks5h://127.0.0.1:{port}"))
+    # Empty: loopback inside the namespace holds nothing but the proxy itself.
+    env.update(dict.fromkeys(_NO_PROXY_NAMES, ""))
+    return env
+
+
+@dataclass(slots=True)
+class EgressSession:
+    """One command's way out: its proxy variables, the argv entering its namespace, what was refused."""
+
+    env: dict[str, str]
+    enter: list[str]
+    _proxy: EgressProxy
+    _listener: EgressListener
+    refusals: list[Refusal] = field(default_factory=list)
+
+    def refused_lines(self) -> list[str]:
+        """One line per refusal, as put on the command's stderr."""
+        return [f"multiplex egress: {r.message}" for r in list(self.refusals)]
+
+    def close(self) -> None:
+        """Stop serving this command's listener (idempotent)."""
+        self._proxy.stop(self._listener)
+
+
+class EgressHub:
+    """One proxy and the profiles' network namespaces, for the life of the process. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proxy = EgressProxy()
+        self._networks: dict[Path, ProfileNetwork] = {}
+        self._protected: frozenset[tuple[str, int]] = frozenset()
+        self._policies: dict[tuple[tuple[str, ...], tuple[str, ...]], EgressPolicy] = {}
+
+    def protect(self, endpoints: Iterable[tuple[str, int]]) -> None:
+        """Add (address, port) endpoints no profile reaches unless its allow list names them."""
+        with self._lock:
+            self._protected = self._protected | frozenset(endpoints)
+            self._policies.clear()
+
+    def protect_host(self, host: str, port: int) -> None:
+        """Protect ``host:port`` under every address it names; a wildcard bind under this host's."""
+        names = {host}
+        if host in ("", "0.0.0.0", "::"):
+            names = {"127.0.0.1", "::1", socket.gethostname()}
+        addresses: set[tuple[str, int]] = set()
+        for name in names:
+            with contextlib.suppress(OSError, UnicodeError):
+                for info in socket.getaddrinfo(name, port, type=socket.SOCK_STREAM):
+                    addresses.add((str(info[4][0]), port))
+        addresses.add((host, port))
+        self.protect(addresses)
+
+    @property
+    def protected(self) -> frozenset[tuple[str, int]]:
+        return self._protected
+
+    def policy(self, allow: tuple[str, ...], deny: tuple[str, ...]) -> EgressPolicy:
+        """The compiled policy of these rules (kept while the protected endpoints stay)."""
+        key = (allow, deny)
+        with self._lock:
+            found = self._policies.get(key)
+            if found is None:
+                found = self._policies[key] = EgressPolicy(allow, deny, self._protected)
+            return found
+
+    def network(self, name: str, home: Path) -> ProfileNetwork:
+        """The profile's namespace, started on first use; raises OSError if none can be made."""
+        key = Path(os.path.realpath(home))
+        with self._lock:
+            found = self._networks.get(key)
+            if found is not None and found.alive:
+                return found
+            if found is not None:
+                found.close()
+            found = self._networks[key] = ProfileNetwork.start(name)
+            return found
+
+    def open(
+        self, name: str, home: Path, allow: tuple[str, ...], deny: tuple[str, ...], tag: object
+    ) -> EgressSession:
+        """A listener for one command of profile ``name``; raises OSError with a one-line reason."""
+        network = self.network(name, home)
+        sock = network.listener()
+        refusals: list[Refusal] = []
+        try:
+            listener = self._proxy.serve(
+                sock, self.policy(allow, deny), on_refused=refusals.append, tag=tag
+            )
+        except BaseException:
+            sock.close()
+            raise
+        port = int(sock.getsockname()[1])
+        return EgressSession(proxy_env(port), network.enter_argv(), self._proxy, listener, refusals)
+
+    def forget(self, home: Path) -> None:
+        """End the namespace of a home no longer served."""
+        with self._lock:
+            found = self._networks.pop(Path(os.path.realpath(home)), None)
+        if found is not None:
+            found.close()
+
+    def close(self) -> None:
+        """Stop the proxy and end every namespace; the hub may be used again later."""
+        with self._lock:
+            networks, self._networks = list(self._networks.values()), {}
+        self._proxy.close()
+        for network in networks:
+            network.close()
+
+
+@functools.cache
+def default_hub() -> EgressHub:
+    """The process's hub (every supervisor and direct ``execute`` call shares it)."""
+    hub = EgressHub()
+    atexit.register(hub.close)
+    return hub
