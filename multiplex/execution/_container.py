@@ -17,11 +17,13 @@ import secrets
 import shutil
 import subprocess
 
+from multiplex.execution._egress_plan import egress_finish, open_egress
 from multiplex.execution._engine import Engine, engine_for
 from multiplex.execution._images import ensure_image
 from multiplex.execution._local import _materialise
 from multiplex.execution._plan import Plan, RunContext
 from multiplex.execution._sandbox import SANDBOX_CREDENTIALS
+from multiplex.execution.egress import EgressSession
 from multiplex.scopes import ProfileScope
 
 __all__ = ["RUN_LABEL", "host_mount_args", "plan_container"]
@@ -65,8 +67,23 @@ def plan_container(scope: ProfileScope, command: str, context: RunContext) -> Pl
     argv = [engine.binary, "run", "--rm", "--pull", "never", "--name", name]
     argv += ["--label", f"{RUN_LABEL}={scope.name}", *engine.run_flags]
     argv += ["--security-opt", "no-new-privileges"]
+    egress: EgressSession | None = None
     if terminal.network == "off":
         argv += ["--network", "none"]
+    elif terminal.network == "on":
+        # docs/execution.md#egress: the profile's own namespace, out only through the proxy.
+        if engine.cli != "podman":
+            return Plan(
+                "docker",
+                engine.cli,
+                error="terminal.network: on needs podman (docker cannot join the profile's"
+                " network namespace); set network: off, or host for the engine's own network",
+            )
+        opened = open_egress(scope, context)
+        if isinstance(opened, str):
+            return Plan("docker", engine.cli, error=opened)
+        egress = opened
+        argv += ["--network", f"ns:{egress.netns_path}"]
     if terminal.memory:
         argv += ["--memory", terminal.memory]
     if terminal.cpus:
@@ -74,7 +91,10 @@ def plan_container(scope: ProfileScope, command: str, context: RunContext) -> Pl
     if terminal.cwd and terminal.cwd.startswith("/"):
         argv += ["-w", terminal.cwd]
     env = {k: v for k, v in os.environ.items() if k in _HOST_ENV}
-    for key, value in scope.env.items():
+    command_env = dict(scope.env)
+    if egress is not None:
+        command_env.update(egress.env)
+    for key, value in command_env.items():
         if key not in _NOT_PASSED:
             env[key] = value
             argv += ["-e", key]  # the value comes from the CLI's environment, not its argv
@@ -85,7 +105,13 @@ def plan_container(scope: ProfileScope, command: str, context: RunContext) -> Pl
         argv += ["-e", "CREDENTIALS_DIRECTORY"]
     argv += host_mount_args(scope.view.host_mounts)
     argv += [terminal.image, "sh", "-c", command]
-    cleanup = None if creds is None else functools.partial(shutil.rmtree, creds, True)
+
+    def cleanup() -> None:
+        if egress is not None:
+            egress.close()
+        if creds is not None:
+            shutil.rmtree(creds, True)
+
     return Plan(
         "docker",
         engine.cli,
@@ -94,5 +120,6 @@ def plan_container(scope: ProfileScope, command: str, context: RunContext) -> Pl
         None,
         on_stop=functools.partial(_stop, engine, name),
         cleanup=cleanup,
+        finish=None if egress is None else egress_finish(egress),
         notes=tuple(refused),
     )

@@ -8,7 +8,6 @@ outlives it. The profile's credential files are materialised for the run alone.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import shutil
@@ -18,8 +17,8 @@ import threading
 from pathlib import Path
 
 from multiplex._errors import ProfileConfigError
+from multiplex.execution._egress_plan import egress_finish, open_egress
 from multiplex.execution._plan import Plan, RunContext
-from multiplex.execution._result import Execution
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
     SandboxInfo,
@@ -29,7 +28,7 @@ from multiplex.execution._sandbox import (
     workspace_of,
 )
 from multiplex.execution._seccomp import seccomp_fd
-from multiplex.execution.egress import EgressSession, default_hub
+from multiplex.execution.egress import EgressSession
 from multiplex.profiles import read_credential, write_new
 from multiplex.scopes import ProfileScope
 
@@ -83,23 +82,12 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     return Plan("local", choice.sandbox, argv, env, cwd, cleanup=cleanup, notes=tuple(refused))
 
 
-def _open_egress(scope: ProfileScope, context: RunContext) -> EgressSession | str:
-    """docs/execution.md#egress: the command's way out under ``network: on``, or why there is none."""
-    egress = scope.view.terminal.egress
-    try:
-        return default_hub().open(
-            scope.name, scope.home, egress.allow, egress.deny, tag=context.run_id
-        )
-    except OSError as exc:  # fail closed: never the host's network instead
-        return f"terminal.network: on, but {exc}"
-
-
 def _plan_bwrap(
     scope: ProfileScope, command: str, context: RunContext, workspace: Path | None
 ) -> Plan:
     egress: EgressSession | None = None
     if scope.view.terminal.network == "on":
-        opened = _open_egress(scope, context)
+        opened = open_egress(scope, context)
         if isinstance(opened, str):
             return Plan("local", "bwrap", error=opened)
         egress = opened
@@ -138,17 +126,6 @@ def _plan_bwrap(
         if creds is not None:
             shutil.rmtree(creds, True)
 
-    def finish(result: Execution) -> Execution:
-        if egress is None or not egress.refusals:
-            return result
-        lines = egress.refused_lines()
-        stderr = result.stderr + ("" if not result.stderr or result.stderr.endswith("\n") else "\n")
-        return dataclasses.replace(
-            result,
-            stderr=stderr + "\n".join(lines) + "\n",
-            egress_refused=tuple(r.message for r in egress.refusals),
-        )
-
     return Plan(
         "local",
         "bwrap",
@@ -159,6 +136,6 @@ def _plan_bwrap(
         cleanup=done,
         pass_fds=(info.fd, floor),
         on_start=started,
-        finish=finish,
+        finish=None if egress is None else egress_finish(egress),
         notes=tuple(refused),
     )

@@ -196,3 +196,34 @@ def test_example_ci_bot_runs_in_a_busybox_container(engine: Engine, tmp_path: Pa
     assert done.exit_code == 0, done.stderr
     assert done.stdout.splitlines()[:2] == ["/workspace", "registry.json"]
     assert "BusyBox" in done.stdout and (done.backend, done.sandbox) == ("docker", "podman")
+
+
+def test_network_on_is_the_profiles_namespace_and_its_proxy(
+    make_home, supervisor_of, engine: Engine
+) -> None:  # type: ignore[no-untyped-def]
+    """docs/execution.md#egress: a container reaches no host port; out only through the proxy."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    server.settimeout(0.3)
+    port = server.getsockname()[1]
+    make_home(
+        "cn",
+        f"terminal:\n  backend: docker\n  container_cli: podman\n  image: {IMAGE}\n"
+        "  network: 'on'\napprovals:\n  mode: off\n",
+    )
+    sup = supervisor_of("profiles_dir: profiles\n")
+    try:
+        done = sup.run(
+            f"env | grep -c _proxy=; nc -w 2 127.0.0.1 {port} </dev/null && echo DIRECT;"
+            f" wget -q -O- http://127.0.0.1:{port}/ || echo REFUSED",
+            profile="cn",
+            context="cron",
+        )
+        assert done.stdout.splitlines()[0] == "4", done.stdout
+        assert "DIRECT" not in done.stdout and "REFUSED" in done.stdout
+        assert f"multiplex egress: refused 127.0.0.1:{port}" in done.stderr
+        with pytest.raises(socket.timeout):
+            server.accept()
+    finally:
+        server.close()

@@ -54,6 +54,11 @@ class EgressSession:
     _listener: EgressListener
     refusals: list[Refusal] = field(default_factory=list)
 
+    @property
+    def netns_path(self) -> str:
+        """The namespace's ``/proc/<holder>/ns/net`` (podman's ``--network ns:``): valid while served."""
+        return next(a.split("=", 1)[1] for a in self.enter if a.startswith("--net="))
+
     def refused_lines(self) -> list[str]:
         """One line per refusal, as put on the command's stderr."""
         return [f"multiplex egress: {r.message}" for r in list(self.refusals)]
