@@ -14,86 +14,32 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections import Counter
 from collections.abc import Sequence
 
 __all__ = ["meanings"]
 
 Argv = tuple[str, ...]
 
+
 # npm's own command names and aliases (npm 10, lib/utils/cmd-list.js). npm accepts
 # every unique prefix of these names (its `abbrev`), then follows aliases.
-_NPM_COMMANDS = [
-    "access",
-    "adduser",
-    "audit",
-    "bugs",
-    "cache",
-    "ci",
-    "completion",
-    "config",
-    "dedupe",
-    "deprecate",
-    "diff",
-    "dist-tag",
-    "docs",
-    "doctor",
-    "edit",
-    "exec",
-    "explain",
-    "explore",
-    "find-dupes",
-    "fund",
-    "get",
-    "help",
-    "help-search",
-    "hook",
-    "init",
-    "install",
-    "install-ci-test",
-    "install-test",
-    "link",
-    "ll",
-    "login",
-    "logout",
-    "ls",
-    "org",
-    "outdated",
-    "owner",
-    "pack",
-    "ping",
-    "pkg",
-    "prefix",
-    "profile",
-    "prune",
-    "publish",
-    "query",
-    "rebuild",
-    "repo",
-    "restart",
-    "root",
-    "run-script",
-    "sbom",
-    "search",
-    "set",
-    "shrinkwrap",
-    "star",
-    "stars",
-    "start",
-    "stop",
-    "team",
-    "test",
-    "token",
-    "uninstall",
-    "unpublish",
-    "unstar",
-    "update",
-    "version",
-    "view",
-    "whoami",
-]
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+_NPM_COMMANDS = _words(
+    "access adduser audit bugs cache ci completion config dedupe deprecate diff dist-tag "
+    "docs doctor edit exec explain explore find-dupes fund get help help-search hook init "
+    "install install-ci-test install-test link ll login logout ls org outdated owner pack "
+    "ping pkg prefix profile prune publish query rebuild repo restart root run-script "
+    "sbom search set shrinkwrap star stars start stop team test token uninstall unpublish "
+    "unstar update version view whoami"
+)
 _NPM_ALIASES = {
     **dict.fromkeys(
-        ["i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add"], "install"
+        ["i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall",
+         "add"], "install"
     ),
     **dict.fromkeys(["un", "unlink", "remove", "rm", "r"], "uninstall"),
     **dict.fromkeys(["run", "rum", "urn"], "run-script"),
@@ -110,18 +56,18 @@ _NPM_ALIASES = {
     "x": "exec", "why": "explain", "it": "install-test", "rb": "rebuild", "ddp": "dedupe",
     "c": "config", "author": "owner", "home": "docs", "issues": "bugs", "ln": "link",
     "dist-tags": "dist-tag", "hlep": "help", "verison": "version", "ogr": "org",
-    "add-user": "adduser", "s": "search",
+    "add-user": "adduser",
 }  # fmt: skip
 
 
 def _abbrev(words: Sequence[str]) -> dict[str, str]:
     """Every unique prefix of each word, and each word itself (npm's ``abbrev``)."""
+    counts = Counter(word[:end] for word in words for end in range(1, len(word)))
     table = {w: w for w in words}
     for word in words:
         for end in range(1, len(word)):
-            prefix = word[:end]
-            if prefix not in table and sum(w.startswith(prefix) for w in words) == 1:
-                table[prefix] = word
+            if counts[word[:end]] == 1:
+                table.setdefault(word[:end], word)
     return table
 
 
