@@ -20,10 +20,10 @@ from multiplex.shell._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell._payloads import env_payloads
 from multiplex.shell._substitution import (
     assignment,
-    backtick_bodies,
     endless_background,
     evaluated_values,
     expanded_words,
+    expansion_backticks,
     fed_by,
     output_of,
     script_text,
@@ -161,10 +161,9 @@ class _Walker:
             child = stack.pop()
             if child.type in ("command_substitution", "process_substitution"):
                 self._node(child, src, ctx)
-            elif child.type == "word" and child.parent and child.parent.type == "expansion":
-                for body in backtick_bodies(text(child, src)):  # ${x:-`cmd`}: a word to the grammar
-                    self.walktext(body, _Ctx(ctx.depth + 1, ctx.wrapped_by), "substitution")
             else:
+                for body in expansion_backticks(child, src):  # ${x:-`cmd`}
+                    self.walktext(body, _Ctx(ctx.depth + 1, ctx.wrapped_by), "substitution")
                 stack.extend(child.named_children)
 
     def _pipeline(self, stages: list[Node], src: bytes, ctx: _Ctx) -> None:

@@ -235,6 +235,6 @@ def payload_step(
     if prog == "git":
         return _git(args)
     if prog in CARRYING and prog not in ("ssh", "xargs"):  # those two: shell._unwrap
-        lines = carried(prog, args, fed_text(redirects, stdin)).payloads
-        return NextStep(shell_payloads=lines) if lines else NextStep()
+        found = carried(prog, args, fed_text(redirects, stdin))
+        return NextStep(shell_payloads=found.payloads, scripts=found.scripts)
     return None

@@ -300,7 +300,12 @@ def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
         if not cmd.argv or program_name(cmd.argv[0]) not in CARRYING:
             continue
-        found = carried(program_name(cmd.argv[0]), cmd.argv[1:], fed_text(cmd.redirects, None))
+        prog = program_name(cmd.argv[0])
+        fed = fed_text(cmd.redirects, None)
+        if prog == "ed" and fed is None and cmd.upstream:  # "… | ed": its commands are piped
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+            continue
+        found = carried(prog, cmd.argv[1:], fed)
         if found.runs is not None:
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
 

@@ -19,10 +19,10 @@ from multiplex.shell._words import head, stages, text, word
 
 __all__ = [
     "assignment",
-    "backtick_bodies",
     "endless_background",
     "evaluated_values",
     "expanded_words",
+    "expansion_backticks",
     "fed_by",
     "output_of",
     "script_text",
@@ -50,9 +50,13 @@ def endless_background(node: Node, src: bytes) -> bool:
     return forever and "&" in inside.replace("&&", "") and not re.search(r"\bwait\b", inside)
 
 
-def backtick_bodies(text: str) -> list[str]:
-    """The commands of the backticks in a word the grammar leaves whole (``${x:-`cmd`}``)."""
-    return [m.group(1) for m in _BACKTICK.finditer(text) if m.group(1).strip()]
+def expansion_backticks(node: Node, src: bytes) -> list[str]:
+    """The commands of backticks in an expansion's default (``${x:-`cmd`}``): the grammar
+    leaves them inside a plain word, where ``$(…)`` would be a substitution node."""
+    if node.type != "expansion":
+        return []
+    words = [text(c, src) for c in node.named_children if c.type == "word"]
+    return [m.group(1) for w in words for m in _BACKTICK.finditer(w) if m.group(1).strip()]
 
 
 def evaluated_values(line: str, assignments: Iterable[str]) -> list[str]:

@@ -7,226 +7,39 @@ every mode, never approved by an allow rule), what it reads that the line does
 not show (``unknown``: a script or argument file; never approved by an allow
 rule) and the files it writes (``writes``). Options are read with the shared
 reader (``shell._getopt``), so ``--use-compress=``, ``tar tIf PROG`` and
-``-oProxyCommand=`` count. A pure leaf: stdlib and its fellow leaves.
+``-oProxyCommand=`` count. The readers of editors, debuggers, ssh, make and expect
+live in ``shell._runners``. A pure leaf: stdlib and its fellow leaves.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from multiplex.shell._getopt import read_options, table
+from multiplex.shell._runners import (
+    NOTHING,
+    SHELL_WORDS,
+    Carried,
+    ed_code,
+    expect_code,
+    first_word,
+    gdb_code,
+    make_code,
+    ssh_code,
+    vim_code,
+)
 from multiplex.shell._sed import sed_facts
 
-__all__ = ["CARRYING", "TAR_OPTIONS", "Carried", "awk_program", "carried", "endless_spawn"]
-
-_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
-
-
-@dataclass(frozen=True, slots=True)
-class Carried:
-    """What one invocation carries beyond its own work."""
-
-    payloads: tuple[str, ...] = ()
-    runs: str | None = None
-    unknown: str | None = None
-    writes: tuple[str, ...] = ()
-
-
-_NOTHING = Carried()
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# ---- ex/ed/gdb commands ------------------------------------------------------------
-# ":!cmd", ":silent !cmd", ":r !cmd", ":w !cmd", "e !cmd" (ed); gdb "shell cmd", "!cmd".
-# Read by hand, not by a regex: each ex line is looked at once, left to right.
-_SILENT = ("silent!", "silent", "sil!", "sil")
-_BANG_VERBS = ("read", "write", "edit", "r", "w", "e")
-_EX_CODE = _words(
-    "call exe execute py python py3 python3 pyx pythonx pyf pyfile lua luafile perl perldo "
-    "rub ruby rubyfile ter terminal so source"
-)
-_GDB_SHELL = ("shell", "pipe", "|")
-_GDB_CODE = _words("python py pi python-interactive guile gu source so compile")
-
-
-def _ex_line(line: str) -> str:
-    text = line.lstrip(": \t")
-    for word in _SILENT:
-        if text.startswith(word):
-            return text[len(word) :].lstrip()
-    return text
-
-
-def _bang(text: str) -> str | None:
-    """The shell command of ``!cmd``, ``r !cmd``, ``1,2w !cmd`` (an ex line), or None."""
-    text = text.lstrip("0123456789,.$%'<> \t")
-    for verb in _BANG_VERBS:
-        if text.startswith(verb) and text[len(verb) :].lstrip().startswith("!"):
-            text = text[len(verb) :].lstrip()
-            break
-    return text[1:] if text.startswith("!") else None
-
-
-def _first_word(text: str) -> str:
-    words = text.split(None, 1)
-    return words[0].rstrip("!(") if words else ""
-
-
-def _ex(lines: Sequence[str], code: frozenset[str]) -> tuple[list[str], bool]:
-    payloads: list[str] = []
-    runs = False
-    for line in lines:
-        text = _ex_line(line)
-        bang = _bang(text)
-        if bang is not None:
-            runs = True
-            payloads.extend([bang] if bang.strip() else [])
-        elif _first_word(text) in code or "system(" in text or "systemlist(" in text:
-            runs = True
-    return payloads, runs
-
-
-_VIM = table(
-    "cmd= clean noplugin remote-expr= servername= startuptime=", "c= S=? u= U= T= i= w= W="
-)
-
-
-def _vim(args: Sequence[str], fed: str | None) -> Carried:
-    commands = [a[1:] for a in args if a.startswith("+")]
-    parsed = read_options([a for a in args if not a.startswith("+")], _VIM)
-    commands += parsed.values("-c", "--cmd")
-    if fed is not None and parsed.has("-e", "-E"):
-        commands += fed.splitlines()
-    payloads, runs = _ex(commands, _EX_CODE)
-    unknown = "vim -S script" if parsed.has("-S", "-u") else None
-    return Carried(tuple(payloads), "vim runs a shell command" if runs else None, unknown)
-
-
-def _ed(args: Sequence[str], fed: str | None) -> Carried:
-    if fed is None:
-        return Carried(unknown="ed reads its commands from standard input")
-    payloads, runs = _ex(fed.splitlines(), frozenset())
-    return Carried(tuple(payloads), "ed runs a shell command" if runs else None)
-
-
-_GDB = table(
-    "ex= eval-command= iex= init-eval-command= x= command= ix= init-command= batch p= pid= "
-    "q quiet silent nx n nh args core= c= directory= d= cd= se= s= symbols= e= exec= tty= "
-    "data-directory= D=",
-    "x= ex= p= c= d= s= e= D=",
-    single=True,
-)
-
-
-def _gdb(args: Sequence[str], fed: str | None) -> Carried:
-    parsed = read_options(args, _GDB)
-    lines = parsed.values("--ex", "--eval-command", "--iex", "--init-eval-command", "-ex")
-    payloads: list[str] = []
-    runs = False
-    for line in lines:
-        text = line.strip()
-        verb = next((v for v in _GDB_SHELL if text.startswith(v)), "!" if text[:1] == "!" else "")
-        if verb:
-            runs = True
-            rest = text[len(verb) :].strip()
-            payloads.extend([rest] if rest else [])
-        elif _first_word(text) in _GDB_CODE:
-            runs = True
-    unknown = (
-        "gdb -x script" if parsed.has("--x", "--command", "--ix", "--init-command", "-x") else None
-    )
-    return Carried(tuple(payloads), "gdb runs a shell command" if runs else None, unknown)
-
-
-_SSH_RUNS = ("proxycommand", "localcommand", "knownhostscommand", "match")
-_SSH = table("", "B= b= c= D= E= e= F= I= i= J= L= l= m= O= o= p= Q= R= S= W= w=")
-
-
-def _ssh(args: Sequence[str], fed: str | None) -> Carried:
-    parsed = read_options(args, _SSH, permute=False)
-    payloads: list[str] = []
-    for value in parsed.values("-o"):
-        name, _, rest = value.replace("=", " ", 1).strip().partition(" ")
-        if name.lower() in _SSH_RUNS:
-            payloads.append(rest.strip())
-    runs = "ssh -o runs a local command" if payloads else None
-    unknown = "ssh -F config" if parsed.has("-F") else None
-    return Carried(tuple(p for p in payloads if p), runs, unknown)
-
-
-_MAKE = table(
-    "eval= file= makefile= directory= include-dir= jobs=? load-average=? old-file= assume-old= "
-    "what-if= new-file= assume-new= output-sync=? debug=? always-make environment-overrides "
-    "ignore-errors keep-going just-print dry-run recon question silent quiet touch trace "
-    "print-directory no-print-directory warn-undefined-variables shuffle=?",
-    "E= f= C= I= j=? l=? o= W= O=? d e i k n q s t w B L R r S",
-)
-_RECIPE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
-_SHELL_WORDS = re.compile(r"[\s;&|`$()<>]")
-_ASSIGN = re.compile(r"^([A-Za-z_.][A-Za-z0-9_.]*)\s*[:+?!]?=(.*)$", re.DOTALL)
-
-
-def _makefile_code(text: str) -> list[str]:
-    """Recipe lines (a tab first) and ``$(shell …)`` calls of makefile text."""
-    found = [m.group(1) for m in _RECIPE_SHELL.finditer(text)]
-    found += [ln[1:].lstrip("@-+") for ln in text.splitlines() if ln.startswith("\t")]
-    return [f for f in found if f.strip()]
-
-
-def _make(args: Sequence[str], fed: str | None) -> Carried:
-    parsed = read_options(args, _MAKE)
-    payloads: list[str] = []
-    runs: str | None = None
-    for text in parsed.values("-E", "--eval"):
-        payloads += _makefile_code(text)
-        runs = "make --eval"
-    makefiles = parsed.values("-f", "--file", "--makefile")
-    if any(f in _STDIN_FILES for f in makefiles) and fed is not None:
-        payloads += _makefile_code(fed)
-        runs = runs or "a makefile the line feeds"
-    for op in parsed.operands:
-        m = _ASSIGN.match(op)
-        if m is None:
-            continue
-        if _SHELL_WORDS.search(m.group(2)):  # CC='rm -rf /': make runs it in its recipes
-            payloads.append(m.group(2))
-        if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES"):
-            runs = runs or f"make {m.group(1)}= override"
-    unknown: str | None = None
-    if any(f in _STDIN_FILES for f in makefiles):
-        unknown = "a makefile from standard input"
-    for folder in parsed.values("-C", "--directory"):
-        if folder.startswith(("/", "~", "$")) or ".." in folder.split("/"):
-            unknown = f"make -C {folder}"
-    return Carried(tuple(p for p in payloads if p.strip()), runs, unknown)
-
-
-_EXPECT = table("", "c= f= b= d D= i n N v")
-_EXPECT_RUNS = re.compile(r"(?:^|[;\[{]\s*)(?:spawn|exec|system)\s+([^;\]\n}]*)")
-
-
-def _expect(args: Sequence[str], fed: str | None) -> Carried:
-    parsed = read_options(args, _EXPECT, permute=False)
-    code = "\n".join(parsed.values("-c"))
-    if not parsed.has("-c", "-f") and not parsed.operands and fed is not None:
-        code += "\n" + fed
-    payloads: list[str] = []
-    for line in code.splitlines():
-        for m in _EXPECT_RUNS.finditer(line):
-            words = m.group(1).split()
-            while words and words[0].startswith("-"):  # spawn -noecho CMD
-                words.pop(0)
-            payloads.append(" ".join(words))
-    runs = "expect spawns a program" if payloads or 'open "|' in code else None
-    unknown = "expect script file" if parsed.has("-f") or parsed.operands else None
-    return Carried(tuple(p for p in payloads if p), runs, unknown)
-
+__all__ = [
+    "CARRYING",
+    "TAR_OPTIONS",
+    "Carried",
+    "awk_program",
+    "carried",
+    "endless_spawn",
+    "git_writes",
+]
 
 _RSYNC = table(
     "rsh= rsync-path= log-file= write-batch= only-write-batch= files-from= exclude-from= include-from=",
@@ -240,7 +53,7 @@ def _rsync(args: Sequence[str], fed: str | None) -> Carried:
     shells = parsed.values("-e", "--rsh")
     # "-e ./tool" names a program (judged by its name); "-e 'cmd; …'" is a command line.
     local = [
-        s for s in shells if _SHELL_WORDS.search(s.strip()) and _first_word(s) not in _REMOTE_SHELLS
+        s for s in shells if SHELL_WORDS.search(s.strip()) and first_word(s) not in _REMOTE_SHELLS
     ]
     writes = parsed.values("--log-file", "--write-batch", "--only-write-batch")
     return Carried(
@@ -285,6 +98,8 @@ def _tar(args: Sequence[str], fed: str | None) -> Carried:
     # an allow rule for tar never covers it (docs/allowlist.md#options-that-run-programs).
     unknown = "tar runs a program" if payloads or parsed.has("--checkpoint-action") else None
     writes = tuple(parsed.values("-f", "--file")) if parsed.has(*_TAR_WRITES) else ()
+    if parsed.has("-x", "--extract", "--get"):
+        writes += parsed.operands  # the members named are written over
     if unknown is None and parsed.has("-T", "--files-from"):
         unknown = "tar -T list"
     return Carried(tuple(p for p in payloads if p.strip()), None, unknown, writes)
@@ -355,7 +170,7 @@ def endless_spawn(prog: str, args: Sequence[str], upstream: Sequence[str]) -> bo
 def _xargs(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options(args, _XARGS, permute=False)
     if not parsed.has("-a", "--arg-file"):
-        return _NOTHING
+        return NOTHING
     inner = parsed.operands[0].rpartition("/")[2] if parsed.operands else "echo"
     why = "xargs reads the arguments from a file"
     return Carried(runs=why if inner in _CODE_PROGRAMS else None, unknown=why)
@@ -417,12 +232,53 @@ def awk_program(args: Sequence[str]) -> tuple[list[str], bool]:
     return code, files
 
 
+_GIT_WRITERS = table(
+    "output= output-directory= source= staged worktree ours theirs force quiet patch "
+    "pathspec-from-file= ignore-unmerged overlay no-overlay merge conflict= cached "
+    "ignore-unmatch dry-run",
+    "o= s= f q p m n r k",
+)
+
+
+def git_writes(sub: str, rest: Sequence[str]) -> list[str]:
+    """Files a git subcommand writes over: ``--output=F``, the paths of ``checkout -- P``,
+    ``restore P``, ``rm P``, ``mv A B`` (docs/approvals.md#protected-files)."""
+    parsed = read_options(rest, _GIT_WRITERS)
+    out = parsed.values("--output")
+    if sub == "checkout":
+        dash = list(rest).index("--") if "--" in rest else -1
+        out += list(rest[dash + 1 :]) if dash >= 0 else list(parsed.operands[1:])
+    elif sub in ("restore", "rm", "mv"):
+        out += list(parsed.operands)
+    return out
+
+
+_NPM = table(
+    "script-shell= node-options= prefix= userconfig= globalconfig= call= shell= workspace= "
+    "workspaces include-workspace-root if-present ignore-scripts silent loglevel= registry= "
+    "global",
+    "C= c= w= g s",
+)
+
+
+def _npm(args: Sequence[str], fed: str | None) -> Carried:
+    """``npm run x --script-shell=CMD``, ``npx -c CMD``; nopt takes abbreviations too."""
+    parsed = read_options(args, _NPM)
+    shells = parsed.values("--script-shell", "--shell")
+    calls = parsed.values("--call", "-c")
+    runs = "npm runs a command" if calls or any(SHELL_WORDS.search(s) for s in shells) else None
+    loads = ("--node-options", "--prefix", "-C", "--userconfig", "--globalconfig", "--script-shell")
+    unknown = "npm runs another script or config" if parsed.has(*loads, "--shell") else None
+    return Carried(tuple(shells + calls), runs, unknown)
+
+
 _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
-    "sed": _sed, "gsed": _sed, "vim": _vim, "vi": _vim, "nvim": _vim, "ex": _vim, "view": _vim,
-    "vimdiff": _vim, "gvim": _vim, "ed": _ed, "gdb": _gdb, "ssh": _ssh, "make": _make,
-    "gmake": _make, "expect": _expect, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
+    "sed": _sed, "gsed": _sed, "vim": vim_code, "vi": vim_code, "nvim": vim_code, "ex": vim_code, "view": vim_code,
+    "vimdiff": vim_code, "gvim": vim_code, "ed": ed_code, "gdb": gdb_code, "ssh": ssh_code, "make": make_code,
+    "gmake": make_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": _less, "xargs": _xargs, "pytest": _pytest,
-    "py.test": _pytest, "openssl": _openssl,
+    "py.test": _pytest, "openssl": _openssl, "scp": ssh_code, "sftp": ssh_code, "npm": _npm,
+    "npx": _npm, "pnpm": _npm, "yarn": _npm,
 }  # fmt: skip
 CARRYING = frozenset(_READERS)
 
@@ -435,5 +291,5 @@ def _carried(prog: str, args: tuple[str, ...], fed: str | None) -> Carried:
 def carried(prog: str, args: Sequence[str], fed: str | None = None) -> Carried:
     """What ``prog ARGS`` (fed ``fed`` on stdin) carries; nothing for other programs."""
     if prog not in _READERS:
-        return _NOTHING
+        return NOTHING
     return _carried(prog, tuple(args), fed)

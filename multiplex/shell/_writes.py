@@ -14,10 +14,11 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
+from multiplex.shell._argv import git_subcommand
 from multiplex.shell._catalogue import PROTECTED_FILE, Finding
 from multiplex.shell._command_checks import expand_braces, operands, program, short_flags
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
-from multiplex.shell._tool_code import CARRYING, carried
+from multiplex.shell._tool_code import CARRYING, awk_program, carried, git_writes
 
 __all__ = [
     "LITERAL",
@@ -30,6 +31,8 @@ __all__ = [
 
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
 
+# awk's print > "FILE" and print >> "FILE".
+_AWK_OUTPUT = re.compile(r">>?\s*\"([^\"\\]+)\"")
 _WRITE_CALL = re.compile(
     r"write|open\s*\([^)]*['\"][wax+]|appendFile|rename|replace|unlink|remove|truncate"
     r"|rmSync|rm_rf|copy|move|symlink|chmod",
@@ -67,7 +70,8 @@ _SENSITIVE_NAMES = frozenset(
 _WRITERS = frozenset(
     {"tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv", "cp", "install",
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
-     "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"}
+     "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
+     "awk", "gawk", "mawk", "nawk", "patch"}
 )  # fmt: skip
 
 
@@ -115,6 +119,14 @@ def write_targets(cmd: SimpleCommand) -> Iterator[str]:
         scripted = any(a in ("-e", "-f", "--expression", "--file") or "e" in a[1:2] for a in args)
         ops = operands(args)
         yield from ops if scripted and prog != "yq" else ops[1:]
+    elif prog == "git":
+        sub, rest = git_subcommand(args)
+        yield from git_writes(sub, rest)
+    elif prog in ("awk", "gawk", "mawk", "nawk"):
+        for code in awk_program(args)[0]:
+            yield from (m.group(1) for m in _AWK_OUTPUT.finditer(code))
+    elif prog == "patch":
+        yield from operands(args)[:1]
     elif prog == "dd":
         yield from (a[3:] for a in args if a.startswith("of="))
     elif prog in ("chmod", "chown", "chgrp"):

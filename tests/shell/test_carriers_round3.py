@@ -318,3 +318,53 @@ def test_a_remote_log_truncate_is_not_run_unattended(sup: Supervisor) -> None:
 def test_the_cwd_tilde_is_the_cwd(sup: Supervisor) -> None:
     assert _outcome(sup, "manual", "rm -rf ~+") == _outcome(sup, "manual", "rm -rf $PWD")
     assert _outcome(sup, "manual", "rm -rf ~+/..") == BLOCKED
+
+
+SIBLINGS_HARDLINE = [
+    "vim -c 'call system(\"rm -rf /\")' -c q",
+    "vim -es -c 'py3 import os; os.system(\"rm -rf /\")' -c q",
+    "gdb -batch -ex 'python import os; os.system(\"rm -rf /\")'",
+    "expect -c 'spawn sh -c {rm -rf /}'",
+    "npm run test:unit --script-shell='rm -rf /'",
+    "npx -c 'rm -rf /'",
+    "scp -o ProxyCommand='rm -rf /' a b:c",
+    "rsync -e 'ssh -o ProxyCommand=\"rm -rf /\"' a b:c",
+    "printf '!rm -rf /\\n' | ed -s f",
+    "sed -n '\\,x,e rm -rf /' f",
+    "sed '/a/,+2e rm -rf /' f",
+    "sed -n '$!e rm -rf /' f",
+    "tar --extract --to-comm='rm -rf /' -f a.tar",
+    "make --ev='$(shell rm -rf /)'",
+]
+SIBLINGS_PROTECTED = [
+    "git checkout HEAD~3 -- AGENTS.md",
+    "git restore --source=HEAD~3 AGENTS.md",
+    "git log --outp=AGENTS.md",
+    "awk '{print > \"AGENTS.md\"}' f",
+    "tar xf a.tar AGENTS.md",
+    "patch AGENTS.md < fix.diff",
+]
+
+
+@pytest.mark.parametrize("line", SIBLINGS_HARDLINE)
+def test_siblings_with_a_hardline_payload_are_blocked(sup: Supervisor, line: str) -> None:
+    for profile in ("strict", "manual"):
+        assert _outcome(sup, profile, line) == BLOCKED, profile
+
+
+@pytest.mark.parametrize("line", SIBLINGS_PROTECTED)
+def test_siblings_writing_a_protected_file_ask(sup: Supervisor, line: str) -> None:
+    assert _outcome(sup, "strict", line) == ASK
+    assert _outcome(sup, "manual", line) == ASK
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "npm run test:unit --script-shell=bash",
+        "npm run test:unit --prefix ../other",
+        "printf '1p\\n' | ed -s f",
+    ],
+)
+def test_npm_and_ed_forms_are_never_allowlisted(sup: Supervisor, line: str) -> None:
+    assert _outcome(sup, "strict", line) == ASK
