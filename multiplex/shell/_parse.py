@@ -65,6 +65,7 @@ MAX_DEPTH = 16
 MAX_PIPES = 512
 
 _SOURCING = SHELLS | {"source", "."}
+_LOOPS = frozenset({"while_statement", "until_statement", "c_style_for_statement"})
 
 
 class _Limit(Exception):
@@ -140,7 +141,7 @@ class _Walker:
             self._substitutions(node, src, ctx)
             self._env_code([assignment(node, src)], ctx)
         else:
-            if kind in ("while_statement", "until_statement") and endless_background(node, src):
+            if kind in _LOOPS and endless_background(node, src):
                 self.fork_bombs.append(text(node, src))
             if kind not in CONTAINERS and kind not in NESTING:
                 self._substitutions(node, src, ctx)

@@ -212,8 +212,14 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
         m = _ASSIGN.match(op)
         if m is None:
             continue
-        if SHELL_WORDS.search(m.group(2)):  # CC='rm -rf /': make runs it in its recipes
-            payloads.append(m.group(2))
+        value = m.group(2)
+        if m.group(1) == ".SHELLFLAGS":  # .SHELLFLAGS='-c CMD': CMD, then the recipe
+            words = value.split()
+            while words and words[0].startswith("-"):
+                words.pop(0)
+            value = " ".join(words)
+        if SHELL_WORDS.search(value) or m.group(1) == ".SHELLFLAGS":  # CC='rm -rf /'
+            payloads.append(value)
         if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES"):
             runs = runs or f"make {m.group(1)}= override"
     unknown: str | None = None

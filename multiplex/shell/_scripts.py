@@ -24,7 +24,8 @@ _FORK_DEF = re.compile(r"\(\s*\)\s*\{")
 _FORK_LOOPS = re.compile(
     r"fork\s*(?:\(\s*\)\s*)?(?:while|until)\s*(?:fork|1\b|true\b|!\s*0\b)"
     r"|while\s*(?:\(\s*)?(?:True|1|true)\s*(?:\)\s*)?(?::\s*)?(?:\{\s*)?(?:os\.|POSIX::)?fork"
-    r"|for\s*\(\s*;\s*;\s*\)\s*(?:\{\s*)?fork",
+    r"|for\s*\(\s*;\s*;\s*\)\s*(?:\{\s*)?fork"
+    r"|\bloop\s*(?:do|\{)\s*(?:Process\.)?fork|\b1\s*while\s*fork\b",
 )
 
 _FORK_BODY = 256  # characters of a function body looked at (structural bombs: the walker)

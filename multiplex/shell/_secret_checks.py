@@ -251,6 +251,8 @@ def _loads_code(word: str) -> bool:
     name, _, value = word.partition("=")
     if name in _LOADERS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         return True
+    if name in ("MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS") and ("eval" in value or "-E" in value):
+        return True
     if name == "PATH":
         entries = value.split(":")
         return any(not e or not e.startswith(("/", "$", "~")) for e in entries)

@@ -32,7 +32,9 @@ __all__ = [
 _BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 # Where bash evaluates a variable's value as arithmetic (an array subscript in it runs
 # "$(…)") or as a prompt string (${x@P}): docs/security.md#code-carriers.
-_EVALUATING = ("$((", "$[", "@P", "((", "[[", "let", "declare", "typeset", "local", "${")
+_EVALUATING = (
+    "$((", "$[", "@P", "((", "[[", "let", "declare", "typeset", "local", "${", "]=", "printf",
+)  # fmt: skip
 
 
 _FOREVER = frozenset({"true", ":", "1", "[ 1 ]", "((1))", "(( 1 ))", "/bin/true"})
@@ -42,10 +44,20 @@ def endless_background(node: Node, src: bytes) -> bool:
     """``while true; do cmd & done``: a loop that never ends and starts a job each turn."""
     conditions = node.children_by_field_name("condition")
     body = node.child_by_field_name("body")
+    if node.type == "c_style_for_statement" and body is not None and not conditions:
+        conditions = [body]  # for ((;;)): no condition, never ends
+        forever_for = True
+    else:
+        forever_for = False
     if not conditions or body is None:
         return False
     cond = text(conditions[0], src).strip()
-    forever = cond in _FOREVER if node.type == "while_statement" else cond in ("false", "! true")
+    if forever_for:
+        forever = True
+    elif node.type == "while_statement":
+        forever = cond in _FOREVER
+    else:
+        forever = cond in ("false", "! true")
     inside = text(body, src)
     return forever and "&" in inside.replace("&&", "") and not re.search(r"\bwait\b", inside)
 

@@ -24,6 +24,7 @@ from multiplex.shell._command_checks import (
     program,
     short_flags,
 )
+from multiplex.shell._getopt import read_options, table
 
 __all__ = ["Place", "candidates", "destructive_targets", "is_catastrophic", "path_words"]
 
@@ -84,7 +85,7 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     for value in values:
         for variant in expand_braces(value, _MAX_CANDIDATES) if "{" in value else [value]:
             if "$(" in variant and "dirname" in variant:
-                variant = _DIRNAME.sub(_dirname, variant)
+                variant = _DIRNAME.sub(lambda m: _dirname(m, place), variant)
             if "$(" in variant or "`" in variant:
                 variant = re.sub(r"\$\([^)]*\)|`[^`]*`", "", variant)
             forms = [variant]
@@ -132,9 +133,13 @@ def _trim(value: str, op: str, pattern: str) -> str:
     return value
 
 
-def _dirname(match: re.Match[str]) -> str:
+def _dirname(match: re.Match[str], place: Place) -> str:
     arg = match.group(1).strip().strip("\"'")
-    return posixpath.dirname(arg.rstrip("/")) or "." if "$" not in arg and "`" not in arg else ""
+    if place.homes:
+        arg = _HOME_WORD.sub(place.homes[0], arg)
+    if "$" in arg or "`" in arg:
+        return ""
+    return posixpath.dirname(arg.rstrip("/")) or "."
 
 
 def _strip(path: str) -> str:
@@ -176,16 +181,24 @@ _FIND_DESTROYERS = frozenset({"rm", "shred", "unlink", "rmdir", "mv", "chmod", "
 
 _DESTROYERS = frozenset(
     {"rm", "rmdir", "unlink", "srm", "shred", "wipe", "find", "rsync", "mv", "chmod", "chown",
-     "chgrp", "truncate"}
+     "chgrp", "truncate", "pytest", "py.test"}
 )  # fmt: skip
+_PYTEST_BASETEMP = table(
+    "basetemp= rootdir= confcutdir= junit-xml= junitxml= override-ini=", "o= c= p="
+)
 
 
 def destructive_targets(argv: Sequence[str]) -> Iterator[str]:
     """The target words of a destructive verb (docs/security.md#resolved-targets)."""
     prog = program(argv)
+    if prog.startswith("python") and len(argv) > 2 and argv[1] == "-m":
+        prog, argv = argv[2].lower(), argv[2:]  # python -m pytest --basetemp=…
     if prog not in _DESTROYERS:
         return
     args = list(argv[1:])
+    if prog in ("pytest", "py.test"):  # pytest empties --basetemp before it writes there
+        yield from read_options(args, _PYTEST_BASETEMP).values("--basetemp")
+        return
     if prog in ("rm", "rmdir", "unlink", "srm", "shred", "wipe"):
         yield from operands(args)
     elif prog == "find":

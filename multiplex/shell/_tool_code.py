@@ -51,14 +51,14 @@ _REMOTE_SHELLS = frozenset({"ssh", "rsh", "/usr/bin/ssh"})
 def _rsync(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options(args, _RSYNC)
     shells = parsed.values("-e", "--rsh")
+    remote = parsed.values("--rsync-path")  # run on the other host, like "ssh host CMD"
     # "-e ./tool" names a program (judged by its name); "-e 'cmd; …'" is a command line.
     local = [
         s for s in shells if SHELL_WORDS.search(s.strip()) and first_word(s) not in _REMOTE_SHELLS
     ]
     writes = parsed.values("--log-file", "--write-batch", "--only-write-batch")
-    return Carried(
-        tuple(shells), "rsync -e runs a local command" if local else None, None, tuple(writes)
-    )
+    why = "rsync -e runs a local command" if local else None
+    return Carried(tuple(shells + remote), why, None, tuple(writes))
 
 
 TAR_OPTIONS = table(

@@ -71,7 +71,7 @@ _WRITERS = frozenset(
     {"tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv", "cp", "install",
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
-     "awk", "gawk", "mawk", "nawk", "patch"}
+     "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue"}
 )  # fmt: skip
 
 
@@ -127,8 +127,10 @@ def write_targets(cmd: SimpleCommand) -> Iterator[str]:
             yield from (m.group(1) for m in _AWK_OUTPUT.finditer(code))
     elif prog == "patch":
         yield from operands(args)[:1]
-    elif prog == "dd":
+    elif prog in ("dd", "dcfldd"):
         yield from (a[3:] for a in args if a.startswith("of="))
+    elif prog == "ddrescue":
+        yield from operands(args)[1:2]
     elif prog in ("chmod", "chown", "chgrp"):
         yield from operands(args)[1:]
     elif prog in ("curl", "wget"):

@@ -227,6 +227,7 @@ ORDINARY = [
     "sort -n f",
     "python -m pytest -q tests",
     "xargs -n1 echo",
+    "for i in 1 2 3; do echo $i & done",
 ]
 BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
 
@@ -335,6 +336,17 @@ SIBLINGS_HARDLINE = [
     "sed -n '$!e rm -rf /' f",
     "tar --extract --to-comm='rm -rf /' -f a.tar",
     "make --ev='$(shell rm -rf /)'",
+    "for ((;;)); do sh & done",
+    "ruby -e 'loop { fork }'",
+    "perl -e '1 while fork'",
+    "x='a[$(rm -rf /)]'; printf '%d' \"$x\"",
+    "x='a[$(rm -rf /)]'; arr[x]=1",
+    "make .SHELLFLAGS='-c rm -rf /' all",
+    "rsync --rsync-path='rm -rf /' a host:b",
+    "ddrescue img.bin /dev/sda",
+    "pytest --basetemp=/",
+    "python -m pytest --basetemp ~",
+    "rm -rf $(dirname ~)",
 ]
 SIBLINGS_PROTECTED = [
     "git checkout HEAD~3 -- AGENTS.md",
