@@ -26,6 +26,7 @@ from multiplex.audit._plugins import load_plugins
 from multiplex.audit._runner import MultiplexedRenders, resolve_concurrently
 from multiplex.audit._sandbox import Sandbox, build_sandbox
 from multiplex.audit._standalone import ProbeResult, Progress, run_probes
+from multiplex.audit._walls import check_walls
 from multiplex.scopes import SURFACES
 from multiplex.supervision import Supervisor, config_path_from
 
@@ -154,8 +155,9 @@ def _leak_checks(
             for n in names
         }
         os_futures = {n: pool.submit(check_os, sup, n, sandbox.canaries) for n in names}
+        wall_futures = {n: pool.submit(check_walls, sup, n) for n in names}
         checks = {n: f.result() for n, f in futures.items()}
-    for n, f in os_futures.items():
+    for n, f in [*os_futures.items(), *wall_futures.items()]:
         extra = f.result()
         checks[n].leaks.extend(extra.leaks)
         checks[n].notes.extend(extra.notes)

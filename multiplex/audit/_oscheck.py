@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from multiplex.audit._canaries import Canaries
 from multiplex.audit._findings import Leak
 from multiplex.audit._leaks import LeakCheck
-from multiplex.execution import execute, sandbox_of
+from multiplex.execution import WORKSPACE, execute, sandbox_of
 from multiplex.supervision import Supervisor
 
 __all__ = ["check_os"]
@@ -31,7 +31,8 @@ def check_os(sup: Supervisor, name: str, canaries: Mapping[str, Canaries]) -> Le
         why = warning or f"backend {view.backend}, sandbox {sandbox}"
         found.notes.append(f"{name}: OS-level checks skipped ({why})")
         return found
-    if view.cwd is not None and not view.cwd.is_dir():
+    own = sup.profiles[name].home / WORKSPACE  # made by the first command
+    if view.cwd is not None and view.cwd != own and not view.cwd.is_dir():
         # No command of this profile can start (its cwd is missing): unknown, not passed.
         found.notes.append(f"{name}: OS-level checks skipped (its cwd does not exist)")
         return found

@@ -13,6 +13,7 @@ from multiplex.execution._process import OUTPUT_CAP, ProcessTracker, Running
 from multiplex.execution._result import Execution, RunResult
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
+    WORKSPACE,
     SandboxChoice,
     bwrap_status,
     choose_sandbox,
@@ -25,6 +26,7 @@ __all__ = [
     "NOT_EXECUTED",
     "OUTPUT_CAP",
     "SANDBOX_CREDENTIALS",
+    "WORKSPACE",
     "Execution",
     "Plan",
     "Planner",

@@ -37,6 +37,7 @@ from multiplex.execution._sandbox import (
     workspace_of,
 )
 from multiplex.execution._seccomp import seccomp_fd
+from multiplex.execution.egress import EgressSession, default_hub
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
 from multiplex.execution.kernels._output import Collector, finish, on_iopub, read_answers
@@ -88,6 +89,7 @@ class KernelProcess:
         self._poller = zmq.Poller()
         self._ended = False
         self._end_lock = threading.Lock()
+        self.egress: EgressSession | None = None  # docs/execution.md#egress, for its lifetime
 
     # -- start ----------------------------------------------------------------------
     @classmethod
@@ -123,18 +125,22 @@ class KernelProcess:
             kernel = cls(spawn, runtime, creds, channel)
             kernel.sandbox = choice.sandbox
             kernel.start_notes = tuple(refused)
-            note = runtime / "channel.json"
-            fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"socket": str(channel.path), "key": channel.key, "env": env}, handle)
             confine: list[str] = []
             floor: int | None = None
             if sandboxed:
+                # docs/execution.md#the-sandbox: never the supervisor's HOME
                 workspace = workspace_of(scope)
-                if (
-                    workspace is not None
-                ):  # docs/execution.md#the-sandbox: never the supervisor's HOME
+                if workspace is not None:
                     env["HOME"] = str(workspace)
+                if scope.view.terminal.network == "on":
+                    egress = scope.view.terminal.egress
+                    try:
+                        kernel.egress = default_hub().open(
+                            scope.name, scope.home, egress.allow, egress.deny, tag=None
+                        )
+                    except OSError as exc:  # fail closed: never the host's network
+                        raise KernelError(f"terminal.network: on, but {exc}") from None
+                    env.update(kernel.egress.env)
                 floor = seccomp_fd()
                 confine = sandbox_argv(
                     scope,
@@ -142,10 +148,15 @@ class KernelProcess:
                     credentials=creds,
                     seccomp=floor,
                     bwrap=bwrap_status()[1],
+                    enter=() if kernel.egress is None else kernel.egress.enter,
                 )
                 # The runtime directory (sockets, engine state) is the kernel's too;
                 # /tmp is a fresh tmpfs inside, so it is bound explicitly.
                 confine[-1:-1] = ["--bind", str(runtime), str(runtime)]
+            note = runtime / "channel.json"
+            fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"socket": str(channel.path), "key": channel.key, "env": env}, handle)
             try:
                 kernel._launch(
                     confine + kernel_argv(runtime),
@@ -396,6 +407,8 @@ class KernelProcess:
         shutil.rmtree(self.runtime, ignore_errors=True)
         if self.creds is not None:
             shutil.rmtree(self.creds, ignore_errors=True)
+        if self.egress is not None:
+            self.egress.close()
         return pids
 
 
