@@ -39,12 +39,13 @@ SCRIPT_DELETE = re.compile(
 
 SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
+    r"|getline|\|\s*\"|\|&\s*\""  # awk: print "cmd" | "sh", "cmd" | getline
 )
 
 # Each alternative of SCRIPT_EXEC holds one of these: a C-speed test before the search.
 _EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "subprocess", "check_output", "call", "run",
-    "child_process", "`", "qx", "%x",
+    "child_process", "`", "qx", "%x", "getline", "|",
 )  # fmt: skip
 _LIST = re.compile(r"\[([^\[\]]*)\]")
 

@@ -347,6 +347,8 @@ SIBLINGS_HARDLINE = [
     "pytest --basetemp=/",
     "python -m pytest --basetemp ~",
     "rm -rf $(dirname ~)",
+    'awk \'BEGIN{print "rm -rf /" | "sh"}\'',
+    "awk 'BEGIN{\"rm -rf /\" | getline}'",
 ]
 SIBLINGS_PROTECTED = [
     "git checkout HEAD~3 -- AGENTS.md",
