@@ -11,9 +11,9 @@ __all__ = ["Poster"]
 _POSTER = """
 import json, sys
 from pathlib import Path
-from multiplex.profiles._locked_write import _post, _state_dir
+from multiplex.profiles._intents import open_state_dir, post_intent
 target = Path(sys.argv[1])
-intent = _post(_state_dir(target), target.name, json.dumps(sys.argv[2:]).encode())
+intent = post_intent(open_state_dir(target), target.name, json.dumps(sys.argv[2:]).encode())
 print(intent.name, flush=True)
 sys.stdin.read()  # holds the intent's lock until told to go, as a waiting grant() does
 """
