@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from multiplex.shell._getopt import read_options
 from multiplex.shell._secret_checks import starts_programs
-from multiplex.shell._tool_code import TAR_OPTIONS, awk_program, carried
+from multiplex.shell._tool_code import CARRYING, TAR_OPTIONS, awk_program, carried
 from multiplex.shell._unwrap import unwrap_step
 
 __all__ = ["RISKY_OPTIONS", "risky_option"]
@@ -82,6 +82,12 @@ _INTERPRETERS = frozenset(
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 
 
+# Every program risky_option reads the options of (the rest return at once).
+_JUDGED = frozenset(
+    {*RISKY_OPTIONS, *CARRYING, *_INTERPRETERS, "awk", "gawk", "mawk", "nawk", "gtar", "bsdtar"}
+)
+
+
 def _starts(arg: str, option: str) -> bool:
     if arg == option:
         return True
@@ -104,6 +110,8 @@ def risky_option(argv: Sequence[str]) -> str | None:
     if not argv:
         return None
     prog = argv[0].rpartition("/")[2].lower()
+    if prog not in _JUDGED and not _PYTHON.match(prog):
+        return None  # ls, cat, echo …: no option of theirs writes or runs anything
     args = argv[1:]
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=…

@@ -224,12 +224,18 @@ _AWK = table(
 def awk_program(args: Sequence[str]) -> tuple[list[str], bool]:
     """The program text of ``awk ARGS`` (``--source=``/``-e`` or the first operand) and
     whether it also loads code from a file (``-f``, ``-i``, ``-l``, ``-E``)."""
+    code, files = _awk_program(tuple(args))
+    return list(code), files
+
+
+@functools.lru_cache(maxsize=128)  # the unwrapper, the allowlist step and the writes ask
+def _awk_program(args: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
     parsed = read_options(args, _AWK)
     files = parsed.has("-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec")
     code = parsed.values("-e", "--source")
     if not code and not files and parsed.operands:
         code = [parsed.operands[0]]
-    return code, files
+    return tuple(code), files
 
 
 _GIT_WRITERS = table(
@@ -240,9 +246,16 @@ _GIT_WRITERS = table(
 )
 
 
-def git_writes(sub: str, rest: Sequence[str]) -> list[str]:
+def git_writes(sub: str, rest: Sequence[str]) -> tuple[str, ...]:
     """Files a git subcommand writes over: ``--output=F``, the paths of ``checkout -- P``,
     ``restore P``, ``rm P``, ``mv A B`` (docs/approvals.md#protected-files)."""
+    if sub not in ("checkout", "restore", "rm", "mv") and not any("--o" in a for a in rest):
+        return ()  # git status, commit, push …: one C-level scan of the words
+    return _git_writes(sub, tuple(rest))
+
+
+@functools.lru_cache(maxsize=128)  # write_targets is asked by several checks per command
+def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
     parsed = read_options(rest, _GIT_WRITERS)
     out = parsed.values("--output")
     if sub == "checkout":
@@ -250,7 +263,7 @@ def git_writes(sub: str, rest: Sequence[str]) -> list[str]:
         out += list(rest[dash + 1 :]) if dash >= 0 else list(parsed.operands[1:])
     elif sub in ("restore", "rm", "mv"):
         out += list(parsed.operands)
-    return out
+    return tuple(out)
 
 
 _NPM = table(

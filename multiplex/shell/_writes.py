@@ -75,6 +75,9 @@ _WRITERS = frozenset(
 )  # fmt: skip
 
 
+_READ_ARGV = _WRITERS | CARRYING
+
+
 def all_commands(parsed: ParsedLine) -> tuple[SimpleCommand, ...]:
     return parsed.commands + parsed.variant_commands
 
@@ -98,6 +101,8 @@ def write_targets(cmd: SimpleCommand) -> Iterator[str]:
     if not cmd.argv:
         return
     prog = program(cmd.argv)
+    if prog not in _READ_ARGV and not prog.startswith("python"):
+        return  # most programs write nothing by their arguments: their argv is not read
     args = cmd.argv[1:]
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=FILE
