@@ -13,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from multiplex.profiles._egress_patterns import parse_egress_pattern
+
 __all__ = [
     "APPROVAL_TIMEOUT_MAX",
     "APPROVAL_TIMEOUT_MIN",
@@ -49,9 +51,6 @@ class EgressSettings(_Section):
     @field_validator("allow", "deny")
     @classmethod
     def _patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        # Imported here: multiplex.execution imports this package.
-        from multiplex.execution.egress import parse_egress_pattern
-
         for item in value:
             parse_egress_pattern(item)
         return value
