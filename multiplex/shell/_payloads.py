@@ -98,6 +98,18 @@ _GIT_CONFIG_READS = (
 _GIT_CONFIG_VERBS = frozenset({"get", "list", "unset", "rename-section", "remove-section", "edit"})
 
 
+_GIT_RUNS = {
+    "rebase": table("exec= onto= strategy= strategy-option= root interactive", "x= s= X= i"),
+    "grep": table(
+        "open-files-in-pager=? max-depth= context= after-context= before-context=",
+        "O=? e= f= A= B= C= m=",
+    ),
+    "difftool": table("extcmd= tool-cmd= tool= gui", "x= t= g"),
+    "mergetool": table("tool-cmd= tool=", "t="),
+}
+_GIT_RUN_OPTS = ("-x", "--exec", "--open-files-in-pager", "-O", "--extcmd", "--tool-cmd")
+
+
 def git_config_write(rest: Sequence[str]) -> tuple[str, str] | None:
     """The ``(key, value)`` that ``git config REST`` writes, or None for a read.
 
@@ -144,17 +156,14 @@ def _git(args: Sequence[str]) -> NextStep:
             break
         i += 1
     sub, rest = (args[i].lower(), list(args[i + 1 :])) if i < len(args) else ("", [])
-    if sub == "rebase":
-        code = option_value(rest, "x", ("--exec",), len(rest))
-        payloads.extend([code] if code else [])
+    if sub in _GIT_RUNS:  # rebase --exe=…, grep --open-files=…: abbreviations count
+        payloads.extend(v for v in read_options(rest, _GIT_RUNS[sub]).values(*_GIT_RUN_OPTS) if v)
     elif sub == "submodule" and rest[:1] == ["foreach"]:
         ops = [a for a in rest[1:] if not a.startswith("-")]
         payloads.extend([" ".join(ops)] if ops else [])
     elif sub == "bisect" and rest[:1] == ["run"] and len(rest) > 1:
         return NextStep(inner=tuple(rest[1:]), shell_payloads=tuple(payloads))
-    elif sub in ("difftool", "mergetool"):
-        code = option_value(rest, "x", ("--extcmd", "--tool-cmd"), len(rest))
-        payloads.extend([code] if code else [])
+
     elif sub == "config":
         written = git_config_write(rest)
         found = git_config_payload(*written) if written else None

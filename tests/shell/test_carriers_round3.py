@@ -349,6 +349,9 @@ SIBLINGS_HARDLINE = [
     "rm -rf $(dirname ~)",
     'awk \'BEGIN{print "rm -rf /" | "sh"}\'',
     "awk 'BEGIN{\"rm -rf /\" | getline}'",
+    "git rebase --exe 'rm -rf /' main",
+    "git grep --open-files='rm -rf /' foo",
+    "git difftool --extc='rm -rf /'",
 ]
 SIBLINGS_PROTECTED = [
     "git checkout HEAD~3 -- AGENTS.md",
