@@ -341,8 +341,9 @@ def _own_home_hides(scope: ProfileScope, home: Path) -> list[str]:
         source = _real(mount.source)
         if source.is_file() and _under(source, [home]):
             argv += ["--ro-bind", "/dev/null", str(source)]
-    if (home / "credentials").is_dir():
-        argv += ["--tmpfs", str(home / "credentials")]
+    for name in ("credentials", ".multiplex-state"):  # the allowlist's pending intents
+        if (home / name).is_dir() and not (home / name).is_symlink():
+            argv += ["--tmpfs", str(home / name)]
     for name in ("config.yaml", "logs"):
         if (home / name).exists() and not (home / name).is_symlink():
             argv += ["--ro-bind", str(home / name), str(home / name)]
