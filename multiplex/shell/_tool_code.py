@@ -14,6 +14,7 @@ live in ``shell._runners``. A pure leaf: stdlib and its fellow leaves.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 
 from multiplex.shell._getopt import read_options, table
@@ -28,6 +29,7 @@ from multiplex.shell._runners import (
     make_code,
     ssh_code,
     vim_code,
+    words,
 )
 from multiplex.shell._sed import sed_facts
 
@@ -94,15 +96,17 @@ def _tar(args: Sequence[str], fed: str | None) -> Carried:
         kind, _, command = action.partition("=")
         if kind in ("exec", "sleep") or kind.startswith("ex"):
             payloads.append(command)
-    # Like a script named on the line, the program is judged by its words (payloads), and
-    # an allow rule for tar never covers it (docs/allowlist.md#options-that-run-programs).
+    # A program named alone (./filter.sh) is judged by its name, like a script on the
+    # line; a command line (sh -c "…") runs code and asks. Neither is ever allowlisted.
     unknown = "tar runs a program" if payloads or parsed.has("--checkpoint-action") else None
     writes = tuple(parsed.values("-f", "--file")) if parsed.has(*_TAR_WRITES) else ()
     if parsed.has("-x", "--extract", "--get"):
         writes += parsed.operands  # the members named are written over
     if unknown is None and parsed.has("-T", "--files-from"):
         unknown = "tar -T list"
-    return Carried(tuple(p for p in payloads if p.strip()), None, unknown, writes)
+    return Carried(
+        tuple(p for p in payloads if p.strip()), _command_line(payloads), unknown, writes
+    )
 
 
 _SORT = table(
@@ -115,7 +119,8 @@ def _sort(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options(args, _SORT)
     programs = parsed.values("--compress-program")
     unknown = "sort --compress-program" if programs else None
-    return Carried(tuple(programs), None, unknown, tuple(parsed.values("-o", "--output")))
+    writes = tuple(parsed.values("-o", "--output"))
+    return Carried(tuple(programs), _command_line(programs), unknown, writes)
 
 
 _MAN = table(
@@ -128,7 +133,25 @@ def _man(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options(args, _MAN)
     programs = [p for p in parsed.values("-P", "--pager", "-H", "--html") if p]
     unknown = "man runs a pager or browser" if programs or parsed.has("-H", "--html") else None
-    return Carried(tuple(programs), None, unknown)
+    return Carried(tuple(programs), _command_line(programs), unknown)
+
+
+def _command_line(programs: Sequence[str]) -> str | None:
+    """Why a program option runs code: it holds a command line, not one program's name."""
+    lines = [p for p in programs if SHELL_WORDS.search(p.strip()) and not _plain_tool(p)]
+    return f"runs the command {lines[0]!r}" if lines else None
+
+
+# A pager or compressor with options only ("less -R", "zstd -T0") runs nothing else.
+_PLAIN_TOOLS = words("less more most cat bat pg gzip pigz bzip2 pbzip2 xz pixz zstd lz4 lzip")
+_METACHARS = re.compile(r"[;&|`$()<>\n]")
+
+
+def _plain_tool(line: str) -> bool:
+    parts = line.split()
+    return (
+        bool(parts) and parts[0].rpartition("/")[2] in _PLAIN_TOOLS and not _METACHARS.search(line)
+    )
 
 
 _LESS = table(

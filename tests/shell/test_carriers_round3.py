@@ -105,6 +105,11 @@ HARDLINE = [
     "rm -rf $(dirname $HOME)",
 ]
 CODE = [
+    "tar tIf 'sh -c \"touch x\" --' a.tar",
+    "tar -t --use-compress='touch x' -f a.tar",
+    "sort --compress-prog='sh -c id' f",
+    "x='$(touch x)'; echo ${x@P}",
+    "sed -n '$e touch x' f",
     "sed '1e touch x' f",
     "sed --expression '1e touch x' f",
     "x='a[$(touch y)]'; echo $((x))",
@@ -229,6 +234,12 @@ ORDINARY = [
     "xargs -n1 echo",
     "for i in 1 2 3; do echo $i & done",
 ]
+# Never allowlisted; in manual a program named alone (not a command line) is judged by its name.
+MANUAL_APPROVED = [
+    "man -P 'less -R' ls",
+    "tar --to-command=./filter.sh -xf a.tar",
+    "tar -czf a.tgz --use-compress-program=pigz .",
+]
 BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
 
 
@@ -283,6 +294,12 @@ def test_an_allow_rule_never_approves_these(sup: Supervisor, line: str) -> None:
 def test_protected_and_secret_forms_ask_in_every_mode(sup: Supervisor, line: str) -> None:
     assert _outcome(sup, "strict", line) == ASK
     assert _outcome(sup, "manual", line) == ASK
+
+
+@pytest.mark.parametrize("line", MANUAL_APPROVED)
+def test_a_named_program_is_judged_by_its_name_in_manual(sup: Supervisor, line: str) -> None:
+    assert _outcome(sup, "strict", line) == ASK
+    assert _outcome(sup, "manual", line) == APPROVED
 
 
 @pytest.mark.parametrize("line", ORDINARY)
