@@ -218,7 +218,9 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
             while words and words[0].startswith("-"):
                 words.pop(0)
             value = " ".join(words)
-        if SHELL_WORDS.search(value) or m.group(1) == ".SHELLFLAGS":  # CC='rm -rf /'
+        # CC='rm -rf /' is a command make runs; CFLAGS='-O2 -g' only flags.
+        command = bool(SHELL_WORDS.search(value)) and not value.lstrip().startswith("-")
+        if command or m.group(1) == ".SHELLFLAGS":
             payloads.append(value)
         if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES"):
             runs = runs or f"make {m.group(1)}= override"

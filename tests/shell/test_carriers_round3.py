@@ -223,6 +223,7 @@ ORDINARY = [
     "make all",
     "make -j4 test",
     "make CC=clang all",
+    "make CFLAGS='-O2 -g' all",
     "node -e 'console.log(1+1)'",
     "awk '{print $1}' f",
     "echo $((1 + 2))",
