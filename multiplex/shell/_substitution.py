@@ -33,8 +33,10 @@ _BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 # Where bash evaluates a variable's value as arithmetic (an array subscript in it runs
 # "$(…)") or as a prompt string (${x@P}): docs/security.md#code-carriers.
 _EVALUATING = (
-    "$((", "$[", "@P", "((", "[[", "let", "declare", "typeset", "local", "${", "]=", "printf",
+    "$((", "$[", "@P", "((", "[[", "let", "declare", "typeset", "local", "${!", "]=", "printf",
 )  # fmt: skip
+# ${y[x]}, ${y:x:1}: a subscript or an offset is arithmetic (a plain ${x} is not).
+_EVALUATING_EXPANSION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*[\[:]")
 
 
 _FOREVER = frozenset({"true", ":", "1", "[ 1 ]", "((1))", "(( 1 ))", "/bin/true"})
@@ -74,7 +76,9 @@ def expansion_backticks(node: Node, src: bytes) -> list[str]:
 def evaluated_values(line: str, assignments: Iterable[str]) -> list[str]:
     """Values assigned on the line that hold code (``x='a[$(cmd)]'``) when the line also
     has a context that evaluates a variable's value (``$((x))``, ``${x@P}``, ``let``)."""
-    if not any(marker in line for marker in _EVALUATING):
+    if not any(marker in line for marker in _EVALUATING) and not (
+        "${" in line and _EVALUATING_EXPANSION.search(line)
+    ):
         return []
     out: list[str] = []
     for assigned in assignments:

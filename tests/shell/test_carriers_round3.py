@@ -224,6 +224,7 @@ ORDINARY = [
     "make -j4 test",
     "make CC=clang all",
     "make CFLAGS='-O2 -g' all",
+    "x='$(date)'; echo ${x}",
     "node -e 'console.log(1+1)'",
     "awk '{print $1}' f",
     "echo $((1 + 2))",
