@@ -23,18 +23,29 @@ def test_the_env_is_the_profiles_not_the_supervisors(
     try:
         result = sup.execute_code(
             "import os, hashlib\n"
-            "env = {k: v for k, v in os.environ.items() if k != 'CREDENTIALS_DIRECTORY'}\n"
-            "(os.getcwd(), sorted(os.environ), hashlib.sha256(repr(sorted(env.items())).encode()).hexdigest())",
+            # The proxy variables of docs/execution.md#egress (their port is the kernel's own).
+            "env = {k: v for k, v in os.environ.items() if k != 'CREDENTIALS_DIRECTORY'"
+            " and not k.lower().endswith('_proxy')}\n"
+            "(os.getcwd(), sorted(env), hashlib.sha256(repr(sorted(env.items())).encode()).hexdigest(),"
+            " sorted(k for k in os.environ if k.lower().endswith('_proxy')))",
             profile="a",
             session="env",
             context="cron",
         )
         assert result.outcome == "ok" and result.result is not None
-        cwd, names, digest = ast.literal_eval(result.result)
+        cwd, names, digest, proxies = ast.literal_eval(result.result)
         with sup.turn("a", "env", "cron") as scope:
-            expected = dict(scope.env)
+            # docs/execution.md#the-sandbox: HOME inside is the home's workspace/.
+            expected = {**scope.env, "HOME": str(sup.profiles["a"].home / "workspace")}
         assert cwd == str(sup.profiles["a"].home / "work")
-        assert names == sorted([*expected, "CREDENTIALS_DIRECTORY"])
+        assert names == sorted(expected)
+        names_of_proxies = ("http", "https", "all", "no")
+        assert proxies == sorted(
+            [
+                *(f"{n}_proxy" for n in names_of_proxies),
+                *(f"{n.upper()}_PROXY" for n in names_of_proxies),
+            ]
+        )
         # Exactly the scope's command env: nothing of the supervisor, nothing of the engine.
         assert digest == hashlib.sha256(repr(sorted(expected.items())).encode()).hexdigest()
         env = dict.fromkeys(names, "")

@@ -107,6 +107,7 @@ class KernelProcess:
         ``terminal.sandbox`` resolves to ``bwrap`` (docs/execution.md#the-sandbox),
         exactly as its shell commands do; ``hidden`` are the paths it never sees.
         """
+        workspace = workspace_of(scope)  # the default cwd: made on first use
         if spawn.cwd is not None and not spawn.cwd.is_dir():
             raise KernelError(f"working directory does not exist: {spawn.cwd}")
         choice = choose_sandbox(scope.view.terminal.sandbox)
@@ -129,7 +130,6 @@ class KernelProcess:
             floor: int | None = None
             if sandboxed:
                 # docs/execution.md#the-sandbox: never the supervisor's HOME
-                workspace = workspace_of(scope)
                 if workspace is not None:
                     env["HOME"] = str(workspace)
                 if scope.view.terminal.network == "on":
