@@ -215,6 +215,9 @@ def payload_step(
         return NextStep(shell_payloads=tuple(v for v in values if v.strip()))
     if prog == "coproc":
         # "coproc { cmd; }", "coproc NAME { cmd; }": the grammar hands the braces over as words.
+        sub = [a[1:-1] for a in args[:2] if a.startswith("(") and a.endswith(")") and len(a) > 1]
+        if sub:  # "coproc (cmd)", "coproc NAME (cmd)": the grammar hands the subshell over whole
+            return NextStep(shell_payloads=(sub[0],))
         body = list(args[1:] if args[:1] == ("{",) else args[2:] if args[1:2] == ("{",) else ())
         if body:
             while body and body[-1] in ("}", ";"):

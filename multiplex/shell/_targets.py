@@ -84,6 +84,8 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     out: list[str] = []
     for value in values:
         for variant in expand_braces(value, _MAX_CANDIDATES) if "{" in value else [value]:
+            if "$(pwd)" in variant and place.cwd:  # $(dirname "$(pwd)"): the cwd's parent
+                variant = variant.replace("$(pwd)", place.cwd)
             if "$(" in variant and "dirname" in variant:
                 variant = _DIRNAME.sub(lambda m: _dirname(m, place), variant)
             if "$(" in variant or "`" in variant:

@@ -371,6 +371,11 @@ SIBLINGS_HARDLINE = [
     "git rebase --exe 'rm -rf /' main",
     "git grep --open-files='rm -rf /' foo",
     "git difftool --extc='rm -rf /'",
+    "coproc (rm -rf /)",
+    "coproc NAME (rm -rf ~)",
+    'rm -rf "$(dirname "$(pwd)")"',
+    "rm -rf ${HOME%%/*}",
+    "rm -rf ${T:=$HOME}",
 ]
 SIBLINGS_PROTECTED = [
     "git checkout HEAD~3 -- AGENTS.md",
