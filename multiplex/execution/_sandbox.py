@@ -189,7 +189,7 @@ def _own_folder(path: Path) -> Path | None:
     both see it missing). A symlinked one could point anywhere on the host: it is
     never used; only a real folder is (lstat: a link is never followed).
     """
-    with contextlib.suppress(FileExistsError, FileNotFoundError):
+    with contextlib.suppress(OSError):  # exists already, or a read-only home: not ours to make
         path.mkdir(mode=0o700)
     with contextlib.suppress(OSError):
         if stat.S_ISDIR(os.lstat(path).st_mode):
@@ -287,8 +287,9 @@ def sandbox_argv(
     (``seccomp_fd()``), read by bwrap at start: pass it to the process
     (``pass_fds``) and close it after the start. ``network``: whether the
     command shares the network it is started in (default: ``terminal.network``
-    is ``on`` or ``host``); ``enter``: the argv that starts it in the profile's
-    own network namespace (``on``), put before ``bwrap``. The cwd is set to the
+    is ``host``, or ``on`` with ``enter`` given; otherwise loopback only);
+    ``enter``: the argv that starts it in the profile's own network namespace
+    (``on``), put before ``bwrap``. The cwd is set to the
     scope's cwd. ``info_fd``: bwrap writes the host pid of the sandbox's PID 1
     there (see ``SandboxInfo``). Append the command's argv.
     """
@@ -305,7 +306,10 @@ def sandbox_argv(
         argv += ["--ro-bind", str(path), str(path)]
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
-    if not (network if network is not None else scope.view.terminal.network != "off"):
+    mode = scope.view.terminal.network
+    # Fail closed: "on" without the way into the profile's namespace is loopback only.
+    shares = mode == "host" or (mode == "on" and bool(enter))
+    if not (network if network is not None else shares):
         argv.append("--unshare-net")
     # Later mounts win: writable binds first, then the hides (so a broad cwd
     # cannot re-expose a hidden home), then the own home and its writable parts.

@@ -323,3 +323,28 @@ def test_the_gateway_port_is_protected_even_when_loopback_is_allowed(
     done = _run(sup, f"curl -sS -m 5 http://127.0.0.1:{origin}/")
     assert "HELLO" not in done.stdout and "protected" in done.stderr
 
+
+def test_sandbox_argv_without_the_way_in_is_loopback_only(
+    make_home, supervisor_of, origin: int
+) -> None:  # type: ignore[no-untyped-def]
+    """A caller of the Python API that gives no namespace never gets the host's network."""
+    import subprocess
+
+    from multiplex.execution import sandbox_argv, seccomp_fd
+
+    sup = _sup(make_home, supervisor_of, "")
+    floor = seccomp_fd()
+    try:
+        with sup.turn("p", "s", "api") as scope:
+            argv = sandbox_argv(scope, hidden=sup.hidden_paths, seccomp=floor)
+        probe = f"exec 3<>/dev/tcp/127.0.0.1/{origin} && echo CONNECTED"
+        done = subprocess.run(
+            [*argv, "bash", "-c", probe],
+            capture_output=True,
+            text=True,
+            pass_fds=(floor,),
+            check=False,
+        )
+    finally:
+        os.close(floor)
+    assert "CONNECTED" not in done.stdout and "--unshare-net" in argv
