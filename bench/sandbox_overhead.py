@@ -24,6 +24,11 @@ from multiplex.execution import bwrap_status, execute
 
 RUNS = 60
 TARGET_MS = 15.0
+# The floor of docs/operations.md#capacity: the same command in a minimal fresh sandbox.
+FLOOR = [
+    "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--unshare-all", "--die-with-parent", "bash", "-c", "true",
+]  # fmt: skip
 
 
 def _timed(fn: object) -> float:
@@ -39,11 +44,15 @@ def main() -> None:
         sys.exit(1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for name, sandbox in (("boxed", "bwrap"), ("plain", "none")):
+        for name, sandbox, network in (
+            ("boxed", "bwrap", "off"),
+            ("plain", "none", "off"),
+            ("egress", "bwrap", "on"),
+        ):
             write_home(
                 root / "profiles",
                 name,
-                f"terminal:\n  sandbox: {sandbox}\n  cwd: work\n  network: off\n"
+                f"terminal:\n  sandbox: {sandbox}\n  cwd: work\n  network: '{network}'\n"
                 "  credential_files: [credentials/t.txt]\napprovals:\n  mode: off\n",
             )
             (root / "profiles" / name / "work").mkdir()
@@ -52,26 +61,32 @@ def main() -> None:
         (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
         sup = Supervisor.from_config(root / "multiplex.yaml")
         hidden = sup.hidden_paths
-        samples: dict[str, list[float]] = {"bwrap": [], "none": [], "bare": []}
+        samples: dict[str, list[float]] = {k: [] for k in ("bwrap", "on", "none", "bare", "floor")}
         with sup.turn("boxed", "s", "api") as boxed_scope:
             pass
         with sup.turn("plain", "s", "api") as plain_scope:
             pass
-        for _ in range(5):  # warm both paths
-            execute(boxed_scope, "true", hidden=hidden)
-            execute(plain_scope, "true", hidden=hidden)
+        with sup.turn("egress", "s", "api") as egress_scope:
+            pass
+        for _ in range(5):  # warm every path (the egress namespace starts once per profile)
+            for scope in (boxed_scope, plain_scope, egress_scope):
+                execute(scope, "true", hidden=hidden)
         for _ in range(RUNS):
             samples["bwrap"].append(_timed(lambda: execute(boxed_scope, "true", hidden=hidden)))
+            samples["on"].append(_timed(lambda: execute(egress_scope, "true", hidden=hidden)))
             samples["none"].append(_timed(lambda: execute(plain_scope, "true", hidden=hidden)))
             samples["bare"].append(
                 _timed(lambda: subprocess.run(["bash", "-c", "true"], check=True))
             )
+            samples["floor"].append(_timed(lambda: subprocess.run(FLOOR, check=True)))
         sup.close()
     med = {k: statistics.median(v) for k, v in samples.items()}
     for key, label in (
         ("bare", "bare subprocess bash -c true"),
+        ("floor", "minimal fresh bwrap (the floor)"),
         ("none", "execute, sandbox: none (sub-reaper)"),
-        ("bwrap", "execute, sandbox: bwrap"),
+        ("bwrap", "execute, bwrap, network: off"),
+        ("on", "execute, bwrap, network: on (egress)"),
     ):
         print(f"{label:40s} median={med[key]:7.2f} ms  p90={percentile(samples[key], 90):7.2f} ms")
     overhead = med["bwrap"] - med["none"]
@@ -81,6 +96,9 @@ def main() -> None:
     print(
         f"ratio bwrap/none: {med['bwrap'] / med['none']:.2f}; bwrap over bare: {med['bwrap'] - med['bare']:+.2f} ms"
     )
+    for key in ("bwrap", "on", "none"):
+        print(f"throughput vs the minimal-bwrap floor, {key}: {med['floor'] / med[key]:.2f}x")
+    print(f"egress (network: on) over network: off: {med['on'] - med['bwrap']:+.2f} ms")
     if overhead > TARGET_MS:
         sys.exit(1)
 
