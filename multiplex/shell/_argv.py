@@ -21,6 +21,7 @@ __all__ = [
     "feed_upstream",
     "first_operand",
     "git_subcommand",
+    "has_long",
     "operand_index",
     "operands",
     "option_value",
@@ -145,6 +146,22 @@ def short_flags(args: Sequence[str]) -> str:
     """All letters of short option clusters (``-rf`` → ``rf``), up to ``--``."""
     head = args[: _options_end(args)]
     return "".join([a[1:] for a in head if a.startswith("-") and not a.startswith("--")])
+
+
+def has_long(args: Sequence[str], *names: str) -> bool:
+    """Some word is one of the long options ``names`` or an abbreviation of one, as GNU
+    getopt_long reads it (``--rec`` is ``--recursive``, ``--forc`` is ``--force``), up to ``--``.
+    Conservative: an abbreviation that would also fit another option counts too."""
+    if "--" not in "".join(args):  # one C-level scan: most argvs have no long option
+        return False
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg.startswith("--") and len(arg) > 2:
+            word = arg[2:].partition("=")[0]
+            if any(name.startswith(word) for name in names):
+                return True
+    return False
 
 
 def first_operand(args: Sequence[str]) -> str:

@@ -14,7 +14,14 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from multiplex.shell._argv import first_operand, git_subcommand, operands, program, short_flags
+from multiplex.shell._argv import (
+    first_operand,
+    git_subcommand,
+    has_long,
+    operands,
+    program,
+    short_flags,
+)
 from multiplex.shell._catalogue import (
     ACCOUNT,
     BLOCK_DEVICE_WRITE,
@@ -202,7 +209,7 @@ _ACCOUNTS = _words(
 def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
     ops = operands(args)
     mode = ops[0] if ops else ""
-    recursive = "R" in short_flags(args) or "--recursive" in args
+    recursive = "R" in short_flags(args) or has_long(args, "recursive")
     wide = prog == "chmod" and bool(re.search(r"777|666|[ao]\+\w*w|\+\w*s|^[24567]\d{3}$", mode))
     targets = ops[1:] if not any(a.startswith("--reference") for a in args) else ops
     system = any(
@@ -221,16 +228,24 @@ def _git(args: Sequence[str]) -> Pattern | None:
     flags = short_flags(rest)
     if sub == "push":
         forced = "f" in flags or "d" in flags
-        long_opts = ("--force", "--force-with-lease", "--mirror", "--delete", "--prune")
-        if forced or any(a.startswith(long_opts) for a in rest):
+        pushes_over = (
+            "force",
+            "force-with-lease",
+            "force-if-includes",
+            "mirror",
+            "delete",
+            "prune",
+        )
+        if forced or has_long(rest, *pushes_over):
             return GIT_HISTORY
         if any(op.startswith(("+", ":")) for op in operands(rest)[1:]):
             return GIT_HISTORY
     elif (
-        (sub == "reset" and "--hard" in rest)
+        (sub == "reset" and has_long(rest, "hard"))
         or sub in ("filter-branch", "filter-repo")
         or (sub == "clean" and "f" in flags)
-        or (sub == "branch" and ("D" in flags or ("d" in flags and "--force" in rest)))
+        or (sub == "clean" and has_long(rest, "force"))
+        or (sub == "branch" and ("D" in flags or ("d" in flags and has_long(rest, "force"))))
         or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
         or (sub == "checkout" and operands(rest) == ["."])
     ):
@@ -316,9 +331,7 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pip uninstall …
     if prog == "rm":
-        if set(short_flags(args)) & set("rRf") or any(
-            a in ("--recursive", "--force") for a in args
-        ):
+        if set(short_flags(args)) & set("rRf") or has_long(args, "recursive", "force"):
             return RECURSIVE_DELETE
     elif prog == "find":
         if "-delete" in args:
@@ -356,7 +369,9 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return _git(args)
     elif prog in ("iptables", "ip6tables", "nft", "ufw", "firewall-cmd"):
         words = [a.lower() for a in args]
-        if set(words) & {"-f", "--flush", "-x", "flush", "disable", "reset", "--panic-on"}:
+        if set(words) & {"-f", "-x", "flush", "disable", "reset", "--panic-on"} or has_long(
+            words, "flush", "delete-chain"
+        ):
             return FIREWALL
     elif prog in _ACCOUNTS:
         return ACCOUNT

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from multiplex.shell._argv import has_long
 from multiplex.shell._command_checks import (
     catastrophic_path,
     expand_braces,
@@ -208,13 +209,14 @@ def destructive_targets(argv: Sequence[str]) -> Iterator[str]:
         if "-delete" in args or any(program([e]) in _FIND_DESTROYERS for e in execs):
             yield from _find_roots(args)
     elif prog == "rsync":
-        if any(a.startswith("--delete") or a == "--remove-source-files" for a in args):
+        # --delete-after, --delete-excluded …: every rsync option that deletes starts so
+        if any(a.startswith("--del") for a in args) or has_long(args, "remove-source-files"):
             ops = operands(args)
-            yield from ops if "--remove-source-files" in args else ops[-1:]
+            yield from ops if has_long(args, "remove-source-files") else ops[-1:]
     elif prog == "mv":
         yield from operands(args)[:-1]
     elif prog in ("chmod", "chown", "chgrp") and (
-        "R" in short_flags(args) or "--recursive" in args
+        "R" in short_flags(args) or has_long(args, "recursive")
     ):
         yield from operands(args)[1:]
     elif prog == "truncate":

@@ -409,3 +409,37 @@ def test_siblings_writing_a_protected_file_ask(sup: Supervisor, line: str) -> No
 )
 def test_npm_and_ed_forms_are_never_allowlisted(sup: Supervisor, line: str) -> None:
     assert _outcome(sup, "strict", line) == ASK
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "rm --rec build",
+        "rm --recur --forc build",
+        "git push --forc origin main",
+        "git reset --ha HEAD~3",
+        "git clean --forc",
+        "iptables --flu",
+    ],
+)
+def test_abbreviated_long_options_of_dangerous_verbs_ask(sup: Supervisor, line: str) -> None:
+    assert _outcome(sup, "manual", line) == ASK
+
+
+@pytest.mark.parametrize(
+    "line", ["chmod --rec 777 /etc", "rsync -a --delete-after src/ ~/", "rsync -a --del src/ /"]
+)
+def test_abbreviated_destructive_options_with_a_catastrophic_target_are_blocked(
+    sup: Supervisor, line: str
+) -> None:
+    assert _outcome(sup, "manual", line) == BLOCKED
+
+
+def test_an_option_that_only_shares_a_letter_is_not_read_as_another() -> None:
+    from multiplex.shell._argv import has_long
+
+    assert not has_long(["--follow-tags", "origin"], "force")
+    assert not has_long(["--", "--force"], "force")
+    assert has_long(["--forc"], "force") and has_long(
+        ["--force-with-lease=main"], "force-with-lease"
+    )
