@@ -133,7 +133,9 @@ def env_payloads(assignments: Sequence[str]) -> tuple[str, ...]:
     out: list[str] = []
     for word in assignments:
         name, _, value = word.partition("=")
-        if name in COMMAND_VARIABLES and value.strip():
+        # GIT_CONFIG_VALUE_7 as well as _0: git reads as many as GIT_CONFIG_COUNT says
+        carries = name in COMMAND_VARIABLES or name.startswith("GIT_CONFIG_VALUE_")
+        if carries and value.strip():
             out.append(value)
     return tuple(out)
 

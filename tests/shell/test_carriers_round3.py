@@ -376,6 +376,7 @@ SIBLINGS_HARDLINE = [
     'rm -rf "$(dirname "$(pwd)")"',
     "rm -rf ${HOME%%/*}",
     "rm -rf ${T:=$HOME}",
+    "GIT_CONFIG_COUNT=8 GIT_CONFIG_KEY_7=core.pager GIT_CONFIG_VALUE_7='rm -rf /' git log",
 ]
 SIBLINGS_PROTECTED = [
     "git checkout HEAD~3 -- AGENTS.md",
