@@ -151,6 +151,7 @@ class Metrics:
     pending: Any
     runs: Any
     commands: Any
+    egress_refused: Any
     kernel_cells: Any
     kernel_spawns: Any
     kernel_evictions: Any

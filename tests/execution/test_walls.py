@@ -348,3 +348,16 @@ def test_sandbox_argv_without_the_way_in_is_loopback_only(
     finally:
         os.close(floor)
     assert "CONNECTED" not in done.stdout and "--unshare-net" in argv
+
+
+def test_the_cli_reports_a_refusal_on_stderr(make_home, tmp_path: Path, origin: int) -> None:  # type: ignore[no-untyped-def]
+    """`multiplex exec` (no metrics exported) counts and records a refusal without failing."""
+    from tests.conftest import run_cli
+
+    make_home("p", "terminal:\n  sandbox: bwrap\n" + OFF)
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\n")
+    done = run_cli(
+        "exec", "-p", "p", "--", f"curl -sS -m 5 http://127.0.0.1:{origin}/", cwd=tmp_path
+    )
+    assert f"multiplex egress: refused 127.0.0.1:{origin}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "HELLO" not in done.stdout
