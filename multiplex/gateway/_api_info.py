@@ -92,12 +92,12 @@ async def all_events(
     gw: GatewayDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> Any:
-    """Every approval.*, run.* and command.* event this token may see; open requests re-sent on
+    """Every approval.*, run.*, command.* and egress.* event this token may see; open requests re-sent on
     connect, and in a cluster the events missed since ``Last-Event-ID``."""
     return sse_response(_live(gw, caller, last_event_id))
 
 
-_KINDS = ("approval.", "run.", "command.")
+_KINDS = ("approval.", "run.", "command.", "egress.")
 _POSITION = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
 

@@ -54,6 +54,7 @@ RUN_EVENTS = frozenset(
         "approval.resolved",
         "approval.cancelled",
         "command.finished",
+        "egress.refused",
         "cell.finished",
         "run.finished",
     }

@@ -137,6 +137,8 @@ class ResultOut(BaseModel):
     stderr: str
     backend: str | None = None  # docs/execution.md#the-result: what ran it
     sandbox: str | None = None
+    # docs/execution.md#egress: what the egress proxy refused this command, redacted
+    egress_refused: list[str] = []
 
 
 class CellErrorOut(BaseModel):

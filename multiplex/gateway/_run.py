@@ -52,6 +52,7 @@ def result_row(result: RunResult, redact: Callable[[str], str]) -> dict[str, Any
         "stderr": result.stderr,
         "backend": result.backend,
         "sandbox": result.sandbox,
+        "egress_refused": [redact(line) for line in result.egress_refused],
     }
 
 
