@@ -49,9 +49,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, config in MODES.items():
         # Unsandboxed: the gate alone stands between the line and the scratch HOME (in
         # the sandbox `~` is the home's workspace/, which would hide a miss).
-        write_home(
-            root / "profiles", name, config + "terminal:\n  cwd: ~/work\n  sandbox: none\n"
-        )
+        write_home(root / "profiles", name, config + "terminal:\n  cwd: ~/work\n  sandbox: none\n")
     (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
     return root
 

@@ -48,7 +48,7 @@ def sup(make_home, supervisor_of, tmp_path: Path) -> Supervisor:  # type: ignore
     )
     make_home(
         "net",
-        'terminal:\n  sandbox: bwrap\n  network: host\napprovals:\n  mode: off\n',
+        "terminal:\n  sandbox: bwrap\n  network: host\napprovals:\n  mode: off\n",
     )
     return supervisor_of("profiles_dir: profiles\ndefault_profile: a\n")  # type: ignore[no-any-return]
 

@@ -509,9 +509,7 @@ def test_a_broken_multiplex_yaml_shows_a_banner_until_it_is_fixed(
     assert not page.errors
 
 
-def test_the_card_lists_every_danger_with_its_segment_as_text(
-    gateway: Gateway, page: Any
-) -> None:
+def test_the_card_lists_every_danger_with_its_segment_as_text(gateway: Gateway, page: Any) -> None:
     # docs/approvals.md#what-a-prompt-shows; the command text is hostile: never markup.
     line = "cat ~/.aws/credentials && rm -rf './<img src=x onerror=window.pwned=1>'"
     parked = submit(gateway, "alpha", line)
