@@ -133,11 +133,12 @@ class Gate:
             self._smart[profile] = (approver, timeout)
 
     def _can_answer(self, scope: ProfileScope) -> bool:
-        # docs/approvals.md#who-can-answer: gateway/api turns are answered through the API; interactive
-        # ones need a registered prompter; cron/webhook/single_query: nobody.
+        # docs/approvals.md#who-can-answer: gateway/api turns are answered through the API; hook
+        # ones by the agent's own prompt; interactive ones need a registered prompter;
+        # cron/webhook/single_query: nobody.
         if scope.context.unattended:
             return False
-        if scope.context in (ContextKind.GATEWAY, ContextKind.API):
+        if scope.context in (ContextKind.GATEWAY, ContextKind.API, ContextKind.HOOK):
             return True
         return self._prompter_for(scope) is not None
 

@@ -130,6 +130,46 @@ class DecisionRecorder:
         except OSError as exc:
             log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
 
+    def record_handed_over(
+        self,
+        *,
+        profile: str,
+        home: Path,
+        session: str,
+        turn_id: str,
+        context: str,
+        command: str,
+        cause: str,
+        epoch: int | None,
+        dangers: Sequence[Danger] = (),
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Keep a question the gate would ask but handed to someone else (an agent's
+        own hook: docs/agents.md): ``outcome: ask``, never approved, denied or
+        cancelled, since nobody here answered it (docs/approvals.md#records)."""
+        entry = {
+            "ts": time.time(),
+            "profile": profile,
+            "session": session,
+            "turn": turn_id,
+            "context": context,
+            "command": self.redact(command),
+            "outcome": "ask",
+            "cause": self.redact(cause),
+            "decided_by": "nobody",
+            "answered_by": "nobody",
+            "rule": None,
+            "epoch": epoch,
+            "waited_ms": 0,
+            "dangers": [{"pattern": d.pattern, "segment": self.redact(d.segment)} for d in dangers],
+            **(extra or {}),
+        }
+        try:
+            line = json.dumps(entry, ensure_ascii=False) + "\n"
+            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"))
+        except OSError as exc:
+            log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
+
     def record(
         self,
         *,

@@ -14,6 +14,7 @@ from multiplex.cli._approvals import approvals_app, exec_command
 from multiplex.cli._audit import audit
 from multiplex.cli._check import check
 from multiplex.cli._decisions import decisions
+from multiplex.cli._hook import hook_app
 from multiplex.cli._kernel import kernel_app
 from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
@@ -99,6 +100,7 @@ approvals_app.command("answer", cls=Command)(answer_approval)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(kernel_app, name="kernel")
 app.add_typer(runs_app, name="runs")
+app.add_typer(hook_app, name="hook")
 
 
 def main(argv: list[str] | None = None) -> None:

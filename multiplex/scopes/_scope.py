@@ -38,6 +38,9 @@ class ContextKind(enum.StrEnum):
     CRON = "cron"
     WEBHOOK = "webhook"
     SINGLE_QUERY = "single_query"
+    # An agent's own pre-tool hook (docs/agents.md): its own prompt answers, so the
+    # gate's "ask" is handed over; multiplex never waits for a human itself.
+    HOOK = "hook"
 
     @property
     def unattended(self) -> bool:

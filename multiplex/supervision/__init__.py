@@ -3,7 +3,8 @@
 ``_config`` reads ``multiplex.yaml``; ``_routing`` picks a profile for a turn;
 ``_turn`` binds and restores a scope; ``_supervisor`` ties profiles, the gate,
 the watcher and execution together; ``_describe`` renders a profile's effective
-settings (secrets masked) for the CLI and the API. See docs/design.md.
+settings (secrets masked) for the CLI and the API; ``_hooks`` answers an agent's
+own pre-tool hook (docs/agents.md). See docs/design.md.
 """
 
 from multiplex.supervision._check import CheckReport, check_config
@@ -20,16 +21,20 @@ from multiplex.supervision._config import (
     load_supervisor_config,
 )
 from multiplex.supervision._describe import describe_profile, profile_row
+from multiplex.supervision._hooks import MAX_HOOK_INPUT, HookAgent, HookAnswer, answer_hook
 from multiplex.supervision._routing import Router
 from multiplex.supervision._supervisor import Supervisor
 from multiplex.supervision._turn import ParkedRun, Turn
 
 __all__ = [
     "CONFIG_ENV",
+    "MAX_HOOK_INPUT",
     "REDIS_URL_ENV",
     "CheckReport",
     "ClusterConfig",
     "GatewayConfig",
+    "HookAgent",
+    "HookAnswer",
     "ParkedRun",
     "ProfileEntry",
     "RouteSpec",
@@ -38,6 +43,7 @@ __all__ = [
     "SupervisorConfig",
     "Turn",
     "WatchConfig",
+    "answer_hook",
     "check_config",
     "config_path_from",
     "describe_profile",
