@@ -70,7 +70,8 @@ def _cli_lines() -> list[tuple[str, str]]:
                 if not line.startswith("multiplex "):
                     continue
                 line = line.split("  #", 1)[0].split(" # ", 1)[0].strip()
-                if _PLACEHOLDER.search(line) or any(c in line for c in "&|["):
+                # A redirection (`< payload.json`) is the shell's, not the CLI's.
+                if _PLACEHOLDER.search(line) or any(c in line for c in "&|[<"):
                     continue
                 try:
                     words = shlex.split(line)
