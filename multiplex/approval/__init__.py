@@ -9,8 +9,10 @@ itself lives in :mod:`multiplex.shell`. See docs/approvals.md.
 """
 
 from multiplex.approval import _surfaces  # noqa: F401  (registers the gate's surfaces)
+from multiplex.approval._always import AnswerNotSaved
 from multiplex.approval._gate import Gate
 from multiplex.approval._history import (
+    DamagedRecord,
     DecisionFilter,
     decisions_file,
     follow_decisions,
@@ -26,8 +28,10 @@ from multiplex.approval._prompt import (
 
 __all__ = [
     "Answer",
+    "AnswerNotSaved",
     "CallbackPrompter",
     "Choice",
+    "DamagedRecord",
     "DecisionFilter",
     "Gate",
     "PendingApproval",

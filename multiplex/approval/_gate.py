@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from multiplex._metrics import Metrics
+from multiplex.approval._always import AlwaysAnswers
 from multiplex.approval._answers import decision_for, rules_to_save
 from multiplex.approval._decision import (
     Danger,
@@ -20,11 +22,17 @@ from multiplex.approval._decision import (
     VerdictOutcome,
 )
 from multiplex.approval._parked import Parked
-from multiplex.approval._pending import Choice, PendingApproval, PendingTable, Resolution
+from multiplex.approval._pending import (
+    Answer,
+    Choice,
+    PendingApproval,
+    PendingTable,
+    Resolution,
+)
 from multiplex.approval._place import place_of
 from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._recheck import recheck_decision
-from multiplex.approval._records import DecisionRecorder
+from multiplex.approval._records import DecisionRecorder, unrecorded_cause
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
 from multiplex.approval._static_checks import (
@@ -66,6 +74,7 @@ class Gate:
         self._served_homes = served_homes
         self._current_view = current_view
         self.recorder = DecisionRecorder(metrics, known_secrets)
+        self.always = AlwaysAnswers(self.recorder)  # docs/operations.md#what-survives-a-crash
         self._prompters: dict[tuple[str | None, str | None], Prompter] = {}
         self._smart: dict[str | None, tuple[SmartApprover, float]] = {}
         self._tables: dict[str, PendingTable] = {}
@@ -253,18 +262,30 @@ class Gate:
         dangers: tuple[Danger, ...] = (),
     ) -> Decision:
         decision = self.recheck(scope, command, parsed, decision)
-        self.recorder.record(
+        record = functools.partial(
+            self.recorder.record,
             profile=scope.name,
             home=scope.home,
             session=scope.session,
             turn_id=scope.turn_id,
             context=scope.context.value,
             command=command,
-            decision=decision,
             choice=choice,
             by=by,
             dangers=dangers,
         )
+        failed = record(decision=decision)
+        if failed is not None and decision.approved:
+            # docs/operations.md#a-full-disk: what cannot be recorded is not carried out.
+            decision = Decision(
+                Outcome.BLOCKED,
+                unrecorded_cause(failed),
+                DecidedBy.POLICY,
+                None,
+                decision.epoch,
+                decision.waited_ms,
+            )
+            record(decision=decision)  # kept if the disk has room again by now
         return decision
 
     def _smart_step(
@@ -312,6 +333,7 @@ class Gate:
         interrupted = False
         if leader:
             self._metrics.pending.labels(scope.name).inc()
+            self.always.opened(request, scope, parsed)
             try:
                 self._deliver(scope, request)
             except KeyboardInterrupt:  # Ctrl-C as the prompt appeared: the same as at it
@@ -320,9 +342,11 @@ class Gate:
 
         def conclude(resolution: Resolution) -> Decision:
             table.close(request)
+            saved = None
             if leader:
                 self._metrics.pending.labels(scope.name).dec()
-            decision, choice = self._resolved(scope, view, parsed, resolution, leader)
+                saved = self.always.closed(request)
+            decision, choice = self._resolved(scope, view, parsed, resolution, leader, saved)
             by = resolution.answer.by if resolution.answer is not None else None
             return self._conclude(scope, command, parsed, decision, choice, by, dangers=why.dangers)
 
@@ -348,7 +372,10 @@ class Gate:
         parsed: ParsedLine,
         res: Resolution,
         leader: bool,
+        saved: list[str] | None = None,
     ) -> tuple[Decision, str]:
+        if saved is not None:  # an "always" answer saved its rules as it came (Gate.answer)
+            return decision_for(res, epoch=view.epoch, timeout=view.approvals.timeout, saved=saved)
         rules = rules_to_save(parsed, res.answer) if res.answer is not None else []
         if leader and rules and res.answer is not None:
             # Followers share the answer; only the leader records the grant.
@@ -358,6 +385,15 @@ class Gate:
                 for rule in rules:
                     scope.profile.allowlist.grant(rule)  # never raises on a failed write
         return decision_for(res, epoch=view.epoch, timeout=view.approvals.timeout, saved=rules)
+
+    def answer(self, request: PendingApproval, answer: Answer) -> bool:
+        """A human's answer to ``request``; False if it was resolved already.
+
+        An ``always`` answer is recorded (fsync) and its rule saved before the
+        prompt is settled; raises ``AnswerNotSaved`` (the prompt stays open)
+        when either cannot be written (docs/operations.md#what-survives-a-crash).
+        """
+        return self.always.answer(request, answer)
 
     # -- step 11 ------------------------------------------------------------------
     def recheck(

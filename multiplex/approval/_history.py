@@ -4,7 +4,10 @@ The files are the history: every decision of every process that served the
 home. ``read_decisions`` merges the files of several homes newest first, with
 filters and paging; it reads each file backwards in blocks and stops once it
 has enough rows, so a long history costs what the page needs, not the whole
-file. ``follow_decisions`` yields lines appended after it started.
+file. ``follow_decisions`` yields lines appended after it started. A line that is
+not a JSON object (a torn write of an old version, a hand edit) is never
+skipped in silence: it is reported as a :class:`DamagedRecord` with its file
+and line number (docs/operations.md#a-full-disk).
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DecisionFilter", "decisions_file", "follow_decisions", "read_decisions"]
+__all__ = [
+    "DamagedRecord",
+    "DecisionFilter",
+    "decisions_file",
+    "follow_decisions",
+    "read_decisions",
+]
 
 _BLOCK = 64 * 1024
 
@@ -26,6 +35,56 @@ _BLOCK = 64 * 1024
 def decisions_file(home: Path) -> Path:
     """Where the gate appends a home's decisions."""
     return home / "logs" / "decisions.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedRecord:
+    """A line of a profile's ``decisions.jsonl`` that is not a record; ``line`` is 1-based."""
+
+    profile: str
+    path: Path
+    line: int
+    why: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The API's form: the file named inside the home, never its absolute path."""
+        return {
+            "profile": self.profile,
+            "file": "logs/decisions.jsonl",
+            "line": self.line,
+            "why": self.why,
+        }
+
+    def message(self, shown_path: str) -> str:
+        """``<path>:<line>: damaged record (<why>): skipped`` (the CLI's stderr line)."""
+        return f"{shown_path}:{self.line}: damaged record ({self.why}): skipped"
+
+
+Damaged = Callable[[DamagedRecord], None]
+
+
+def _why_damaged(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+    try:
+        row = json.loads(raw)
+    except ValueError:
+        return None, "not JSON"
+    if not isinstance(row, dict):
+        return None, "not a JSON object"
+    return row, ""
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """The 1-based number of the line starting at ``offset`` (read only for a damaged line)."""
+    count = 0
+    with path.open("rb") as handle:
+        left = offset
+        while left > 0:
+            chunk = handle.read(min(_BLOCK, left))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            left -= len(chunk)
+    return count + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +112,8 @@ class DecisionFilter:
         return self.context is None or row.get("context") == self.context
 
 
-def _lines_backwards(path: Path) -> Iterator[bytes]:
-    """The file's complete lines, last first."""
+def _lines_backwards(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The file's lines that are not blank, last first, each with its byte offset."""
     try:
         handle = path.open("rb")
     except OSError:
@@ -69,21 +128,30 @@ def _lines_backwards(path: Path) -> Iterator[bytes]:
             end = start
             lines = chunk.split(b"\n")
             rest = lines.pop(0) if start > 0 else b""
-            yield from reversed([line for line in lines if line.strip()])
+            offset = start + len(rest) + (1 if start > 0 else 0)
+            found: list[tuple[int, bytes]] = []
+            for line in lines:
+                if line.strip():
+                    found.append((offset, line))
+                offset += len(line) + 1
+            yield from reversed(found)
         if rest.strip():
-            yield rest
+            yield 0, rest
 
 
 def _rows_newest_first(
-    name: str, path: Path, keep: DecisionFilter, stop_before: float | None
+    name: str,
+    path: Path,
+    keep: DecisionFilter,
+    stop_before: float | None,
+    damaged: Damaged | None,
 ) -> Iterator[dict[str, Any]]:
-    for raw in _lines_backwards(path):
-        try:
-            row = json.loads(raw)
-        except ValueError:
-            continue  # a torn or hand-mangled line is skipped, never fatal
-        if not isinstance(row, dict):
-            continue
+    for offset, raw in _lines_backwards(path):
+        row, why = _why_damaged(raw)
+        if row is None:
+            if damaged is not None:
+                damaged(DamagedRecord(name, path, _line_number(path, offset), why))
+            continue  # reported, never fatal
         row.setdefault("profile", name)
         ts = row.get("ts")
         if stop_before is not None and isinstance(ts, int | float) and ts < stop_before:
@@ -98,13 +166,20 @@ def read_decisions(
     keep: DecisionFilter | None = None,
     limit: int = 50,
     offset: int = 0,
+    damaged: list[DamagedRecord] | None = None,
 ) -> list[dict[str, Any]]:
-    """Up to ``limit`` records of ``homes`` (name -> home) after skipping ``offset``, newest first."""
+    """Up to ``limit`` records of ``homes`` (name -> home) after skipping ``offset``, newest first.
+
+    Damaged lines met on the way are appended to ``damaged`` when it is given.
+    """
     keep = keep or DecisionFilter()
     # A little slack: clocks of two writers may disagree by a moment.
     stop = None if keep.since is None else keep.since - 5.0
     streams = [
-        _rows_newest_first(name, decisions_file(home), keep, stop) for name, home in homes.items()
+        _rows_newest_first(
+            name, decisions_file(home), keep, stop, None if damaged is None else damaged.append
+        )
+        for name, home in homes.items()
     ]
     merged = heapq.merge(*streams, key=lambda r: -float(r["ts"]))
     out: list[dict[str, Any]] = []
@@ -123,8 +198,11 @@ def follow_decisions(
     keep: DecisionFilter | None = None,
     interval: float = 0.25,
     stop: Callable[[], bool] = lambda: False,
+    damaged: Damaged | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Records appended to any of ``homes()`` after the call, in the order seen.
+
+    ``damaged`` is called with each appended line that is not a record.
 
     ``homes`` is called on every poll, so homes added meanwhile are followed
     (from their current end: only what is appended from then on).
@@ -150,14 +228,18 @@ def follow_decisions(
                 data = handle.read(size - offsets[path])
             complete = data.rfind(b"\n") + 1  # a half-written last line waits
             offsets[path] += complete
-            for raw in data[:complete].splitlines():
-                try:
-                    row = json.loads(raw)
-                except ValueError:
+            start = offsets[path] - complete
+            for raw in data[:complete].split(b"\n"):
+                at, start = start, start + len(raw) + 1
+                if not raw.strip():
                     continue
-                if isinstance(row, dict):
-                    row.setdefault("profile", name)
-                    if keep.keeps(row):
-                        yield row
+                row, why = _why_damaged(raw)
+                if row is None:
+                    if damaged is not None:
+                        damaged(DamagedRecord(name, path, _line_number(path, at), why))
+                    continue
+                row.setdefault("profile", name)
+                if keep.keeps(row):
+                    yield row
         first = False
         time.sleep(interval)

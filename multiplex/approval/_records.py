@@ -11,10 +11,17 @@ from typing import Any, Protocol
 
 from multiplex._metrics import Metrics
 from multiplex.approval._decision import Danger, DecidedBy, Decision
+from multiplex.approval._record_health import RecordHealth
 from multiplex.profiles import append_bytes
 from multiplex.redaction import KnownValues, redact_always
 
-__all__ = ["ANSWERED_BY", "DecisionRecorder", "PostApprovalResponse", "answered_by"]
+__all__ = [
+    "ANSWERED_BY",
+    "DecisionRecorder",
+    "PostApprovalResponse",
+    "answered_by",
+    "unrecorded_cause",
+]
 
 # docs/approvals.md#records: who answered, in every record.
 # redact(): texts up to this long are remembered, at most this many per set of known values.
@@ -34,15 +41,24 @@ def answered_by(decision: Decision, by: str | None) -> str:
     """Who answered: the answer's ``by`` (``admin``, ``profile:<name>``, a terminal)
     when a human did, else what decided (a rule, a policy, nobody)."""
     if by is not None:
-        if by == "admin":
-            return "admin"
-        if by.startswith("profile:"):
-            return "profile-token"
-        return "terminal"  # the terminal prompt, or an embedding program's own answer
+        return _human(by)
     return _BY_DECIDER.get(decision.decided_by, "policy")
 
 
+def _human(by: str) -> str:
+    if by == "admin":
+        return "admin"
+    if by.startswith("profile:"):
+        return "profile-token"
+    return "terminal"  # the terminal prompt, or an embedding program's own answer
+
+
 log = logging.getLogger("multiplex.approval")
+
+
+def unrecorded_cause(exc: OSError) -> str:
+    """The one-line cause of a decision refused because it could not be recorded."""
+    return f"cannot record the decision: {exc.strerror or exc}"
 
 
 class PostApprovalResponse(Protocol):
@@ -64,6 +80,7 @@ class DecisionRecorder:
         self._metrics = metrics
         self._known = known_secrets
         self.post_approval_response: list[PostApprovalResponse] = []
+        self.health = RecordHealth()  # docs/operations.md#a-full-disk
         # (the known values, their short texts already redacted): see redact().
         self._short: tuple[KnownValues | None, dict[str, str]] = (None, {})
 
@@ -124,11 +141,7 @@ class DecisionRecorder:
             "answered_by": "nobody",
             "rule": "terminal.egress",
         }
-        try:
-            line = json.dumps(entry, ensure_ascii=False) + "\n"
-            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"))
-        except OSError as exc:
-            log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
+        self._append(profile, home, entry)
 
     def record_handed_over(
         self,
@@ -164,11 +177,7 @@ class DecisionRecorder:
             "dangers": [{"pattern": d.pattern, "segment": self.redact(d.segment)} for d in dangers],
             **(extra or {}),
         }
-        try:
-            line = json.dumps(entry, ensure_ascii=False) + "\n"
-            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"))
-        except OSError as exc:
-            log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
+        self._append(profile, home, entry)
 
     def record(
         self,
@@ -184,7 +193,12 @@ class DecisionRecorder:
         extra: dict[str, Any] | None = None,
         by: str | None = None,
         dangers: Sequence[Danger] = (),
-    ) -> None:
+    ) -> OSError | None:
+        """Count, append and announce one decision; the error if it could not be appended.
+
+        The gate refuses an approved decision whose record failed
+        (docs/operations.md#a-full-disk); the hooks are told either way.
+        """
         self._metrics.decisions.labels(
             profile, decision.outcome.value, decision.decided_by.value
         ).inc()
@@ -207,13 +221,7 @@ class DecisionRecorder:
             **({"choice": choice} if choice else {}),
             **(extra or {}),
         }
-        try:
-            # docs/security.md#files-the-supervisor-writes: opened without following
-            # links, so a command cannot point the log at ~/.bashrc.
-            line = json.dumps(entry, ensure_ascii=False) + "\n"
-            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"))
-        except OSError as exc:
-            log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
+        failed = self._append(profile, home, entry)
         if choice is not None:
             for hook in list(self.post_approval_response):
                 try:
@@ -226,3 +234,61 @@ class DecisionRecorder:
                     )
                 except Exception:
                     log.exception("post_approval_response hook failed")
+        return failed
+
+    def record_answer(
+        self,
+        *,
+        profile: str,
+        home: Path,
+        session: str,
+        turn_id: str,
+        context: str,
+        command: str,
+        approval_id: str,
+        choice: str,
+        by: str | None,
+        rules: Sequence[str],
+    ) -> None:
+        """Keep a human's ``always`` answer on disk (fsync) before its rule is written.
+
+        docs/operations.md#what-survives-a-crash: an acknowledged answer has
+        this record even if the process dies before the run resumes (the run's
+        own decision follows then). Raises ``OSError`` when it cannot be kept:
+        the answer must then not be acknowledged.
+        """
+        entry = {
+            "ts": time.time(),
+            "profile": profile,
+            "session": session,
+            "turn": turn_id,
+            "context": context,
+            "kind": "answer",
+            "command": self.redact(command),
+            "outcome": "answered",
+            "cause": f"answered {choice} by {by or 'nobody'}",
+            "decided_by": "user",
+            "answered_by": _human(by) if by else "nobody",
+            "by": by,
+            "choice": choice,
+            "rule": "; ".join(rules) or None,
+            "approval_id": approval_id,
+        }
+        failed = self._append(profile, home, entry, sync=True)
+        if failed is not None:
+            raise failed
+
+    def _append(
+        self, profile: str, home: Path, entry: dict[str, Any], *, sync: bool = False
+    ) -> OSError | None:
+        # docs/security.md#files-the-supervisor-writes: opened without following
+        # links, so a command cannot point the log at ~/.bashrc.
+        try:
+            line = json.dumps(entry, ensure_ascii=False) + "\n"
+            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"), sync=sync)
+        except OSError as exc:
+            log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
+            self.health.failed(home, unrecorded_cause(exc), exc.errno)
+            return exc
+        self.health.succeeded(home)
+        return None

@@ -5,9 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import json
+import os
 import re
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -15,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from multiplex._errors import RoutingError
-from multiplex.approval import DecisionFilter, follow_decisions, read_decisions
+from multiplex.approval import DamagedRecord, DecisionFilter, follow_decisions, read_decisions
 from multiplex.cli._human import local_time, plain
 from multiplex.cli._output import versioned
 from multiplex.cli._state import did_you_mean, state_of
@@ -87,7 +90,11 @@ def decisions(
         session=session,
         since=parse_since(since) if since else None,
     )
-    rows = list(reversed(read_decisions(homes, keep=keep, limit=limit)))
+    damaged: list[DamagedRecord] = []
+    rows = list(reversed(read_decisions(homes, keep=keep, limit=limit, damaged=damaged)))
+    report = _reporter(state.config_path.parent)
+    for found in reversed(damaged):  # in file order, as the rows are shown
+        report(found)
     if as_json:
         for row in rows:
             sys.stdout.write(json.dumps(versioned(row), ensure_ascii=False) + "\n")
@@ -103,12 +110,24 @@ def decisions(
         now = state.config().homes()
         return {n: h for n, h in now.items() if not profile or n in wanted}
 
-    for row in follow_decisions(current, keep=keep):
+    for row in follow_decisions(current, keep=keep, damaged=report):
         if as_json:
             sys.stdout.write(json.dumps(versioned(row), ensure_ascii=False) + "\n")
         else:
             sys.stdout.write(_line(row) + "\n")
         sys.stdout.flush()
+
+
+def _reporter(base: Path) -> Callable[[DamagedRecord], None]:
+    """Print ``<file>:<line>: damaged record (<why>): skipped`` on stderr (docs/cli.md#decisions)."""
+
+    def report(found: DamagedRecord) -> None:
+        shown = os.path.relpath(found.path, base) if found.path.is_absolute() else str(found.path)
+        sys.stdout.flush()
+        sys.stderr.write(found.message(shown) + "\n")
+        sys.stderr.flush()
+
+    return report
 
 
 def _line(row: dict[str, Any]) -> str:

@@ -25,6 +25,8 @@ __all__ = ["profiles_app"]
 
 profiles_app = typer.Typer(cls=Group, help="Profile homes: list, show, init.", no_args_is_help=True)
 
+# docs/operations.md#a-full-disk: "degraded" is a profile whose last record failed.
+_STATUS = {"ok": "[green]ok[/green]", "degraded": "[bold yellow]degraded[/bold yellow]"}
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -48,7 +50,7 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         for row in rows:
             table.add_row(
                 row["name"],
-                "[green]ok[/green]" if row["status"] == "ok" else "[bold red]error[/bold red]",
+                _STATUS.get(row["status"], "[bold red]error[/bold red]"),
                 plain(row["backend"]),
                 plain(row["sandbox"]),
                 plain(row["cwd"]),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
-from multiplex.approval import DecisionFilter, read_decisions
+from multiplex.approval import DamagedRecord, DecisionFilter, read_decisions
 from multiplex.gateway._auth import Caller
 from multiplex.gateway._http import ERRORS, GatewayDep
-from multiplex.gateway._models import DecisionRow, RunStatus, RunSummary
+from multiplex.gateway._models import DecisionRow, DecisionsPage, RunStatus, RunSummary
 
 __all__ = ["router"]
 
@@ -54,13 +54,14 @@ async def list_runs(
 
 @router.get(
     "/v1/decisions",
-    response_model=list[DecisionRow],
+    response_model=list[DecisionRow] | DecisionsPage,
     response_model_exclude_unset=True,  # a field absent from the file stays absent
     responses=ERRORS,
 )
 async def decisions(
     caller: Caller,
     gw: GatewayDep,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     profile: Annotated[str | None, Query(max_length=200)] = None,
@@ -71,11 +72,16 @@ async def decisions(
         float | None, Query(description="Epoch seconds: only records at or after.")
     ] = None,
     until: Annotated[float | None, Query(description="Epoch seconds: only records before.")] = None,
-) -> list[dict[str, Any]]:
+    with_damaged: Annotated[
+        bool, Query(description="Answer {decisions, damaged}: the lines that are not records.")
+    ] = False,
+) -> list[dict[str, Any]] | dict[str, Any]:
     """Decisions from every visible profile's ``decisions.jsonl``, newest first.
 
     The same fields as the file (``session_id`` repeats ``session``); ``offset``
-    and ``limit`` page through them.
+    and ``limit`` page through them. Lines met on the way that are not records
+    are never skipped in silence (docs/operations.md#a-full-disk): their count is
+    in ``X-Damaged-Records``, and ``with_damaged=true`` lists each (profile, file, line).
     """
     homes = {
         name: p.home
@@ -89,7 +95,14 @@ async def decisions(
         since=since,
         until=until,
     )
-    rows = await asyncio.to_thread(read_decisions, homes, keep=keep, limit=limit, offset=offset)
+    damaged: list[DamagedRecord] = []
+    rows = await asyncio.to_thread(
+        read_decisions, homes, keep=keep, limit=limit, offset=offset, damaged=damaged
+    )
     for row in rows:
         row["session_id"] = row.get("session", "")
+    if damaged:
+        response.headers["X-Damaged-Records"] = str(len(damaged))
+    if with_damaged:
+        return {"decisions": rows, "damaged": [d.as_dict() for d in damaged]}
     return rows

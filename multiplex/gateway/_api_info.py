@@ -168,21 +168,47 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses={503: {"description": "The watcher is not running."}})
-async def readyz(gw: GatewayDep) -> JSONResponse:
-    """Readiness: the config watcher is alive (or ``watch.mode: off``). No auth."""
+@router.get(
+    "/readyz",
+    responses={503: {"description": "The watcher is not running, or a profile is degraded."}},
+)
+async def readyz(
+    gw: GatewayDep,
+    authorization: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> JSONResponse:
+    """Readiness: the config watcher is alive (or ``watch.mode: off``) and every profile
+    records its decisions. No auth; with a token, the degraded profiles it may see are named."""
     watcher = gw.sup.watcher
     error = gw.sup.config_error
+    degraded = await asyncio.to_thread(_degraded, gw)
     body: dict[str, Any] = {
         # multiplex.yaml broken: the last good one still serves (docs/operations.md).
         "config_ok": gw.sup.config_error is None,
         "config_error": None if error is None else gw.sup.gate.recorder.redact(error),
         "restart_required": list(gw.sup.restart_required),
-        "ready": gw.ready,
+        "ready": gw.ready and not degraded,
         "watch_mode": gw.sup.config.watch.mode,
         "watcher_alive": watcher is not None and watcher.alive,
         "shutting_down": gw.shutting_down,
+        # docs/operations.md#a-full-disk: profiles whose last record failed run nothing.
+        "degraded": len(degraded),
     }
+    token = authorization.removeprefix("Bearer ").strip() if authorization else None
+    caller = gw.auth.identify(token)
+    if caller is not None:  # profile names are for a token that may see them
+        body["degraded_profiles"] = [
+            {"profile": name, "cause": cause} for name, cause in degraded if caller.sees(name)
+        ]
     if gw.cluster is not None:
         body["cluster"] = {"node_id": gw.cluster.node_id, "redis": gw.cluster.up}
-    return JSONResponse(body, status_code=200 if gw.ready else 503)
+    return JSONResponse(body, status_code=200 if body["ready"] else 503)
+
+
+def _degraded(gw: Gateway) -> list[tuple[str, str]]:
+    health = gw.sup.gate.recorder.health
+    found = []
+    for name, profile in list(gw.sup.profiles.items()):
+        cause = health.failing(profile.home)
+        if cause is not None:
+            found.append((name, cause))
+    return found

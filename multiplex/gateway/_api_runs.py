@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
+from multiplex.approval import AnswerNotSaved
 from multiplex.approval._pending import Answer, Choice, Resolution
 from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway import _remote as remote
@@ -219,6 +220,8 @@ async def run_document(gw: Gateway, caller: Principal, run_id: str) -> Response:
         **ERRORS,
         403: {"description": "approvals.self_approve is false: a profile token may not answer."},
         409: {"description": "That approval is not open, or not this run's."},
+        500: {"description": "An always answer's record or rule could not be written."},
+        507: {"description": "No room to keep an always answer; the approval is still open."},
     },
 )
 async def answer_approval(
@@ -244,7 +247,18 @@ async def answer_approval(
     if not caller.admin and not _self_approve(gw, run.profile):
         raise HTTPException(status_code=403, detail=SELF_APPROVE_REFUSED)
     answer = Answer(Choice(body.choice), reason=body.reason or None, by=caller.label)
-    if not request.answer(answer):
+    try:
+        # An "always" answer is recorded (fsync) and its rule written first: off the loop.
+        if answer.choice is Choice.ALWAYS:
+            won = await asyncio.to_thread(gw.sup.gate.answer, request, answer)
+        else:
+            won = gw.sup.gate.answer(request, answer)
+    except AnswerNotSaved as exc:  # docs/operations.md#a-full-disk: never {"ok": true}
+        raise HTTPException(
+            status_code=507 if exc.disk_full else 500,
+            detail=f"{exc}; the approval is still open",
+        ) from None
+    if not won:
         raise HTTPException(
             status_code=409, detail=f"approval {body.approval_id!r} was already resolved"
         )

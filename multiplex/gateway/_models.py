@@ -16,9 +16,11 @@ __all__ = [
     "CancelOut",
     "CellErrorOut",
     "CellOut",
+    "DamagedOut",
     "DangerOut",
     "DecisionOut",
     "DecisionRow",
+    "DecisionsPage",
     "KernelOut",
     "KernelsEnded",
     "OkOut",
@@ -300,6 +302,26 @@ class DecisionRow(BaseModel):
     choice: str | None = None
     answered_by: str | None = None
     dangers: list[DangerOut] = Field(default_factory=list)
+    # docs/operations.md#what-survives-a-crash: "egress", or "answer" (a human's "always"
+    # answer, kept before its rule was written; outcome "answered"); absent for the gate's own.
+    kind: str | None = None
+    approval_id: str | None = None
+
+
+class DamagedOut(BaseModel):
+    """A line of a ``decisions.jsonl`` that is not a record (docs/operations.md#a-full-disk)."""
+
+    profile: str
+    file: str
+    line: int
+    why: str
+
+
+class DecisionsPage(BaseModel):
+    """``GET /v1/decisions?with_damaged=true``: the page and the damaged lines met reading it."""
+
+    decisions: list[DecisionRow]
+    damaged: list[DamagedOut]
 
 
 class RunSummary(BaseModel):

@@ -171,6 +171,28 @@ class AllowlistStore:
             self._publish()
         self._write()
 
+    def grant_saved(self, rule: str) -> None:
+        """Like :meth:`grant`, but return only once the rule is in the file.
+
+        A failed write raises (``OSError`` for a full disk) and takes the grant
+        back: a human's "always" that could not be saved is not acknowledged
+        (docs/operations.md#a-full-disk), so it must not be in effect either.
+        """
+        text = parse_rule(rule).text
+        with self._lock:
+            had = text in self._pending
+            self._revoking.discard(text)
+            self._pending[text] = None
+            self._publish()
+        try:
+            self._write(raising=True)
+        except BaseException:
+            with self._lock:
+                if not had:
+                    self._pending.pop(text, None)
+                    self._publish()
+            raise
+
     def revoke(self, rule: str) -> bool:
         """Remove ``rule`` from memory and from the file; True if it was present anywhere.
 
@@ -222,7 +244,7 @@ class AllowlistStore:
             return self._synchronised(list(on_disk), written_revocations=frozenset())
 
     # -- internals --------------------------------------------------------------
-    def _write(self) -> list[str]:
+    def _write(self, *, raising: bool = False) -> list[str]:
         """Write pending grants and revocations; return the list read under the lock."""
         with self._write_lock:
             with self._lock:
@@ -247,6 +269,8 @@ class AllowlistStore:
                     )
                     seen = written
             except Exception as exc:  # docs/allowlist.md: a failed write never raises into the gate
+                if raising:
+                    raise
                 log.warning(
                     "%s: command_allowlist: could not save (%s); %d grant(s) and %d revocation(s)"
                     " stay in effect for this process and are retried on the next write",

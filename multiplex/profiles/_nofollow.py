@@ -112,17 +112,41 @@ def _open_leaf(
         os.close(parent)
 
 
-def append_bytes(root: Path, relative: str | Path, data: bytes) -> None:
-    """Append ``data`` to ``root/relative`` in one write, creating it (0600) and its folders.
+def append_bytes(root: Path, relative: str | Path, data: bytes, *, sync: bool = False) -> None:
+    """Append ``data`` to ``root/relative`` whole or not at all, creating it (0600) and its folders.
 
-    Raises :class:`LinkRefused` (an ``OSError``) instead of following a link.
+    One ``O_APPEND`` write, its length checked (docs/operations.md#a-full-disk):
+    a short write (a full disk) is cut back off with ``ftruncate`` and raised
+    as ``OSError`` (``ENOSPC`` when the filesystem has no room left), so the
+    file keeps only whole lines. A file that ends inside a line (a crash of an
+    older writer) gets a newline first, so that fragment stays a line of its
+    own and this one is whole. With ``sync`` the data is on disk (``fsync``)
+    before this returns. Raises :class:`LinkRefused` instead of following a link.
     """
-    fd = _open_leaf(root, relative, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600, create_dirs=True)
+    path = root / relative
+    # Read-write: the last byte is read back to see whether the file ends inside a line.
+    fd = _open_leaf(root, relative, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600, create_dirs=True)
     try:
-        _check_regular(fd, root / relative)
-        os.write(fd, data)  # O_APPEND: one write of one line never interleaves
+        size = _check_regular(fd, path).st_size
+        if size and data and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        written = os.write(fd, data)  # O_APPEND: one write of one line never interleaves
+        if written != len(data):
+            _cut_back(fd, written, len(data), path)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _cut_back(fd: int, written: int, wanted: int, path: Path) -> None:
+    """Remove the ``written`` bytes a short write left at the end, then raise why."""
+    full = os.fstatvfs(fd).f_bavail == 0  # asked first: the cut frees room again
+    end = os.lseek(fd, 0, os.SEEK_CUR)  # after an O_APPEND write: the end of our bytes
+    os.ftruncate(fd, max(0, end - written))
+    code = errno.ENOSPC if full else errno.EIO
+    why = os.strerror(code) if full else f"short write ({written} of {wanted} bytes)"
+    raise OSError(code, why, str(path))
 
 
 def write_new(directory_fd: int, relative: str | Path, data: bytes, mode: int = 0o400) -> None:

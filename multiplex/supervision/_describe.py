@@ -29,6 +29,11 @@ def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
         "status": profile.status,
         "error": profile.error,
     }
+    if profile.error is None:
+        # docs/operations.md#a-full-disk: its last record failed, so it runs nothing.
+        failing = sup.gate.recorder.health.failing(profile.home)
+        if failing is not None:
+            row.update(status="degraded", error=failing)
     if profile.loaded:
         view = sup.view(profile.name) if profile.name in sup.profiles else None
         if view is not None:
