@@ -49,6 +49,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import zmq
 from ipykernel.ipkernel import IPythonKernel
 from ipykernel.kernelapp import IPKernelApp
 from jupyter_client.session import extract_header
@@ -228,6 +229,18 @@ class CellKernelApp(IPKernelApp):
     """ipykernel's application with :class:`CellKernel`, ``CellStream`` and the helper attached."""
 
     runtime = ""
+
+    def init_iopub(self, context: Any) -> None:
+        # ZeroMQ's PUB socket drops what its queue (1000 messages by default)
+        # cannot hold: a cell flushing thousands of times while the supervisor is
+        # slow to read lost output. Unbounded here, the queue lives in the kernel's
+        # own memory (under its limit) and the supervisor's socket pushes back
+        # over the connection instead of anything being dropped.
+        context.setsockopt(zmq.SNDHWM, 0)
+        try:
+            super().init_iopub(context)  # type: ignore[no-untyped-call]
+        finally:
+            context.sockopts.pop(zmq.SNDHWM, None)
 
     def init_control(self, context: Any) -> None:
         super().init_control(context)  # type: ignore[no-untyped-call]
