@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from multiplex.approval._decision import DecidedBy, Decision, Outcome
 from multiplex.approval._pending import Answer, Choice, Resolution
+from multiplex.approval._records import MCP_CLIENT
 from multiplex.shell import ParsedLine, exact_rule
 
 __all__ = ["decision_for", "rules_to_save"]
@@ -49,11 +50,13 @@ def decision_for(
         return Decision(
             Outcome.CANCELLED, cause, DecidedBy.NOBODY, None, epoch, waited
         ), "cancelled"
+    # docs/agents.md#asking-through-the-client: an MCP client's user is named as such.
+    who = "the user at the MCP client" if answer.by.startswith(MCP_CLIENT) else "user"
     if answer.choice is Choice.DENY:
-        cause = f"denied by user: {answer.reason}" if answer.reason else "denied by user"
+        cause = f"denied by {who}: {answer.reason}" if answer.reason else f"denied by {who}"
         return Decision(Outcome.DENIED, cause, DecidedBy.USER, None, epoch, waited), "deny"
     rule = "; ".join(saved) if saved else None
-    cause = f"approved by user ({answer.choice.value})"
+    cause = f"approved by {who} ({answer.choice.value})"
     return Decision(
         Outcome.APPROVED, cause, DecidedBy.USER, rule, epoch, waited
     ), answer.choice.value

@@ -13,10 +13,11 @@ from multiplex._metrics import Metrics
 from multiplex.approval._decision import Danger, DecidedBy, Decision
 from multiplex.approval._record_health import RecordHealth
 from multiplex.profiles import append_bytes
-from multiplex.redaction import KnownValues, redact_always
+from multiplex.redaction import KnownValues, redact_always, redact_command
 
 __all__ = [
     "ANSWERED_BY",
+    "MCP_CLIENT",
     "DecisionRecorder",
     "PostApprovalResponse",
     "answered_by",
@@ -24,10 +25,14 @@ __all__ = [
 ]
 
 # docs/approvals.md#records: who answered, in every record.
+MCP_CLIENT = "mcp-client"  # an answer's ``by`` from an MCP client: ``mcp-client:<its name>``
 # redact(): texts up to this long are remembered, at most this many per set of known values.
 _SHORT = 160
 _SHORT_ENTRIES = 4096
-ANSWERED_BY = ("admin", "profile-token", "terminal", "policy", "rule", "nobody")
+# redact(): texts up to this long are also read as command lines (their shell
+# quoting undone); longer ones are outputs, except where redact_command says so.
+_COMMAND_SIZE = 64 * 1024
+ANSWERED_BY = ("admin", "profile-token", "mcp-client", "terminal", "policy", "rule", "nobody")
 _BY_DECIDER = {
     DecidedBy.RULE: "rule",
     DecidedBy.POLICY: "policy",
@@ -50,6 +55,8 @@ def _human(by: str) -> str:
         return "admin"
     if by.startswith("profile:"):
         return "profile-token"
+    if by.startswith(MCP_CLIENT):
+        return "mcp-client"  # docs/agents.md#asking-through-the-client
     return "terminal"  # the terminal prompt, or an embedding program's own answer
 
 
@@ -87,6 +94,11 @@ class DecisionRecorder:
     def redact(self, text: str) -> str:
         """Audit-grade redaction: every profile's known values and every pattern.
 
+        A text of up to 64 KiB is also read as a command line: a known value
+        its shell quoting spells is masked (``redact_command``); longer texts
+        are outputs, and a command of any length goes through
+        :meth:`redact_command`.
+
         The answer depends only on the text and the known values (the shapes
         are fixed), and the same short texts (statuses, names, commands) recur
         in every record and shared document: those are remembered for the
@@ -96,6 +108,8 @@ class DecisionRecorder:
         """
         known = self._known()
         if len(text) > _SHORT:
+            if len(text) <= _COMMAND_SIZE:
+                return redact_command(text, known)
             return redact_always(text, known)
         state = self._short
         if state[0] is not known:
@@ -103,11 +117,18 @@ class DecisionRecorder:
         memo = state[1]
         masked = memo.get(text)
         if masked is None:
-            masked = redact_always(text, known)
+            masked = redact_command(text, known)
             if len(memo) >= _SHORT_ENTRIES:
                 memo.clear()
             memo[text] = masked
         return masked
+
+    def redact_command(self, command: str) -> str:
+        """:meth:`redact` for a command line of any length: also a known value its
+        shell quoting spells is masked (docs/redaction.md#commands)."""
+        if len(command) <= _COMMAND_SIZE:
+            return self.redact(command)
+        return redact_command(command, self._known())
 
     def pattern(self, profile: str, name: str, outcome: str) -> None:
         """Count a named gate pattern (``multiplex_gate_patterns_total``)."""
@@ -134,7 +155,7 @@ class DecisionRecorder:
             "context": context,
             "kind": "egress",
             "command": self.redact(f"egress {target}"),
-            "run_command": self.redact(command),
+            "run_command": self.redact_command(command),
             "outcome": "blocked",
             "cause": self.redact(f"egress proxy: {refused}"),
             "decided_by": "policy",
@@ -166,7 +187,7 @@ class DecisionRecorder:
             "session": session,
             "turn": turn_id,
             "context": context,
-            "command": self.redact(command),
+            "command": self.redact_command(command),
             "outcome": "ask",
             "cause": self.redact(cause),
             "decided_by": "nobody",
@@ -174,7 +195,7 @@ class DecisionRecorder:
             "rule": None,
             "epoch": epoch,
             "waited_ms": 0,
-            "dangers": [{"pattern": d.pattern, "segment": self.redact(d.segment)} for d in dangers],
+            "dangers": [{"pattern": d.pattern, "segment": self.redact_command(d.segment)} for d in dangers],
             **(extra or {}),
         }
         self._append(profile, home, entry)
@@ -208,7 +229,7 @@ class DecisionRecorder:
             "session": session,
             "turn": turn_id,
             "context": context,
-            "command": self.redact(command),
+            "command": self.redact_command(command),
             "outcome": decision.outcome.value,
             "cause": self.redact(decision.cause),
             "decided_by": decision.decided_by.value,
@@ -217,8 +238,9 @@ class DecisionRecorder:
             "epoch": decision.epoch,
             "waited_ms": decision.waited_ms,
             # Segments come redacted from the gate; redacted again: a record is audit-grade.
-            "dangers": [{"pattern": d.pattern, "segment": self.redact(d.segment)} for d in dangers],
+            "dangers": [{"pattern": d.pattern, "segment": self.redact_command(d.segment)} for d in dangers],
             **({"choice": choice} if choice else {}),
+            **({"by": by} if by else {}),  # the answerer as named (``mcp-client:<name>``, ...)
             **(extra or {}),
         }
         failed = self._append(profile, home, entry)
@@ -230,7 +252,7 @@ class DecisionRecorder:
                         choice=choice,
                         profile=profile,
                         session=session,
-                        command=self.redact(command),
+                        command=self.redact_command(command),
                     )
                 except Exception:
                     log.exception("post_approval_response hook failed")
@@ -264,7 +286,7 @@ class DecisionRecorder:
             "turn": turn_id,
             "context": context,
             "kind": "answer",
-            "command": self.redact(command),
+            "command": self.redact_command(command),
             "outcome": "answered",
             "cause": f"answered {choice} by {by or 'nobody'}",
             "decided_by": "user",

@@ -16,6 +16,7 @@ from multiplex.cli._check import check
 from multiplex.cli._decisions import decisions
 from multiplex.cli._hook import hook_app
 from multiplex.cli._kernel import kernel_app
+from multiplex.cli._mcp import mcp
 from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
 from multiplex.cli._remote import answer_approval, list_approvals, runs_app
@@ -93,6 +94,7 @@ app.command("exec", cls=Command)(exec_command)
 app.command("audit", cls=Command)(audit)
 app.command("check", cls=Command)(check)
 app.command("decisions", cls=Command)(decisions)
+app.command("mcp", cls=Command)(mcp)
 app.add_typer(profiles_app, name="profiles")
 app.add_typer(allowlist_app, name="allowlist")
 approvals_app.command("list", cls=Command)(list_approvals)

@@ -93,6 +93,9 @@ class Run:
         self.code = tuple(code or ())  # Python cells for the session's kernel instead of commands
         self.kind = "code" if self.code else "commands"
         self.reset = False  # code runs: the first cell discards the kernel's state
+        self.timeout: float | None = (
+            None  # shortens terminal.timeout for each command (MCP's timeout_s)
+        )
         self.created_at = time.time()
         self.finished_at: float | None = None
         self.status = "queued"

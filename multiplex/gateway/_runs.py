@@ -9,6 +9,9 @@ parked, holding no thread, until the request is answered, cancelled or times
 out, and then resumes in a worker (docs/gateway.md#limits). A refused command
 stops the run; the commands after it are not run. At most
 ``gateway.max_runs_per_profile`` runs of one profile are unfinished at once.
+Each state change is appended to the node's run journal when there is one
+(docs/operations.md#what-survives-a-crash): before a command runs, its run is
+on disk as running.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from multiplex._errors import MultiplexError
 from multiplex.approval._decision import Outcome
@@ -33,6 +36,9 @@ from multiplex.gateway._run import Run, cell_row, result_row
 from multiplex.gateway._run_prompts import RUN_CANCELLED, RunPrompts
 from multiplex.scopes import ScopedExecutor
 from multiplex.supervision import ParkedRun, Supervisor
+
+if TYPE_CHECKING:
+    from multiplex.gateway.journal import RunJournal
 
 __all__ = ["SHUTDOWN", "RunRegistry", "ShuttingDown", "TooManyRuns"]
 
@@ -59,8 +65,10 @@ class RunRegistry(RunLifecycle, RunPrompts):
         max_workers: int = 256,
         keep: int = 1000,
         per_profile: int = 32,
+        journal: RunJournal | None = None,
     ) -> None:
         self._sup = sup
+        self.journal = journal
         self.per_profile = per_profile  # a live reload may change it (docs/gateway.md#limits)
         self._live: dict[str, int] = {}  # unfinished runs by profile, under _lock
         self._hub = hub
@@ -96,9 +104,14 @@ class RunRegistry(RunLifecycle, RunPrompts):
         *,
         code: list[str] | None = None,
         reset: bool = False,
+        timeout: float | None = None,
     ) -> Run:
-        """Queue a run of commands (or of ``code`` cells); it starts in a worker thread at once."""
+        """Queue a run of commands (or of ``code`` cells); it starts in a worker thread at once.
+
+        ``timeout`` shortens ``terminal.timeout`` for each of its commands.
+        """
         run = self.admit(profile, session_id, context, commands, code=code, reset=reset)
+        run.timeout = timeout
         self._publish_run("run.started", run)
         self.start(run)
         return run
@@ -147,7 +160,8 @@ class RunRegistry(RunLifecycle, RunPrompts):
         self._finish(run, "failed", cause)
 
     def start(self, run: Run) -> None:
-        """Log an admitted run and hand it to a worker thread."""
+        """Journal and log an admitted run and hand it to a worker thread."""
+        self._note(run)  # queued (on the event loop: POST /v1/runs awaits it before 202)
         log_event(
             "run.started",
             run_id=run.run_id,
@@ -187,6 +201,7 @@ class RunRegistry(RunLifecycle, RunPrompts):
         if not start:
             self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
             return
+        self._note(run)  # running, on disk before its first command
         if run.code:
             self._guarded(self._cells, run)
         else:
@@ -256,6 +271,7 @@ class RunRegistry(RunLifecycle, RunPrompts):
                     session=run.session_id,
                     context=run.context,
                     run_id=run.run_id,
+                    timeout=run.timeout,
                 )
             except (MultiplexError, ValueError, OSError) as exc:
                 # e.g. the profile broke since submission, or a NUL byte in the line.
@@ -288,6 +304,7 @@ class RunRegistry(RunLifecycle, RunPrompts):
             if run.parked is not parked:
                 return  # abandoned or handed over at shutdown
             run.parked, run.parked_index = None, None
+        self._note(run)  # running again, on disk before the answered command runs
         try:
             result = parked.resume()
         except (MultiplexError, ValueError, OSError) as exc:
@@ -345,6 +362,7 @@ class RunRegistry(RunLifecycle, RunPrompts):
             run.error = error
             run.pending = None
             run.finished_at = time.time()
+        self._note(run)
         self._sup.metrics.runs.labels(run.profile, status).inc()
         log_event(
             "run.finished",

@@ -19,6 +19,7 @@ from multiplex._metrics import Metrics
 from multiplex.approval import Gate
 from multiplex.approval._decision import Decision, Verdict
 from multiplex.approval._parked import Parked
+from multiplex.approval._sessions import SessionState
 from multiplex.execution import ProcessTracker, RunResult, execute
 from multiplex.execution.kernels import CellResult, KernelPool
 from multiplex.profiles import Profile
@@ -96,11 +97,13 @@ class GatedExecution:
         context: str | ContextKind = ContextKind.API,
         *,
         run_id: str | None = None,
+        timeout: float | None = None,
     ) -> RunResult | ParkedRun:
         """Like :meth:`run` in a turn of its own, but a wait for a human is returned, not awaited.
 
         A :class:`ParkedRun` keeps its turn open and holds no thread: call its
         ``when_settled`` and then, in any thread, ``resume()`` for the result.
+        ``timeout`` shortens ``terminal.timeout`` for this command (never lengthens it).
         """
         turn = self.turn(profile, session, context)
         scope = turn.__enter__()
@@ -109,9 +112,12 @@ class GatedExecution:
             if isinstance(step, Parked):
                 turn.suspend()
                 return ParkedRun(
-                    turn, scope, step, lambda d: self._execute(scope, command, d, run_id=run_id)
+                    turn,
+                    scope,
+                    step,
+                    lambda d: self._execute(scope, command, d, timeout=timeout, run_id=run_id),
                 )
-            result = self._execute(scope, command, step, run_id=run_id)
+            result = self._execute(scope, command, step, timeout=timeout, run_id=run_id)
         except BaseException:
             turn.__exit__(None, None, None)
             raise
@@ -219,6 +225,15 @@ class GatedExecution:
         cancelled = self.gate.reset_session(self.profile(profile), session, cause)
         self.kernels.dispose_session(profile, session, cause)
         return cancelled
+
+    def session_grants(self, profile: str) -> dict[str, SessionState]:
+        """Each session of ``profile`` that holds grants or yolo (``approvals sessions``)."""
+        held = self.gate.sessions(self.profile(profile)).sessions().items()
+        return {name: state for name, state in held if state.grants.texts() or state.yolo}
+
+    def revoke_grant(self, profile: str, session: str, rule: str | None = None) -> bool:
+        """Take back one session grant, or every grant and the yolo of the session."""
+        return self.gate.revoke_grant(self.profile(profile), session, rule)
 
     # -- code cells ------------------------------------------------------------
     def execute_code(
