@@ -1,10 +1,12 @@
 """A small HTTP client for a running gateway (docs/cli.md#global-options), stdlib only.
 
-Where it connects: ``--url``, else ``$MULTIPLEX_URL``, else the URL ``up``
-wrote to ``.multiplex/url`` next to ``multiplex.yaml``, else ``gateway.host``
-and ``gateway.port`` of ``multiplex.yaml``. Which token: ``--token``, else
-``$MULTIPLEX_TOKEN``, else ``$MULTIPLEX_ADMIN_TOKEN``, else the admin token file
-``up`` writes (``.multiplex/admin-token``).
+Where it connects: ``--url``, else ``$MULTIPLEX_URL``, else the URL of the
+running gateway's state entry next to ``multiplex.yaml`` (``_gateways``: the
+one on ``gateway.port``, else the only one), else ``gateway.host`` and
+``gateway.port`` of ``multiplex.yaml``. Which token: ``--token`` (``--token ""``
+sends none), else ``$MULTIPLEX_TOKEN``, else ``$MULTIPLEX_ADMIN_TOKEN``, else
+the admin token of that entry. A refusal says which token was sent, or that
+none was and where the client looked.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from multiplex._errors import MultiplexError
+from multiplex.cli._gateways import gateways_dir, live_entries, pick_entry
 from multiplex.cli._state import CliState
-from multiplex.cli._up import ADMIN_TOKEN_ENV, admin_token_file, gateway_url_file
+from multiplex.cli._up import ADMIN_TOKEN_ENV
 
 __all__ = ["GatewayClient", "GatewayError", "client_for"]
 
@@ -36,37 +38,52 @@ class GatewayError(MultiplexError):
         self.status = status
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
 def client_for(state: CliState) -> GatewayClient:
     """The client the global options and the environment point at."""
     config = state.config()
     base = config.base_dir
-    url = state.url or os.environ.get(URL_ENV) or _read(gateway_url_file(base))
+    given = state.url or os.environ.get(URL_ENV) or None
+    entry = pick_entry(base, url=given, port=config.gateway.port)
+    url = given or (entry.url if entry is not None else None)
     if not url:
+        others = live_entries(base)
+        if others:  # several gateways run here, none on the port the config names
+            ports = ", ".join(e.url for e in others)
+            raise GatewayError(
+                f"{len(others)} gateways run from {base} ({ports}) and none on gateway.port "
+                f"{config.gateway.port} of {state.config_path}: pick one with --url"
+            )
         host = config.gateway.host
         host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
         url = f"http://{host if ':' not in host else f'[{host}]'}:{config.gateway.port}"
-    token = (
-        state.token
-        or os.environ.get(TOKEN_ENV)
-        or os.environ.get(ADMIN_TOKEN_ENV)
-        or _read(admin_token_file(base))
-    )
-    return GatewayClient(url, token)
+    token: str | None
+    if state.token is not None:
+        token, source = state.token or None, "--token" if state.token else "--token was empty"
+    elif os.environ.get(TOKEN_ENV):
+        token, source = os.environ[TOKEN_ENV], f"${TOKEN_ENV}"
+    elif os.environ.get(ADMIN_TOKEN_ENV):
+        token, source = os.environ[ADMIN_TOKEN_ENV], f"${ADMIN_TOKEN_ENV}"
+    elif entry is not None and entry.token:
+        token, source = entry.token, str(entry.token_file)
+    else:
+        where = (
+            f"the gateway entry {entry.folder} holds none (its token was set by {ADMIN_TOKEN_ENV})"
+            if entry is not None
+            else f"no running gateway's entry under {gateways_dir(base)}"
+        )
+        token, source = None, f"no --token, ${TOKEN_ENV} or ${ADMIN_TOKEN_ENV}, and {where}"
+    return GatewayClient(url, token, source=source)
 
 
 class GatewayClient:
     """JSON requests and server-sent events against one gateway with one bearer token."""
 
-    def __init__(self, url: str, token: str | None, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self, url: str, token: str | None, *, timeout: float = 30.0, source: str = "--token"
+    ) -> None:
         self.url = url.rstrip("/")
         self._token = token
+        self._source = source  # where the token came from, or why none was sent
         self._timeout = timeout
 
     def _request(
@@ -98,10 +115,13 @@ class GatewayClient:
 
     def _refused(self, exc: urllib.error.HTTPError) -> GatewayError:
         if exc.code == 401:
+            if self._token is None:
+                return GatewayError(
+                    f"the gateway at {self.url} wants a token and none was sent ({self._source})",
+                    401,
+                )
             return GatewayError(
-                f"the gateway at {self.url} refused the token "
-                "(--token, MULTIPLEX_TOKEN, or .multiplex/admin-token of a running `up`)",
-                401,
+                f"the gateway at {self.url} refused the token from {self._source}", 401
             )
         try:
             detail = json.loads(exc.read()).get("detail", exc.reason)

@@ -1,47 +1,29 @@
 """``multiplex up [--host H] [--port P]``: serve the HTTP gateway (docs/gateway.md, docs/cli.md).
 
-A generated admin token is written to ``.multiplex/admin-token`` next to
-``multiplex.yaml`` (mode 0600, in a 0700 folder) so the CLI on the same machine
-can talk to the gateway; the file is removed when the gateway stops.
+While it serves, the gateway keeps its own state entry,
+``.multiplex/gateways/<port>/`` next to ``multiplex.yaml`` (``_gateways``): the
+URL, its pid and a generated admin token (mode 0600, in 0700 folders), so the
+CLI on the same machine can talk to it; the entry is removed when it stops, and
+no other gateway's entry is touched.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import sys
-from pathlib import Path
+import urllib.parse
 from typing import Annotated
 
 import typer
 
+from multiplex.cli._gateways import GatewayEntry, write_entry
 from multiplex.cli._init import init_if_pid1
 from multiplex.cli._state import state_of
 
-__all__ = ["ADMIN_TOKEN_ENV", "admin_token_file", "gateway_url_file", "up"]
+__all__ = ["ADMIN_TOKEN_ENV", "up"]
 
 ADMIN_TOKEN_ENV = "MULTIPLEX_ADMIN_TOKEN"
-
-
-def admin_token_file(base_dir: Path) -> Path:
-    """Where ``up`` writes a generated admin token (docs/operations.md#the-admin-token)."""
-    return base_dir / ".multiplex" / "admin-token"
-
-
-def gateway_url_file(base_dir: Path) -> Path:
-    """Where ``up`` writes the URL it serves on (``--port 0`` picks one)."""
-    return base_dir / ".multiplex" / "url"
-
-
-def _write_private(path: Path, text: str) -> None:
-    path.parent.mkdir(mode=0o700, exist_ok=True)
-    os.chmod(path.parent, 0o700)
-    temp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    os.replace(temp, path)
 
 
 def up(
@@ -72,25 +54,21 @@ def up(
     gateway = sup.config.gateway
     token = os.environ.get(ADMIN_TOKEN_ENV, "").strip()
     generated = not token
-    token_file = admin_token_file(sup.config.base_dir)
-    url_file = gateway_url_file(sup.config.base_dir)
     if generated:
         token = secrets.token_urlsafe(32)
-    written: dict[Path, str] = {}
+    written: list[GatewayEntry] = []
 
     def announce(server: GatewayServer) -> None:
-        # The files first, so whoever reads the line below finds them.
+        # The entry first, so whoever reads the line below finds it.
         note = ""
-        with contextlib.suppress(OSError):
-            _write_private(url_file, server.url)
-            written[url_file] = server.url
-        if generated:
-            try:
-                _write_private(token_file, token)
-                written[token_file] = token
-                note = f"admin token file: {token_file} (mode 0600)\n"
-            except OSError as exc:
-                note = f"admin token file not written: {token_file}: {exc.strerror}\n"
+        port = urllib.parse.urlsplit(server.url).port or 0
+        try:
+            entry = write_entry(sup.config.base_dir, port, server.url, token if generated else None)
+            written.append(entry)
+            if generated:
+                note = f"admin token file: {entry.token_file} (mode 0600)\n"
+        except OSError as exc:
+            note = f"state entry not written under {sup.config.base_dir / '.multiplex'}: {exc}\n"
         # Printed once; the token only when this process made it up.
         suffix = f" (admin token: {token})" if generated else ""
         sys.stderr.write(f"multiplex gateway on {server.url}{suffix}\n{note}")
@@ -106,8 +84,5 @@ def up(
             announce=announce,
         )
     finally:
-        # Only our own files: another gateway of the same project may have replaced them.
-        for path, mine in written.items():
-            with contextlib.suppress(OSError):
-                if path.read_text(encoding="utf-8").strip() == mine:
-                    path.unlink()
+        for entry in written:  # only our own: never another gateway's entry
+            entry.remove()

@@ -42,11 +42,11 @@ class Up:
         return run_cli(*args, cwd=self.root, env=clean, replace_env=True)
 
 
-def start_up(root: Path) -> tuple[subprocess.Popen[str], str, str]:
-    """``multiplex up --port 0`` with a generated token; (process, url, token)."""
+def start_up(root: Path, *extra: str) -> tuple[subprocess.Popen[str], str, str]:
+    """``multiplex up --port 0 [extra…]`` with a generated token; (process, url, token)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MULTIPLEX_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "multiplex", "up", "--port", "0", "--grace", "2"],
+        [sys.executable, "-m", "multiplex", "up", "--port", "0", "--grace", "2", *extra],
         stderr=subprocess.PIPE,
         text=True,
         env=env,

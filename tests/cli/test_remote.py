@@ -29,14 +29,18 @@ def _open(up: Up) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_token_and_url_files_and_a_refused_token(up: Up) -> None:
-    token_file = up.root / ".multiplex" / "admin-token"
+    port = up.url.rsplit(":", 1)[1]
+    entry = up.root / ".multiplex" / "gateways" / port
+    token_file = entry / "admin-token"
     assert token_file.read_text().strip() == up.token
     assert token_file.stat().st_mode & 0o777 == 0o600
     assert (up.root / ".multiplex").stat().st_mode & 0o777 == 0o700
-    assert (up.root / ".multiplex" / "url").read_text().strip().rstrip("/") == up.url
+    assert entry.stat().st_mode & 0o777 == 0o700
+    assert (entry / "url").read_text().strip().rstrip("/") == up.url
+    assert (entry / "pid").read_text().strip() == str(up.proc.pid)
     assert _open(up) == [] or isinstance(_open(up), list)
     wrong = up.cli("approvals", "list", "--token", "not-the-token")
-    assert wrong.returncode == 2 and "refused the token" in wrong.stderr
+    assert wrong.returncode == 2 and "refused the token from --token" in wrong.stderr
     assert "not-the-token" not in wrong.stderr
     nowhere = up.cli("runs", "list", "--url", "http://127.0.0.1:9")
     assert nowhere.returncode == 2 and "cannot reach the gateway" in nowhere.stderr
@@ -191,9 +195,9 @@ def test_decisions_follow(up: Up) -> None:
 
 def test_up_removes_its_token_file_on_exit(tmp_path: Path) -> None:
     make_homes(tmp_path)
-    proc, _url, _token = start_up(tmp_path)
-    assert (tmp_path / ".multiplex" / "admin-token").is_file()
+    proc, url, _token = start_up(tmp_path)
+    entry = tmp_path / ".multiplex" / "gateways" / url.rsplit(":", 1)[1]
+    assert (entry / "admin-token").is_file()
     stop_up(proc)
     assert proc.returncode == 0
-    assert not (tmp_path / ".multiplex" / "admin-token").exists()
-    assert not (tmp_path / ".multiplex" / "url").exists()
+    assert not entry.exists()
