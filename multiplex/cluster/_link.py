@@ -4,13 +4,22 @@ One :class:`RedisLink` per node holds an asyncio client (the event loop: HTTP
 handlers, listeners, heartbeats) and a sync client (worker threads: the gate,
 run records), both on a few seconds' timeout so that a silent Redis is noticed
 instead of hanging a request (a stopped one refuses connections at once). ``up`` is what ``/readyz`` reports; any
-failed call marks the link down and only a successful ping brings it back.
+failed call marks the link down, and so does a health ping unanswered within
+:data:`PING_SECONDS` (a paused Redis: a socket timeout and redis-py's retries
+would take far longer); only a successful ping brings it back.
+
+Each ping also reads the *epoch*, a random marker the first node to find it
+missing writes (``SET NX GET``): a Redis that lost its data (restarted without
+persistence, flushed) has another epoch, and that counts as an outage although
+no call failed (redis-py reconnects a pooled connection to a restarted Redis
+without a word), so the node writes back what it holds (docs/cluster.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -21,7 +30,14 @@ import redis.asyncio as aioredis
 from multiplex._errors import ConfigError
 from multiplex.supervision import ClusterConfig
 
-__all__ = ["CLOSE_SECONDS", "PREFIX", "ClusterUnavailable", "RedisLink", "within"]
+__all__ = [
+    "CLOSE_SECONDS",
+    "PING_SECONDS",
+    "PREFIX",
+    "ClusterUnavailable",
+    "RedisLink",
+    "within",
+]
 
 PREFIX = "multiplex:"
 log = logging.getLogger("multiplex.cluster")
@@ -33,6 +49,10 @@ _TIMEOUT = 3.0
 # stream's wait_closed(), which can hang (redis/redis-py#3941); the process is
 # leaving, and the kernel closes its sockets.
 CLOSE_SECONDS = 1.0
+# A loopback or LAN Redis answers a ping in well under a millisecond; one that
+# has not answered in this long is paused, frozen or cut off: the node is not
+# ready from then on (docs/cluster.md#what-each-failure-does).
+PING_SECONDS = 1.0
 
 
 async def within(awaitable: Awaitable[Any], seconds: float = CLOSE_SECONDS) -> bool:
@@ -66,6 +86,7 @@ class RedisLink:
         self._lock = threading.Lock()
         self._up = True
         self.outages = 0  # how many times the link went down (read by the health loop)
+        self._epoch: str | None = None  # the Redis this node last saw (see the module docstring)
         self._listeners: list[Callable[[bool], None]] = []
         self._trips = 0  # read by the metrics and bench/cluster.py
 
@@ -149,12 +170,28 @@ class RedisLink:
             raise ClusterUnavailable(f"redis: {type(exc).__name__}") from None
 
     async def ping(self) -> bool:
-        """True if Redis answers now; sets :attr:`up` accordingly."""
+        """True if Redis answers within :data:`PING_SECONDS`; sets :attr:`up` accordingly.
+
+        A Redis found with another epoch than the last ping's (it lost its data)
+        counts as one outage in :attr:`outages`, which the health loop recovers from.
+        """
+        mine = secrets.token_hex(8)
         try:
-            await self.aio.ping()
+            async with asyncio.timeout(PING_SECONDS):
+                seen = await self.aio.set(self.key("epoch"), mine, nx=True, get=True)
+        except TimeoutError:
+            self.mark_down(TimeoutError(f"no answer to a ping within {PING_SECONDS:g} s"))
+            return False
         except (redis.RedisError, OSError) as exc:
             self.mark_down(exc)
             return False
+        epoch = mine if seen is None else str(seen)
+        if self._epoch is not None and epoch != self._epoch and self._up:
+            # (A failed call already counted this outage when the link is down.)
+            log.warning("redis lost its data (restarted empty or flushed)")
+            with self._lock:
+                self.outages += 1
+        self._epoch = epoch
         if not self._up:
             # Back after an outage: the idle pooled connections still point at the
             # Redis that went away, and the first call on each would fail ("closed

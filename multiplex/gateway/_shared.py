@@ -165,6 +165,9 @@ class ClusterBridge:
     def on_gate_event(self, event: str, request: PendingApproval) -> None:
         if event != "approval.request" or request.leader is not None or request.shared:
             return
+        self._register(request)
+
+    def _register(self, request: PendingApproval) -> None:
         row = redacted(approval_row(request), self._redact)
         try:
             self.cluster.approvals.register(row)
@@ -347,9 +350,13 @@ class ClusterBridge:
             self.signal_reload(name)
         for approval_id, resolution in unsynced.items():
             self._push(approval_id, resolution)
+        # Every open prompt this node leads, those registered before too: a Redis
+        # that came back empty (or was flushed) lost them, and registering again
+        # leaves a prompt Redis still knows (perhaps resolved meanwhile) as it is.
         for table in self.sup.gate.tables().values():
             for request in table.list_open():
-                self.on_gate_event("approval.request", request)
+                if request.leader is None:
+                    self._register(request)
         missed = self.writer.take_unsynced()
         runs = {r.run_id: r for r in self.runs.active()}
         for run_id in sorted(missed):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from typing import Any
 
 import pytest
 
-from multiplex.cluster import ClusterUnavailable, _signals
+from multiplex.cluster import ClusterUnavailable, _link, _signals
 from tests.cluster.conftest import NodeFactory
 
 
@@ -182,5 +184,73 @@ def test_a_subscription_that_stops_answering_is_made_again(
                 await asyncio.sleep(0.05)
         task.cancel()
         assert lost_seen  # what it vouched for was void meanwhile (EmptyProfiles)
+
+    asyncio.run(scenario())
+
+
+def test_a_redis_that_lost_its_data_is_an_outage_although_no_call_failed(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    # Killed and started again between two pings, or flushed: redis-py reconnects
+    # to the new, empty Redis without a word, so only the epoch tells (the node
+    # must then write back what it holds).
+    a, b = node("a"), node("b")
+
+    async def scenario() -> None:
+        assert await a.link.ping() and await b.link.ping()
+        assert await a.link.ping()
+        assert (a.link.outages, b.link.outages) == (0, 0)  # the same Redis: nothing to do
+        redis_server.stop()
+        redis_server.start()
+        while not await a.link.ping():  # its pooled connection may see the kill first
+            pass
+        assert a.link.outages == 1 and a.up
+        redis_server.flush()
+        while not await b.link.ping():
+            pass
+        assert b.link.outages == 1 and b.up  # one count for both losses between its pings
+        assert await a.link.ping()  # a flush: no call fails, the epoch alone tells
+        assert a.link.outages == 2 and a.up
+        assert await a.link.ping() and await b.link.ping()
+        assert (a.link.outages, b.link.outages) == (2, 1)
+        await a.link.aclose()
+        await b.link.aclose()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("how", ["SIGSTOP", "CLIENT PAUSE WRITE"])
+def test_a_paused_redis_fails_the_ping_within_its_own_deadline(
+    node: NodeFactory, redis_server: Any, how: str
+) -> None:
+    # The connection stays open and nothing answers (SIGSTOP), or Redis holds
+    # every write (the ping is one). The ping's own deadline, not the 3 s socket
+    # timeout (times redis-py's retries), says so.
+    a = node("a")
+    admin = redis_server.client()
+
+    def pause() -> None:
+        if how == "SIGSTOP":
+            os.kill(redis_server.proc.pid, signal.SIGSTOP)
+        else:
+            admin.execute_command("CLIENT", "PAUSE", 60_000, "WRITE")
+
+    def resume() -> None:
+        if how == "SIGSTOP":
+            os.kill(redis_server.proc.pid, signal.SIGCONT)
+        else:
+            admin.execute_command("CLIENT", "UNPAUSE")
+
+    async def scenario() -> None:
+        assert await a.link.ping()
+        pause()
+        try:
+            ping = asyncio.ensure_future(a.link.ping())
+            done, _ = await asyncio.wait([ping], timeout=_link.PING_SECONDS * 2.5)
+            assert ping in done and not ping.result() and not a.up
+        finally:
+            resume()
+        assert await a.link.ping() and a.up
+        await a.link.aclose()
 
     asyncio.run(scenario())

@@ -307,3 +307,58 @@ def test_a_revocation_made_while_redis_was_away_reaches_a_node_that_does_not_wat
 def _verdict(node: Node, command: str) -> str:
     body = {"profile": "delta", "command": command}
     return str(node.admin.post("/v1/approvals/test", json=body).json()["outcome"])
+
+
+def _open_ids(node: Node) -> list[str]:
+    """The open prompts ``GET /v1/approvals?state=open`` lists on ``node`` ([] while it answers 503)."""
+    r = node.admin.get("/v1/approvals", params={"state": "open"})
+    return [row["approval_id"] for row in r.json()] if r.status_code == 200 else []
+
+
+@pytest.mark.parametrize("pause", [0.0, 1.0], ids=["at-once", "after-the-nodes-noticed"])
+def test_a_prompt_parked_when_redis_restarts_empty_is_written_back_and_answered_anywhere(
+    pair: tuple[Node, Node], redis_server: Any, pause: float
+) -> None:
+    """docs/cluster.md#what-each-failure-does: Redis killed (-9) and started again
+    empty on its port, quicker than a health check or after the nodes saw it gone:
+    every node writes back its open prompts, those registered before too, so each
+    node lists them and an answer on the other node runs the command."""
+    a, b = pair
+    run_id, pending = a.admin.parked(["echo back-from-empty"], profile="alpha", session_id="s-e")
+    ap = pending["approval_id"]
+    _until(lambda: _open_ids(b) == [ap])
+    redis_server.stop()  # SIGKILL: no persistence, nothing kept
+    if pause:
+        _until(lambda: not a.ready() and not b.ready())
+    redis_server.start()  # the same port, empty
+    _until(lambda: _open_ids(a) == [ap] and _open_ids(b) == [ap])
+    assert b.admin.run(run_id)["pending_approval"]["approval_id"] == ap
+    assert b.admin.answer(run_id, ap, "once").status_code == 200
+    done = a.admin.wait(run_id)
+    assert done["status"] == "completed", done
+    assert done["results"][0]["stdout"].strip() == "back-from-empty"
+    _until(lambda: b.admin.run(run_id)["status"] == "completed")
+    assert _open_ids(a) == [] and _open_ids(b) == []
+
+
+def test_a_paused_redis_makes_readyz_503_until_it_answers_again(
+    pair: tuple[Node, Node], redis_server: Any
+) -> None:
+    """A Redis that stops answering (SIGSTOP: connections open, no reply) is seen by
+    the health ping's own deadline, well before a socket timeout and redis-py's
+    retries: /readyz says 503 while it is paused and 200 once it answers."""
+    a, b = pair
+    assert a.ready() and b.ready()
+    assert redis_server.proc is not None
+    pid = redis_server.proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        # Generous bound: a busy machine is slow, the ping's deadline is 1 s.
+        _until(lambda: a.admin.get("/readyz").status_code == 503, timeout=8.0)
+        _until(lambda: b.admin.get("/readyz").status_code == 503, timeout=8.0)
+        assert a.admin.get("/readyz").json()["cluster"] == {"node_id": "a", "redis": False}
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    _until(lambda: a.ready() and b.ready())
+    again = a.admin.submit(["sleep 0"], profile="delta")
+    assert b.admin.wait(again)["status"] == "completed"
