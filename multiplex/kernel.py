@@ -8,14 +8,23 @@ session, context and way of asking a human) and refuses it when that cell has
 settled, when no cell is running, or when the cell's budget
 (``code_execution.max_tool_calls``) is spent.
 
-A thread carries the token of the cell that started it: a thread left running
-after its cell settled is refused, even while a later cell runs.
+Only the cell's own thread (the kernel's main thread, where ipykernel runs
+every cell) is answered. The supervisor does not take the kernel's word for
+it: the thread waits for the reply in ``recvfrom`` with a digest of its
+request in an argument the kernel ignores (``addrlen``, with no address
+asked for), and the supervisor reads the kernel's main thread's blocked
+syscall from ``/proc`` — which no other thread can set. A thread of any cell
+that asks is refused, whatever token it copied.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import hashlib
 import json
 import os
+import secrets
 import socket
 import sys
 import threading
@@ -30,8 +39,8 @@ CELL_METADATA_KEY = "multiplex.cell"
 # messages were queued for the cell before the reply, and its result's text.
 IOPUB_COUNT_KEY = "multiplex.iopub"
 RESULT_KEY = "multiplex.result"
-_THREAD_ATTR = "_multiplex_cell"
 _MAX_REPLY = 8 * 1024 * 1024
+_CHUNK = 65536
 
 
 class RequestRefused(PermissionError):
@@ -76,7 +85,10 @@ def _attach(runtime: str) -> None:
     os.environ.update(data["env"])
     # sys.exit() ends the kernel (the supervisor shuts it down); IPython's hint is noise.
     warnings.filterwarnings("ignore", message="To exit: use")
-    _tag_threads()
+    # Before any cell runs: the supervisor learns which process is the kernel.
+    reply = _ask({"key": _Channel.key, "hello": True})
+    if not reply.get("ok"):
+        raise RuntimeError(f"the tool channel refused the kernel: {reply.get('refused')}")
 
 
 def _parent_token() -> str | None:
@@ -90,38 +102,57 @@ def _parent_token() -> str | None:
     return token if isinstance(token, str) else None
 
 
-def _current_token() -> str | None:
-    thread = threading.current_thread()
-    if thread is threading.main_thread():
-        return _parent_token()
-    token = getattr(thread, _THREAD_ATTR, None)
-    return token if isinstance(token, str) else None
+def request_digest(line: bytes) -> int:
+    """What the asking thread shows the supervisor while it waits: 63 bits of the request's SHA-256."""
+    return int.from_bytes(hashlib.sha256(line).digest()[:8], "big") | 1 << 63
 
 
-def _tag_threads() -> None:
-    original = threading.Thread.start
-    if getattr(original, "_multiplex", False):
-        return
+class _Libc:
+    recvfrom: Any = None
 
-    def start(self: threading.Thread) -> None:
-        setattr(self, _THREAD_ATTR, _current_token())
-        original(self)
 
-    start._multiplex = True  # type: ignore[attr-defined]
-    threading.Thread.start = start  # type: ignore[method-assign]
+def _recvfrom() -> Any:
+    if _Libc.recvfrom is None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        call = libc.recvfrom
+        call.argtypes = [
+            ctypes.c_int,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]
+        call.restype = ctypes.c_ssize_t
+        _Libc.recvfrom = call
+    return _Libc.recvfrom
 
 
 def _ask(request: dict[str, Any]) -> dict[str, Any]:
     assert _Channel.path is not None
+    # The nonce makes every request, and so its digest, unique.
+    line = json.dumps({**request, "nonce": secrets.token_hex(16)}).encode()
+    digest = request_digest(line)
+    recvfrom = _recvfrom()
+    buffer = ctypes.create_string_buffer(_CHUNK)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.setblocking(True)  # even under socket.setdefaulttimeout()
         conn.connect(_Channel.path)
-        conn.sendall(json.dumps(request).encode() + b"\n")
-        conn.shutdown(socket.SHUT_WR)
+        conn.sendall(line + b"\n")
         chunks: list[bytes] = []
         size = 0
-        while chunk := conn.recv(65536):
-            chunks.append(chunk)
-            size += len(chunk)
+        while True:
+            # No address asked for, so the kernel ignores addrlen: it carries the
+            # digest, which the supervisor reads from this thread's /proc entry.
+            got = recvfrom(conn.fileno(), buffer, _CHUNK, 0, None, digest)
+            if got < 0:
+                if ctypes.get_errno() == errno.EINTR:
+                    continue  # a signal: its Python handler runs here
+                raise OSError(ctypes.get_errno(), "the tool channel failed")
+            if got == 0:
+                break
+            chunks.append(ctypes.string_at(buffer, got))
+            size += got
             if size > _MAX_REPLY:
                 raise RequestRefused("the supervisor's reply is too large")
     reply: dict[str, Any] = json.loads(b"".join(chunks) or b"{}")
@@ -132,16 +163,22 @@ def run(command: str, *, timeout: float | None = None) -> Completed:
     """Gate ``command`` under the running cell's authority and run it when approved.
 
     Returns the decision and the redacted output; waits while a human is asked.
-    Raises ``RequestRefused`` when the request is not taken to the gate at all.
+    Raises ``RequestRefused`` when the request is not taken to the gate at all,
+    and at once when called from any thread but the cell's own.
     """
     if not isinstance(command, str) or not command.strip():
         raise ValueError("command must be a non-empty string")
     if _Channel.path is None or _Channel.key is None:
         raise RequestRefused("not inside a multiplex session kernel")
+    if threading.current_thread() is not threading.main_thread():
+        # The supervisor refuses it too (it checks the thread itself); this says why at once.
+        raise RequestRefused(
+            "run() is answered on the cell's own thread only, not from a thread it started"
+        )
     reply = _ask(
         {
             "key": _Channel.key,
-            "cell": _current_token(),
+            "cell": _parent_token(),
             "command": command,
             "timeout": timeout,
         }

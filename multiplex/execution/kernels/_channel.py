@@ -2,9 +2,12 @@
 
 One Unix socket per kernel, in the kernel's private runtime directory. A
 request must carry the kernel's key (known only to that kernel process) and the
-token of a cell that is running NOW in that kernel; it is then gated and run
-under that cell's :class:`CellAuthority` — the scope of the turn that sent the
-cell, never the one that started the kernel. A settled cell's token is dead.
+token of a cell that is running NOW in that kernel, come from the kernel's own
+process (its peer credentials, taken when the kernel introduced itself before
+its first cell) and from its main thread, the cell's own (seen from outside,
+:mod:`._sender`); it is then gated and run under that cell's
+:class:`CellAuthority` — the scope of the turn that sent the cell, never the
+one that started the kernel. A settled cell's token is dead.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import logging
 import os
 import secrets
 import socket
+import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -23,12 +27,15 @@ from typing import Any
 
 from multiplex.execution._process import ProcessTracker, Running
 from multiplex.execution._result import RunResult
+from multiplex.execution.kernels._sender import NOT_THE_CELLS_THREAD, cell_thread_refusal
+from multiplex.kernel import request_digest
 from multiplex.scopes import ProfileScope, bind, restore
 
 __all__ = ["CellAuthority", "Dispatch", "ToolChannel"]
 
 log = logging.getLogger("multiplex.kernels")
 _MAX_REQUEST = 1024 * 1024
+_MAX_WAITING = 8  # requests of one kernel waiting to be seen from its cell's thread
 # (scope, command, run_id, tracker, timeout) -> the gated result
 Dispatch = Callable[[ProfileScope, str, str | None, ProcessTracker, float | None], RunResult]
 
@@ -56,27 +63,31 @@ class CellAuthority:
         self.token = secrets.token_urlsafe(24)
         self.calls = 0
         self.tracker = _CellTracker()
-        self._settled = False
+        self.ended = threading.Event()  # set when the cell settles
+        self._answered: set[int] = set()  # digests of the requests taken to the gate
         self._lock = threading.Lock()
 
     @property
     def settled(self) -> bool:
-        return self._settled
+        return self.ended.is_set()
 
-    def admit(self) -> str | None:
+    def admit(self, digest: int) -> str | None:
         """Count one request against the budget; the refusal reason, or None."""
         with self._lock:
-            if self._settled:
+            if self.ended.is_set():
                 return "the cell that sent this request has settled"
+            if digest in self._answered:
+                return "this request was answered already"  # a copy of the cell's own
             if self.calls >= self.max_calls:
                 return f"code_execution.max_tool_calls ({self.max_calls}) reached for this cell"
+            self._answered.add(digest)
             self.calls += 1
             return None
 
     def settle(self) -> None:
         """The cell ended: its token is dead and the commands it started are killed."""
         with self._lock:
-            self._settled = True
+            self.ended.set()
             self.tracker.closed = True
         self.tracker.kill_all()
 
@@ -88,6 +99,10 @@ class ToolChannel:
         self.path = path
         self.key = secrets.token_urlsafe(32)
         self._dispatch = dispatch
+        # The kernel's process, from the peer credentials of its hello (sent
+        # before any cell runs); every later request must come from it.
+        self.kernel_pid: int | None = None
+        self._waiting = 0
         self._cell: CellAuthority | None = None
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -111,10 +126,12 @@ class ToolChannel:
                 self._cell = None
         authority.settle()
 
-    def _authority(self, request: dict[str, Any]) -> CellAuthority | str:
+    def _authority(self, request: dict[str, Any], pid: int) -> CellAuthority | str:
         key, token = request.get("key"), request.get("cell")
         if not isinstance(key, str) or not hmac.compare_digest(key, self.key):
             return "not authenticated as this kernel"
+        if pid != self.kernel_pid:
+            return "this request did not come from the kernel's own process"
         with self._lock:
             cell = self._cell
         if cell is None:
@@ -122,6 +139,30 @@ class ToolChannel:
         if not isinstance(token, str) or not hmac.compare_digest(token, cell.token):
             return "the cell that sent this request has settled"
         return cell
+
+    def _hello(self, request: dict[str, Any], pid: int) -> dict[str, Any]:
+        key = request.get("key")
+        if not isinstance(key, str) or not hmac.compare_digest(key, self.key):
+            return {"ok": False, "refused": "not authenticated as this kernel"}
+        with self._lock:
+            if self.kernel_pid is not None or pid <= 0:
+                return {"ok": False, "refused": "the kernel has introduced itself already"}
+            self.kernel_pid = pid
+        return {"ok": True}
+
+    def _from_cell_thread(self, cell: CellAuthority, pid: int, digest: int) -> str | None:
+        with self._lock:
+            if self._waiting >= _MAX_WAITING:
+                return "too many requests of this kernel wait for its cell's thread"
+            self._waiting += 1
+        try:
+            refused = cell_thread_refusal(pid, digest, cell.ended)
+        finally:
+            with self._lock:
+                self._waiting -= 1
+        if refused == NOT_THE_CELLS_THREAD:
+            log.warning("kernel %s: refused a request from another thread", self.path.parent.name)
+        return refused
 
     # -- serving --------------------------------------------------------------------
     def _serve(self) -> None:
@@ -137,15 +178,20 @@ class ToolChannel:
     def _handle(self, conn: socket.socket) -> None:
         with conn:
             try:
-                reply = self._answer(_read_request(conn))
+                line, request = _read_request(conn)
+                pid = _peer_pid(conn)
+                if request.get("hello") is True:
+                    reply = self._hello(request, pid)
+                else:
+                    reply = self._answer(request, pid, request_digest(line))
             except Exception as exc:  # a broken request never reaches the gate
                 log.warning("kernel tool request failed: %s", type(exc).__name__)
                 reply = {"ok": False, "refused": f"bad request ({type(exc).__name__})"}
             with contextlib.suppress(OSError):
                 conn.sendall(json.dumps(reply).encode())
 
-    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        found = self._authority(request)
+    def _answer(self, request: dict[str, Any], pid: int, digest: int) -> dict[str, Any]:
+        found = self._authority(request, pid)
         if isinstance(found, str):
             return {"ok": False, "refused": found}
         command = request.get("command")
@@ -153,7 +199,7 @@ class ToolChannel:
             return {"ok": False, "refused": "command must be a non-empty string"}
         timeout = request.get("timeout")
         limit = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
-        refused = found.admit()
+        refused = self._from_cell_thread(found, pid, digest) or found.admit(digest)
         if refused is not None:
             return {"ok": False, "refused": refused}
         previous = bind(found.scope)
@@ -188,7 +234,15 @@ class ToolChannel:
             self.path.unlink()
 
 
-def _read_request(conn: socket.socket) -> dict[str, Any]:
+def _peer_pid(conn: socket.socket) -> int:
+    """The pid (in the supervisor's namespace) of the process that connected."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid: int = struct.unpack("3i", creds)[0]
+    return pid
+
+
+def _read_request(conn: socket.socket) -> tuple[bytes, dict[str, Any]]:
+    """The request's line (its digest is taken over these bytes) and its object."""
     data = bytearray()
     while b"\n" not in data:
         chunk = conn.recv(65536)
@@ -197,7 +251,8 @@ def _read_request(conn: socket.socket) -> dict[str, Any]:
         data += chunk
         if len(data) > _MAX_REQUEST:
             raise ValueError("request too large")
-    request = json.loads(bytes(data).split(b"\n", 1)[0])
+    line = bytes(data).split(b"\n", 1)[0]
+    request = json.loads(line)
     if not isinstance(request, dict):
         raise ValueError("request must be an object")
-    return request
+    return line, request

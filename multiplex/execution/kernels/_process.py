@@ -248,6 +248,10 @@ class KernelProcess:
         raw = self._execute("", deadline - time.monotonic(), None, silent=True, check=check)
         if raw.status != "ok" or raw.result != "True":
             raise KernelError(f"the kernel's tool channel did not attach: {self._log_tail()}")
+        # The process that introduced itself on the channel is the kernel (its
+        # requests alone are answered), never another process that found the socket.
+        if self.channel.kernel_pid is None or self.channel.kernel_pid not in tree(self.pid):
+            raise KernelError("the kernel's tool channel did not attach: not from the kernel")
 
     def _log_tail(self) -> str:
         try:
