@@ -163,6 +163,8 @@ async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
         raise HTTPException(
             status_code=429, detail=str(exc), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
         ) from None
+    if gw.runs.journal is not None:
+        await gw.runs.journal.synced()  # an accepted run survives a crash (docs/operations.md)
     if not body.wait:
         with run.lock:
             status = run.status

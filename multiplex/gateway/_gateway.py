@@ -15,6 +15,7 @@ from multiplex.gateway._logs import log_event
 from multiplex.gateway._offloop import OffLoop
 from multiplex.gateway._runs import RunRegistry
 from multiplex.gateway._shared import ClusterBridge, SharedHub
+from multiplex.gateway.journal import open_journal
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 
@@ -45,6 +46,9 @@ class Gateway:
         shared = sup.config.cluster
         self.hub = SharedHub() if shared is not None else EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
+        # docs/operations.md#what-survives-a-crash: what an earlier process left unfinished
+        # ends now (its parked prompts recorded cancelled), before anything is served.
+        journal, finished = open_journal(sup, keep=keep_runs)
         self.runs = RunRegistry(
             sup,
             self.hub,
@@ -52,7 +56,10 @@ class Gateway:
             max_workers=max_workers,
             keep=keep_runs,
             per_profile=max_runs_per_profile,
+            journal=journal,
         )
+        if shared is None:  # in a cluster, Redis holds every node's run documents
+            self.runs.restore(finished)
         # POST /v1/approvals/test: the gate's checks run here, never on the event loop.
         self._gate_pool = OffLoop(workers=2, name="multiplex-gate")
         # docs/cluster.md: only with a cluster: block; absent, nothing of it exists.
@@ -163,4 +170,6 @@ class Gateway:
         with contextlib.suppress(ValueError):
             self.sup.gate.recorder.post_approval_response.remove(self.feed.hook)
         self._gate_pool.close()
+        if self.runs.journal is not None:
+            self.runs.journal.close()  # what ended during the drain is on disk
         log_event("shutdown.drained", clean=clean, runs_left=len(self.runs.active()))

@@ -5,23 +5,27 @@ running commands finish. In a cluster a run parked on a human whose command
 has not started is not dropped: :meth:`RunLifecycle.detach_parked` takes it out
 of this node (its prompt withdrawn, nothing run), the bridge stores it for
 another node, and that node's :meth:`RunLifecycle.adopt` carries it on from the
-parked command, asking again.
+parked command, asking again. Each of these moves is journaled
+(docs/operations.md#what-survives-a-crash), and a restarted gateway's finished
+runs come back from its journal through :meth:`RunLifecycle.restore`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from multiplex.approval._pending import PendingApproval
 from multiplex.gateway._logs import log_event
 from multiplex.gateway._run import Run
 from multiplex.scopes import ScopedExecutor
 
 if TYPE_CHECKING:
+    from multiplex.gateway.journal import RunJournal
     from multiplex.supervision import Supervisor
 
 __all__ = ["SHUTDOWN", "Detached", "RunLifecycle"]
@@ -44,7 +48,10 @@ class RunLifecycle:
     _lock: threading.Lock
     _runs: OrderedDict[str, Run]
     _live: dict[str, int]
+    _finished: deque[str]
+    _keep: int
     _executor: ScopedExecutor
+    journal: RunJournal | None
     closing: bool
 
     def active(self) -> list[Run]:
@@ -61,6 +68,22 @@ class RunLifecycle:
 
     def _guarded(self, step: Callable[..., None], run: Run, *args: Any) -> None:
         raise NotImplementedError
+
+    def restore(self, runs: Iterable[Run]) -> None:
+        """Finished runs of an earlier process (its journal), oldest first, within ``keep``."""
+        with self._lock:
+            for run in runs:
+                self._runs[run.run_id] = run
+                self._finished.append(run.run_id)
+            while len(self._finished) > self._keep:
+                self._runs.pop(self._finished.popleft(), None)
+
+    def _note(
+        self, run: Run, request: PendingApproval | None = None, *, moved: bool = False
+    ) -> None:
+        """Journal the run's state: on disk before this returns, unless on the event loop."""
+        if self.journal is not None:
+            self.journal.note(run, request, moved=moved)
 
     def _forget_live(self, profile: str) -> None:
         left = self._live.get(profile, 1) - 1
@@ -116,6 +139,7 @@ class RunLifecycle:
                 self._forget_live(run.profile)
                 taken.append((Detached(run, start), parked))
         for detached, parked in taken:
+            self._note(detached.run, moved=True)  # no longer this node's to report
             parked.abandon()  # the prompt is withdrawn; the command never ran here
             detached.run.done.set()  # a "wait" on this node answers with the queued run
             log_event(
@@ -146,6 +170,7 @@ class RunLifecycle:
         with self._lock:
             self._runs[run.run_id] = run
             self._live[run.profile] = self._live.get(run.profile, 0) + 1
+        self._note(run)
         log_event("run.resumed", run_id=run.run_id, profile=run.profile, next_command=start)
         self._publish_run("run.resumed", run)
         try:

@@ -21,6 +21,7 @@ from typing import Any
 from multiplex.approval._pending import PendingApproval
 from multiplex.cluster import Announcement, Cluster, ClusterUnavailable, Outgoing, encode
 from multiplex.gateway._events import Event, EventHub
+from multiplex.gateway._redacted import redacted
 from multiplex.gateway._run import Run
 from multiplex.gateway._runs import RunRegistry
 
@@ -29,24 +30,6 @@ __all__ = ["REDIS_UNAVAILABLE", "EventMirror", "redacted"]
 REDIS_UNAVAILABLE = "cluster: redis unavailable"
 _ASKED, _RESOLVED = "approval.request", "approval.resolved"
 _KEEP_WRITTEN = 4096  # positions of appended events not yet published here (a bound, not a budget)
-
-
-_PLAIN = (int, float, bool, type(None))  # nothing to redact: kept as they are
-
-
-def redacted(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` with every string in it redacted (dicts, lists and tuples walked)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        # A document's fields are mostly strings and numbers: those without a call each.
-        return {
-            k: redact(v) if type(v) is str else v if type(v) in _PLAIN else redacted(v, redact)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redacted(v, redact) for v in value]
-    return value
 
 
 class EventMirror:

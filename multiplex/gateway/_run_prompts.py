@@ -33,6 +33,11 @@ class RunPrompts:
     def get(self, run_id: str) -> Run | None:  # the registry's
         raise NotImplementedError
 
+    def _note(  # the registry's
+        self, run: Run, request: PendingApproval | None = None, *, moved: bool = False
+    ) -> None:
+        raise NotImplementedError
+
     # -- the gate's events (called synchronously from the waiting thread) ---------------
     def on_gate_event(self, event: str, request: PendingApproval) -> None:
         run = self.get(request.run_id) if request.run_id else None
@@ -57,6 +62,8 @@ class RunPrompts:
                 run.pending, run.status, withdraw = request.leader, "waiting_for_approval", None
         if withdraw is not None:
             request.cancel(withdraw)
+        else:
+            self._note(run, request)
 
     def _asked(self, run: Run | None, request: PendingApproval) -> None:
         withdraw: str | None = None
@@ -68,6 +75,8 @@ class RunPrompts:
                 else:
                     run.pending = request
                     run.status = "waiting_for_approval"
+            if withdraw is None:  # the prompt is on disk before its event goes out
+                self._note(run, request)
         row = approval_row(request)
         log_event("approval.asked", **row)
         self._hub.publish(make_event("approval.request", row, request.profile, request.run_id))

@@ -8,7 +8,12 @@ and stops it with the same graceful stop SIGTERM triggers.
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -160,6 +165,49 @@ def make_homes(root: Path) -> dict[str, Path]:
     }
     (root / "multiplex.yaml").write_text(textwrap.dedent(CONFIG))
     return homes
+
+
+@dataclass
+class Up:
+    """A real ``multiplex up`` subprocess, its API and the stderr lines it wrote so far."""
+
+    proc: subprocess.Popen[str]
+    api: Api
+    stderr: list[str]
+
+    def stop(self) -> int:
+        """SIGTERM (the graceful stop), then its exit code."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        return self.proc.wait(timeout=60)
+
+
+def start_up(root: Path) -> Up:
+    """``multiplex up --port 0`` on ``root/multiplex.yaml`` with the ADMIN token; its stderr
+    is read on (so its logs never fill the pipe)."""
+    env = {**os.environ, "MULTIPLEX_ADMIN_TOKEN": ADMIN}
+    config = str(root / "multiplex.yaml")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "multiplex", "--config", config, "up", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=root,
+    )
+    assert proc.stderr is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        found = re.search(r"multiplex gateway on (http://[^ ]+/)", line)
+        if found:
+            threading.Thread(target=lines.extend, args=(proc.stderr,), daemon=True).start()
+            return Up(proc, Api(found.group(1).rstrip("/"), ADMIN), lines)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError("multiplex up did not start: " + "".join(lines))
 
 
 @pytest.fixture

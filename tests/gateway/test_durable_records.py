@@ -13,11 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
-import re
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +23,7 @@ import pytest
 from multiplex import Supervisor
 from multiplex.gateway import GatewayServer
 from multiplex.profiles import read_allowlist
-from tests.gateway.conftest import ADMIN, TOKENS, Api, Gateway, make_homes
+from tests.gateway.conftest import ADMIN, TOKENS, Api, Gateway, make_homes, start_up
 from tests.tmpfs import fill, mounted_tmpfs
 
 CAUSE = "cannot record the decision: No space left on device"
@@ -40,33 +36,11 @@ def _records(home: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def _start_up(root: Path) -> tuple[subprocess.Popen[str], Api]:
-    env = {**os.environ, "MULTIPLEX_ADMIN_TOKEN": ADMIN}
-    config = str(root / "multiplex.yaml")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "multiplex", "--config", config, "up", "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=root,
-    )
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        found = re.search(r"multiplex gateway on (http://[^ ]+/)", line)
-        if found:
-            return proc, Api(found.group(1).rstrip("/"), ADMIN)
-        if not line and proc.poll() is not None:
-            break
-    proc.kill()
-    raise AssertionError("multiplex up did not start")
-
-
 @pytest.mark.slow
 def test_always_answers_acknowledged_before_a_kill_9_are_all_on_disk(tmp_path: Path) -> None:
     homes = make_homes(tmp_path)
-    proc, api = _start_up(tmp_path)
+    up = start_up(tmp_path)
+    proc, api = up.proc, up.api
     try:
         parked = [api.parked([f"echo kept-{n}"], profile="alpha") for n in range(6)]
 
