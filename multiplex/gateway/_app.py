@@ -20,6 +20,7 @@ from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._headers import SecurityHeaders
 from multiplex.gateway._limits import BodyLimit, validation_error
+from multiplex.gateway.mcp import McpEndpoint
 from multiplex.supervision import Supervisor
 
 __all__ = ["STATIC_DIR", "GatewayApp", "create_app"]
@@ -76,13 +77,16 @@ def create_app(
         max_runs_per_profile=limits.max_runs_per_profile,
     )
 
+    mcp = McpEndpoint(gateway)  # /mcp (docs/agents.md#mcp-over-http)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if gateway.cluster is not None:
             await gateway.cluster.start()
         try:
-            yield
-            await asyncio.to_thread(gateway.drain, grace)
+            async with mcp.running():
+                yield
+                await asyncio.to_thread(gateway.drain, grace)
         finally:
             if gateway.cluster is not None:
                 await gateway.cluster.stop()
@@ -98,9 +102,10 @@ def create_app(
     mount_api_docs(app)
     app.state.gateway = gateway
     # Outermost first: the headers on every answer (docs/security.md#the-dashboard-and-http-headers),
-    # the body limit before anything reads a body, the hot routes, then FastAPI.
+    # the body limit before anything reads a body, /mcp, the hot routes, then FastAPI.
     fast = FastPath(app.framework, gateway)
-    app.front = SecurityHeaders(BodyLimit(fast, limit=lambda: sup.config.gateway.max_request_bytes))
+    front = mcp.route(fast)  # /mcp behind the same headers and body limit
+    app.front = SecurityHeaders(BodyLimit(front, limit=lambda: sup.config.gateway.max_request_bytes))
     app.add_exception_handler(RequestValidationError, validation_error)
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)

@@ -1,0 +1,235 @@
+"""docs/agents.md#mcp-over-http: ``/mcp`` of a real ``multiplex up``, with the SDK's client and by hand."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult, Implementation
+
+from tests.cli.conftest import start_up, stop_up
+from tests.gateway.conftest import TOKENS, Api, make_homes
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "by-hand", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass
+class Up:
+    root: Path
+    homes: dict[str, Path]
+    url: str
+    admin_token: str
+
+    @property
+    def admin(self) -> Api:
+        return Api(self.url, self.admin_token)
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    root = tmp_path_factory.mktemp("mcp-up")
+    homes = make_homes(root)
+    config = homes["alpha"] / "config.yaml"  # prompts stay open until a test answers them
+    config.write_text(config.read_text().replace("timeout: 30", "timeout: 900"))
+    proc, url, token = start_up(root)
+    try:
+        yield Up(root, homes, url, token)
+    finally:
+        stop_up(proc)
+
+
+def _text(result: CallToolResult) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+def _records(home: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (home / "logs/decisions.jsonl").read_text().splitlines()]
+
+
+def _last_for(home: Path, command: str) -> dict[str, Any]:
+    return [r for r in _records(home) if r["command"] == command][-1]
+
+
+def over_http(
+    up: Up,
+    token: str,
+    body: Callable[[ClientSession], Awaitable[Any]],
+    *,
+    elicit: Callable[..., Awaitable[Any]] | None = None,
+) -> Any:
+    async def main() -> Any:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with contextlib.AsyncExitStack() as stack:
+            client = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0))
+            )
+            read, write = await stack.enter_async_context(
+                streamable_http_client(f"{up.url}/mcp", http_client=client)
+            )
+            session = await stack.enter_async_context(
+                ClientSession(
+                    read,
+                    write,
+                    elicitation_callback=elicit,
+                    client_info=Implementation(name="remote-agent", version="2"),
+                )
+            )
+            await session.initialize()
+            return await body(session)
+
+    return anyio.run(main)
+
+
+def test_no_token_or_a_wrong_one_is_401(up: Up) -> None:
+    for headers in ({}, {"Authorization": "Bearer not-a-token-of-anyone-000000"}):
+        r = httpx.post(f"{up.url}/mcp", json=INIT, headers={**ACCEPT, **headers}, timeout=30)
+        assert r.status_code == 401, r.text
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert "mcp-session-id" not in r.headers
+
+
+def test_a_profile_token_acts_as_its_own_profile_only(up: Up) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        tools = await session.list_tools()
+        return {
+            "tools": {t.name: t for t in tools.tools},
+            "mine": await session.call_tool("run_command", {"command": "printf from-http"}),
+            "beta": await session.call_tool("run_command", {"command": "true", "profile": "beta"}),
+            "test": await session.call_tool("test_command", {"command": "true", "profile": "beta"}),
+        }
+
+    got = over_http(up, TOKENS["alpha"], body)
+    assert "profile" in got["tools"]["run_command"].input_schema["properties"]
+    mine = got["mine"]
+    assert not mine.is_error and "from-http" in _text(mine)
+    assert mine.structured_content["profile"] == "alpha"
+    assert got["beta"].is_error and "no profile named 'beta'" in _text(got["beta"])
+    assert got["test"].is_error
+    assert not (up.homes["beta"] / "logs/decisions.jsonl").exists() or not [
+        r for r in _records(up.homes["beta"]) if r["session"].startswith("mcp-")
+    ]
+
+
+def test_the_admin_token_names_a_profile(up: Up) -> None:
+    async def body(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        named = await session.call_tool("run_command", {"command": "true", "profile": "beta"})
+        default = await session.call_tool("run_command", {"command": "true"})
+        return named, default
+
+    named, default = over_http(up, up.admin_token, body)
+    assert not named.is_error and named.structured_content["profile"] == "beta"
+    assert default.structured_content["profile"] == "alpha"  # default_profile
+
+
+def test_a_session_is_bound_to_the_token_that_opened_it(up: Up) -> None:
+    with httpx.Client(base_url=up.url, timeout=30) as client:
+        alpha = {**ACCEPT, "Authorization": f"Bearer {TOKENS['alpha']}"}
+        opened = client.post("/mcp", json=INIT, headers=alpha)
+        assert opened.status_code == 200, opened.text
+        session_id = opened.headers["mcp-session-id"]
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        ready = {**alpha, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-06-18"}
+        assert client.post("/mcp", json=note, headers=ready).status_code == 202
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": "true"}},
+        }
+        # Another profile's token, and the admin token, cannot use alpha's session.
+        for token in (TOKENS["beta"], up.admin_token):
+            other = {**ready, "Authorization": f"Bearer {token}"}
+            r = client.post("/mcp", json=call, headers=other)
+            assert r.status_code == 404, r.text
+        r = client.post("/mcp", json=call, headers=ready)
+        assert r.status_code == 200 and '"isError":false' in r.text.replace(" ", "")
+
+
+def test_the_body_limit_applies(up: Up) -> None:
+    big = {**INIT, "params": {**INIT["params"], "pad": "x" * (2 * 1024 * 1024)}}  # type: ignore[dict-item]
+    headers = {**ACCEPT, "Authorization": f"Bearer {TOKENS['alpha']}"}
+    r = httpx.post(f"{up.url}/mcp", json=big, headers=headers, timeout=30)
+    assert r.status_code == 413
+
+
+def test_the_dashboard_answers_first_and_the_elicitation_is_withdrawn(up: Up) -> None:
+    withdrawn = anyio.Event()
+    asked: list[ElicitRequestParams] = []
+
+    async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(params)
+        try:
+            await anyio.sleep_forever()  # the user never answers at the client
+        except anyio.get_cancelled_exc_class():
+            withdrawn.set()
+            raise
+        raise AssertionError("unreachable")
+
+    def answer_on_dashboard() -> None:
+        admin = up.admin
+        while True:  # the prompt is open as an ordinary pending approval
+            rows = [r for r in admin.get("/v1/approvals").json() if r["command"] == "ls -d /tmp"]
+            if rows and asked:
+                break
+            anyio.from_thread.run(anyio.sleep, 0.05)
+        row = rows[0]
+        assert admin.answer(row["run_id"], row["approval_id"], "once").status_code == 200
+
+    async def body(session: ClientSession) -> CallToolResult:
+        async with anyio.create_task_group() as group:
+            group.start_soon(anyio.to_thread.run_sync, answer_on_dashboard)
+            result = await session.call_tool("run_command", {"command": "ls -d /tmp"})
+        with anyio.fail_after(30):
+            await withdrawn.wait()
+        return result
+
+    result = over_http(up, TOKENS["alpha"], body, elicit=elicit)
+    assert not result.is_error and "/tmp" in _text(result)
+    assert len(asked) == 1 and "ls -d /tmp" in asked[0].message
+    record = _last_for(up.homes["alpha"], "ls -d /tmp")
+    assert record["outcome"] == "approved" and record["answered_by"] == "admin"
+
+
+def test_without_the_capability_the_dashboard_answers(up: Up) -> None:
+    def deny_on_dashboard() -> None:
+        admin = up.admin
+        while True:
+            rows = [r for r in admin.get("/v1/approvals").json() if r["command"] == "ls -d /var"]
+            if rows:
+                break
+            anyio.from_thread.run(anyio.sleep, 0.05)
+        row = rows[0]
+        assert row["profile"] == "alpha" and row["session_id"].startswith("mcp-")
+        r = admin.answer(row["run_id"], row["approval_id"], "deny", reason="not now")
+        assert r.status_code == 200
+
+    async def body(session: ClientSession) -> CallToolResult:
+        async with anyio.create_task_group() as group:
+            group.start_soon(anyio.to_thread.run_sync, deny_on_dashboard)
+            return await session.call_tool("run_command", {"command": "ls -d /var"})
+
+    result = over_http(up, TOKENS["alpha"], body)  # no elicitation capability declared
+    assert result.is_error and "the user denied this command" in _text(result)
+    record = _last_for(up.homes["alpha"], "ls -d /var")
+    assert record["outcome"] == "denied" and record["answered_by"] == "admin"
+    assert record["cause"] == "denied by user: not now"
