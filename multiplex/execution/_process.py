@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import os
 import select
 import signal
@@ -68,7 +69,11 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
             return False
         return True
     try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
+        # poll, not select: select() fails for a descriptor past 1023, which a
+        # gateway holding many connections hands out (docs/operations.md#connections-and-streams).
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        ready = poller.poll(max(0, math.ceil(timeout * 1000)))
     finally:
         os.close(pidfd)
     if not ready:

@@ -18,7 +18,7 @@ from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._events import Event, from_shared, stream_order
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import ERRORS, GatewayDep, no_profile, sse_response
+from multiplex.gateway._http import ERRORS, STREAM_ANSWERS, GatewayDep, no_profile, sse_response
 from multiplex.gateway._models import ProfileOut, ReloadOut, WhoAmI
 from multiplex.supervision import describe_profile
 
@@ -85,7 +85,7 @@ async def whoami(caller: Caller) -> dict[str, Any]:
 
 @router.get(
     "/v1/events",
-    responses={**ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "SSE stream."}},
+    responses={**ERRORS, **STREAM_ANSWERS},
 )
 async def all_events(
     caller: Caller,
@@ -94,7 +94,7 @@ async def all_events(
 ) -> Any:
     """Every approval.*, run.*, command.* and egress.* event this token may see; open requests re-sent on
     connect, and in a cluster the events missed since ``Last-Event-ID``."""
-    return sse_response(_live(gw, caller, last_event_id))
+    return sse_response(gw, caller, _live(gw, caller, last_event_id))
 
 
 _KINDS = ("approval.", "run.", "command.", "egress.")

@@ -22,6 +22,7 @@ from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._http import (
     ERRORS,
     SELF_APPROVE_REFUSED,
+    STREAM_ANSWERS,
     GatewayDep,
     json_response,
     no_profile,
@@ -293,15 +294,15 @@ async def cancel_run(run_id: str, caller: Caller, gw: GatewayDep) -> dict[str, A
 
 @router.get(
     "/v1/runs/{run_id}/events",
-    responses={**ERRORS, 200: {"content": {"text/event-stream": {}}, "description": "SSE stream."}},
+    responses={**ERRORS, **STREAM_ANSWERS},
 )
 async def run_events(run_id: str, caller: Caller, gw: GatewayDep) -> Any:
     """Server-sent events of one run; the open approval.request is re-sent on connect."""
     run = _local(gw, caller, run_id)
     if run is None:
         await remote.remote_run(gw, caller, run_id)  # 404 before the stream starts
-        return sse_response(remote.remote_run_stream(gw, caller, run_id, RUN_EVENTS))
-    return sse_response(_run_stream(gw, run, caller))
+        return sse_response(gw, caller, remote.remote_run_stream(gw, caller, run_id, RUN_EVENTS))
+    return sse_response(gw, caller, _run_stream(gw, run, caller))
 
 
 async def _run_stream(gw: Gateway, run: Run, caller: Principal) -> AsyncIterator[bytes]:

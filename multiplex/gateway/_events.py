@@ -1,18 +1,20 @@
 """Fan-out of approval and run events to server-sent-event streams (docs/gateway.md).
 
 Events are published from any thread (the gate calls its listeners from the
-waiting worker thread); each subscriber lives on the event loop that created
-it and receives events through ``loop.call_soon_threadsafe``, so publishing
-never blocks and never touches a loop from the wrong thread. A subscriber that
-falls too far behind is closed rather than allowed to grow without bound: its
-client reconnects and is re-sent every open approval request.
-"""
+waiting worker thread). Each subscriber lives on the event loop that created
+it; an event is filtered in the publishing thread and handed to each loop in
+one ``loop.call_soon_threadsafe``, however many streams want it, so
+publishing never blocks and never touches a loop from the wrong thread. Every
+stream sends the same encoded frame. A subscriber that falls too far behind
+is closed rather than allowed to grow without bound: its client reconnects
+and is re-sent every open approval request."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +36,7 @@ __all__ = [
 
 KEEPALIVE_SECONDS = 15.0
 _QUEUE_LIMIT = 1000
+_TICKS = 4  # keepalive ticks per KEEPALIVE_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +99,23 @@ def from_shared(shared: SharedEvent) -> Event:
 
 
 _CLOSE = object()
+_KEEPALIVE = None  # in a queue: a keepalive is due
 
 
 class Subscription:
     """One stream's queue of events, filtered by ``accepts``."""
+
+    __slots__ = (
+        "_hub",
+        "_loop",
+        "_on_close",
+        "_queue",
+        "_waiter",
+        "accepts",
+        "closed",
+        "quiet",
+        "valid",
+    )
 
     def __init__(
         self,
@@ -113,29 +129,30 @@ class Subscription:
         self.valid = valid
         self._on_close = on_close
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._queue: deque[object] = deque()
+        self._waiter: asyncio.Future[None] | None = None
         self.closed = False
+        self.quiet = 0  # keepalive ticks since something was queued
 
     def _put(self, item: object) -> None:
         # Runs on this subscription's loop.
         if self.closed:
             return
-        if item is _CLOSE or self._queue.qsize() >= _QUEUE_LIMIT:
+        if item is _CLOSE or len(self._queue) >= _QUEUE_LIMIT:
             self.closed = True
-            self._queue.put_nowait(_CLOSE)
+            self._queue.append(_CLOSE)
             if self._on_close is not None:
                 self._on_close()
-            return
-        self._queue.put_nowait(item)
+        else:
+            self._queue.append(item)
+            self.quiet = 0
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def offer(self, event: Event) -> None:
         """Thread-safe: queue ``event`` if this stream wants it."""
-        if self.closed or not self.accepts(event):
-            return
-        try:
-            self._loop.call_soon_threadsafe(self._put, event)
-        except RuntimeError:  # the loop is closed: the stream is gone
-            self.closed = True
+        self._hub._fan(event, (self,))
 
     def close(self) -> None:
         """Thread-safe: end the stream after what is already queued."""
@@ -144,31 +161,54 @@ class Subscription:
         except RuntimeError:
             self.closed = True
 
-    async def events(self, keepalive: float = KEEPALIVE_SECONDS) -> AsyncIterator[Event | None]:
-        """Queued events in order; ``None`` after ``keepalive`` seconds of silence."""
+    def pending(self) -> list[Event]:
+        """On the loop: take what is queued now (tests)."""
+        taken = [item for item in self._queue if isinstance(item, Event)]
+        self._queue.clear()
+        return taken
+
+    async def events(self) -> AsyncIterator[Event | None]:
+        """Queued events in order; ``None`` when a keepalive is due (after
+        ``KEEPALIVE_SECONDS`` of silence)."""
+        queue = self._queue
         try:
             while True:
-                try:
-                    async with asyncio.timeout(keepalive):  # no task per wait, unlike wait_for
-                        item = await self._queue.get()
-                except TimeoutError:
-                    yield None
-                    continue
+                while not queue:
+                    self._waiter = self._loop.create_future()
+                    try:
+                        await self._waiter
+                    finally:
+                        self._waiter = None
+                item = queue.popleft()
                 if item is _CLOSE:
                     return
-                assert isinstance(item, Event)
+                assert item is _KEEPALIVE or isinstance(item, Event)
                 yield item
         finally:
             self._hub.unsubscribe(self)
 
 
-class EventHub:
-    """Every live SSE subscription of one gateway."""
+def _deliver(event: Event, subs: list[Subscription]) -> None:
+    # On the subscriptions' loop: one callback per event and loop, however many listen.
+    for sub in subs:
+        sub._put(event)
 
-    def __init__(self) -> None:
+
+class EventHub:
+    """Every live SSE subscription of one gateway.
+
+    An event is filtered where it is published and handed to each event loop
+    in one callback, which appends it to the queues of the streams that want
+    it; each stream's task then only writes. One timer per loop sends the
+    keepalives, not one per stream.
+    """
+
+    def __init__(self, keepalive: float = KEEPALIVE_SECONDS) -> None:
         self._lock = threading.Lock()
-        self._subs: list[Subscription] = []
+        self._subs: dict[Subscription, None] = {}
         self._closed = False
+        self._keepalive = keepalive
+        self._ticking: set[asyncio.AbstractEventLoop] = set()
 
     def subscribe(
         self,
@@ -188,27 +228,54 @@ class EventHub:
         with self._lock:
             if self._closed:
                 sub.closed = True
-                sub._queue.put_nowait(_CLOSE)
+                sub._queue.append(_CLOSE)
             else:
-                self._subs.append(sub)
+                self._subs[sub] = None
                 if follow:
                     self._follows(sub)
+                if sub._loop not in self._ticking:
+                    self._ticking.add(sub._loop)
+                    sub._loop.call_later(self._keepalive / _TICKS, self._tick, sub._loop)
         return sub
+
+    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        # Every quarter of the keepalive: a stream quiet for four ticks gets one.
+        with self._lock:
+            subs = [s for s in self._subs if s._loop is loop]
+            if not subs:
+                self._ticking.discard(loop)
+                return
+        for sub in subs:
+            sub.quiet += 1
+            if sub.quiet >= _TICKS and not sub._queue:  # one behind needs none
+                sub._put(_KEEPALIVE)
+        loop.call_later(self._keepalive / _TICKS, self._tick, loop)
 
     def _follows(self, sub: Subscription) -> None:
         """Under the lock, as ``sub`` is added: it follows every node's events."""
 
     def unsubscribe(self, sub: Subscription) -> None:
         with self._lock:
-            if sub in self._subs:
-                self._subs.remove(sub)
+            self._subs.pop(sub, None)
+
+    def _fan(self, event: Event, subs: Iterable[Subscription]) -> None:
+        """Thread-safe: ``event`` to those of ``subs`` that want it."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[Subscription]] = {}
+        for sub in subs:
+            if not sub.closed and sub.accepts(event):
+                by_loop.setdefault(sub._loop, []).append(sub)
+        for loop, wanted in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_deliver, event, wanted)
+            except RuntimeError:  # the loop is closed: the streams are gone
+                for sub in wanted:
+                    sub.closed = True
 
     def publish(self, event: Event) -> None:
         """Thread-safe, non-blocking: offer ``event`` to every subscription."""
         with self._lock:
             subs = list(self._subs)
-        for sub in subs:
-            sub.offer(event)
+        self._fan(event, subs)
 
     async def apublish(self, event: Event) -> None:
         """:meth:`publish` from the event loop (a cluster's hub awaits its write)."""
@@ -252,6 +319,6 @@ class EventHub:
         """End every stream (shutdown); later subscriptions end at once."""
         with self._lock:
             self._closed = True
-            subs, self._subs = self._subs, []
+            subs, self._subs = list(self._subs), {}
         for sub in subs:
             sub.close()

@@ -11,6 +11,7 @@ from multiplex.cluster import Cluster
 from multiplex.gateway._auth import Authenticator
 from multiplex.gateway._events import EventHub
 from multiplex.gateway._feed import DecisionFeed
+from multiplex.gateway._listeners import ListenerSeats
 from multiplex.gateway._logs import log_event
 from multiplex.gateway._offloop import OffLoop
 from multiplex.gateway._runs import RunRegistry
@@ -46,6 +47,7 @@ class Gateway:
         shared = sup.config.cluster
         self.hub = SharedHub() if shared is not None else EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
+        self.listeners = ListenerSeats(lambda: sup.config.gateway.max_listeners_per_profile)
         # docs/operations.md#what-survives-a-crash: what an earlier process left unfinished
         # ends now (its parked prompts recorded cancelled), before anything is served.
         journal, finished = open_journal(sup, keep=keep_runs)

@@ -7,14 +7,17 @@ from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from multiplex.gateway._auth import Principal
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._json import dumps
+from multiplex.gateway._listeners import Seat
 
 __all__ = [
     "ERRORS",
     "SELF_APPROVE_REFUSED",
+    "STREAM_ANSWERS",
     "GatewayDep",
     "gateway_of",
     "json_response",
@@ -26,6 +29,12 @@ __all__ = [
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing or invalid bearer token."},
     404: {"description": "Unknown, or not visible to this token (never 403)."},
+}
+
+# A stream's answers beyond ERRORS (docs/gateway.md#server-sent-events).
+STREAM_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {}}, "description": "SSE stream."},
+    429: {"description": "gateway.max_listeners_per_profile streams open; see Retry-After."},
 }
 
 
@@ -64,9 +73,25 @@ def no_profile(caller: Principal, name: str, real: str | None = None) -> HTTPExc
     return not_found(f"no profile named {name!r} is served")
 
 
-def sse_response(frames: AsyncIterator[bytes]) -> StreamingResponse:
-    return StreamingResponse(
-        frames,
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+class _Stream(StreamingResponse):
+    """A stream that gives its listener seat back when its answer ends, however it ends."""
+
+    def __init__(self, frames: AsyncIterator[bytes], seat: Seat) -> None:
+        super().__init__(
+            frames,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+        self._seat = seat
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._seat.release()
+
+
+def sse_response(gw: Gateway, caller: Principal, frames: AsyncIterator[bytes]) -> Response:
+    """``frames`` as server-sent events, on one of the caller's listener seats (429 without one)."""
+    seat = gw.listeners.take(caller.label)
+    return _Stream(frames, seat)

@@ -24,8 +24,8 @@ import uvicorn
 from multiplex._errors import ConfigError
 from multiplex.execution.egress import default_hub
 from multiplex.gateway._app import create_app
+from multiplex.gateway._connections import ConnectionGuard, ConnectionMetrics, GuardedHttp
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._gathered import GatheringHttp
 from multiplex.gateway._logs import install_json_logging
 from multiplex.supervision import Supervisor
 
@@ -135,6 +135,14 @@ class GatewayServer:
         self.host = host
         self.port: int = self.socket.getsockname()[1]
         protect_endpoints(sup, host, self.port)
+        # docs/operations.md#connections-and-streams: the caps and the head deadline
+        # hold in the protocol, before uvicorn parses a byte.
+        self.connections = ConnectionGuard(lambda: sup.config.gateway)
+        if sup.metrics.registry is not None:
+            with contextlib.suppress(ValueError):  # a second server of one supervisor
+                sup.metrics.registry.register(
+                    ConnectionMetrics(self.connections, self.gateway.listeners.__len__)
+                )
         config = uvicorn.Config(
             self.app,
             log_config=None,
@@ -142,7 +150,7 @@ class GatewayServer:
             lifespan="on",
             timeout_graceful_shutdown=max(1, int(grace)),
             ws="none",
-            http=GatheringHttp,  # a response's head and body in one write
+            http=GuardedHttp.bound(self.connections),  # and a response in one write
         )
         self._server = _Uvicorn(
             config, self.gateway.begin_shutdown, lambda: self.gateway.reload_config("SIGHUP")

@@ -87,8 +87,7 @@ class SharedHub(EventHub):
     def _offer(self, event: Event, *, following: bool) -> None:
         with self._lock:
             subs = [s for s in self._subs if (s in self._following) is following]
-        for sub in subs:
-            sub.offer(event)
+        self._fan(event, subs)
 
     def _follows(self, sub: Subscription) -> None:
         # From its first moment: offered a local event directly before it followed,

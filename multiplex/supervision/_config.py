@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import resource
 import socket
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from multiplex.profiles._yamlread import line_of, load_yaml_bytes
 __all__ = [
     "CONFIG_ENV",
     "REDIS_URL_ENV",
+    "RESERVED_DESCRIPTORS",
     "ClusterConfig",
     "CodeExecutionConfig",
     "GatewayConfig",
@@ -33,6 +35,8 @@ __all__ = [
     "SupervisorConfig",
     "WatchConfig",
     "config_path_from",
+    "default_max_connections",
+    "descriptor_limit",
     "load_supervisor_config",
     "masked_redis_url",
     "redis_url_authenticates",
@@ -86,6 +90,27 @@ class ProfileEntry(_Model):
     home: str
 
 
+# docs/operations.md#connections-and-streams: descriptors the gateway's connections never take.
+RESERVED_DESCRIPTORS = 256
+
+
+def descriptor_limit() -> int:
+    """This process's soft ``RLIMIT_NOFILE``: how many descriptors it may hold open."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return 1 << 20 if soft == resource.RLIM_INFINITY else soft
+
+
+def default_max_connections() -> int:
+    """Half the descriptor limit (at least ``RESERVED_DESCRIPTORS`` kept): the rest is for runs."""
+    limit = descriptor_limit()
+    return max(1, limit - max(RESERVED_DESCRIPTORS, limit // 2))
+
+
+def _share(total: int | None) -> int:
+    # One client address, or one profile's event streams: a quarter of every connection.
+    return max(1, (total if total is not None else default_max_connections()) // 4)
+
+
 class GatewayConfig(_Model):
     """``gateway:`` in ``multiplex.yaml`` (docs/configuration.md#supervisor-config-multiplexyaml)."""
 
@@ -95,6 +120,35 @@ class GatewayConfig(_Model):
     max_runs_per_profile: int = Field(default=32, ge=1, le=100_000)
     # docs/gateway.md#limits: a larger request body answers 413 unread.
     max_request_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    # docs/operations.md#connections-and-streams: the bounds that keep descriptors for runs.
+    header_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    max_connections: int = Field(default_factory=default_max_connections, ge=1)
+    max_connections_per_client: int = Field(
+        default_factory=lambda data: _share(data.get("max_connections")), ge=1
+    )
+    max_listeners_per_profile: int = Field(
+        default_factory=lambda data: _share(data.get("max_connections")), ge=1
+    )
+
+    @field_validator("max_connections")
+    @classmethod
+    def _below_descriptors(cls, value: int) -> int:
+        most = descriptor_limit() - RESERVED_DESCRIPTORS
+        if value > most:
+            raise ValueError(
+                f"{value} leaves fewer than {RESERVED_DESCRIPTORS} of the process's "
+                f"{descriptor_limit()} file descriptors (RLIMIT_NOFILE) for runs: "
+                f"at most {max(most, 0)}, or raise the limit (ulimit -n)"
+            )
+        return value
+
+    @field_validator("max_connections_per_client", "max_listeners_per_profile")
+    @classmethod
+    def _within_connections(cls, value: int, info: ValidationInfo) -> int:
+        total = info.data.get("max_connections")
+        if total is not None and value > total:
+            raise ValueError(f"{value} is more than gateway.max_connections ({total})")
+        return value
 
 
 class WatchConfig(_Model):

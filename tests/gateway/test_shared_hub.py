@@ -7,17 +7,13 @@ import asyncio
 import pytest
 
 from multiplex.cluster import SharedEvent
-from multiplex.gateway._events import Event, from_shared, make_event
+from multiplex.gateway._events import Event, Subscription, from_shared, make_event
 from multiplex.gateway._shared_hub import SharedHub
 
 
-async def _drain(sub: object) -> list[Event]:
-    got: list[Event] = []
-    queue = sub._queue  # type: ignore[attr-defined]
+async def _drain(sub: Subscription) -> list[Event]:
     await asyncio.sleep(0)  # offers arrive through call_soon_threadsafe
-    while not queue.empty():
-        got.append(queue.get_nowait())
-    return got
+    return sub.pending()
 
 
 def test_a_following_stream_gets_local_events_only_from_the_shared_stream() -> None:

@@ -1,0 +1,282 @@
+"""Slow, half-open and many clients: the connection caps, the head deadline, the listener cap.
+
+Real sockets against a real gateway (docs/operations.md#connections-and-streams).
+Every client here is on loopback; "another client" is another loopback address
+(Linux routes all of 127/8 to ``lo``), bound before connecting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from multiplex import Supervisor
+from multiplex.gateway import GatewayServer
+from tests.gateway.conftest import ADMIN, TOKENS, Api, make_homes
+
+PER_CLIENT_503 = b"too many connections from this address (gateway.max_connections_per_client)"
+TOTAL_503 = b"too many connections (gateway.max_connections)"
+PARTIAL_HEAD = b"GET /healthz HTTP/1.1\r\nHost: flood\r\nX-Slow: "
+
+
+class Served:
+    def __init__(self, server: GatewayServer, sup: Supervisor) -> None:
+        self.server, self.sup = server, sup
+        self.port = server.port
+        self.base = server.url.rstrip("/")
+        self.admin = Api(self.base, ADMIN)
+        self.alpha = Api(self.base, TOKENS["alpha"])
+        self.beta = Api(self.base, TOKENS["beta"])
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[[str], Served]]:
+    started: list[Served] = []
+
+    def start(gateway: str) -> Served:
+        make_homes(tmp_path)
+        (tmp_path / "multiplex.yaml").write_text(
+            textwrap.dedent(
+                """\
+                profiles_dir: profiles
+                default_profile: alpha
+                watch: {mode: off}
+                """
+            )
+            + (f"gateway: {{{gateway}}}\n" if gateway else "")
+        )
+        sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+        server = GatewayServer(sup, admin_token=ADMIN, host="127.0.0.1", port=0, grace=2.0)
+        started.append(Served(server.start(), sup))
+        return started[-1]
+
+    yield start
+    for s in started:
+        s.server.stop()
+        s.sup.close()
+
+
+def _connect(port: int, source: str = "127.0.0.1", send: bytes = b"") -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((source, 0))
+    sock.settimeout(30)
+    sock.connect(("127.0.0.1", port))
+    if send:
+        sock.sendall(send)
+    return sock
+
+
+def _until_closed(sock: socket.socket) -> bytes:
+    """What the server sent before it closed the connection (a reset counts as closed)."""
+    got = b""
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
+
+
+def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never: {what}")
+        time.sleep(0.02)
+
+
+def _healthz(port: int, source: str = "127.0.0.1") -> bytes:
+    with _connect(
+        port, source, b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    ) as s:
+        return _until_closed(s)
+
+
+def _close_all(socks: list[socket.socket]) -> None:
+    for sock in socks:
+        sock.close()
+
+
+# -- gateway.max_connections_per_client, gateway.max_connections ----------------------------
+
+
+def test_connections_over_the_per_client_cap_are_refused_at_once_while_others_are_served(
+    serve: Callable[[str], Served],
+) -> None:
+    s = serve("max_connections: 200, max_connections_per_client: 50, header_timeout_s: 120")
+    guard = s.server.connections
+    flood = [_connect(s.port, "127.0.0.2", PARTIAL_HEAD) for _ in range(50)]
+    try:
+        _until(lambda: guard.held("127.0.0.2") == 50, "50 half-open connections held")
+        for _ in range(10):  # one more each time: answered and closed, never held
+            with _connect(s.port, "127.0.0.2") as extra:
+                answer = _until_closed(extra)
+            assert answer.startswith(b"HTTP/1.1 503 ") and PER_CLIENT_503 in answer
+        assert guard.held("127.0.0.2") == 50
+        assert guard.refused["per_client"] == 10
+        # Everyone else is served meanwhile: health, a run, another address.
+        assert _healthz(s.port).startswith(b"HTTP/1.1 200 ")
+        assert _healthz(s.port, "127.0.0.3").startswith(b"HTTP/1.1 200 ")
+        run = s.alpha.post("/v1/runs", json={"commands": ["true"], "wait": 20})
+        assert run.status_code == 200 and run.json()["status"] == "completed", run.text
+        metrics = s.admin.get("/metrics").text
+        assert 'multiplex_gateway_connections_refused_total{cap="per_client"} 10.0' in metrics
+    finally:
+        _close_all(flood)
+    _until(lambda: guard.held("127.0.0.2") == 0, "the flood's connections released")
+    with _connect(s.port, "127.0.0.2", b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n") as again:
+        assert again.recv(12) == b"HTTP/1.1 200"
+
+
+def test_the_total_cap_holds_across_addresses(serve: Callable[[str], Served]) -> None:
+    s = serve("max_connections: 60, max_connections_per_client: 40, header_timeout_s: 120")
+    guard = s.server.connections
+    first = [_connect(s.port, "127.0.0.2", PARTIAL_HEAD) for _ in range(40)]
+    second = [_connect(s.port, "127.0.0.3", PARTIAL_HEAD) for _ in range(20)]
+    try:
+        _until(lambda: guard.total == 60, "60 connections held")
+        for source in ("127.0.0.4", "127.0.0.1"):
+            with _connect(s.port, source) as extra:
+                answer = _until_closed(extra)
+            assert answer.startswith(b"HTTP/1.1 503 ") and TOTAL_503 in answer
+        assert guard.total == 60 and guard.refused["total"] == 2
+        _close_all(second[:10])
+        _until(lambda: guard.total == 50, "ten places free again")
+        assert _healthz(s.port, "127.0.0.4").startswith(b"HTTP/1.1 200 ")
+    finally:
+        _close_all(first + second)
+
+
+@pytest.mark.slow
+def test_3000_half_open_connections_from_one_address_leave_runs_working(
+    serve: Callable[[str], Served],
+) -> None:
+    # The issue's case, with the defaults this process's descriptor limit gives.
+    s = serve("")
+    limits = s.sup.config.gateway
+    assert limits.max_connections_per_client < 3000 <= limits.max_connections
+    guard = s.server.connections
+    flood: list[socket.socket] = []
+    try:
+        for _ in range(3000):
+            sock = _connect(s.port, "127.0.0.2")
+            with contextlib.suppress(OSError):  # a refused one may be closed already
+                sock.sendall(PARTIAL_HEAD)
+            flood.append(sock)
+        cap = limits.max_connections_per_client
+        _until(lambda: guard.held("127.0.0.2") == cap, f"{cap} connections held", 60)
+        _until(lambda: guard.refused["per_client"] == 3000 - cap, "the rest refused", 60)
+        run = s.alpha.post("/v1/runs", json={"commands": ["true"], "wait": 30})
+        assert run.status_code == 200 and run.json()["status"] == "completed", run.text
+        assert _healthz(s.port).startswith(b"HTTP/1.1 200 ")
+    finally:
+        _close_all(flood)
+    _until(lambda: guard.held("127.0.0.2") == 0, "the flood's connections released", 60)
+
+
+# -- gateway.header_timeout_s ---------------------------------------------------------------
+
+
+def test_a_connection_that_does_not_finish_its_head_in_time_is_closed(
+    serve: Callable[[str], Served],
+) -> None:
+    s = serve("header_timeout_s: 1")
+    silent = _connect(s.port)
+    partial = _connect(s.port, send=PARTIAL_HEAD)
+    # A kept-alive connection: one whole request, then half of the next one's head.
+    kept = _connect(s.port, send=b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert kept.recv(12) == b"HTTP/1.1 200"
+    kept.sendall(PARTIAL_HEAD)
+    for sock in (silent, partial, kept):
+        with sock:
+            _until_closed(sock)  # within the socket's 30 s timeout, or the test fails
+    assert s.server.connections.head_timeouts >= 3
+    _until(lambda: s.server.connections.total == 0, "every connection released")
+
+
+# -- gateway.max_listeners_per_profile ------------------------------------------------------
+
+
+def _stream(port: int, token: str, path: str = "/v1/events") -> socket.socket:
+    """A raw SSE client that has read the stream's head and ``: connected``."""
+    sock = _connect(port)
+    sock.sendall(
+        f"GET {path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    )
+    got = b""
+    while b": connected" not in got:
+        chunk = sock.recv(65536)
+        assert chunk, got
+        got += chunk
+    assert got.startswith(b"HTTP/1.1 200 "), got
+    return sock
+
+
+def test_event_streams_over_the_profile_cap_answer_429_and_other_profiles_still_stream(
+    serve: Callable[[str], Served],
+) -> None:
+    s = serve("max_listeners_per_profile: 5")
+    seats = s.server.gateway.listeners
+    streams = [_stream(s.port, TOKENS["alpha"]) for _ in range(5)]
+    try:
+        refused = s.alpha.get("/v1/events")
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "5"
+        assert "gateway.max_listeners_per_profile" in refused.json()["detail"]
+        run_id = s.alpha.submit(["true"])
+        assert s.alpha.get(f"/v1/runs/{run_id}/events").status_code == 429  # every stream counts
+        streams.append(_stream(s.port, TOKENS["beta"]))  # another profile has its own seats
+        streams.append(_stream(s.port, ADMIN))
+        assert seats.held("profile:alpha") == 5
+        streams.pop(0).close()
+        _until(lambda: seats.held("profile:alpha") == 4, "a closed stream's seat given back")
+        streams.append(_stream(s.port, TOKENS["alpha"]))
+    finally:
+        _close_all(streams)
+    _until(lambda: len(seats) == 0, "every seat given back")
+
+
+def test_200_listeners_each_get_the_event_and_leave_nothing_behind(
+    serve: Callable[[str], Served],
+) -> None:
+    s = serve(
+        "max_connections: 400, max_connections_per_client: 300, max_listeners_per_profile: 250"
+    )
+    gw = s.server.gateway
+    streams = [_stream(s.port, ADMIN) for _ in range(200)]
+    try:
+        assert len(gw.listeners) == 200 and len(gw.hub) == 200
+        assert _healthz(s.port).startswith(b"HTTP/1.1 200 ")
+        with httpx.Client(
+            base_url=s.base, headers={"Authorization": f"Bearer {TOKENS['alpha']}"}
+        ) as c:
+            run = c.post("/v1/runs", json={"commands": ["true"], "wait": 20}, timeout=30).json()
+        assert run["status"] == "completed"
+        want = b"event: run.finished\n"
+        got = {sock: b"" for sock in streams}
+        waiting = set(streams)
+        with selectors.DefaultSelector() as sel:
+            for sock in streams:
+                sel.register(sock, selectors.EVENT_READ)
+            deadline = time.monotonic() + 60
+            while waiting and time.monotonic() < deadline:
+                for key, _ in sel.select(1.0):
+                    sock = key.fileobj
+                    assert isinstance(sock, socket.socket)
+                    chunk = sock.recv(65536)
+                    assert chunk, "a listener's stream ended"
+                    got[sock] += chunk
+                    if want in got[sock] and run["run_id"].encode() in got[sock]:
+                        waiting.discard(sock)
+                        sel.unregister(sock)
+        assert not waiting, f"{len(waiting)} of 200 listeners never got run.finished"
+    finally:
+        _close_all(streams)
+    _until(lambda: len(gw.listeners) == 0, "every listener's seat given back")
+    _until(lambda: len(gw.hub) == 0, "every subscription gone")
+    _until(lambda: s.server.connections.total == 0, "every connection released")
