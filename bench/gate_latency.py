@@ -1,10 +1,24 @@
-"""Gate decision latency on a realistic corpus (issue: the approval gate).
+"""Gate decision latency on a realistic corpus (issue: the approval gate; issue 32 target 3).
 
 1000 agent commands against a profile with 200 deny rules and 10,000
 allowlist rules; prints p50/p99 of a decision without a prompt (the gate's
-steps 1-9) and the ratio to parsing the same corpus alone, measured in the
-same run. Also prints the full decide() path (with its decisions.jsonl write
-and metrics) for unattended commands. Targets: p50 <= 150 us, p99 <= 1 ms.
+steps 1-9: parse, hardline, deny, allowlist, detection) and the ratio to parsing
+the same corpus alone, measured in the same run. Also prints the full decide()
+path (with its decisions.jsonl write and metrics) for unattended commands.
+
+The peer (issue 32 target 3): hermes-agent 0.19.0, fetched from PyPI into
+bench/.peers/ (ignored by git; never part of the repository) and timed on the
+same corpus in the same run, interleaved with ours command by command: its pure
+decision work per command, ``detect_hardline_command`` + ``detect_dangerous_command``
+(what its ``check_all_command_guards`` does before I/O). Left out: its
+``_match_user_deny_rule``, which reads its config from disk on every call, and
+tirith. Ours in that pairing is a decision with no per-line cache carried over
+from an earlier decision (the corpus repeats lines: every functools cache of
+multiplex.shell and multiplex.approval is cleared before each timed decision,
+except those that depend only on the profile's rules, the option tables or the
+turn's place); the figure with caches kept is printed beside it. Target: ours
+<= 1/10 of hermes's median. Without PyPI the peer is reported as not measured.
+
 Long lines (issue 10): the time per KiB at 1, 8 and 64 KiB, the slope from 8 to
 64 KiB (without the fixed per-decision cost), the slowest 64 KiB line, and 64 KiB
 lines an agent writes or that used to be quadratic (docs/security.md#linear-time).
@@ -12,12 +26,19 @@ lines an agent writes or that used to be quadratic (docs/security.md#linear-time
 
 from __future__ import annotations
 
+import functools
+import importlib
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import percentile, write_home
@@ -29,6 +50,14 @@ REPO = Path(__file__).resolve().parent.parent
 # The corpus p50 measured before issue 10's changes, on the 2-core build machine
 # (three runs: 118, 132, 140 us; median 132). Issue 10 allows at most 1.5x this.
 BASELINE_P50_US = 132.0
+PEER = "hermes-agent==0.19.0"
+PEERS = REPO / "bench" / ".peers"  # in .gitignore: the peer's code is never committed
+# Caches that depend only on the profile's rules, the option tables or the turn's place:
+# kept between decisions. Every other cache of the gate's modules is per line.
+RULE_CACHES = frozenset(
+    {"_compile", "deny_set", "_by_program", "_meant", "_globs", "_shapes", "_home_set",
+     "_secret_cwd", "_place", "_allow_index"}
+)  # fmt: skip
 TEMPLATES = [
     "git status",
     "git diff --stat",
@@ -128,6 +157,71 @@ def timed(fn, items: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
     return out
 
 
+def peer_module() -> tuple[ModuleType | None, str]:
+    """hermes-agent's ``tools.approval``, unpacked from its wheel under bench/.peers/, or why not."""
+    folder = PEERS / PEER.replace("==", "-")
+    if not (folder / "tools" / "approval.py").is_file():
+        with tempfile.TemporaryDirectory() as tmp:
+            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", tmp, PEER]
+            try:
+                subprocess.run(pip, check=True, capture_output=True, timeout=300)
+            except (subprocess.SubprocessError, OSError) as exc:
+                return None, f"pip download {PEER} failed ({type(exc).__name__})"
+            wheels = list(Path(tmp).glob("*.whl"))
+            if not wheels:
+                return None, f"pip download {PEER} gave no wheel"
+            with zipfile.ZipFile(wheels[0]) as wheel:
+                wheel.extractall(folder)
+    # Its import makes a home folder: keep it out of the user's (~/.hermes).
+    os.environ.setdefault("HERMES_HOME", str(PEERS / "hermes-home"))
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module("tools.approval"), ""
+    except Exception as exc:  # any failure of a third party's import: not measured
+        return None, f"import of {PEER}'s tools.approval failed: {type(exc).__name__}: {exc}"
+    finally:
+        sys.path.remove(str(folder))
+
+
+def line_caches() -> list[Callable[[], None]]:
+    """``cache_clear`` of every per-line functools cache of the gate's modules."""
+    found: dict[int, Callable[[], None]] = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(("multiplex.shell", "multiplex.approval")):
+            continue
+        for attr, value in vars(module).items():
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear) and attr not in RULE_CACHES:
+                found[id(value)] = clear
+    return list(found.values())
+
+
+def paired(
+    ours: Callable[[str], object], peer: Callable[[str], object], items: list[str]
+) -> tuple[list[float], list[float]]:
+    """Microseconds of ``ours`` (no per-line cache carried over) and ``peer`` on each item,
+    interleaved so that both see the same load."""
+    clears = line_caches()
+    mine, theirs = [], []
+    for item in items:
+        for clear in clears:
+            clear()
+        start = time.perf_counter()
+        ours(item)
+        mid = time.perf_counter()
+        peer(item)
+        mine.append((mid - start) * 1e6)
+        theirs.append((time.perf_counter() - mid) * 1e6)
+    return mine, theirs
+
+
+def hermes_decision(module: ModuleType) -> Callable[[str], object]:
+    def decide(line: str) -> object:
+        return module.detect_hardline_command(line), module.detect_dangerous_command(line)
+
+    return decide
+
+
 def main() -> None:
     rng = random.Random(7)
     programs = [f"tool{i}" for i in range(400)] + [
@@ -163,6 +257,14 @@ def main() -> None:
                 sup.gate.evaluate(scope, line)
             parse = timed(parse_line, lines * 3)
             gate = timed(lambda c: sup.gate.evaluate(scope, c), lines * 3)
+            evaluate = functools.partial(sup.gate.evaluate, scope)
+            peer, why_not = peer_module()
+            if peer is not None:
+                for line in lines[:200]:  # warm up its regexes
+                    hermes_decision(peer)(line)
+                cold, hermes = paired(evaluate, hermes_decision(peer), lines * 3)
+            else:
+                cold, hermes = paired(evaluate, lambda c: None, lines * 3)
             decide = timed(lambda c: sup.gate.decide(scope, c), lines)
             long = {size: long_times(sup, scope, size) for size in (1, 8, 64)}
             kib = {size: per_kib(times, size) for size, times in long.items()}
@@ -184,6 +286,23 @@ def main() -> None:
     )
     print(f"parsing alone (the floor):            p50 {q50:.1f} us, p99 {q99:.1f} us")
     print(f"ratio gate/parse: p50 {p50 / q50:.2f}x, p99 {p99 / q99:.2f}x")
+    c50 = statistics.median(cold)
+    print(
+        f"gate decision, no per-line cache carried over: p50 {c50:.1f} us, "
+        f"p99 {percentile(cold, 99):.1f} us (with caches kept, above: p50 {p50:.1f} us)"
+    )
+    if peer is None:
+        print(f"peer {PEER}: could not be measured: {why_not}")
+    else:
+        h50 = statistics.median(hermes)
+        print(
+            f"peer {PEER} (detect_hardline_command + detect_dangerous_command, same corpus, "
+            f"interleaved): p50 {h50:.1f} us, p99 {percentile(hermes, 99):.1f} us"
+        )
+        print(
+            f"ratio ours/hermes: p50 {c50 / h50:.3f} (target <= 0.10); "
+            f"with caches kept {p50 / h50:.3f}"
+        )
     print(
         "long lines (issue 10), time per KiB: "
         + ", ".join(f"{k} KiB {v:.0f} us/KiB" for k, v in kib.items())
