@@ -141,6 +141,8 @@ class ResultOut(BaseModel):
     sandbox: str | None = None
     # docs/execution.md#egress: what the egress proxy refused this command, redacted
     egress_refused: list[str] = []
+    # docs/gateway.md#runs: approved, but it could not start (then the run failed): why, redacted
+    error: str | None = None
 
 
 class CellErrorOut(BaseModel):
@@ -336,6 +338,7 @@ class RunSummary(BaseModel):
     finished_at: float | None
     commands: list[str]
     pending_approval: str | None = None
+    error: str | None = None  # why a failed run failed (docs/gateway.md#runs)
 
 
 class ReloadOut(BaseModel):

@@ -23,6 +23,9 @@ ASK_WITH_ITS_TOKEN = (
     "def ask(command):\n"
     "    reply = k._ask({'key': k._Channel.key, 'cell': its_token, 'command': command})\n"
     "    return 'ran' if reply.get('ok') else 'refused: ' + reply['refused']\n"
+    "def tell(done, verdict):\n"  # whole or not at all: the test reads it once it exists
+    "    open(done + '.part', 'w').write(verdict)\n"
+    "    os.replace(done + '.part', done)\n"
 )
 
 
@@ -88,7 +91,7 @@ def test_a_background_thread_after_its_cell_settled_is_refused(sup: Supervisor) 
         + "def later(go, done):\n"
         + "    while not os.path.exists(go):\n"
         + "        time.sleep(0.01)\n"
-        + "    open(done, 'w').write(ask('echo from-the-past'))\n"
+        + "    tell(done, ask('echo from-the-past'))\n"
         + f"threading.Thread(target=later, args=({str(go)!r}, {str(done)!r}), daemon=True).start()\n",
         profile="a",
         session="threads",
@@ -108,7 +111,7 @@ def test_an_old_thread_is_refused_while_a_later_cell_runs(sup: Supervisor) -> No
         + "def waiter(go, done):\n"
         + "    while not os.path.exists(go):\n"
         + "        time.sleep(0.01)\n"
-        + "    open(done, 'w').write(ask('echo old'))\n"
+        + "    tell(done, ask('echo old'))\n"
         + f"old = threading.Thread(target=waiter, args=({str(go)!r}, {str(done)!r}), daemon=True)\n"
         + "old.start()\n",
         profile="a",

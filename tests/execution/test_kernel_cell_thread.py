@@ -61,7 +61,12 @@ def takeover(done, command, how):
             verdict = open(done + ".child").read()
     except RequestRefused as exc:
         verdict = "refused: " + str(exc)
-    open(done, "w").write(verdict)
+    tell(done, verdict)
+
+def tell(done, verdict):
+    # Whole or not at all: whoever waits for the file reads it at once.
+    open(done + ".part", "w").write(verdict)
+    os.replace(done + ".part", done)
 
 def start(done, command, how):
     threading.Thread(target=takeover, args=(done, command, how), daemon=True).start()
@@ -157,7 +162,7 @@ def test_a_thread_started_by_the_running_cell_is_refused(sup: Supervisor, how: s
         + " else ask_raw(token, 'echo from-thread')\n"
         + "    except RequestRefused as exc:\n"
         + "        verdict = 'refused: ' + str(exc)\n"
-        + "    open(done, 'w').write(verdict)\n"
+        + "    tell(done, verdict)\n"
         + f"t = threading.Thread(target=worker, args=({str(done)!r},))\n"
         + "t.start()\n"
         + f"mine = run({wait!r}).stdout\n"
