@@ -427,6 +427,16 @@ class Gate:
         self.sessions(profile).reset(session)
         return self.pending(profile).cancel_where(lambda r: r.session == session, cause)
 
+    def revoke_grant(self, profile: Profile, session: str, rule: str | None = None) -> bool:
+        """Take back one session grant, or (``rule`` None) all its grants and yolo.
+
+        Waiting commands are not cancelled (that is :meth:`reset_session`); a
+        parked command the grant had vouched for is re-checked like any revocation.
+        True if the session held what was taken back.
+        """
+        table = self.sessions(profile)
+        return table.reset(session) if rule is None else table.revoke(session, rule)
+
     def cancel_run(self, run_id: str, cause: str = "run cancelled") -> int:
         return sum(
             t.cancel_where(lambda r: r.run_id == run_id, cause) for t in self.tables().values()

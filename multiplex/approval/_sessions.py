@@ -45,6 +45,19 @@ class SessionTable:
             state = self.get(session)
             self._sessions[session] = SessionState(state.grants, on)
 
+    def revoke(self, session: str, rule: str) -> bool:
+        """Take one grant back (``multiplex approvals revoke``); True if the session held it."""
+        with self._lock:
+            state = self.get(session)
+            if rule not in state.grants.texts():
+                return False
+            kept = [text for text in state.grants.texts() if text != rule]
+            if kept or state.yolo:
+                self._sessions[session] = SessionState(RuleSet(kept), state.yolo)
+            else:
+                self._sessions.pop(session, None)
+            return True
+
     def reset(self, session: str) -> bool:
         """Drop the session's grants and yolo; True if it had any."""
         with self._lock:

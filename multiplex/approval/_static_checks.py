@@ -81,23 +81,33 @@ def _deny_match(
     return deny_match(deny_set(rules), parsed, cwd=cwd)
 
 
-def _allow_match(data: CheckInput) -> str | None:
+def _allow_match(data: CheckInput) -> tuple[str, bool] | None:
+    """The rules that vouch for every command, and whether a session grant was one of them.
+
+    The permanent allowlist is asked first, so a command both cover is recorded as
+    allowlisted; one only a session grant covers is recorded as a session grant
+    (docs/approvals.md#sessions), never as a rule config.yaml does not hold.
+    """
     # docs/allowlist.md#rules: EVERY simple command must match, none may write a file.
     parsed = data.parsed
     if parsed.error is not None or not parsed.commands:
         return None
     matched: list[str] = []
+    by_grant = False
     for command in parsed.commands:
         if command.writes_file or smuggled(command, data.search_path, data.place.cwd):
             return None
         # An assignment prefix (PATH=. ls) is matched too: only a rule naming it covers it.
         argv = command.assignments + command.argv
-        rule = data.session_grants.match(argv) or data.allowlist.match(argv)
+        rule = data.allowlist.match(argv)
         if rule is None:
-            return None
+            rule = data.session_grants.match(argv)
+            if rule is None:
+                return None
+            by_grant = True
         if rule.text not in matched:
             matched.append(rule.text)
-    return "; ".join(matched)
+    return "; ".join(matched), by_grant
 
 
 def dangers_of(
@@ -216,7 +226,9 @@ def run_static_checks(
     named = None if protected is not None else find_named(parsed, data.place)
     allowed = None if protected is not None or named is not None else _allow_match(data)
     if allowed is not None:
-        return trace, stop("allowlist", "approved", "allowlisted", DecidedBy.RULE, allowed), None
+        rules, by_grant = allowed
+        cause = "session grant" if by_grant else "allowlisted"
+        return trace, stop("allowlist", "approved", cause, DecidedBy.RULE, rules), None
     trace.append(
         TraceStep(
             "allowlist",

@@ -20,6 +20,7 @@ from multiplex.cli._mcp import mcp
 from multiplex.cli._options import Command, Group
 from multiplex.cli._profiles import profiles_app
 from multiplex.cli._remote import answer_approval, list_approvals, runs_app
+from multiplex.cli._sessions import list_sessions, revoke_grant
 from multiplex.cli._state import CliState
 from multiplex.cli._up import up
 
@@ -99,6 +100,8 @@ app.add_typer(profiles_app, name="profiles")
 app.add_typer(allowlist_app, name="allowlist")
 approvals_app.command("list", cls=Command)(list_approvals)
 approvals_app.command("answer", cls=Command)(answer_approval)
+approvals_app.command("sessions", cls=Command)(list_sessions)
+approvals_app.command("revoke", cls=Command)(revoke_grant)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(kernel_app, name="kernel")
 app.add_typer(runs_app, name="runs")

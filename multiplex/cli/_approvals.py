@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import shlex
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from multiplex.approval import TerminalPrompter
 from multiplex.approval._decision import Outcome
+from multiplex.cli._client import client_for
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
@@ -54,29 +55,54 @@ def test_command(
     context: Annotated[
         ContextKind, typer.Option("--context", help="Where the turn comes from.")
     ] = ContextKind.API,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            help="Decide as in this session of the running gateway (its grants and yolo).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """What the gate would do, step by step. Pure: writes nothing, asks nobody."""
-    sup = state_of(ctx).supervisor(profile)
-    try:
-        verdict = sup.test(profile, _line(command), context=context)
-    finally:
-        sup.close()
+    """What the gate would do, step by step. Pure: writes nothing, asks nobody.
+
+    Session grants live in the running gateway: with --session the question is
+    put to it (POST /v1/approvals/test), otherwise to this config, read afresh.
+
+    Example: multiplex approvals test -p default -- rm -rf ./build
+    """
+    line = _line(command)
+    verdict: dict[str, Any]
+    if session is not None:
+        body = {"profile": profile, "command": line, "context": context.value}
+        verdict = client_for(state_of(ctx)).post(
+            "/v1/approvals/test", {**body, "session_id": session}
+        )
+    else:
+        sup = state_of(ctx).supervisor(profile)
+        try:
+            verdict = sup.test(profile, line, context=context).as_dict()
+        finally:
+            sup.close()
     if as_json:
-        emit_json(verdict.as_dict())
+        emit_json(verdict)
         return
-    typer.echo(f"profile:  {verdict.profile}")
-    typer.echo(f"command:  {verdict.command}")
-    for argv in verdict.segments:
+    _print_verdict(verdict)
+
+
+def _print_verdict(verdict: dict[str, Any]) -> None:
+    typer.echo(f"profile:  {verdict['profile']}")
+    typer.echo(f"command:  {verdict['command']}")
+    for argv in verdict["segments"]:
         typer.echo(f"segment:  {shlex.join(argv)}")
-    for number, step in enumerate(verdict.trace, 1):
-        detail = f"  {step.detail}" if step.detail else ""
-        typer.echo(f"  {number:>2}. {step.step:<11} {step.result:<9}{detail}")
-    for danger in verdict.dangers:  # docs/approvals.md#what-a-prompt-shows
-        typer.echo(f"danger:   {danger.pattern}: {danger.segment}")
-    by = verdict.decided_by.value if verdict.decided_by else "-"
-    rule = f"  rule: {verdict.rule}" if verdict.rule else ""
-    typer.echo(f"verdict:  {verdict.outcome.value} ({verdict.cause}; decided by {by}){rule}")
+    for number, step in enumerate(verdict["trace"], 1):
+        detail = f"  {step['detail']}" if step["detail"] else ""
+        typer.echo(f"  {number:>2}. {step['step']:<11} {step['result']:<9}{detail}")
+    for danger in verdict["dangers"]:  # docs/approvals.md#what-a-prompt-shows
+        typer.echo(f"danger:   {danger['pattern']}: {danger['segment']}")
+    by = verdict["decided_by"] or "-"
+    rule = f"  rule: {verdict['rule']}" if verdict["rule"] else ""
+    typer.echo(f"verdict:  {verdict['outcome']} ({verdict['cause']}; decided by {by}){rule}")
 
 
 def exec_command(

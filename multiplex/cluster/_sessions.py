@@ -50,6 +50,18 @@ redis.call('PUBLISH', ARGV[4], ARGV[5])
 return #grants
 """
 
+# KEYS[1]: the session. ARGV[1]: the rule to take back. 1 if the session held it.
+_REVOKE = """
+local old = redis.call('HGET', KEYS[1], 'grants')
+if not old then return 0 end
+local kept, found = {}, 0
+for _, r in ipairs(cjson.decode(old)) do
+  if r == ARGV[1] then found = 1 else kept[#kept + 1] = r end
+end
+if found == 1 then redis.call('HSET', KEYS[1], 'grants', cjson.encode(kept)) end
+return found
+"""
+
 
 class EmptyProfiles:
     """The profiles this node knows to hold no session state: their decisions need not read Redis.
@@ -110,6 +122,7 @@ class SharedSessionTable(SessionTable):
         self._empty = empty
         self._ttl = max(1, int(link.config.run_ttl))
         self._grant = link.sync.register_script(_GRANT)
+        self._revoke = link.sync.register_script(_REVOKE)
         self.reset_channel = link.key(RESET_CHANNEL)
         self._with_state = link.key("sessions", profile)
         self._changed = (
@@ -173,6 +186,11 @@ class SharedSessionTable(SessionTable):
             self._link.call(write)  # raises: a yolo switch nobody can see must not look set
         finally:
             self._empty.forget(self.profile)
+
+    def revoke(self, session: str, rule: str) -> bool:
+        # raises when Redis cannot be written: a grant taken back must never look gone
+        key = self._key(session)
+        return int(self._link.call(lambda: self._revoke(keys=[key], args=[rule]))) == 1
 
     def reset(self, session: str) -> bool:
         def write() -> list[Any]:

@@ -14,7 +14,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from multiplex._errors import RoutingError
-from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs
+from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs, _api_sessions
 from multiplex.gateway._apidocs import mount_api_docs
 from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
@@ -111,6 +111,7 @@ def create_app(
     app.include_router(_api_info.router)
     app.include_router(_api_history.router)
     app.include_router(_api_kernels.router)
+    app.include_router(_api_sessions.router)
 
     @app.exception_handler(RoutingError)
     async def _routing(request: Request, exc: RoutingError) -> JSONResponse:

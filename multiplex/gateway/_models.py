@@ -30,6 +30,8 @@ __all__ = [
     "ReloadOut",
     "ResetOut",
     "ResultOut",
+    "RevokeIn",
+    "RevokeOut",
     "RouteIn",
     "RunContext",
     "RunCreated",
@@ -37,6 +39,7 @@ __all__ = [
     "RunOut",
     "RunStatus",
     "RunSummary",
+    "SessionOut",
     "TestContext",
     "TestIn",
     "TraceOut",
@@ -114,6 +117,8 @@ class TestIn(_In):
     profile: Name
     command: Command
     context: TestContext = "api"
+    # Decide as in this session (its grants and yolo); none: a session with neither.
+    session_id: Name = "test"
 
 
 class RunCreated(BaseModel):
@@ -258,6 +263,25 @@ class CancelOut(BaseModel):
 
 class ResetOut(BaseModel):
     cancelled: int
+
+
+class SessionOut(BaseModel):
+    """One session of a profile that holds grants or yolo (``GET /v1/sessions``)."""
+
+    profile: str
+    session_id: str
+    grants: list[str]
+    yolo: bool
+
+
+class RevokeIn(_In):
+    """``POST /v1/sessions/{profile}/{session}/revoke``: one grant, or (no rule) all and yolo."""
+
+    rule: Name | None = None
+
+
+class RevokeOut(BaseModel):
+    revoked: bool
 
 
 class TraceOut(BaseModel):

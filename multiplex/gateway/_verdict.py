@@ -40,9 +40,11 @@ async def verdict_of(gw: Gateway, caller: Principal, body: TestIn) -> Response:
             and len(body.command) <= ON_LOOP_MAX
             and sup.test_is_warm(body.profile)
         ):
-            verdict = sup.test(body.profile, body.command, body.context)
+            verdict = sup.test(body.profile, body.command, body.context, body.session_id)
         else:
-            verdict = await gw.off_loop(sup.test, body.profile, body.command, body.context)
+            verdict = await gw.off_loop(
+                sup.test, body.profile, body.command, body.context, body.session_id
+            )
     except RoutingError as exc:
         raise no_profile(caller, body.profile, str(exc)) from None
     return json_response(verdict.as_dict())

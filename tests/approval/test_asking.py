@@ -83,7 +83,16 @@ def test_answers_once_session_always_deny(sup: Supervisor, make_home) -> None:  
     assert session.decision.outcome is Outcome.APPROVED
     again = run("rm -rf ./other")  # the session grant answers without asking
     assert again.decision.decided_by.value == "rule" and again.decision.rule == "rm -rf ./other"
+    # docs/approvals.md#sessions: said to be the session's grant, never a config.yaml rule
+    assert again.decision.cause == "session grant"
+    assert sup.test("p", "rm -rf ./other", session="s").cause == "session grant"
     assert sup.test("p", "rm -rf ./other", session="other-session").outcome == "ask"
+    assert list(sup.session_grants("p")) == ["s"]
+    assert sup.revoke_grant("p", "s", "rm -rf ./other") is True
+    assert sup.test("p", "rm -rf ./other", session="s").outcome == "ask"
+    assert sup.revoke_grant("p", "s", "rm -rf ./other") is False
+    assert sup.session_grants("p") == {}
+    sup.gate.sessions(sup.profiles["p"]).grant("s", ["rm -rf ./other"])
     always = run("chmod -R 777 ./build")
     assert always.decision.outcome is Outcome.APPROVED
     assert "chmod -R 777 ./build" in sup.profiles["p"].allowlist.rules()

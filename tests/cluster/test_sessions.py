@@ -6,6 +6,9 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
+from multiplex.cluster import ClusterUnavailable
 from tests.cluster.conftest import NodeFactory
 
 
@@ -189,3 +192,24 @@ def test_the_profiles_set_of_sessions_outlives_every_session_written_since(
         renew()
         assert client.pttl(with_state) >= client.pttl(session) > 0
     assert client.smembers(with_state) == {"s1"}
+
+
+def test_a_grant_revoked_on_one_node_is_gone_on_every_node(
+    node: NodeFactory, redis_server: Any
+) -> None:
+    on_a, on_b = node("a").session_table("alpha"), node("b").session_table("alpha")
+    on_a.grant("s1", ["git push", "make *", "npm test"])
+    assert on_b.revoke("s1", "make *") is True
+    assert on_a.get("s1").grants.texts() == ("git push", "npm test")
+    assert not on_a.get("s1").grants.matches(["make", "test"])
+    assert on_a.revoke("s1", "make *") is False  # already gone
+    assert on_a.revoke("s9", "git push") is False  # a session that holds nothing
+    assert on_b.revoke("s1", "git push") and on_b.revoke("s1", "npm test")
+    assert on_a.get("s1").grants.texts() == ()
+    on_a.grant("s1", ["git push"])
+    redis_server.stop()
+    try:  # a revocation nobody can store must never look done
+        with pytest.raises(ClusterUnavailable):
+            on_a.revoke("s1", "git push")
+    finally:
+        redis_server.start()
