@@ -10,10 +10,11 @@ client threads submitting runs of `true` with `"wait": 10`, so events flow:
    reads them all, as live clients would): the same figures;
 3. the listeners closed: the same figures again.
 
-Prints the gateway's RSS before the listeners, with them, and after they
-closed (with a `gc` settle of a few seconds), the ratios of the latencies
-against phase 1, the events each listener got, and the load average (the
-machine is shared).
+Prints the ratios of the latencies against phase 1, the events each listener
+got, the gateway's RSS before the listeners, with them, after they closed
+(a few seconds later) and after a second round of as many opened and closed
+(what the first round left is reused: the allocator keeps freed memory for
+the process), and the load average (the machine is shared).
 
     .venv/bin/python bench/listeners.py [--listeners 500] [--seconds 8]
 """
@@ -224,6 +225,10 @@ def main() -> None:
             health2, runs2 = phase(base, args.seconds)
             rss3 = rss_mb(proc.pid)
             print(line("after they closed", health2, runs2, floor))
+            # The same again: memory the first round left is reused, not added to.
+            Listeners(base, args.listeners).close()
+            time.sleep(3.0)
+            rss4 = rss_mb(proc.pid)
             print(
                 f"events read by the listeners: {frames} "
                 f"({frames / max(1, args.listeners):.0f} each, {len(runs1)} runs)"
@@ -231,7 +236,8 @@ def main() -> None:
             print(
                 f"gateway RSS: {rss0:.1f} MB before, {rss1:.1f} MB with {args.listeners} listeners "
                 f"connected, {rss2:.1f} MB after the load with them, {rss3:.1f} MB after they closed "
-                f"(+{rss3 - rss0:.1f} MB, {rss3 / rss0:.2f}x)"
+                f"(+{rss3 - rss0:.1f} MB, {rss3 / rss0:.2f}x); {rss4:.1f} MB after a second "
+                f"round of {args.listeners} opened and closed (+{rss4 - rss3:.1f} MB)"
             )
         finally:
             proc.terminate()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -18,8 +17,9 @@ from multiplex.gateway._api_runs import visible_approval_requests
 from multiplex.gateway._auth import Caller, Principal
 from multiplex.gateway._events import Event, from_shared, stream_order
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import ERRORS, STREAM_ANSWERS, GatewayDep, no_profile, sse_response
+from multiplex.gateway._http import ERRORS, STREAM_ANSWERS, GatewayDep, no_profile
 from multiplex.gateway._models import ProfileOut, ReloadOut, WhoAmI
+from multiplex.gateway._stream import Opened, event_stream
 from multiplex.supervision import describe_profile
 
 __all__ = ["router"]
@@ -94,7 +94,7 @@ async def all_events(
 ) -> Any:
     """Every approval.*, run.*, command.* and egress.* event this token may see; open requests re-sent on
     connect, and in a cluster the events missed since ``Last-Event-ID``."""
-    return sse_response(gw, caller, _live(gw, caller, last_event_id))
+    return event_stream(gw, caller, _open_live(gw, caller, last_event_id))
 
 
 _KINDS = ("approval.", "run.", "command.", "egress.")
@@ -112,9 +112,18 @@ async def _missed(gw: Gateway, caller: Principal, last: str | None) -> list[Even
     return [from_shared(e) for e in shared if caller.sees(e.profile) and e.name.startswith(_KINDS)]
 
 
-async def _live(gw: Gateway, caller: Principal, last: str | None) -> AsyncIterator[bytes]:
+async def _open_live(gw: Gateway, caller: Principal, last: str | None) -> Opened:
+    sent: set[str] = set()  # approval ids re-sent on connect: their live request is skipped once
+    upto: list[tuple[int, int]] = []  # the last replayed position: anything up to it is skipped
+
+    def skip(e: Event) -> bool:
+        if e.name == "approval.request" and e.data["approval_id"] in sent:
+            sent.discard(e.data["approval_id"])
+            return True
+        return bool(upto and e.position) and stream_order(e.position or "") <= upto[0]
+
     sub = gw.hub.subscribe(
-        lambda e: caller.sees(e.profile) and e.name.startswith(_KINDS),
+        lambda e: caller.sees(e.profile) and e.name.startswith(_KINDS) and not skip(e),
         valid=lambda: gw.auth.current(caller),
         follow=True,
     )
@@ -124,26 +133,18 @@ async def _live(gw: Gateway, caller: Principal, last: str | None) -> AsyncIterat
         await gw.hub.listening(sub)
         head = [b": connected\n\n"]
         # Subscribed first, replayed second: an event arriving meanwhile is in the
-        # queue, and skipped below when the replay already carried it.
+        # queue, and skipped when the replay already carried it.
         replayed = await _missed(gw, caller, last)
-        upto = stream_order(replayed[-1].position or "0-0") if replayed else None
+        if replayed:
+            upto.append(stream_order(replayed[-1].position or "0-0"))
         head.extend(event.frame() for event in replayed)
-        sent: set[str] = set()
         for event in await visible_approval_requests(gw, caller):
             sent.add(event.data["approval_id"])
             head.append(event.frame())
-        yield b"".join(head)
-        async for live in sub.events():
-            if live is None:
-                yield b": keepalive\n\n"
-            elif live.name == "approval.request" and live.data["approval_id"] in sent:
-                sent.discard(live.data["approval_id"])
-            elif upto is not None and live.position and stream_order(live.position) <= upto:
-                continue  # already in the replay
-            else:
-                yield live.frame()
-    finally:
+    except BaseException:
         gw.hub.unsubscribe(sub)
+        raise
+    return Opened(sub, b"".join(head), skip)
 
 
 @router.get("/metrics", responses={**ERRORS, 200: {"content": {"text/plain": {}}}})

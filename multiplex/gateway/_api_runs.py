@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
@@ -44,6 +43,7 @@ from multiplex.gateway._models import (
 from multiplex.gateway._run import FINAL, Run, approval_row
 from multiplex.gateway._runs import ShuttingDown, TooManyRuns
 from multiplex.gateway._shared import REDIS_UNAVAILABLE
+from multiplex.gateway._stream import Opened, event_stream
 from multiplex.gateway._verdict import verdict_of
 
 __all__ = ["router", "run_document", "start_run", "visible_approval_requests"]
@@ -302,40 +302,34 @@ async def run_events(run_id: str, caller: Caller, gw: GatewayDep) -> Any:
     if run is None:
         await remote.remote_run(gw, caller, run_id)  # 404 before the stream starts
         return sse_response(gw, caller, remote.remote_run_stream(gw, caller, run_id, RUN_EVENTS))
-    return sse_response(gw, caller, _run_stream(gw, run, caller))
+    return event_stream(gw, caller, _open_run(gw, run, caller))
 
 
-async def _run_stream(gw: Gateway, run: Run, caller: Principal) -> AsyncIterator[bytes]:
+async def _open_run(gw: Gateway, run: Run, caller: Principal) -> Opened:
+    sent: set[str] = set()  # the open request re-sent on connect: never twice
+
+    def skip(e: Event) -> bool:
+        return e.name == "approval.request" and e.data["approval_id"] in sent
+
     sub = gw.hub.subscribe(
-        lambda e: e.run_id == run.run_id and e.name in RUN_EVENTS,
+        lambda e: e.run_id == run.run_id and e.name in RUN_EVENTS and not skip(e),
         valid=lambda: gw.auth.current(caller),
     )
-    try:
-        # The subscription exists from ": connected" on; the replay goes in the
-        # same write (one send per connection matters at hundreds of runs/s).
-        head = [b": connected\n\n"]
-        with run.lock:
-            pending, finished = run.pending, run.finished
-        sent: set[str] = set()
-        if pending is not None and pending.open:
-            sent.add(pending.id)
-            head.append(sse("approval.request", approval_row(pending)))
-        if finished:
-            head.append(sse("run.finished", run.snapshot()))
-        yield b"".join(head)
-        if finished:
-            return
-        async for event in sub.events():
-            if event is None:
-                yield b": keepalive\n\n"
-                continue
-            if event.name == "approval.request" and event.data["approval_id"] in sent:
-                continue
-            yield event.frame()
-            if event.name == "run.finished":
-                return
-    finally:
-        gw.hub.unsubscribe(sub)
+    # The subscription exists from ": connected" on; the replay goes in the
+    # same write (one send per connection matters at hundreds of runs/s).
+    head = [b": connected\n\n"]
+    with run.lock:
+        pending, finished = run.pending, run.finished
+    if pending is not None and pending.open:
+        sent.add(pending.id)
+        head.append(sse("approval.request", approval_row(pending)))
+    if finished:
+        head.append(sse("run.finished", run.snapshot()))
+    return Opened(sub, b"".join(head), skip, _last, finished)
+
+
+def _last(event: Event) -> bool:
+    return event.name == "run.finished"
 
 
 @router.get("/v1/approvals", response_model=list[ApprovalOut], responses=ERRORS)

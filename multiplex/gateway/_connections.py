@@ -33,7 +33,10 @@ from prometheus_client.registry import Collector
 from multiplex.gateway._gathered import GatheringHttp
 from multiplex.supervision import GatewayConfig
 
-__all__ = ["ConnectionGuard", "ConnectionMetrics", "GuardedHttp", "client_key"]
+__all__ = ["TRANSPORT", "ConnectionGuard", "ConnectionMetrics", "GuardedHttp", "client_key"]
+
+# The ASGI scope extension that carries the connection's transport (_stream.py).
+TRANSPORT = "multiplex.transport"
 
 
 def _refusal(text: str) -> bytes:
@@ -151,6 +154,8 @@ class GuardedHttp(GatheringHttp):
         if self._head_timer is None:
             self._arm()
         super().on_message_begin()
+        # An event stream's events are written to the connection by the hub (_stream.py).
+        self.scope["extensions"] = {TRANSPORT: {"transport": self.transport}}
 
     def on_headers_complete(self) -> None:
         self._disarm()

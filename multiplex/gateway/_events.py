@@ -100,16 +100,29 @@ def from_shared(shared: SharedEvent) -> Event:
 
 _CLOSE = object()
 _KEEPALIVE = None  # in a queue: a keepalive is due
+# A stream written by the hub itself further behind than this is disconnected.
+_BUFFER_LIMIT = 1024 * 1024
+
+
+def _chunk(frame: bytes) -> bytes:
+    """``frame`` as one chunk of a chunked HTTP/1.1 body."""
+    return b"%x\r\n%b\r\n" % (len(frame), frame)
+
+
+_KEEPALIVE_CHUNK = _chunk(b": keepalive\n\n")
 
 
 class Subscription:
     """One stream's queue of events, filtered by ``accepts``."""
 
     __slots__ = (
+        "_ended",
+        "_ends",
         "_hub",
         "_loop",
         "_on_close",
         "_queue",
+        "_transport",
         "_waiter",
         "accepts",
         "closed",
@@ -133,10 +146,22 @@ class Subscription:
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
         self.quiet = 0  # keepalive ticks since something was queued
+        # Written by the hub itself (write_to): where, when it ended, after which event.
+        self._transport: asyncio.WriteTransport | None = None
+        self._ended: asyncio.Future[None] | None = None
+        self._ends: Callable[[Event], bool] | None = None
 
     def _put(self, item: object) -> None:
         # Runs on this subscription's loop.
         if self.closed:
+            return
+        if self._transport is not None:
+            if item is _CLOSE:
+                self._end()
+            elif isinstance(item, Event):
+                self._write(_chunk(item.frame()), item)
+            else:
+                self._write(_KEEPALIVE_CHUNK, None)
             return
         if item is _CLOSE or len(self._queue) >= _QUEUE_LIMIT:
             self.closed = True
@@ -149,6 +174,49 @@ class Subscription:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def write_to(
+        self,
+        transport: asyncio.WriteTransport,
+        skip: Callable[[Event], bool],
+        ends: Callable[[Event], bool] | None = None,
+    ) -> asyncio.Future[None]:
+        """On the loop: from now on the hub writes each event to ``transport`` itself, as
+        one HTTP chunk (the same bytes for every stream); what is queued goes first,
+        but what ``skip`` says. Done when the stream ends: closed, too far behind
+        (the connection is dropped), or after the event ``ends`` says is its last."""
+        self._ended = self._loop.create_future()
+        self._transport, self._ends = transport, ends
+        queued = list(self._queue)
+        self._queue.clear()
+        for item in queued:
+            if item is _CLOSE:
+                self._end()
+            elif isinstance(item, Event) and not self.closed and not skip(item):
+                self._write(_chunk(item.frame()), item)
+        return self._ended
+
+    def _write(self, chunk: bytes, event: Event | None) -> None:
+        transport = self._transport
+        assert transport is not None
+        if transport.is_closing():
+            self._end()
+        elif transport.get_write_buffer_size() > _BUFFER_LIMIT:
+            transport.abort()  # too slow a reader: it reconnects (docs/gateway.md#server-sent-events)
+            self._end()
+        else:
+            transport.write(chunk)
+            self.quiet = 0
+            if event is not None and self._ends is not None and self._ends(event):
+                self._end()
+
+    def _end(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self._on_close is not None:
+                self._on_close()
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(None)
 
     def offer(self, event: Event) -> None:
         """Thread-safe: queue ``event`` if this stream wants it."""
@@ -189,9 +257,15 @@ class Subscription:
 
 
 def _deliver(event: Event, subs: list[Subscription]) -> None:
-    # On the subscriptions' loop: one callback per event and loop, however many listen.
+    # On the subscriptions' loop: one callback per event and loop, however many listen;
+    # a stream the hub writes itself gets the same chunk as every other.
+    chunk = b""
     for sub in subs:
-        sub._put(event)
+        if sub._transport is None:
+            sub._put(event)
+        elif not sub.closed:
+            chunk = chunk or _chunk(event.frame())
+            sub._write(chunk, event)
 
 
 class EventHub:

@@ -18,8 +18,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from multiplex import Supervisor
+from multiplex import ConfigError, Supervisor
 from multiplex.gateway import GatewayServer
+from multiplex.supervision import GatewayConfig
+from multiplex.supervision._config import (
+    RESERVED_DESCRIPTORS,
+    descriptor_limit,
+    load_supervisor_config,
+)
 from tests.gateway.conftest import ADMIN, TOKENS, Api, make_homes
 
 PER_CLIENT_503 = b"too many connections from this address (gateway.max_connections_per_client)"
@@ -280,3 +286,44 @@ def test_200_listeners_each_get_the_event_and_leave_nothing_behind(
     _until(lambda: len(gw.listeners) == 0, "every listener's seat given back")
     _until(lambda: len(gw.hub) == 0, "every subscription gone")
     _until(lambda: s.server.connections.total == 0, "every connection released")
+
+
+# -- validation at load ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gateway", "key", "says"),
+    [
+        ("max_connections: 100000000", "gateway.max_connections", "RLIMIT_NOFILE"),
+        (
+            "max_connections: 100, max_connections_per_client: 200",
+            "gateway.max_connections_per_client",
+            "more than gateway.max_connections (100)",
+        ),
+        (
+            "max_connections: 100, max_listeners_per_profile: 101",
+            "gateway.max_listeners_per_profile",
+            "more than gateway.max_connections (100)",
+        ),
+        ("header_timeout_s: 0", "gateway.header_timeout_s", "greater than 0"),
+    ],
+)
+def test_bounds_out_of_range_are_refused_at_load_naming_the_key(
+    tmp_path: Path, gateway: str, key: str, says: str
+) -> None:
+    path = tmp_path / "multiplex.yaml"
+    path.write_text(f"gateway: {{{gateway}}}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_supervisor_config(path)
+    message = str(caught.value)
+    assert str(path) in message and f"{key}: " in message and says in message
+    assert "\n" not in message
+
+
+def test_the_defaults_leave_descriptors_for_runs() -> None:
+    limits = GatewayConfig()
+    most = descriptor_limit() - RESERVED_DESCRIPTORS
+    assert limits.max_connections <= most and limits.header_timeout_s == 10
+    assert limits.max_connections_per_client == limits.max_connections // 4
+    assert limits.max_listeners_per_profile == limits.max_connections // 4
+    assert GatewayConfig(max_connections=40).max_connections_per_client == 10
