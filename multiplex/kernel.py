@@ -129,6 +129,7 @@ def _recvfrom() -> Any:
 
 
 def _ask(request: dict[str, Any]) -> dict[str, Any]:
+    """Send ``request``; wait for the reply on this thread, in view of the supervisor."""
     assert _Channel.path is not None
     # The nonce makes every request, and so its digest, unique.
     line = json.dumps({**request, "nonce": secrets.token_hex(16)}).encode()
@@ -142,8 +143,8 @@ def _ask(request: dict[str, Any]) -> dict[str, Any]:
         chunks: list[bytes] = []
         size = 0
         while True:
-            # No address asked for, so the kernel ignores addrlen: it carries the
-            # digest, which the supervisor reads from this thread's /proc entry.
+            # No address asked for (NULL), so Linux ignores addrlen: it carries the
+            # digest, which the supervisor reads in this thread's /proc entry.
             got = recvfrom(conn.fileno(), buffer, _CHUNK, 0, None, digest)
             if got < 0:
                 if ctypes.get_errno() == errno.EINTR:

@@ -89,7 +89,8 @@ def _target(gw: Gateway, caller: Principal, body: RunIn) -> str:
         elif body.route is None and caller.profile is not None:
             name = caller.profile  # a profile token's runs default to its own profile
         elif body.route is not None:
-            name = sup.route(**body.route.model_dump())
+            # docs/gateway.md#runs: a route that matches nothing is a 404, not the default.
+            name = sup.route(**body.route.model_dump(), fallback=False)
         else:
             name = sup.route()
     except RoutingError as exc:

@@ -19,7 +19,9 @@ from multiplex.gateway._apidocs import mount_api_docs
 from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._headers import SecurityHeaders
+from multiplex.gateway._json_body import JsonBody, document_body_errors
 from multiplex.gateway._limits import BodyLimit, validation_error
+from multiplex.gateway._methods import method_not_allowed
 from multiplex.gateway.mcp import McpEndpoint
 from multiplex.supervision import Supervisor
 
@@ -103,10 +105,11 @@ def create_app(
     app.state.gateway = gateway
     # Outermost first: the headers on every answer (docs/security.md#the-dashboard-and-http-headers),
     # the body limit before anything reads a body, /mcp, the hot routes, then FastAPI.
-    fast = FastPath(app.framework, gateway)
+    fast = JsonBody(FastPath(app.framework, gateway))  # a /v1/ body that is not JSON: 400
     front = mcp.route(fast)  # /mcp behind the same headers and body limit
     app.front = SecurityHeaders(BodyLimit(front, limit=lambda: sup.config.gateway.max_request_bytes))
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(405, method_not_allowed)  # Allow: every method of the path
     app.include_router(_api_runs.router)
     app.include_router(_api_info.router)
     app.include_router(_api_history.router)
@@ -133,4 +136,5 @@ def create_app(
                 return FileResponse(path)
         return JSONResponse({"detail": "not found"}, status_code=404)
 
+    document_body_errors(app)
     return app

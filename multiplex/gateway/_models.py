@@ -6,9 +6,10 @@ so every constraint written here is one the handlers may rely on.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "AnswerIn",
@@ -55,14 +56,42 @@ TestContext = Literal["interactive", "gateway", "api", "cron", "webhook", "singl
 RunStatus = Literal["queued", "running", "waiting_for_approval", "completed", "failed", "cancelled"]
 Choice = Literal["once", "session", "always", "deny"]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
-Command = Annotated[str, Field(min_length=1, max_length=65_536)]
+# docs/gateway.md#runs: a command holds no control character but tab and newline.
+# NUL cannot reach a program's argv at all (the run would fail after its
+# approval), and the others (ESC, CR, backspace, C1's CSI) can make the line an
+# approver reads differ from the line that runs. Refused before the gate: 422.
+_CONTROL = r"\u0000-\u0008\u000b-\u001f\u007f-\u009f"  # a regex class: Python's and ECMA's
+_CONTROL_CHAR = re.compile(f"[{_CONTROL}]")
+
+
+def _no_control(command: str) -> str:
+    found = _CONTROL_CHAR.search(command)
+    if found is not None:
+        raise ValueError(
+            f"control character U+{ord(found.group()):04X} at position {found.start()};"
+            " a command may hold tab and newline, no other control character"
+        )
+    return command
+
+
+Command = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=65_536,
+        json_schema_extra={"pattern": f"^[^{_CONTROL}]*$"},  # the schema says what is checked
+    ),
+    AfterValidator(_no_control),
+]
 Code = Annotated[str, Field(min_length=1, max_length=1_048_576)]
 CellOutcome = Literal["ok", "error", "timeout", "cancelled", "exited", "died", "refused"]
 RouteId = Annotated[str, Field(max_length=200)] | int | None
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a field the schema types string or integer takes no boolean (nor a
+    # number for a string); only an integer still counts as a number.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RouteIn(_In):

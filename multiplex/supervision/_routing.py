@@ -28,8 +28,15 @@ class Router:
         user_id: str | int | None = None,
         chat_id: str | int | None = None,
         thread_id: str | int | None = None,
+        *,
+        fallback: bool = True,
     ) -> str:
-        """The profile for a turn; raises ``RoutingError`` when nothing matches."""
+        """The profile for a turn; raises ``RoutingError`` when nothing matches.
+
+        No route matching goes to the default profile, unless ``fallback`` is
+        False: a run over HTTP that names a ``route`` asks for that origin's
+        profile, and none is a 404, never the default (docs/gateway.md#runs).
+        """
         given = {
             "platform": platform,
             "user_id": None if user_id is None else str(user_id),
@@ -42,6 +49,8 @@ class Router:
                 for field, value in given.items()
             ):
                 return route.profile
+        if not fallback:
+            raise RoutingError("no route matches this origin (default_profile is not used for it)")
         if self.default is None:
             raise RoutingError("no route matches and default_profile is null: turn refused")
         return self.default

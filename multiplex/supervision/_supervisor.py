@@ -214,9 +214,12 @@ class Supervisor(GatedExecution):
         user_id: str | int | None = None,
         chat_id: str | int | None = None,
         thread_id: str | int | None = None,
+        *,
+        fallback: bool = True,
     ) -> str:
-        """The profile a turn from this origin goes to (most specific route wins)."""
-        return self.router.route(platform, user_id, chat_id, thread_id)
+        """The profile a turn from this origin goes to (most specific route wins);
+        with ``fallback`` False no match is a ``RoutingError``, never ``default_profile``."""
+        return self.router.route(platform, user_id, chat_id, thread_id, fallback=fallback)
 
     def reload(self, name: str) -> ReloadResult:
         """Re-read one profile's files now (the watcher calls this too)."""

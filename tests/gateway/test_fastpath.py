@@ -10,6 +10,7 @@ import pytest
 
 from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._headers import SecurityHeaders
+from multiplex.gateway._json_body import JsonBody
 from multiplex.gateway._limits import BodyLimit
 from multiplex.gateway._verdict import ON_LOOP_MAX
 from tests.gateway.conftest import Gateway
@@ -185,5 +186,10 @@ def test_the_fast_path_is_installed_inside_the_body_limit(gateway: Gateway) -> N
     app = gateway.server.app
     headers = app.front
     assert isinstance(headers, SecurityHeaders) and isinstance(headers.app, BodyLimit)
-    fast = headers.app.app
+    # /mcp is routed first (a closure over the rest), then the JSON body check.
+    front = headers.app.app
+    cells = dict(zip(front.__code__.co_freevars, front.__closure__ or (), strict=True))
+    rest = cells["other"].cell_contents
+    assert isinstance(rest, JsonBody)
+    fast = rest.app
     assert isinstance(fast, FastPath) and fast.app == app.framework
