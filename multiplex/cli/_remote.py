@@ -9,19 +9,20 @@ from __future__ import annotations
 import enum
 import json
 import sys
+import urllib.parse
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from multiplex.cli._client import GatewayError, client_for
-from multiplex.cli._human import local_time, plain
+from multiplex.cli._client import GatewayClient, GatewayError, client_for
+from multiplex.cli._human import local_time
+from multiplex.cli._ids import by_prefix
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json, versioned
 from multiplex.cli._state import state_of
+from multiplex.cli._tables import Kind, NoTruncOpt, print_table
 
-__all__ = ["answer_approval", "list_approvals", "runs_app"]
+__all__ = ["answer_approval", "approval_line", "list_approvals", "run_id_of", "runs_app"]
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
@@ -42,8 +43,8 @@ class RunStatusChoice(enum.StrEnum):
     CANCELLED = "cancelled"
 
 
-def _console() -> Console:
-    return Console(width=max(120, Console().width))
+def _text(value: Any) -> str:
+    return "-" if value is None else str(value)
 
 
 def _why(a: dict[str, Any]) -> str:
@@ -54,12 +55,26 @@ def _why(a: dict[str, Any]) -> str:
     return f"{step}: {', '.join(names)}" if names else f"{step}: {a.get('reason') or ''}"
 
 
-def _approval_line(event: str, a: dict[str, Any]) -> str:
-    where = f"{a.get('cwd') or '-'} ({a.get('backend') or '?'})"
+def _who(a: dict[str, Any]) -> str:
     return (
-        f"{event:<18} {a.get('approval_id')}  {a.get('profile')}/{a.get('session_id')}  "
-        f"run {a.get('run_id') or '-'}  {a.get('command')}  [{where}; {_why(a)}]"
+        f"{a.get('approval_id')}  {a.get('profile')}/{a.get('session_id')}  "
+        f"run {a.get('run_id') or '-'}"
     )
+
+
+def approval_line(event: str, a: dict[str, Any]) -> str:
+    """One line per approval event: the request (where, why), the answer, or why it ended."""
+    if event == "approval.resolved":
+        by = a.get("by") or "someone"
+        tail = f"answered {a.get('choice') or '?'} by {by}"
+        if a.get("reason"):
+            tail += f": {a['reason']}"
+    elif event == "approval.cancelled":
+        tail = f"{a.get('outcome') or 'cancelled'}: {a.get('cause') or 'no reason given'}"
+    else:
+        where = f"{a.get('cwd') or '-'} ({a.get('backend') or '?'})"
+        tail = f"{a.get('command')}  [{where}; {_why(a)}]"
+    return f"{event:<18} {_who(a)}  {tail}"
 
 
 def list_approvals(
@@ -68,8 +83,12 @@ def list_approvals(
         bool, typer.Option("--follow", "-f", help="Keep printing new requests and answers.")
     ] = False,
     as_json: JsonOpt = False,
+    no_trunc: NoTruncOpt = False,
 ) -> None:
-    """Open approval requests of the running gateway: where, why, until when."""
+    """Open approval requests of the running gateway: where, why, until when.
+
+    Example: multiplex approvals list --follow
+    """
     client = client_for(state_of(ctx))
     if follow:
         _follow_approvals(client.events("/v1/events"), as_json)
@@ -81,19 +100,30 @@ def list_approvals(
     if not rows:
         typer.echo("no open approval requests")
         return
-    table = Table("id", "profile", "session", "run", "command", "where", "why", "expires")
-    for a in rows:
-        table.add_row(
+    columns = [
+        ("id", Kind.ID),
+        ("profile", Kind.ID),
+        ("session", Kind.ID),
+        ("run", Kind.ID),
+        ("command", Kind.WRAP),
+        ("where", Kind.WRAP),
+        ("why", Kind.WRAP),
+        ("expires", Kind.ID),
+    ]
+    table = [
+        [
             a["approval_id"],
             a["profile"],
             a["session_id"],
-            plain(a.get("run_id")),
-            plain(a["command"]),
-            plain(f"{a.get('cwd') or '-'} ({a.get('backend') or '?'})"),
-            plain(_why(a)),
+            _text(a.get("run_id")),
+            a["command"],
+            f"{a.get('cwd') or '-'} ({a.get('backend') or '?'})",
+            _why(a),
             local_time(a.get("expires_at")),
-        )
-    _console().print(table)
+        ]
+        for a in rows
+    ]
+    print_table(columns, table, no_trunc=no_trunc)
 
 
 def _follow_approvals(events: Any, as_json: bool) -> None:
@@ -103,21 +133,29 @@ def _follow_approvals(events: Any, as_json: bool) -> None:
         if as_json:
             sys.stdout.write(json.dumps(versioned({"event": name, **data})) + "\n")
         else:
-            sys.stdout.write(_approval_line(name, data) + "\n")
+            sys.stdout.write(approval_line(name, data) + "\n")
         sys.stdout.flush()
 
 
 def answer_approval(
     ctx: typer.Context,
-    approval_id: Annotated[str, typer.Argument(metavar="ID", help="The approval_id.")],
+    approval_id: Annotated[
+        str, typer.Argument(metavar="ID", help="The approval_id, or any unique prefix of it.")
+    ],
     choice: Annotated[AnswerChoice, typer.Argument(help="once, session, always or deny.")],
     reason: Annotated[
         str | None, typer.Option("--reason", help="Why (sent to the agent with deny).")
     ] = None,
 ) -> None:
-    """Answer an open approval request of the running gateway."""
+    """Answer an open approval request of the running gateway.
+
+    Example: multiplex approvals answer ap-7d6f once
+    """
     client = client_for(state_of(ctx))
     rows = client.get("/v1/approvals")
+    approval_id = (
+        by_prefix(approval_id, [a["approval_id"] for a in rows], "approval") or approval_id
+    )
     request = next((a for a in rows if a["approval_id"] == approval_id), None)
     if request is None:
         open_ids = [a["approval_id"] for a in rows]
@@ -147,8 +185,12 @@ def list_runs(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 100,
     as_json: JsonOpt = False,
+    no_trunc: NoTruncOpt = False,
 ) -> None:
-    """Runs this token may see, newest first."""
+    """Runs this token may see, newest first.
+
+    Example: multiplex runs list --status failed --no-trunc
+    """
     client = client_for(state_of(ctx))
     rows = client.get("/v1/runs", status=[s.value for s in status] if status else None, limit=limit)
     if as_json:
@@ -157,24 +199,62 @@ def list_runs(
     if not rows:
         typer.echo("no runs")
         return
-    table = Table("run", "profile", "session", "status", "created", "commands", "approval")
-    for r in rows:
-        table.add_row(
+    columns = [
+        ("run", Kind.ID),
+        ("profile", Kind.ID),
+        ("session", Kind.ID),
+        ("status", Kind.ID),
+        ("created", Kind.ID),
+        ("commands", Kind.TEXT),
+        ("approval", Kind.ID),
+        ("error", Kind.TEXT),
+    ]
+    table = [
+        [
             r["run_id"],
             r["profile"],
             r["session_id"],
             r["status"],
             local_time(r["created_at"]),
-            plain("; ".join(r["commands"])),
-            plain(r.get("pending_approval")),
-        )
-    _console().print(table)
+            "; ".join(r["commands"]),
+            _text(r.get("pending_approval")),
+            _text(r.get("error")),
+        ]
+        for r in rows
+    ]
+    print_table(columns, table, no_trunc=no_trunc)
+
+
+def run_id_of(client: GatewayClient, given: str) -> str:
+    """The run ``given`` names: a whole run id, or a unique prefix of a run this token sees.
+
+    An id none of the newest 1000 runs starts is sent as given (the gateway may know it).
+    """
+    rows = client.get("/v1/runs", limit=1000)
+    return by_prefix(given, [r["run_id"] for r in rows], "run") or given
+
+
+def _indented(label: str, text: str) -> None:
+    if text:
+        typer.echo(f"     {label}:")
+        for line in text.rstrip("\n").splitlines():
+            typer.echo(f"       {line}")
+
+
+RunIdArg = Annotated[
+    str, typer.Argument(metavar="RUN_ID", help="The run id, or any unique prefix of it.")
+]
 
 
 @runs_app.command("show", cls=Command)
-def show_run(ctx: typer.Context, run_id: str, as_json: JsonOpt = False) -> None:
-    """One run: status, each gated command's result, its open approval."""
-    run = client_for(state_of(ctx)).get(f"/v1/runs/{run_id}")
+def show_run(ctx: typer.Context, run_id: RunIdArg, as_json: JsonOpt = False) -> None:
+    """One run: status, each command's result (stdout, stderr: redacted), its open approval.
+
+    Example: multiplex runs show run-mY-X
+    """
+    client = client_for(state_of(ctx))
+    run_id = run_id_of(client, run_id)
+    run = client.get(f"/v1/runs/{urllib.parse.quote(run_id, safe='')}")
     if as_json:
         emit_json(run)
         return
@@ -184,20 +264,37 @@ def show_run(ctx: typer.Context, run_id: str, as_json: JsonOpt = False) -> None:
     if run.get("finished_at"):
         typer.echo(f"finished: {local_time(run['finished_at'])}")
     for index, result in enumerate(run["results"], 1):
+        if "decision" not in result:  # a code cell (docs/kernels.md#over-http)
+            typer.echo(f"  {index}. cell: {result.get('outcome')}")
+            _indented("stdout", result.get("stdout") or "")
+            _indented("stderr", result.get("stderr") or "")
+            continue
         d = result["decision"]
         code = result.get("exit_code")
-        ran = f"exit {code}" if code is not None else "did not run"
+        if code is not None:
+            ran = f"exit {code}"
+        elif result.get("error"):
+            ran = f"did not run: {result['error']}"
+        else:
+            ran = "did not run"
         typer.echo(f"  {index}. {result['command']}")
         typer.echo(f"     {d['outcome']} ({d['cause']}; {d['decided_by']}); {ran}")
+        _indented("stdout", result.get("stdout") or "")
+        _indented("stderr", result.get("stderr") or "")
     pending = run.get("pending_approval")
     if pending:
-        typer.echo(f"waiting:  {_approval_line('approval', {**pending, 'run_id': run_id})}")
+        typer.echo(f"waiting:  {approval_line('approval', {**pending, 'run_id': run_id})}")
     if run.get("error"):
         typer.echo(f"error:    {run['error']}")
 
 
 @runs_app.command("cancel", cls=Command)
-def cancel_run(ctx: typer.Context, run_id: str) -> None:
-    """Cancel a run: its pending approval ends "run cancelled"; later commands never run."""
-    out = client_for(state_of(ctx)).post(f"/v1/runs/{run_id}/cancel")
+def cancel_run(ctx: typer.Context, run_id: RunIdArg) -> None:
+    """Cancel a run: its pending approval ends "run cancelled"; later commands never run.
+
+    Example: multiplex runs cancel run-mY-X
+    """
+    client = client_for(state_of(ctx))
+    run_id = run_id_of(client, run_id)
+    out = client.post(f"/v1/runs/{urllib.parse.quote(run_id, safe='')}/cancel")
     typer.echo(f"run {out['run_id']}: {out['status']} ({out['cancelled']} approvals cancelled)")

@@ -49,6 +49,7 @@ class RunResult:
     backend: str = "local"
     sandbox: str | None = None  # None: the command did not run
     egress_refused: tuple[str, ...] = ()  # docs/execution.md#egress, redacted
+    error: str | None = None  # approved, but the command could not start: why (redacted)
 
     @property
     def ok(self) -> bool:
@@ -73,4 +74,5 @@ class RunResult:
             "mounts": list(self.mounts),
             "backend": self.backend,
             "sandbox": self.sandbox,
+            "error": self.error,
         }

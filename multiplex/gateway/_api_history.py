@@ -47,6 +47,7 @@ async def list_runs(
                     "finished_at": run.finished_at,
                     "commands": list(run.commands),
                     "pending_approval": pending.id if pending is not None else None,
+                    "error": run.error,
                 }
             )
     return rows[offset : offset + limit]

@@ -53,6 +53,7 @@ def result_row(result: RunResult, redact: Callable[[str], str]) -> dict[str, Any
         "backend": result.backend,
         "sandbox": result.sandbox,
         "egress_refused": [redact(line) for line in result.egress_refused],
+        "error": None if result.error is None else redact(result.error),
     }
 
 

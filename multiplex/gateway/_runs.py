@@ -352,6 +352,10 @@ class RunRegistry(RunLifecycle, RunPrompts):
             status = "cancelled" if decision.outcome is Outcome.CANCELLED else "failed"
             self._finish(run, status, None)
             return False
+        if row["error"] is not None:
+            # docs/gateway.md#runs: approved, but it could not start: the run failed, and why.
+            self._finish(run, "failed", f"command {index + 1} did not run: {row['error']}")
+            return False
         return True
 
     def _finish(self, run: Run, status: str, error: str | None) -> None:

@@ -178,6 +178,7 @@ class GatedExecution:
             backend=done.backend,
             sandbox=None if done.error is not None else done.sandbox,
             egress_refused=tuple(scope.redact(line) for line in done.egress_refused),
+            error=None if done.error is None else scope.redact(done.error),
         )
 
     def _record_egress(self, scope: ProfileScope, command: str, refused: str) -> None:

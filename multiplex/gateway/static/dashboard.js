@@ -439,11 +439,31 @@
   }
 
   // --- decisions -----------------------------------------------------------
+  // An approved command that could not start (docs/gateway.md#runs): its run failed,
+  // and the result says why. Keyed by profile and (redacted) command line.
+  async function loadNotRun() {
+    const notRun = new Map();
+    const failed = await api("/v1/runs?status=failed&limit=20").catch(() => []);
+    const docs = await Promise.all(
+      failed
+        .filter((r) => r.error)
+        .map((r) => api("/v1/runs/" + encodeURIComponent(r.run_id)).catch(() => null)),
+    );
+    for (const run of docs) {
+      for (const result of (run && run.results) || []) {
+        const key = run.profile + "\n" + result.command;
+        if (result.error && !notRun.has(key)) notRun.set(key, result.error);
+      }
+    }
+    return notRun;
+  }
+
   async function loadDecisions() {
-    const rows = await api("/v1/decisions?limit=50");
+    const [rows, notRun] = await Promise.all([api("/v1/decisions?limit=50"), loadNotRun()]);
     $("decisions").replaceChildren(
       ...rows.map((d) => {
-        const label = OUTCOME_LABELS[d.outcome] || d.outcome;
+        const failedToStart = d.outcome === "approved" ? notRun.get(d.profile + "\n" + d.command) : null;
+        const label = failedToStart ? "approved, did not run" : OUTCOME_LABELS[d.outcome] || d.outcome;
         const detail = d.outcome === "cancelled" || d.outcome === "timeout" ? d.outcome : null;
         return el(
           "tr",
@@ -454,10 +474,20 @@
           el(
             "td",
             {},
-            el("span", { class: "badge outcome-" + d.outcome, testid: "decision-outcome" }, label),
+            el(
+              "span",
+              { class: "badge outcome-" + (failedToStart ? "failed" : d.outcome), testid: "decision-outcome" },
+              label,
+            ),
             detail ? el("div", { class: "muted" }, detail === "timeout" ? "timed out" : "cancelled") : null,
           ),
-          el("td", { testid: "decision-cause" }, d.cause || "", d.rule ? el("div", { class: "muted" }, "rule: " + d.rule) : null),
+          el(
+            "td",
+            { testid: "decision-cause" },
+            d.cause || "",
+            d.rule ? el("div", { class: "muted" }, "rule: " + d.rule) : null,
+            failedToStart ? el("div", { class: "error-text", testid: "decision-not-run" }, failedToStart) : null,
+          ),
           el("td", { testid: "decision-by" }, d.decided_by || ""),
         );
       }),
