@@ -18,6 +18,7 @@ from multiplex.cli._hook import hook_app
 from multiplex.cli._kernel import kernel_app
 from multiplex.cli._mcp import mcp
 from multiplex.cli._options import Command, Group
+from multiplex.cli._policy import policy_app
 from multiplex.cli._profiles import profiles_app
 from multiplex.cli._remote import answer_approval, list_approvals, runs_app
 from multiplex.cli._sessions import list_sessions, revoke_grant
@@ -105,6 +106,7 @@ approvals_app.command("revoke", cls=Command)(revoke_grant)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(kernel_app, name="kernel")
 app.add_typer(runs_app, name="runs")
+app.add_typer(policy_app, name="policy")
 app.add_typer(hook_app, name="hook")
 
 

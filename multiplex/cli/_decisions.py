@@ -23,7 +23,7 @@ from multiplex.cli._human import local_time, plain
 from multiplex.cli._output import versioned
 from multiplex.cli._state import did_you_mean, state_of
 
-__all__ = ["decisions", "parse_since"]
+__all__ = ["decisions", "parse_since", "report_damaged"]
 
 _AGE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -118,16 +118,16 @@ def decisions(
         sys.stdout.flush()
 
 
-def _reporter(base: Path) -> Callable[[DamagedRecord], None]:
+def report_damaged(base: Path, found: DamagedRecord) -> None:
     """Print ``<file>:<line>: damaged record (<why>): skipped`` on stderr (docs/cli.md#decisions)."""
+    shown = os.path.relpath(found.path, base) if found.path.is_absolute() else str(found.path)
+    sys.stdout.flush()
+    sys.stderr.write(found.message(shown) + "\n")
+    sys.stderr.flush()
 
-    def report(found: DamagedRecord) -> None:
-        shown = os.path.relpath(found.path, base) if found.path.is_absolute() else str(found.path)
-        sys.stdout.flush()
-        sys.stderr.write(found.message(shown) + "\n")
-        sys.stderr.flush()
 
-    return report
+def _reporter(base: Path) -> Callable[[DamagedRecord], None]:
+    return lambda found: report_damaged(base, found)
 
 
 def _line(row: dict[str, Any]) -> str:

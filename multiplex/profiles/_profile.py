@@ -83,10 +83,12 @@ class Profile:
     good state (or has none, and is not routable) and reports the error.
     """
 
-    def __init__(self, name: str, home: Path) -> None:
+    def __init__(self, name: str, home: Path, *, config_path: Path | None = None) -> None:
+        # ``config_path``: another file read as this home's config.yaml (a proposed
+        # policy replayed against the home's history, docs/allowlist.md#policy-diff).
         self.name = name
         self.home = home.resolve()
-        self.config_path = self.home / "config.yaml"
+        self.config_path = config_path.resolve() if config_path else self.home / "config.yaml"
         self.env_path = self.home / ".env"
         self._state: ProfileState | None = None
         self._store: AllowlistStore | None = None

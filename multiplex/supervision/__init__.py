@@ -4,7 +4,8 @@
 ``_turn`` binds and restores a scope; ``_supervisor`` ties profiles, the gate,
 the watcher and execution together; ``_describe`` renders a profile's effective
 settings (secrets masked) for the CLI and the API; ``_hooks`` answers an agent's
-own pre-tool hook (docs/agents.md). See docs/design.md.
+own pre-tool hook (docs/agents.md); ``_policy_diff`` replays a profile's
+recorded decisions against a proposed config.yaml. See docs/design.md.
 """
 
 from multiplex.supervision._check import CheckReport, check_config
@@ -22,6 +23,7 @@ from multiplex.supervision._config import (
 )
 from multiplex.supervision._describe import describe_profile, profile_row
 from multiplex.supervision._hooks import MAX_HOOK_INPUT, HookAgent, HookAnswer, answer_hook
+from multiplex.supervision._policy_diff import PolicyChange, policy_diff
 from multiplex.supervision._routing import Router
 from multiplex.supervision._supervisor import Supervisor
 from multiplex.supervision._turn import ParkedRun, Turn
@@ -36,6 +38,7 @@ __all__ = [
     "HookAgent",
     "HookAnswer",
     "ParkedRun",
+    "PolicyChange",
     "ProfileEntry",
     "RouteSpec",
     "Router",
@@ -48,5 +51,6 @@ __all__ = [
     "config_path_from",
     "describe_profile",
     "load_supervisor_config",
+    "policy_diff",
     "profile_row",
 ]
