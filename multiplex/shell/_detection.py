@@ -15,7 +15,6 @@ A pure leaf: stdlib, ``shell._parse`` and ``shell._catalogue`` only.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Sequence
 
@@ -168,12 +167,11 @@ def find_hardline(
     ``place`` (the turn's cwd and homes) resolves destructive targets
     (docs/security.md#resolved-targets); without it ``~`` and ``$HOME`` stand for a home.
     """
-    return _find_hardline(parsed, _depth, place or _NOWHERE)
-
-
-@functools.lru_cache(maxsize=64)  # the gate asks twice: step 2, then inside detection
-def _find_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Finding | None:
-    return next(_each_hardline(parsed, _depth, place), None)
+    here = place or _NOWHERE
+    # The gate asks twice (step 2, then inside detection): once per decision.
+    return parsed.once(
+        ("hardline", _depth, here), lambda: next(_each_hardline(parsed, _depth, here), None)
+    )
 
 
 # Each check yields every finding in the order the first-only finders report them:
@@ -264,7 +262,6 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     return found
 
 
-@functools.lru_cache(maxsize=64)  # the gate asks twice: allowlist step, then detection
 def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None:
     """The first pattern no allow rule vouches for (docs/allowlist.md#what-an-allow-rule-never-covers).
 
@@ -273,7 +270,9 @@ def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None
     programs told to run a command (``sed 1e``, ``make --eval``) and inline
     interpreter code that starts programs (docs/security.md#code-carriers).
     """
-    return next(_each_named(parsed, place or _NOWHERE), None)
+    here = place or _NOWHERE
+    # The gate asks twice (allowlist step, then detection): once per decision.
+    return parsed.once(("named", here), lambda: next(_each_named(parsed, here), None))
 
 
 def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
@@ -347,7 +346,6 @@ def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[F
     yield from escalations
 
 
-@functools.lru_cache(maxsize=64)  # the verdict, the prompt and the record share it
 def find_dangers(parsed: ParsedLine, place: Place | None = None) -> tuple[Finding, ...]:
     """Every pattern the line shows, once per pattern and segment, in line order.
 
@@ -355,6 +353,11 @@ def find_dangers(parsed: ParsedLine, place: Place | None = None) -> tuple[Findin
     all. One pass over the same checks as :func:`find_dangerous`, without its stop
     at the first finding; an empty tuple exactly when that finds nothing.
     """
+    # The verdict, the prompt and the record share it: once per decision.
+    return parsed.once(("dangers", place), lambda: _find_dangers(parsed, place))
+
+
+def _find_dangers(parsed: ParsedLine, place: Place | None) -> tuple[Finding, ...]:
     places = _places(parsed)
     seen: dict[tuple[str, str], tuple[int, Finding]] = {}
     for found in _each_dangerous(parsed, 0, place or _NOWHERE):

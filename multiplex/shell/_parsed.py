@@ -3,13 +3,31 @@
 Frozen, hashable and free of tree-sitter nodes, so deny rules, detection and the
 gate can keep and compare them; the limits they mention (MAX_CHARS …) are
 :mod:`multiplex.shell._parse`'s. A pure leaf: it imports only the stdlib.
+
+Each value keeps what the checks derived from it (``once``): parsed once per
+decision, every check that asks the same question of the same line or command
+gets the first answer, and nothing is carried over to another decision (each
+decision parses its line anew). The memo takes no part in equality or hashing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 __all__ = ["ParsedLine", "Redirect", "SimpleCommand"]
+
+_T = TypeVar("_T")
+
+
+def _once(memo: dict[Hashable, object], key: Hashable, compute: Callable[[], _T]) -> _T:
+    try:
+        return memo[key]  # type: ignore[return-value]
+    except KeyError:
+        value = memo[key] = compute()
+        return value
+
 
 # Redirect targets that are not files: writing there changes nothing on disk (docs/allowlist.md#rules).
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -52,11 +70,18 @@ class SimpleCommand:
     wrapped_by: tuple[str, ...] = ()
     upstream: tuple[str, ...] = ()
     assignments: tuple[str, ...] = ()
+    memo: dict[Hashable, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def writes_file(self) -> bool:
         """Some redirection of this command writes a file (docs/allowlist.md#rules)."""
         return any(r.writes_file for r in self.redirects)
+
+    def once(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()`` the first time ``key`` is asked of this command, then that value."""
+        return _once(self.memo, key, compute)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +103,13 @@ class ParsedLine:
     over_limit: str | None = None
     variant_commands: tuple[SimpleCommand, ...] = ()
     fork_bombs: tuple[str, ...] = ()
+    memo: dict[Hashable, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def once(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()`` the first time ``key`` is asked of this line, then that value."""
+        return _once(self.memo, key, compute)
 
     def match_argvs(self) -> tuple[tuple[str, ...], ...]:
         """Every argv deny rules and detection must see, deduplicated, order kept."""

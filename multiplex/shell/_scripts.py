@@ -8,7 +8,6 @@ line of their own. A pure leaf: stdlib, ``shell._parse`` and ``shell._writes``.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 
@@ -75,12 +74,12 @@ def fork_text(text: str) -> str | None:
 
 def script_lines(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
     """Shell lines passed to system()/subprocess/backticks inside script payloads."""
-    return iter(_script_lines(parsed, depth))
-
-
-@functools.lru_cache(maxsize=64)  # hardline, deny and detection each ask for the same line
-def _script_lines(parsed: ParsedLine, depth: int) -> tuple[ParsedLine, ...]:
-    return tuple(_parsed_literals(parsed, depth))
+    if not parsed.script_payloads:
+        return iter(())
+    # Hardline, deny and detection each ask for the same line: parsed once per decision.
+    return iter(
+        parsed.once(("script_lines", depth), lambda: tuple(_parsed_literals(parsed, depth)))
+    )
 
 
 def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:

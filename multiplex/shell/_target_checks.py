@@ -90,10 +90,12 @@ def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)
 
 
-@functools.lru_cache(maxsize=64)  # asked at step 2 and again inside detection
 def find_target_hardline(parsed: ParsedLine, place: Place) -> Finding | None:
     """The first destructive command whose target is or may be catastrophic, or None."""
-    return next(each_target_hardline(parsed, place), None)
+    # Asked at step 2 and again inside detection: once per decision.
+    return parsed.once(
+        ("target_hardline", place), lambda: next(each_target_hardline(parsed, place), None)
+    )
 
 
 def each_dynamic_target(parsed: ParsedLine, place: Place) -> Iterator[Finding]:

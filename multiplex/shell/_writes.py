@@ -91,8 +91,13 @@ def _home(path: str) -> str:
     return re.sub(r"^(\$\{HOME\}|\$HOME\b)", "~", path)
 
 
-def write_targets(cmd: SimpleCommand) -> Iterator[str]:
+def write_targets(cmd: SimpleCommand) -> tuple[str, ...]:
     """Paths ``cmd`` writes, creates, replaces or deletes (docs/approvals.md#protected-files)."""
+    # Several checks ask of each command: read once per decision.
+    return cmd.once("writes", lambda: tuple(_write_targets(cmd)))
+
+
+def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     for r in cmd.redirects:
         if r.writes_file or (
             r.target.startswith("/dev/") and ">" in r.op and r.target != "/dev/null"
