@@ -118,7 +118,8 @@ def phase(base: str, seconds: float) -> tuple[list[float], list[float]]:
                 began = time.perf_counter()
                 status, answer = client.post("/v1/runs", body)
                 if status != 200 or json.loads(answer)["status"] != "completed":
-                    failed.append(f"{status} {answer[:200]!r}")
+                    doc = json.loads(answer) if answer.startswith(b"{") else {}
+                    failed.append(f"{status} {doc.get('error') or answer[:200]!r}")
                     return
                 runs.append(time.perf_counter() - began)
         finally:

@@ -155,7 +155,13 @@ class GuardedHttp(GatheringHttp):
             self._arm()
         super().on_message_begin()
         # An event stream's events are written to the connection by the hub (_stream.py).
-        self.scope["extensions"] = {TRANSPORT: {"transport": self.transport}}
+        self.scope["extensions"] = {TRANSPORT: {"transport": self._stream_transport}}
+
+    def _stream_transport(self) -> asyncio.Transport:
+        # What was gathered goes first; then the hub writes to the connection itself.
+        gathered: Any = self.transport  # GatheringHttp's: a _Gathered
+        transport: asyncio.Transport = gathered.direct()
+        return transport
 
     def on_headers_complete(self) -> None:
         self._disarm()

@@ -48,6 +48,12 @@ class _Gathered:
         if not self._transport.is_closing():
             self._transport.write(data)
 
+    def direct(self) -> asyncio.Transport:
+        """The transport itself, once what is gathered went out (an event stream's
+        chunks are one write each anyway: _stream.py)."""
+        self._flush()
+        return self._transport
+
     def close(self) -> None:
         self._flush()
         self._transport.close()

@@ -9,8 +9,9 @@ end. Hundreds of listeners so cost one write each per event, not a task
 switch, a generator step and the framework's send path each.
 
 The connection comes from the gateway's HTTP protocol, as the ASGI scope
-extension ``multiplex.transport`` (``_connections.py``); served by another
-ASGI server, the stream relays each event through ASGI instead.
+extension ``multiplex.transport`` (``_connections.py``): a function that
+sends what the protocol gathered and returns the connection's transport.
+Served by another ASGI server, the stream relays each event through ASGI.
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ class EventStream(Response):
             return
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
-            transport = (scope.get("extensions") or {}).get(TRANSPORT, {}).get("transport")
-            if transport is not None:
-                ended = opened.sub.write_to(transport, opened.skip, opened.ends)
+            connection = (scope.get("extensions") or {}).get(TRANSPORT, {}).get("transport")
+            if connection is not None:
+                ended = opened.sub.write_to(connection(), opened.skip, opened.ends)
                 await asyncio.wait((gone, ended), return_when=asyncio.FIRST_COMPLETED)
             else:
                 gone.add_done_callback(lambda _: opened.sub.close())
