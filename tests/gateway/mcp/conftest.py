@@ -32,11 +32,22 @@ approvals:
   timeout: 1
 """
 
+# approvals.self_approve: false: the profile's own side (its MCP client too) may not answer.
+NO_SELF = """\
+terminal:
+  cwd: .
+approvals:
+  mode: strict
+  timeout: 1
+  self_approve: false
+"""
+
 
 @pytest.fixture
 def project(make_home, write_config) -> Path:  # type: ignore[no-untyped-def]
     make_home("agent", AGENT, env=f"OPENAI_API_KEY={SECRET}\n")
     make_home("quick", QUICK)
+    make_home("no-self", NO_SELF)
     return write_config("profiles_dir: profiles\nwatch: {mode: 'off'}\n")
 
 

@@ -178,3 +178,16 @@ def test_session_flag_fixes_the_session_and_kernels_keep_state(project: Path) ->
     assert "result: 42" in _text(got["second"])
     assert got["second"].structured_content["session_id"] == "fixed-s"
     assert got["other"].is_error and "'fixed-s' only" in _text(got["other"])
+
+
+def test_self_approve_false_never_asks_the_client(project: Path) -> None:
+    seen: list[ElicitRequestParams] = []
+
+    async def body(session: ClientSession) -> CallToolResult:
+        return await session.call_tool("run_command", {"command": "printf not-mine"})
+
+    reply = ElicitResult(action="accept", content={"choice": "once"})
+    result = over_stdio(project, "no-self", body, elicit=_asking(reply, seen))
+    assert seen == []  # the profile's own side may not answer its prompts
+    assert result.is_error and "not answered in time" in _text(result)
+    assert last_for(project, "printf not-mine", "no-self")["outcome"] == "timeout"
