@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["Metrics"]
+__all__ = ["FAST_ANSWER_S", "Metrics"]
+
+# An answer this soon after its prompt was hardly read (docs/approvals.md#fatigue).
+FAST_ANSWER_S = 2.0
 
 
 class _Unexported:
@@ -78,6 +81,32 @@ class Metrics:
             buckets=(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0),
             registry=self.registry,
         )
+        # Fatigue (docs/approvals.md#fatigue): how often people are asked and how they answer.
+        self.prompts = Counter(
+            "multiplex_approval_prompts_total",
+            "Approval requests put to a human (one per prompt, not per coalesced waiter).",
+            ("profile",),
+            registry=self.registry,
+        )
+        self.answers = Counter(
+            "multiplex_approval_answers_total",
+            "Prompts a human answered, by profile and whether the answer approved.",
+            ("profile", "answer"),
+            registry=self.registry,
+        )
+        self.answer_seconds = Histogram(
+            "multiplex_approval_answer_seconds",
+            "Time from a prompt to a human's answer.",
+            ("profile",),
+            buckets=(0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 3600.0),
+            registry=self.registry,
+        )
+        self.fast_answers = Counter(
+            "multiplex_approval_fast_answers_total",
+            f"Answers given within {FAST_ANSWER_S:g} s of the prompt (rubber-stamping).",
+            ("profile",),
+            registry=self.registry,
+        )
         self.pending = Gauge(
             "multiplex_pending_approvals",
             "Approval requests waiting for an answer.",
@@ -135,6 +164,13 @@ class Metrics:
             registry=self.registry,
         )
 
+    def answered(self, profile: str, approved: bool, seconds: float) -> None:
+        """A human answered a prompt of ``profile`` after ``seconds``."""
+        self.answers.labels(profile, "approved" if approved else "denied").inc()
+        self.answer_seconds.labels(profile).observe(seconds)
+        if seconds < FAST_ANSWER_S:
+            self.fast_answers.labels(profile).inc()
+
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric (empty when not exported)."""
         if self.registry is None:
@@ -148,6 +184,10 @@ class Metrics:
     patterns: Any
     reloads: Any
     revocation_latency: Any
+    prompts: Any
+    answers: Any
+    answer_seconds: Any
+    fast_answers: Any
     pending: Any
     runs: Any
     commands: Any

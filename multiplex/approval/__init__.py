@@ -10,6 +10,7 @@ itself lives in :mod:`multiplex.shell`. See docs/approvals.md.
 
 from multiplex.approval import _surfaces  # noqa: F401  (registers the gate's surfaces)
 from multiplex.approval._always import AnswerNotSaved
+from multiplex.approval._fatigue import Fatigue, fatigue_of
 from multiplex.approval._gate import Gate
 from multiplex.approval._history import (
     DamagedRecord,
@@ -33,12 +34,14 @@ __all__ = [
     "Choice",
     "DamagedRecord",
     "DecisionFilter",
+    "Fatigue",
     "Gate",
     "PendingApproval",
     "PromptUndeliverable",
     "Prompter",
     "TerminalPrompter",
     "decisions_file",
+    "fatigue_of",
     "follow_decisions",
     "read_decisions",
 ]

@@ -333,6 +333,7 @@ class Gate:
         interrupted = False
         if leader:
             self._metrics.pending.labels(scope.name).inc()
+            self._metrics.prompts.labels(scope.name).inc()
             self.always.opened(request, scope, parsed)
             try:
                 self._deliver(scope, request)
@@ -346,6 +347,9 @@ class Gate:
             if leader:
                 self._metrics.pending.labels(scope.name).dec()
                 saved = self.always.closed(request)
+                if resolution.answer is not None:
+                    approved = resolution.answer.choice is not Choice.DENY
+                    self._metrics.answered(scope.name, approved, resolution.waited_ms / 1000)
             decision, choice = self._resolved(scope, view, parsed, resolution, leader, saved)
             by = resolution.answer.by if resolution.answer is not None else None
             return self._conclude(scope, command, parsed, decision, choice, by, dangers=why.dangers)

@@ -18,7 +18,15 @@ from rich.console import Console
 from rich.table import Table
 
 from multiplex._errors import RoutingError
-from multiplex.approval import DamagedRecord, DecisionFilter, follow_decisions, read_decisions
+from multiplex._metrics import FAST_ANSWER_S
+from multiplex.approval import (
+    DamagedRecord,
+    DecisionFilter,
+    Fatigue,
+    fatigue_of,
+    follow_decisions,
+    read_decisions,
+)
 from multiplex.cli._human import local_time, plain
 from multiplex.cli._output import versioned
 from multiplex.cli._state import did_you_mean, state_of
@@ -73,8 +81,17 @@ def decisions(
         bool, typer.Option("--follow", "-f", help="Then keep printing new decisions.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            "--summary", help="Per profile: prompts per hour, share approved, time to answer."
+        ),
+    ] = False,
 ) -> None:
-    """Decision history from every profile's decisions.jsonl, oldest first."""
+    """Decision history from every profile's decisions.jsonl, oldest first.
+
+    Example: multiplex decisions -p research --since 2h --outcome denied
+    """
     state = state_of(ctx)
     homes = state.config().homes()
     if profile:
@@ -91,6 +108,17 @@ def decisions(
         since=parse_since(since) if since else None,
     )
     damaged: list[DamagedRecord] = []
+    if summary:
+        if follow or outcome or session:
+            raise typer.BadParameter(
+                "--summary counts every prompt: it takes -p and --since only",
+                param_hint="--summary",
+            )
+        rows = read_decisions(homes, keep=keep, limit=sys.maxsize, damaged=damaged)
+        for found in reversed(damaged):
+            report_damaged(state.config_path.parent, found)
+        _summary(fatigue_of(rows, now=time.time(), since=keep.since, profiles=homes), as_json)
+        return
     rows = list(reversed(read_decisions(homes, keep=keep, limit=limit, damaged=damaged)))
     report = _reporter(state.config_path.parent)
     for found in reversed(damaged):  # in file order, as the rows are shown
@@ -116,6 +144,37 @@ def decisions(
         else:
             sys.stdout.write(_line(row) + "\n")
         sys.stdout.flush()
+
+
+def _summary(figures: dict[str, Fatigue], as_json: bool) -> None:
+    """docs/approvals.md#fatigue: one row per profile."""
+    if as_json:
+        rows = [versioned(figures[name].as_dict()) for name in sorted(figures)]
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    table = Table(
+        "profile",
+        "prompts",
+        "per hour",
+        "approved",
+        "median answer",
+        f"< {FAST_ANSWER_S:g} s",
+        "unanswered",
+    )
+    for name in sorted(figures):
+        f = figures[name]
+        share = "-" if f.approved_share is None else f"{f.approved_share:.0%} of {f.answered}"
+        median = "-" if f.median_answer_s is None else f"{f.median_answer_s:.1f} s"
+        table.add_row(
+            name,
+            str(f.prompts),
+            f"{f.prompts_per_hour:.1f}",
+            share,
+            median,
+            str(f.fast_answers),
+            str(f.unanswered),
+        )
+    Console(soft_wrap=True).print(table)
 
 
 def report_damaged(base: Path, found: DamagedRecord) -> None:

@@ -1,16 +1,24 @@
-"""``GET /v1/runs`` and ``GET /v1/decisions``: what happened, with filters and paging (docs/gateway.md)."""
+"""``GET /v1/runs``, ``GET /v1/decisions`` and its summary: what happened, with filters and paging (docs/gateway.md)."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
 
-from multiplex.approval import DamagedRecord, DecisionFilter, read_decisions
+from multiplex.approval import DamagedRecord, DecisionFilter, fatigue_of, read_decisions
 from multiplex.gateway._auth import Caller
 from multiplex.gateway._http import ERRORS, GatewayDep
-from multiplex.gateway._models import DecisionRow, DecisionsPage, RunStatus, RunSummary
+from multiplex.gateway._models import (
+    DecisionRow,
+    DecisionsPage,
+    FatigueOut,
+    RunStatus,
+    RunSummary,
+)
 
 __all__ = ["router"]
 
@@ -107,3 +115,28 @@ async def decisions(
     if with_damaged:
         return {"decisions": rows, "damaged": [d.as_dict() for d in damaged]}
     return rows
+
+
+@router.get("/v1/decisions/summary", response_model=list[FatigueOut], responses=ERRORS)
+async def decisions_summary(
+    caller: Caller,
+    gw: GatewayDep,
+    profile: Annotated[
+        list[Annotated[str, Query(max_length=200)]] | None,
+        Query(description="These profiles (repeatable); none: every visible profile."),
+    ] = None,
+    since: Annotated[
+        float | None, Query(description="Epoch seconds: only records at or after.")
+    ] = None,
+) -> list[dict[str, Any]]:
+    """Each visible profile's fatigue figures (docs/approvals.md#fatigue), from its records."""
+    wanted = set(profile[:1000]) if profile else None
+    homes = {
+        name: p.home
+        for name, p in gw.sup.profiles.items()
+        if caller.sees(name) and (wanted is None or name in wanted)
+    }
+    keep = DecisionFilter(since=since)
+    rows = await asyncio.to_thread(read_decisions, homes, keep=keep, limit=sys.maxsize)
+    figures = fatigue_of(rows, now=time.time(), since=since, profiles=homes)
+    return [figures[name].as_dict() for name in sorted(figures)]

@@ -22,6 +22,7 @@ __all__ = [
     "DecisionOut",
     "DecisionRow",
     "DecisionsPage",
+    "FatigueOut",
     "KernelOut",
     "KernelsEnded",
     "OkOut",
@@ -292,6 +293,22 @@ class CancelOut(BaseModel):
 
 class ResetOut(BaseModel):
     cancelled: int
+
+
+class FatigueOut(BaseModel):
+    """One profile's fatigue figures (``GET /v1/decisions/summary``, docs/approvals.md#fatigue)."""
+
+    profile: str
+    prompts: int
+    prompts_per_hour: float
+    answered: int
+    approved: int
+    approved_share: float | None
+    unanswered: int
+    median_answer_s: float | None
+    fast_answers: int
+    fast_answer_s: float
+    hours: float
 
 
 class SessionOut(BaseModel):

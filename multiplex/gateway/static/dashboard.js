@@ -398,6 +398,7 @@
       total === 0 ? "none" : `${state.profilesOffset + 1}–${state.profilesOffset + rows.length} of ${total}`;
     $("profiles-prev").disabled = state.profilesOffset === 0;
     $("profiles-next").disabled = state.profilesOffset + rows.length >= total;
+    loadFatigue(rows.map((p) => p.name)).catch(() => {});
     const body = $("profiles");
     const dash = (v) => (v === null || v === undefined || v === "" ? "—" : v);
     // A broken profile's message gets a full-width row of its own: it names the
@@ -426,16 +427,39 @@
                 : null,
           ),
           el("td", { class: "num" }, dash(p.allowlist_size)),
+          el("td", { testid: "profile-fatigue", "data-fatigue-of": p.name }, "—"),
         ),
         p.error
           ? el(
               "tr",
               { class: "broken error-row", "data-error-of": p.name },
-              el("td", { colspan: 6, class: "error-text", testid: "profile-error" }, p.error),
+              el("td", { colspan: 7, class: "error-text", testid: "profile-error" }, p.error),
             )
           : null,
       ].filter(Boolean)),
     );
+  }
+
+  // Fatigue over the last day (docs/approvals.md#fatigue): how often the profile
+  // asks, how much of it is approved, how fast, and how much was hardly read.
+  async function loadFatigue(names) {
+    if (names.length === 0) return;
+    const query = new URLSearchParams({ since: String(Date.now() / 1000 - 86400) });
+    for (const name of names) query.append("profile", name);
+    const rows = await (await request("/v1/decisions/summary?" + query.toString())).json();
+    for (const f of rows) {
+      const cell = document.querySelector(`[data-fatigue-of="${CSS.escape(f.profile)}"]`);
+      if (!cell) continue;
+      if (f.prompts === 0) {
+        cell.textContent = "no prompts";
+        continue;
+      }
+      const share = f.approved_share === null ? "none answered" : `${Math.round(f.approved_share * 100)}% approved`;
+      const median = f.median_answer_s === null ? "" : `, median ${f.median_answer_s.toFixed(1)} s`;
+      const fast = f.fast_answers ? `, ${f.fast_answers} under ${f.fast_answer_s} s` : "";
+      cell.textContent = `${f.prompts_per_hour.toFixed(1)}/h, ${share}${median}${fast}`;
+      cell.title = `${f.prompts} prompts in the last day; ${f.unanswered} unanswered`;
+    }
   }
 
   // --- decisions -----------------------------------------------------------
