@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import ClientSession
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult
 
@@ -191,3 +192,30 @@ def test_self_approve_false_never_asks_the_client(project: Path) -> None:
     assert seen == []  # the profile's own side may not answer its prompts
     assert result.is_error and "not answered in time" in _text(result)
     assert last_for(project, "printf not-mine", "no-self")["outcome"] == "timeout"
+
+
+def test_the_per_profile_run_limit_applies(project: Path) -> None:
+    project.write_text(project.read_text() + "gateway: {max_runs_per_profile: 1}\n")
+    asked, release = anyio.Event(), anyio.Event()
+
+    async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        asked.set()
+        await release.wait()  # the first run stays parked until the second was refused
+        return ElicitResult(action="accept", content={"choice": "once"})
+
+    async def body(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        results: dict[str, CallToolResult] = {}
+
+        async def first() -> None:
+            results["first"] = await session.call_tool("run_command", {"command": "printf one"})
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(first)
+            await asked.wait()
+            second = await session.call_tool("run_command", {"command": "echo two"})
+            release.set()
+        return results["first"], second
+
+    first, second = over_stdio(project, "agent", body, elicit=elicit)
+    assert second.is_error and "max_runs_per_profile: 1" in _text(second)
+    assert not first.is_error and "one" in _text(first)
