@@ -11,15 +11,17 @@ import contextlib
 import selectors
 import socket
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
 
 from multiplex import ConfigError, Supervisor
-from multiplex.gateway import GatewayServer
+from multiplex.gateway import GatewayServer, create_app
 from multiplex.supervision import GatewayConfig
 from multiplex.supervision._config import (
     RESERVED_DESCRIPTORS,
@@ -330,3 +332,41 @@ def test_the_defaults_leave_descriptors_for_runs() -> None:
     assert limits.max_connections_per_client == limits.max_connections // 4
     assert limits.max_listeners_per_profile == limits.max_connections // 4
     assert GatewayConfig(max_connections=40).max_connections_per_client == 10
+
+
+def test_streams_served_by_another_asgi_server_relay_each_event(tmp_path: Path) -> None:
+    # Embedded in a plain uvicorn (docs/gateway.md#embedding): no connection for
+    # the hub to write to, so each event goes through ASGI; the seat is still held.
+    make_homes(tmp_path)
+    (tmp_path / "multiplex.yaml").write_text(
+        "profiles_dir: profiles\ndefault_profile: alpha\nwatch: {mode: off}\n"
+        "gateway: {max_listeners_per_profile: 1}\n"
+    )
+    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+    app = create_app(sup, admin_token=ADMIN)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    gw = app.state.gateway
+    try:
+        _until(lambda: server.started, "uvicorn started")
+        alpha = Api(f"http://127.0.0.1:{port}", TOKENS["alpha"])
+        stream = _stream(port, TOKENS["alpha"])
+        assert alpha.get("/v1/events").status_code == 429
+        run = alpha.post("/v1/runs", json={"commands": ["true"], "wait": 20}).json()
+        got = b""
+        while b"event: run.finished" not in got:
+            chunk = stream.recv(65536)
+            assert chunk, got
+            got += chunk
+        assert run["run_id"].encode() in got
+        stream.close()
+        _until(lambda: len(gw.listeners) == 0 and len(gw.hub) == 0, "the stream's seat given back")
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        sock.close()
+        sup.close()
