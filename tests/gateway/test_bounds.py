@@ -370,3 +370,29 @@ def test_streams_served_by_another_asgi_server_relay_each_event(tmp_path: Path) 
         thread.join(15)
         sock.close()
         sup.close()
+
+
+def test_a_listener_that_stops_reading_is_dropped_once_1_mib_behind(
+    serve: Callable[[str], Served],
+) -> None:
+    s = serve("")
+    gw = s.server.gateway
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
+    sock.settimeout(30)
+    sock.connect(("127.0.0.1", s.port))
+    sock.sendall(
+        f"GET /v1/events HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {ADMIN}\r\n\r\n".encode()
+    )
+    _until(lambda: len(gw.listeners) == 1, "the stream open")
+    # It never reads again; each run sends it about 130 kB (its output twice).
+    with httpx.Client(base_url=s.base, headers={"Authorization": f"Bearer {TOKENS['alpha']}"}) as c:
+        for _ in range(400):
+            body = {"commands": ["printf '%65000s' x"], "wait": 20}
+            assert c.post("/v1/runs", json=body, timeout=30).json()["status"] == "completed"
+            if len(gw.listeners) == 0:
+                break
+    assert len(gw.listeners) == 0 and len(gw.hub) == 0, "the reader was never dropped"
+    with sock, contextlib.suppress(ConnectionResetError):
+        while sock.recv(1 << 20):
+            pass  # what was sent before, then the reset
