@@ -11,7 +11,7 @@ stops the run; the commands after it are not run. At most
 ``gateway.max_runs_per_profile`` runs of one profile are unfinished at once.
 Each state change is appended to the node's run journal when there is one
 (docs/operations.md#what-survives-a-crash): before a command runs, its run is
-on disk as running.
+on disk.
 """
 
 from __future__ import annotations
@@ -201,7 +201,8 @@ class RunRegistry(RunLifecycle, RunPrompts):
         if not start:
             self._finish(run, "cancelled", SHUTDOWN if self.closing else None)
             return
-        self._note(run)  # running, on disk before its first command
+        if self.journal is not None:
+            self.journal.barrier()  # queued, on disk before its first command runs
         if run.code:
             self._guarded(self._cells, run)
         else:

@@ -5,8 +5,9 @@ finished, handed over) appends the run document as the API shows it, redacted
 again, to ``.multiplex/journal/<node>.jsonl`` beside ``multiplex.yaml``. One
 thread writes: it takes every line queued meanwhile, appends them in one write
 (whole lines or nothing, ``append_bytes``) and one ``fsync``, then releases
-whoever waits. A worker thread waits for its line to be on disk; the event loop
-never does: it queues and, where it must, awaits :meth:`RunJournal.synced`.
+whoever waits. A worker thread waits for its line to be on disk (or, with
+:meth:`RunJournal.barrier`, for every line before); the event loop never does:
+it queues and, where it must, awaits :meth:`RunJournal.synced`.
 The file stays bounded: past a number of lines the writer compacts it to each
 run's last line, every unfinished run and the last ``keep`` finished ones.
 """
@@ -73,7 +74,9 @@ class RunJournal:
         self._appended = 0
         self._failing = False
         self._closed = False
-        self._state = threading.Lock()  # _closed and the queue's end
+        self._queued = 0  # lines handed to the writer, and those it is done with:
+        self._durable = 0  # written and fsynced, or failed (a WARNING said so)
+        self._state = threading.Condition()  # the counters, _closed and the queue's end
         self._file = threading.Lock()  # the file: appends and compactions
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         folder = open_dir(root, Path(relative).parent, create=True)
@@ -151,17 +154,22 @@ class RunJournal:
     def append(self, entry: Entry) -> None:
         """Queue one line; off the event loop, return once it is on disk (fsync)."""
         line = dumps(entry) + b"\n"
-        done: threading.Event | None = None if _on_event_loop() else threading.Event()
         with self._state:
             if not self._closed:
+                self._queued += 1
                 self._queue.put(line)
-                if done is not None:
-                    self._queue.put(done.set)
                 line = b""
         if line:  # after close (a late end of a run): written by the caller
             self._write([line])
-        elif done is not None:
-            done.wait()
+        elif not _on_event_loop():
+            self.barrier()
+
+    def barrier(self) -> None:
+        """Return once every line queued before this call is on disk (a worker thread's wait)."""
+        with self._state:
+            target = self._queued
+            while self._durable < target:
+                self._state.wait()
 
     async def synced(self) -> None:
         """Return (on the event loop) once every line queued before this call is on disk."""
@@ -202,6 +210,9 @@ class RunJournal:
                     self._write(lines)
             except Exception:  # whoever waits is released all the same
                 log.exception("journal %s: write failed", self.path)
+            with self._state:
+                self._durable += len(lines)
+                self._state.notify_all()
             for item in batch:
                 if callable(item):
                     item()
