@@ -7,7 +7,8 @@
   nothing again; a second start records nothing twice;
 - a torn journal tail (and a damaged line) is reported with its file and line,
   skipped, and never stops the start;
-- the journal holds no known secret and a sandboxed command cannot read it.
+- the journal holds no known secret and a sandboxed command cannot read it;
+- in a cluster each node has its own file, read again under its node_id.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from multiplex.execution import bwrap_status
 from multiplex.gateway import GatewayServer, create_app
 from multiplex.gateway.journal import RESTARTED, RESTARTED_PARKED
 from tests.conftest import write_home
+from tests.gateway.cluster_nodes import Node, make_cluster_homes
 from tests.gateway.conftest import ADMIN, Api, start_up
 
 TOKEN = "work-token-for-journal-tests-7f3a9c"
@@ -305,3 +307,36 @@ def test_a_sandboxed_command_cannot_read_the_journal(tmp_path: Path) -> None:
     finally:
         server.stop()
         sup.close()
+
+
+@pytest.mark.slow
+def test_in_a_cluster_each_node_keeps_its_own_journal(redis_url: str, tmp_path: Path) -> None:
+    """A node killed with a parked run and started again under its node_id reads its own
+    file: the prompt gets its record once; the run document is Redis's ("node lost")."""
+    profiles = make_cluster_homes(tmp_path)
+    a = Node(tmp_path, "a", redis_url, node_timeout=2.0)
+    b = Node(tmp_path, "b", redis_url, node_timeout=2.0)
+    again: Node | None = None
+    try:
+        run_id, pending = a.admin.parked(["echo parked-on-a"], profile="alpha")
+        b.admin.parked(["echo parked-on-b"], profile="alpha", session_id="s-b")
+        a.kill9()
+        lost = b.admin.wait(run_id, "failed", timeout=30)  # reaped by b first
+        assert lost["error"] == "node lost"
+        again = Node(tmp_path, "a", redis_url, node_timeout=2.0)
+        assert again.admin.run(run_id)["error"] == "node lost"  # Redis's document
+        assert (tmp_path / "node-a" / ".multiplex/journal/a.jsonl").exists()
+        assert (tmp_path / "node-b" / ".multiplex/journal/b.jsonl").exists()
+        records = [
+            r
+            for r in _records(profiles / "alpha")
+            if r.get("approval_id") == pending["approval_id"]
+        ]
+        assert [(r["outcome"], r["cause"], r["answered_by"]) for r in records] == [
+            ("cancelled", RESTARTED_PARKED, "nobody")
+        ]
+        assert b.admin.get("/v1/approvals").json()[0]["command"] == "echo parked-on-b"
+    finally:
+        for node in (a, b, again):
+            if node is not None:
+                node.stop()
