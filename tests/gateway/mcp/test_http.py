@@ -233,3 +233,32 @@ def test_without_the_capability_the_dashboard_answers(up: Up) -> None:
     record = _last_for(up.homes["alpha"], "ls -d /var")
     assert record["outcome"] == "denied" and record["answered_by"] == "admin"
     assert record["cause"] == "denied by user: not now"
+
+
+def test_a_stop_withdraws_the_prompt_as_cancelled(tmp_path: Path) -> None:
+    homes = make_homes(tmp_path)
+    proc, url, _ = start_up(tmp_path)
+    stopped = Up(tmp_path, homes, url, "")
+    try:
+
+        async def body(session: ClientSession) -> CallToolResult | None:
+            async with anyio.create_task_group() as group:
+
+                def stop_when_parked() -> None:
+                    while not Api(url, TOKENS["alpha"]).get("/v1/approvals").json():
+                        anyio.from_thread.run(anyio.sleep, 0.05)
+                    stop_up(proc)  # SIGTERM while the tool call waits for a human
+
+                group.start_soon(anyio.to_thread.run_sync, stop_when_parked)
+                try:
+                    return await session.call_tool("run_command", {"command": "ls -d /etc"})
+                except Exception:  # the stop's --grace 2 cut the stream before the answer
+                    return None
+
+        result = over_http(stopped, TOKENS["alpha"], body)
+    finally:
+        stop_up(proc)
+    if result is not None:  # told, when it got through: cancelled, never denied
+        assert result.is_error and "no user refused it" in _text(result)
+    record = _last_for(homes["alpha"], "ls -d /etc")
+    assert record["outcome"] == "cancelled" and record["cause"] == "supervisor shutting down"
