@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import enum
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -17,7 +20,7 @@ from multiplex.cli._human import local_time, plain
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
-from multiplex.cli._templates import CONFIG_TEMPLATE
+from multiplex.cli._templates import config_template
 from multiplex.profiles import TOKEN_KEY
 from multiplex.supervision import describe_profile, profile_row
 
@@ -129,6 +132,25 @@ def _check_name(name: str) -> None:
         )
 
 
+class InitMode(enum.StrEnum):
+    MANUAL = "manual"
+    STRICT = "strict"
+
+
+_MODE_WORDS = {
+    InitMode.MANUAL: "asks only for what is dangerous; --mode strict asks for everything not allowlisted",
+    InitMode.STRICT: "asks for everything not allowlisted; add rules with multiplex allowlist add",
+}
+
+
+def _ask_mode() -> InitMode:
+    typer.echo("How should this profile's commands be approved?")
+    typer.echo("  manual  ask only for what is dangerous (like Claude Code's default mode)")
+    typer.echo("  strict  ask for everything not allowlisted (like Codex's untrusted mode)")
+    answer = typer.prompt("mode", default=InitMode.MANUAL.value, type=click.Choice(list(InitMode)))
+    return InitMode(answer)
+
+
 @profiles_app.command("init", cls=Command)
 def init_profile(
     ctx: typer.Context,
@@ -139,9 +161,23 @@ def init_profile(
             "--home", metavar="DIR", help="Create the home here (no multiplex.yaml needed)."
         ),
     ] = None,
+    mode: Annotated[
+        InitMode | None,
+        typer.Option(
+            "--mode",
+            help="manual: ask only for what is dangerous; strict: ask for everything not allowlisted.",
+        ),
+    ] = None,
 ) -> None:
-    """Create a new profile home with a commented config.yaml, then say what to do next."""
+    """Create a new profile home with a commented config.yaml, then say what to do next.
+
+    Without --mode it asks on a terminal (manual elsewhere); docs/approvals.md#modes.
+
+    Example: multiplex profiles init deploy-bot --mode strict
+    """
     _check_name(name)
+    if mode is None:
+        mode = _ask_mode() if sys.stdin.isatty() else InitMode.MANUAL
     state = state_of(ctx)
     if home_dir is not None:
         home = home_dir.expanduser().resolve()
@@ -166,7 +202,7 @@ def init_profile(
     for sub in ("credentials", "cache", "logs"):
         (home / sub).mkdir(parents=True, exist_ok=True)
     os.chmod(home / "credentials", 0o700)
-    (home / "config.yaml").write_text(CONFIG_TEMPLATE, encoding="utf-8")
+    (home / "config.yaml").write_text(config_template(mode.value), encoding="utf-8")
     env = home / ".env"
     if not env.exists():
         # docs/security.md#tokens-and-ids: a fresh home gets its own random gateway token.
@@ -177,6 +213,7 @@ def init_profile(
         os.chmod(env, 0o600)
         typer.echo(f"generated its gateway token: {TOKEN_KEY} in {env}")
     typer.echo(f"created profile home {home}")
+    typer.echo(f"approvals.mode: {mode.value} ({_MODE_WORDS[mode]})")
     typer.echo("next steps:")
     typer.echo(f"  edit {home / 'config.yaml'} (every key is optional; docs/configuration.md)")
     typer.echo("  multiplex check                       # validate it")

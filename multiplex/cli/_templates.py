@@ -1,6 +1,6 @@
 """The commented config.yaml that ``profiles init`` writes."""
 
-__all__ = ["CONFIG_TEMPLATE"]
+__all__ = ["CONFIG_TEMPLATE", "config_template"]
 
 CONFIG_TEMPLATE = """\
 # Profile home config for multiplex (see docs/configuration.md).
@@ -30,3 +30,9 @@ approvals:
 security:
   redact_secrets: true
 """
+
+
+def config_template(mode: str) -> str:
+    """The template with ``approvals.mode`` set to ``mode`` (docs/approvals.md#modes)."""
+    line = "  mode: manual            # manual | strict | smart | off"
+    return CONFIG_TEMPLATE.replace(line, f"  mode: {mode:<18}# manual | strict | smart | off", 1)
