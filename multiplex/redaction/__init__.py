@@ -4,6 +4,7 @@ A leaf: imports only the standard library and, when it loads, the ``hyperscan``
 engine (without it redaction runs in pure Python).
 """
 
+from multiplex.redaction._command import redact_command
 from multiplex.redaction._known import KnownValues, encoded_forms, looks_secret_name
 from multiplex.redaction._prefilter import redact_patterns
 from multiplex.redaction._redactor import Redactor, redact_always
@@ -14,5 +15,6 @@ __all__ = [
     "encoded_forms",
     "looks_secret_name",
     "redact_always",
+    "redact_command",
     "redact_patterns",
 ]

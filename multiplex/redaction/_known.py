@@ -18,6 +18,8 @@ from typing import ClassVar
 from urllib.parse import quote, quote_plus
 
 from multiplex.redaction import _engine
+from multiplex.redaction._forms import disguised_forms
+from multiplex.redaction._lines import masked, unbroken, within_text
 from multiplex.redaction._literal_set import LiteralSet
 
 __all__ = ["KNOWN_MASK", "KnownValues", "encoded_forms", "looks_secret_name"]
@@ -203,9 +205,11 @@ _URLSAFE = str.maketrans("+/", "-_")
 
 def _all_forms(value: str, min_length: int) -> Iterator[str]:
     yield from encoded_forms(value)
+    yield from disguised_forms(value)
     stripped = value.strip()
     if stripped != value and len(stripped) >= min_length:
         yield from encoded_forms(stripped)
+        yield from disguised_forms(stripped)
     # The value as it appears inside a JSON string (escaped quotes, newlines).
     yield json.dumps(value)[1:-1]
     yield json.dumps(value, ensure_ascii=False)[1:-1]
@@ -266,14 +270,16 @@ class KnownValues:
     would mask ordinary words and numbers everywhere, and is not worth guarding
     by text matching. Each kept value is matched raw, stripped of surrounding
     whitespace, JSON-escaped, base64 (standard/URL-safe, padded or not, and
-    embedded inside a longer base64 stream) and URL-encoded. At any position the
+    embedded inside a longer base64 stream), URL-encoded, reversed, upper- and
+    lower-cased, spelled out with a separator between its characters, base32
+    and hex; and any of those cut by line breaks anywhere. At any position the
     longest match wins. Matching is linear in the text for a fixed set of values;
     the matcher is built on first use.
     """
 
     MIN_LENGTH: ClassVar[int] = 6
 
-    __slots__ = ("_fast", "_forms", "_one_line", "_pattern", "_values")
+    __slots__ = ("_fast", "_forms", "_pattern", "_values")
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         kept = {v for v in values if isinstance(v, str) and len(v) >= self.MIN_LENGTH}
@@ -282,25 +288,15 @@ class KnownValues:
         self._pattern: re.Pattern[str] | None = None
         # None: not built yet; False: built without the engine.
         self._fast: LiteralSet | bool | None = None
-        self._one_line: bool | None = None
 
     def _all_forms(self) -> frozenset[str]:
         if self._forms is None:
-            forms = {f for v in self._values for f in _all_forms(v, self.MIN_LENGTH)}
+            # Matched over text without line breaks (_lines.py): so are the forms.
+            forms = {unbroken(f) for v in self._values for f in _all_forms(v, self.MIN_LENGTH)}
             # Encoded cores of short values can be shorter than the value; the
             # floor applies to every form so ordinary words are never masked.
             self._forms = frozenset(f for f in forms if len(f) >= self.MIN_LENGTH)
         return self._forms
-
-    def _within_lines(self) -> bool:
-        """Whether no value or form holds a newline: no match then spans lines.
-
-        Text can then be matched piece by piece, cut after newlines, with the
-        same result as whole.
-        """
-        if self._one_line is None:
-            self._one_line = not any("\n" in f for f in self._all_forms())
-        return self._one_line
 
     def _engine_set(self) -> LiteralSet | None:
         """The Hyperscan matcher, or None to use the regex (no engine, or it failed)."""
@@ -329,16 +325,32 @@ class KnownValues:
             self._pattern = re.compile(source)
         return self._pattern
 
-    def redact(self, text: str) -> str:
-        """``text`` with every occurrence of a known value or form replaced by ``[REDACTED:known]``."""
-        if not self._values or not text:
-            return text
+    def flat_spans(self, flat: str | bytes) -> list[tuple[int, int]]:
+        """Where known values or forms occur in ``flat``, a text without line
+        breaks (or its bytes, if it is ASCII): spans, in order, apart (leftmost,
+        then longest)."""
+        if not self._values or not flat:
+            return []
         fast = self._engine_set()
         if fast is not None:
-            out = fast.replace(text, KNOWN_MASK)
-            if out is not None:
-                return out
-        return self._compiled().sub(KNOWN_MASK, text)
+            spans = fast.spans(flat) if isinstance(flat, bytes) else fast.text_spans(flat)
+            if spans is not None:
+                return spans
+        text = flat.decode("ascii") if isinstance(flat, bytes) else flat
+        return [m.span() for m in self._compiled().finditer(text)]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where known values or forms occur in ``text``: character spans, in order, apart.
+
+        Line breaks do not count: a match may run across them (and holds those
+        it runs across).
+        """
+        flat = unbroken(text)
+        return within_text(text, flat, self.flat_spans(flat))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every occurrence of a known value or form replaced by ``[REDACTED:known]``."""
+        return masked(text, self.spans(text), KNOWN_MASK)
 
     def union(self, other: KnownValues) -> KnownValues:
         """A matcher over the values of both."""
@@ -348,12 +360,13 @@ class KnownValues:
         """Whether any known value (or encoded form) occurs in ``text``."""
         if not self._values or not isinstance(text, str) or not text:
             return False
+        flat = unbroken(text)
         fast = self._engine_set()
         if fast is not None:
-            spans = fast.spans(text.encode("utf-8", "surrogatepass"))
+            spans = fast.spans(flat.encode("utf-8", "surrogatepass"))
             if spans is not None:
                 return bool(spans)
-        return self._compiled().search(text) is not None
+        return self._compiled().search(flat) is not None
 
     def __len__(self) -> int:
         return len(self._values)

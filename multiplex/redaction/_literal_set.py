@@ -74,30 +74,19 @@ class LiteralSet:
                 spans.append((start, pos))
         return spans
 
-    def replace(self, text: str, mask: str) -> str | None:
-        """``text`` with every match replaced by ``mask``; None if there were too many to list."""
+    def text_spans(self, text: str) -> list[tuple[int, int]] | None:
+        """Character spans of the matches in ``text``, in order; None if there were too many to list."""
         ascii_only = text.isascii()
         data = text.encode("ascii") if ascii_only else text.encode("utf-8", "surrogatepass")
         spans = self.spans(data)
-        if spans is None:
-            return None
-        if not spans:
-            return text
-        if ascii_only:  # byte offsets are character offsets
-            pieces: list[str] = []
-            last = 0
-            for start, end in spans:
-                pieces.append(text[last:start])
-                pieces.append(mask)
-                last = end
-            pieces.append(text[last:])
-            return "".join(pieces)
-        encoded_mask = mask.encode("utf-8")
-        chunks: list[bytes] = []
-        last = 0
+        if spans is None or ascii_only or not spans:
+            return spans  # ASCII: byte offsets are character offsets
+        out: list[tuple[int, int]] = []
+        last = chars = 0
         for start, end in spans:
-            chunks.append(data[last:start])
-            chunks.append(encoded_mask)
+            chars += len(data[last:start].decode("utf-8", "surrogatepass"))
+            first = chars
+            chars += len(data[start:end].decode("utf-8", "surrogatepass"))
             last = end
-        chunks.append(data[last:])
-        return b"".join(chunks).decode("utf-8", "surrogatepass")
+            out.append((first, chars))
+        return out

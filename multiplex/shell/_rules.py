@@ -199,6 +199,24 @@ def exact_rule(argv: Sequence[str], *, prefix: bool = False) -> Rule:
     return parse_rule(" ".join(words))
 
 
+_Bucket = tuple[tuple[int, Rule], ...]
+
+
+def _by_first_word(bucket: list[tuple[int, Rule]]) -> tuple[dict[str, _Bucket], _Bucket]:
+    """A program's rules split by their first argument word when it is literal (it must then
+    equal ``argv[1]``), the others (no argument, a glob) kept apart; index order kept in each."""
+    worded: dict[str, list[tuple[int, Rule]]] = {}
+    other: list[tuple[int, Rule]] = []
+    for index, rule in bucket:
+        rest = rule._rest
+        word = rule.tokens[1] if rest else None
+        if word is not None and not _is_glob(word):
+            worded.setdefault(word, []).append((index, rule))
+        else:
+            other.append((index, rule))
+    return {word: tuple(rules) for word, rules in worded.items()}, tuple(other)
+
+
 class RuleSet:
     """Immutable set of rules indexed by program name, so 10,000 rules cost little more than 10.
 
@@ -244,8 +262,8 @@ class RuleSet:
         self._texts: tuple[str, ...] = tuple(ordered)
         self._text_set = frozenset(ordered)
         self._ignore_case = ignore_case
-        self._by_name = {key: tuple(bucket) for key, bucket in by_name.items()}
-        self._by_path = {key: tuple(bucket) for key, bucket in by_path.items()}
+        self._by_name = {key: _by_first_word(bucket) for key, bucket in by_name.items()}
+        self._by_path = {key: _by_first_word(bucket) for key, bucket in by_path.items()}
         self._fallback = tuple(fallback)
 
     @property
@@ -262,13 +280,19 @@ class RuleSet:
             program = program.casefold()
         best_index = len(self._rules)
         best: Rule | None = None
+        first = argv[1] if len(argv) > 1 else None
         for table, key in ((self._by_name, _basename(program)), (self._by_path, program)):
-            for index, rule in table.get(key, ()):
-                if index >= best_index:
-                    break
-                if rule._arguments_match(argv):
-                    best_index, best = index, rule
-                    break
+            bucket = table.get(key)
+            if bucket is None:
+                continue
+            worded, other = bucket
+            for candidates in (worded.get(first, ()) if first is not None else (), other):
+                for index, rule in candidates:
+                    if index >= best_index:
+                        break
+                    if rule._arguments_match(argv):
+                        best_index, best = index, rule
+                        break
         for index, rule in self._fallback:
             if index >= best_index:
                 break

@@ -417,7 +417,7 @@ def test_public_names() -> None:
     assert redaction.__all__ == sorted(redaction.__all__)
     assert set(redaction.__all__) == {
         "KnownValues", "Redactor", "encoded_forms", "looks_secret_name",
-        "redact_always", "redact_patterns",
+        "redact_always", "redact_command", "redact_patterns",
     }  # fmt: skip
 
 

@@ -1,0 +1,56 @@
+"""The disguises of a known value that layer 1 also matches (``docs/redaction.md``).
+
+An agent asked not to print a secret, or one trying to carry it out through its
+output, can spell it differently: backwards, in another case, a character at a
+time with something between, or as base32 or hex. Each such form is one more
+literal in the known values' set, found in the same single pass as the value
+itself. A value broken across lines is not a form: layer 1 matches over the
+text with its line breaks taken out (``_lines.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+
+__all__ = ["disguised_forms"]
+
+# What a program or a person puts between the characters of a value spelled out
+# one at a time (a newline between them is a line break, matched without forms).
+_SEPARATORS = (" ", "-", ".", ",", ":", ";", "_", "/", "|", "\t", ", ")
+
+
+def _hex_forms(raw: bytes) -> Iterator[str]:
+    for digits in (raw.hex(), raw.hex().upper()):
+        pairs = [digits[i : i + 2] for i in range(0, len(digits), 2)]
+        yield digits
+        yield " ".join(pairs)
+        yield ":".join(pairs)
+        yield "".join("\\x" + p for p in pairs)  # a C, Python or printf string
+        yield "".join("%" + p for p in pairs)  # every byte URL-escaped
+
+
+def disguised_forms(value: str) -> Iterator[str]:
+    """The value reversed, upper- and lower-cased, spelled out with a separator
+    between its characters, and its UTF-8 bytes as base32 and hex.
+
+    Base32 is standard (RFC 4648), padded or not, upper or lower case. Hex is
+    lower or upper case, bare, with a space or ``:`` between bytes, or every
+    byte written ``\\xHH`` or ``%HH``; also octal ``\\ooo`` and ``\\uHHHH``
+    escapes, as ``printf`` and ``echo -e`` read them.
+    """
+    yield value[::-1]
+    yield value.upper()
+    yield value.lower()
+    for separator in _SEPARATORS:
+        yield separator.join(value)
+    raw = value.encode("utf-8", "surrogatepass")
+    b32 = base64.b32encode(raw).decode("ascii")
+    for form in (b32, b32.lower()):
+        yield form
+        yield form.rstrip("=")
+    yield from _hex_forms(raw)
+    yield "".join(f"\\{b:03o}" for b in raw)
+    if value.isascii():
+        yield "".join(f"\\u{ord(c):04x}" for c in value)
+        yield "".join(f"\\u{ord(c):04X}" for c in value)
