@@ -238,7 +238,7 @@ class Gate:
             self.recorder.pattern(scope.name, finding.pattern.name, end.outcome if end else "ask")
         # docs/approvals.md#what-a-prompt-shows: every danger, redacted like the command.
         dangers = tuple(
-            Danger(d.pattern, self.recorder.redact(d.segment))
+            Danger(d.pattern, self.recorder.redact_command(d.segment))
             for d in dangers_of(data, finding, end)
         )
         if end is None:
@@ -321,7 +321,7 @@ class Gate:
             session=scope.session,
             turn_id=scope.turn_id,
             command=command,
-            display=self.recorder.redact(command),
+            display=self.recorder.redact_command(command),
             timeout=view.approvals.timeout,
             context=scope.context.value,
             run_id=run_id,
