@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass
 
 from multiplex.approval._answers import rules_to_save
+from multiplex.approval._bound_files import bindings_for
 from multiplex.approval._pending import Answer, Choice, PendingApproval
 from multiplex.approval._records import DecisionRecorder
 from multiplex.scopes import ProfileScope
@@ -103,8 +104,9 @@ class AlwaysAnswers:
         except OSError as exc:
             raise AnswerNotSaved(exc.errno, f"cannot record the answer: {exc.strerror}") from exc
         try:
-            for rule in rules:
-                scope.profile.allowlist.grant_saved(rule)
+            for rule in rules:  # bound to the workspace files it runs (docs/allowlist.md#bindings)
+                bind = bindings_for(rule, asked.parsed, scope.cwd)
+                scope.profile.allowlist.grant_saved(rule, bind=bind)
         except OSError as exc:
             where = scope.profile.allowlist.config_path
             why = f"cannot save the rule to {where}: {exc.strerror or exc}"

@@ -12,6 +12,7 @@ from pathlib import Path
 from multiplex._metrics import Metrics
 from multiplex.approval._always import AlwaysAnswers
 from multiplex.approval._answers import decision_for, rules_to_save
+from multiplex.approval._bound_files import bindings_for
 from multiplex.approval._decision import (
     Danger,
     DecidedBy,
@@ -162,7 +163,8 @@ class Gate:
             approvals=view.approvals,
             backend=view.backend,
             host_access=view.host_access,
-            allowlist=scope.profile.allowlist.ruleset(),
+            allowlist=(allowlist := scope.profile.allowlist.ruleset(scope.cwd)),
+            held=allowlist.held,
             session_grants=session.grants,
             session_yolo=session.yolo,
             place=place_of(scope, self._served_homes()),
@@ -230,6 +232,13 @@ class Gate:
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
         trace, end, finding = run_static_checks(data)
+        if end is not None and end.cause == "allowlisted" and not self._spend(scope, parsed):
+            # docs/allowlist.md#uses: another process took the grant's last use first.
+            data, view = self._inputs(scope, parsed)
+            trace, end, finding = run_static_checks(data)
+            if end is not None and end.cause == "allowlisted" and not self._spend(scope, parsed):
+                trace.append(TraceStep("allowlist", "ask", "a use of the grant could not be taken"))
+                end = None
         if end is None:
             end = self._smart_step(scope, view, command, trace) or self._unattended(
                 scope, view, trace
@@ -249,6 +258,11 @@ class Gate:
             outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
         )
         return self._conclude(scope, command, parsed, decision, None, dangers=dangers)
+
+    def _spend(self, scope: ProfileScope, parsed: ParsedLine) -> bool:
+        """Take a use of each limited grant approving ``parsed``; False if one had none left."""
+        argvs = [c.assignments + c.argv for c in parsed.commands]
+        return scope.profile.allowlist.ruleset(scope.cwd).spend(argvs)
 
     def _conclude(
         self,
@@ -386,8 +400,9 @@ class Gate:
             if res.answer.choice is Choice.SESSION:
                 self.sessions(scope.profile).grant(scope.session, rules)
             else:
-                for rule in rules:
-                    scope.profile.allowlist.grant(rule)  # never raises on a failed write
+                for rule in rules:  # bound to the files it runs (docs/allowlist.md#bindings)
+                    bind = bindings_for(rule, parsed, scope.cwd)
+                    scope.profile.allowlist.grant(rule, bind=bind)  # never raises on a failed write
         return decision_for(res, epoch=view.epoch, timeout=view.approvals.timeout, saved=rules)
 
     def answer(self, request: PendingApproval, answer: Answer) -> bool:
@@ -410,7 +425,7 @@ class Gate:
             decision,
             parsed,
             self._current_view(scope.name),
-            scope.profile.allowlist.ruleset(),
+            scope.profile.allowlist.ruleset(scope.cwd, spent=True),  # its own use may be the last
             lambda: self.sessions(scope.profile).get(scope.session).grants,
             lambda: place_of(scope, self._served_homes()).cwd,  # only on a new epoch
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -47,6 +47,10 @@ class Conclusion:
 _NOWHERE = Place()
 
 
+def _nothing_held(argv: Sequence[str]) -> str | None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class CheckInput:
     """Everything steps 1-7 look at, resolved at the profile's current epoch."""
@@ -60,6 +64,8 @@ class CheckInput:
     session_yolo: bool
     place: Place = _NOWHERE
     search_path: str = ""
+    # Why a command a bound grant names must ask (docs/allowlist.md#grants), or None.
+    held: Callable[[Sequence[str]], str | None] = _nothing_held
 
 
 # docs/approvals.md#order-of-checks step 5: only these backends run commands in a sealed
@@ -108,6 +114,16 @@ def _allow_match(data: CheckInput) -> tuple[str, bool] | None:
         if rule.text not in matched:
             matched.append(rule.text)
     return "; ".join(matched), by_grant
+
+
+def _held(data: CheckInput) -> str | None:
+    if data.parsed.error is not None:
+        return None
+    for command in data.parsed.commands:
+        why = data.held(command.assignments + command.argv)
+        if why is not None:
+            return why
+    return None
 
 
 def dangers_of(
@@ -229,6 +245,10 @@ def run_static_checks(
         rules, by_grant = allowed
         cause = "session grant" if by_grant else "allowlisted"
         return trace, stop("allowlist", "approved", cause, DecidedBy.RULE, rules), None
+    held = _held(data) if protected is None and named is None else None
+    if held is not None:  # a bound file changed: a human looks again, whatever detection says
+        trace.append(TraceStep("allowlist", "ask", held))
+        return trace, None, None
     trace.append(
         TraceStep(
             "allowlist",

@@ -1,8 +1,11 @@
 """Profile homes: config schema, loading, the allowlist store, YAML round trip (docs/configuration.md#profile-home, docs/allowlist.md)."""
 
 from multiplex.profiles._allowlist import AllowlistStore, InvalidRule, ReconcileResult
+from multiplex.profiles._bindings import binding_digest, binding_problem
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_credential
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
+from multiplex.profiles._granted_rules import GrantedRules, grant_state
+from multiplex.profiles._grants import GrantText, entry_rule, parse_expiry
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
 from multiplex.profiles._nofollow import LinkRefused, append_bytes, open_dir, write_new
 from multiplex.profiles._profile import (
@@ -27,6 +30,8 @@ __all__ = [
     "ApprovalSettings",
     "CodeExecutionSettings",
     "CredentialFile",
+    "GrantText",
+    "GrantedRules",
     "InvalidRule",
     "LinkRefused",
     "LoadedConfig",
@@ -38,10 +43,15 @@ __all__ = [
     "SecuritySettings",
     "TerminalSettings",
     "append_bytes",
+    "binding_digest",
+    "binding_problem",
+    "entry_rule",
+    "grant_state",
     "load_config",
     "open_dir",
     "parse_config",
     "parse_dotenv",
+    "parse_expiry",
     "plan_credential_files",
     "read_allowlist",
     "read_credential",

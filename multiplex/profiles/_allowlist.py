@@ -14,18 +14,22 @@ hand addition is never removed, and only :meth:`AllowlistStore.revoke` removes.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from multiplex._errors import RuleSyntaxError
+from multiplex.profiles._granted_rules import GrantedRules, live_rules
+from multiplex.profiles._grants import GrantText, entry_rule, make_grant
 from multiplex.profiles._loader import read_allowlist
 from multiplex.profiles._roundtrip import AllowlistMemo, commit_grants, update_allowlist
 from multiplex.profiles._yamlread import line_of
-from multiplex.shell import Rule, RuleSet, parse_rule
+from multiplex.shell import Rule, parse_rule
 
 __all__ = ["AllowlistStore", "InvalidRule", "ReconcileResult"]
 
@@ -55,21 +59,27 @@ class ReconcileResult:
 class _Snapshot:
     """An immutable view of the effective rules; its RuleSet is built on first use."""
 
-    __slots__ = ("_ruleset", "invalid", "rules", "texts")
+    __slots__ = ("_ruleset", "grants", "invalid", "live", "rules", "texts")
 
     def __init__(
-        self, texts: tuple[str, ...], rules: tuple[Rule, ...], invalid: tuple[InvalidRule, ...]
+        self,
+        texts: tuple[str, ...],
+        rules: tuple[Rule, ...],
+        invalid: tuple[InvalidRule, ...],
+        grants: tuple[tuple[Rule, GrantText], ...] = (),
     ) -> None:
         self.texts = texts
         self.rules = rules
         self.invalid = invalid
-        self._ruleset: RuleSet | None = None
+        self.grants = grants  # the entries with conditions (docs/allowlist.md#grants)
+        self.live: dict[object, GrantedRules] = {}  # the rules in effect, by what was dead
+        self._ruleset: GrantedRules | None = None
 
-    def ruleset(self) -> RuleSet:
+    def ruleset(self) -> GrantedRules:
         ruleset = self._ruleset
         if ruleset is None:
             # Two readers may both build it; they build equal sets, and either may win.
-            ruleset = self._ruleset = RuleSet(self.rules)
+            ruleset = self._ruleset = GrantedRules(self.rules)
         return ruleset
 
     @property
@@ -93,9 +103,11 @@ class AllowlistStore:
         *,
         initial: Iterable[str] | None = None,
         lock_timeout: float = 10.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._path = Path(config_path)
         self._lock_timeout = lock_timeout
+        self._clock = clock  # what "now" is for an expiry (seconds since the epoch)
         # Guards the state below, held briefly: its only I/O is one re-read of the file to
         # name the line of an entry that does not parse (each such text once, then cached).
         self._lock = threading.Lock()
@@ -126,9 +138,26 @@ class AllowlistStore:
         """Effective rule texts: the on-disk order first, then unpersisted grants."""
         return list(self._snapshot.texts)
 
-    def ruleset(self) -> RuleSet:
-        """The current immutable RuleSet (rules that do not parse are left out)."""
-        return self._snapshot.ruleset()
+    def ruleset(self, cwd: Path | None = None, *, spent: bool = False) -> GrantedRules:
+        """The rules in effect now (rules that do not parse are left out).
+
+        Grants that expired, or (unless ``spent``) have no use left, are left out;
+        bound grants check their files, relative names under ``cwd`` (else the
+        home's ``workspace/``) (docs/allowlist.md#grants). ``spent`` is for the check of a line
+        already approved, whose own use may have been the last.
+        """
+        snapshot = self._snapshot
+        if not snapshot.grants:
+            return snapshot.ruleset()
+        base = cwd if cwd is not None else self._path.parent / "workspace"  # the local default
+        plain = snapshot.rules[: len(snapshot.rules) - len(snapshot.grants)]
+        return live_rules(
+            plain, snapshot.grants, snapshot.live, self._clock(), base, spent, self.spend
+        )
+
+    def grants(self) -> tuple[GrantText, ...]:
+        """The entries with conditions (an expiry, uses, bound files), in the file's order."""
+        return tuple(grant for _, grant in self._snapshot.grants)
 
     @property
     def indexed(self) -> bool:
@@ -146,23 +175,31 @@ class AllowlistStore:
 
     def match(self, argv: Sequence[str]) -> str | None:
         """The text of the first effective rule that allows ``argv``, or None."""
-        rule = self._snapshot.ruleset().match(argv)
+        rule = self.ruleset().match(argv)
         return rule.text if rule is not None else None
 
     def allows(self, argv: Sequence[str]) -> bool:
         """True if an effective rule allows ``argv``."""
-        return self._snapshot.ruleset().match(argv) is not None
+        return self.ruleset().match(argv) is not None
 
     # -- changing ---------------------------------------------------------------
-    def grant(self, rule: str) -> None:
+    def grant(
+        self,
+        rule: str,
+        *,
+        expires: dt.datetime | None = None,
+        uses: int | None = None,
+        bind: Mapping[str, str] | None = None,
+    ) -> None:
         """Allow ``rule`` now and write it through to the file.
 
-        Raises ``RuleSyntaxError`` for a rule that does not parse; never raises
-        for a failed write (logged; kept in memory; retried on the next write).
-        A grant made after the operator removed the same rule by hand is a new
-        approval: it is written again.
+        With ``expires``, ``uses`` or ``bind`` (file name: ``sha256:<hex>``) the entry
+        is a grant mapping (docs/allowlist.md#grants). Raises ``RuleSyntaxError``
+        for a rule that does not parse; never raises for a failed write (logged;
+        kept in memory; retried on the next write). A grant made after the
+        operator removed the same rule by hand is a new approval: it is written again.
         """
-        text = parse_rule(rule).text
+        text = make_grant(parse_rule(rule).text, expires=expires, uses=uses, bind=bind)
         with self._lock:
             self._revoking.discard(text)
             # Granting removes the text from the baseline (docs/allowlist.md: in_memory − baseline),
@@ -171,14 +208,14 @@ class AllowlistStore:
             self._publish()
         self._write()
 
-    def grant_saved(self, rule: str) -> None:
+    def grant_saved(self, rule: str, *, bind: Mapping[str, str] | None = None) -> None:
         """Like :meth:`grant`, but return only once the rule is in the file.
 
         A failed write raises (``OSError`` for a full disk) and takes the grant
         back: a human's "always" that could not be saved is not acknowledged
         (docs/operations.md#a-full-disk), so it must not be in effect either.
         """
-        text = parse_rule(rule).text
+        text = make_grant(parse_rule(rule).text, bind=bind)
         with self._lock:
             had = text in self._pending
             self._revoking.discard(text)
@@ -204,13 +241,44 @@ class AllowlistStore:
             raise RuleSyntaxError(f"invalid rule {rule!r}: empty rule")
         norm = rule.strip()
         with self._lock:
-            present = any(text.strip() == norm for text in self._snapshot.texts)
-            for text in [p for p in self._pending if p.strip() == norm]:
+            present = any(entry_rule(text).strip() == norm for text in self._snapshot.texts)
+            for text in [p for p in self._pending if entry_rule(p).strip() == norm]:
                 del self._pending[text]
             self._revoking.add(norm)
             self._publish()
         seen = self._write()
-        return present or any(text.strip() == norm for text in seen)
+        return present or any(entry_rule(text).strip() == norm for text in seen)
+
+    def spend(self, grant: GrantText) -> bool:
+        """Take one use of ``grant`` in the file, under its lock; False if none is left.
+
+        The count is read under the lock, so of two processes taking the last use
+        only one succeeds (docs/allowlist.md#uses). A grant not on disk, or a
+        write that fails, takes no use and returns False.
+        """
+        taken: list[GrantText] = []
+
+        def compute(on_disk: list[str]) -> list[str]:
+            new = list(on_disk)
+            for index, entry in enumerate(new):
+                if isinstance(entry, GrantText) and grant.same_grant(entry) and entry.uses:
+                    taken.append(entry.with_uses(entry.uses - 1))
+                    new[index] = taken[0]
+                    break
+            return new
+
+        with self._write_lock:
+            try:
+                written = update_allowlist(
+                    self._path, compute, lock_timeout=self._lock_timeout, memo=self._memo
+                )
+            except Exception as exc:  # a use that cannot be written is not taken
+                log.warning("%s: command_allowlist: could not take a use (%s)", self._path, exc)
+                return False
+            with self._lock:
+                self._synchronised(written, written_revocations=frozenset())
+                self._writes += 1
+        return bool(taken)
 
     def reload(self) -> ReconcileResult:
         """Re-read the file and reconcile; a malformed file raises ProfileConfigError."""
@@ -254,12 +322,14 @@ class AllowlistStore:
 
             def compute(on_disk: list[str]) -> list[str]:
                 seen[:] = on_disk
-                kept = [text for text in on_disk if text.strip() not in revoking]
+                kept = [t for t in on_disk if entry_rule(t).strip() not in revoking]
                 present = set(kept)
                 return kept + [text for text in pending if text not in present]
 
             try:
-                if revoking:  # revocations are rare; they write alone and see the file first
+                # Revocations are rare; they write alone and see the file first; so do grants
+                # with conditions (an intent file carries rule texts only).
+                if revoking or any(isinstance(p, GrantText) for p in pending):
                     written = update_allowlist(
                         self._path, compute, lock_timeout=self._lock_timeout, memo=self._memo
                     )
@@ -305,26 +375,32 @@ class AllowlistStore:
 
     def _build_snapshot(self) -> _Snapshot:
         revoking = self._revoking
-        texts = dict.fromkeys(t for t in self._disk if not revoking or t.strip() not in revoking)
+        texts = dict.fromkeys(
+            t for t in self._disk if not revoking or entry_rule(t).strip() not in revoking
+        )
         texts.update(self._pending)
         parsed = self._parsed
         if len(parsed) > 2 * len(texts) + 64:  # forget rules no longer in use
             parsed = self._parsed = {t: parsed[t] for t in texts if t in parsed}
         rules: list[Rule] = []
         invalid: list[InvalidRule] = []
+        grants: list[tuple[Rule, GrantText]] = []
         for text in texts:
             if text not in parsed:
                 parsed[text] = self._parse_on_disk(text)
             rule = parsed[text]
             if isinstance(rule, InvalidRule):
                 invalid.append(rule)
+            elif isinstance(text, GrantText):
+                grants.append((rule, text))
             else:
                 rules.append(rule)
-        return _Snapshot(tuple(texts), tuple(rules), tuple(invalid))
+        every = tuple(rules) + tuple(r for r, _ in grants)
+        return _Snapshot(tuple(texts), every, tuple(invalid), tuple(grants))
 
     def _parse_on_disk(self, text: str) -> Rule | InvalidRule:
         try:
-            return parse_rule(text)
+            return parse_rule(entry_rule(text))
         except RuleSyntaxError as exc:
             # The operator's entry stays in the file; it just allows nothing.
             entry = InvalidRule(text, str(exc), self._line_of(text))

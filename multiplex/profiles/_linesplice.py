@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from multiplex._errors import ProfileConfigError
+from multiplex.profiles._grants import GrantText, grant_from_mapping
 
 __all__ = [
     "KEY",
@@ -97,7 +98,18 @@ def _classify(line: str, indent: int) -> tuple[bool, str | None]:
         return False, None
     if isinstance(parsed, list) and len(parsed) == 1 and isinstance(parsed[0], str):
         return True, parsed[0]
+    if isinstance(parsed, list) and len(parsed) == 1 and isinstance(parsed[0], dict):
+        return _grant_item(parsed[0])
     return False, None
+
+
+def _grant_item(data: dict[Any, Any]) -> tuple[bool, str | None]:
+    """A one-line flow mapping item (docs/allowlist.md#grants); a malformed one is left to the
+    whole-document read, which reports it."""
+    try:
+        return True, grant_from_mapping(data)
+    except ValueError:
+        return False, None
 
 
 def _make_layout(
@@ -197,9 +209,16 @@ def splice_plan(values: Sequence[object], new: list[str]) -> tuple[set[int], lis
     return keep, appended
 
 
-@functools.lru_cache(maxsize=8192)
 def render(value: str) -> str:
-    """``value`` as a one-line YAML scalar that reads back as exactly ``value``."""
+    """``value`` as a one-line YAML item that reads back as exactly ``value``
+    (a grant as its one-line flow mapping)."""
+    if isinstance(value, GrantText):
+        return str.__str__(value)
+    return _render_scalar(value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _render_scalar(value: str) -> str:
     dumped = yaml.safe_dump([value], allow_unicode=True, width=1 << 30)
     scalar = dumped[2:-1] if dumped.startswith("- ") and dumped.count("\n") == 1 else ""
     if not scalar or any(c in scalar for c in "\r" + "".join(_ODD_BREAKS)):
@@ -223,7 +242,10 @@ def layout_from(text: str, key: Any, value: Any) -> Layout | None:
     indent = -1
     for item in value.value:
         start, end = item.start_mark, item.end_mark
-        if not isinstance(item, yaml.ScalarNode) or item.tag != _STR_TAG or end.line != start.line:
+        if end.line != start.line or not (
+            (isinstance(item, yaml.ScalarNode) and item.tag == _STR_TAG)
+            or (isinstance(item, yaml.MappingNode) and item.flow_style)
+        ):
             return None
         row = rows[start.line]
         dash = _DASH.fullmatch(row[: start.column])
@@ -232,7 +254,13 @@ def layout_from(text: str, key: Any, value: Any) -> Layout | None:
         if not _TRAILER.fullmatch(row[end.column :]) or values[start.line - first] is not None:
             return None
         indent = len(dash.group(1))
-        values[start.line - first] = item.value
+        if isinstance(item, yaml.MappingNode):
+            ok, grant = _classify(row + "\n", indent)
+            if not ok:
+                return None
+            values[start.line - first] = grant
+        else:
+            values[start.line - first] = item.value
     for offset, found in enumerate(values):
         if found is None and not _TRAILER.fullmatch(rows[first + offset]):
             return None

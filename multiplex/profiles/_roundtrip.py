@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from multiplex._errors import ProfileConfigError, RuleSyntaxError
+from multiplex.profiles._grants import GrantText, grant_from_mapping
 from multiplex.profiles._linesplice import (
     KEY,
     Layout,
@@ -282,6 +283,16 @@ def _ruamel(text: str, new: list[str], indentation: tuple[int, int]) -> str | No
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+    def item(value: str) -> Any:
+        if not isinstance(value, GrantText):
+            return str(value)
+        data = CommentedMap(value.as_data())
+        data.fa.set_flow_style()
+        if "bind" in data:
+            data["bind"] = CommentedMap(data["bind"])
+            data["bind"].fa.set_flow_style()
+        return data
+
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
     rt.width = 1 << 30
@@ -291,15 +302,16 @@ def _ruamel(text: str, new: list[str], indentation: tuple[int, int]) -> str | No
         data = rt.load(text) if text.strip() else None
         data = CommentedMap() if data is None else data
         current = data.get(KEY)
-        plan = splice_plan(list(current), new) if isinstance(current, CommentedSeq) else None
+        plain = isinstance(current, CommentedSeq) and all(isinstance(v, str) for v in current)
+        plan = splice_plan(list(current), new) if plain else None
         if plan is not None:  # edit in place, so comments on kept items stay
             keep, appended = plan
             for index in reversed(range(len(current))):
                 if index not in keep:
                     del current[index]
-            current.extend(appended)
+            current.extend(item(v) for v in appended)
         else:
-            data[KEY] = CommentedSeq(new)
+            data[KEY] = CommentedSeq(item(v) for v in new)
         out = StringIO()
         rt.dump(data, out)
     except Exception:  # any ruamel failure: the caller refuses the write
@@ -315,9 +327,21 @@ def _verify(old_doc: Any, text: str, new: list[str]) -> Any:
         return None
     expected = dict(old_doc) if isinstance(old_doc, dict) else {}
     expected[KEY] = new
+    if isinstance(doc, dict) and isinstance(doc.get(KEY), list):
+        doc = {**doc, KEY: [_as_entry(v) for v in doc[KEY]]}
     if not isinstance(doc, dict) or list(doc) != list(expected) or not _same(doc, expected):
         return None
     return root
+
+
+def _as_entry(value: Any) -> Any:
+    """An entry as the store holds it: a mapping read back is the grant it spells."""
+    if not isinstance(value, dict):
+        return value
+    try:
+        return grant_from_mapping(value)
+    except ValueError:
+        return value  # never equal to a grant: the write is refused
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -8,12 +8,21 @@ passed in).
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictStr,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from multiplex.profiles._egress_patterns import parse_egress_pattern
+from multiplex.profiles._grants import GrantText, grant_from_mapping
 
 __all__ = [
     "APPROVAL_TIMEOUT_MAX",
@@ -186,13 +195,31 @@ class CodeExecutionSettings(_Section):
     max_tool_calls: int = Field(default=50, ge=0, le=100_000)
 
 
+def _allowlist_entry(value: Any) -> str:
+    """A ``command_allowlist`` entry: a rule text, or a grant mapping (docs/allowlist.md#grants)."""
+    if type(value) is str or isinstance(value, GrantText):
+        return value
+    if isinstance(value, dict):
+        return grant_from_mapping(value)
+    if isinstance(value, bool):
+        raise ValueError(
+            "expected a string, got a boolean (YAML reads unquoted yes/no/on/off/true/false"
+            " as booleans: quote it)"
+        )
+    kind = {list: "a list"}.get(type(value), type(value).__name__)
+    raise ValueError(f"expected a string (a rule) or a mapping (a grant), got {kind}")
+
+
+AllowlistEntry = Annotated[str, PlainValidator(_allowlist_entry)]
+
+
 class ProfileSettings(BaseSettings):
     """Everything a profile's ``config.yaml`` can say, with the documented defaults (docs/configuration.md)."""
 
     model_config = SettingsConfigDict(frozen=True, extra="ignore")
 
     terminal: TerminalSettings = Field(default_factory=TerminalSettings)
-    command_allowlist: tuple[StrictStr, ...] = ()
+    command_allowlist: tuple[AllowlistEntry, ...] = ()
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     code_execution: CodeExecutionSettings = Field(default_factory=CodeExecutionSettings)

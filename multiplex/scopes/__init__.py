@@ -2,7 +2,7 @@
 
 from multiplex.scopes._caches import CACHES_KEY, ProfileCache, ProfileCaches
 from multiplex.scopes._executor import ScopedExecutor, run_in_scope
-from multiplex.scopes._resolve import CredentialMount
+from multiplex.scopes._resolve import CredentialMount, resolve_cwd
 from multiplex.scopes._scope import (
     ContextKind,
     ProfileScope,
@@ -34,6 +34,7 @@ __all__ = [
     "install_strict_hook",
     "peek_scope",
     "register_surface",
+    "resolve_cwd",
     "restore",
     "run_in_scope",
     "set_process_scope",
