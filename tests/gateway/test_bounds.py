@@ -396,3 +396,24 @@ def test_a_listener_that_stops_reading_is_dropped_once_1_mib_behind(
     with sock, contextlib.suppress(ConnectionResetError):
         while sock.recv(1 << 20):
             pass  # what was sent before, then the reset
+
+
+def test_a_reload_applies_the_caps_to_the_next_connection(
+    serve: Callable[[str], Served], tmp_path: Path
+) -> None:
+    s = serve("max_connections_per_client: 50, header_timeout_s: 120")
+    config = tmp_path / "multiplex.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "max_connections_per_client: 50", "max_connections_per_client: 3"
+        )
+    )
+    reloaded = s.admin.post("/v1/admin/reload")
+    assert reloaded.status_code == 200 and reloaded.json()["restart_required"] == []
+    held = [_connect(s.port, "127.0.0.2", PARTIAL_HEAD) for _ in range(3)]
+    try:
+        _until(lambda: s.server.connections.held("127.0.0.2") == 3, "three connections held")
+        with _connect(s.port, "127.0.0.2") as extra:
+            assert PER_CLIENT_503 in _until_closed(extra)
+    finally:
+        _close_all(held)
