@@ -21,6 +21,7 @@ from multiplex.cli._options import Command, Group
 from multiplex.cli._policy import policy_app
 from multiplex.cli._profiles import profiles_app
 from multiplex.cli._remote import answer_approval, list_approvals, runs_app
+from multiplex.cli._run import run_command
 from multiplex.cli._sessions import list_sessions, revoke_grant
 from multiplex.cli._state import CliState
 from multiplex.cli._up import up
@@ -93,6 +94,7 @@ def _global(
 # places them on the root app (no module registers itself by being imported).
 app.command("up", cls=Command)(up)
 app.command("exec", cls=Command)(exec_command)
+app.command("run", cls=Command)(run_command)
 app.command("audit", cls=Command)(audit)
 app.command("check", cls=Command)(check)
 app.command("decisions", cls=Command)(decisions)

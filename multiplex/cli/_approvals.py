@@ -20,12 +20,20 @@ from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
 from multiplex.scopes import ContextKind
 
-__all__ = ["EXIT_BLOCKED", "EXIT_CANCELLED", "EXIT_DENIED", "approvals_app", "exec_command"]
+__all__ = [
+    "EXIT_BLOCKED",
+    "EXIT_CANCELLED",
+    "EXIT_DENIED",
+    "NOT_RUN",
+    "approvals_app",
+    "exec_command",
+    "join_command",
+]
 
 EXIT_BLOCKED = 3
 EXIT_DENIED = 4
 EXIT_CANCELLED = 5
-_NOT_RUN = {
+NOT_RUN: dict[str, int] = {
     Outcome.BLOCKED: EXIT_BLOCKED,
     Outcome.DENIED: EXIT_DENIED,
     Outcome.CANCELLED: EXIT_CANCELLED,
@@ -42,8 +50,8 @@ ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name."
 CommandArg = Annotated[list[str], typer.Argument(help="The command line (after --).")]
 
 
-def _line(words: list[str]) -> str:
-    # One word is taken as a whole command line; several are joined as argv.
+def join_command(words: list[str]) -> str:
+    """The command line of ``-- WORDS``: one word is a whole line; several are joined as argv."""
     return words[0] if len(words) == 1 else shlex.join(words)
 
 
@@ -71,7 +79,7 @@ def test_command(
 
     Example: multiplex approvals test -p default -- rm -rf ./build
     """
-    line = _line(command)
+    line = join_command(command)
     verdict: dict[str, Any]
     if session is not None:
         body = {"profile": profile, "command": line, "context": context.value}
@@ -105,6 +113,26 @@ def _print_verdict(verdict: dict[str, Any]) -> None:
     typer.echo(f"verdict:  {verdict['outcome']} ({verdict['cause']}; decided by {by}){rule}")
 
 
+class _Live:
+    """The command's output on this terminal as it comes (redacted lines), kept to compare."""
+
+    def __init__(self) -> None:
+        self.seen = {"stdout": "", "stderr": ""}
+
+    def __call__(self, stream: str, text: str) -> None:
+        self.seen[stream] += text
+        out = sys.stdout if stream == "stdout" else sys.stderr
+        out.write(text)
+        out.flush()
+
+    def rest(self, stream: str, final: str) -> str:
+        """What ``final`` holds beyond what was shown (a note added before or after)."""
+        seen = self.seen[stream]
+        if not seen:
+            return final
+        return final.replace(seen, "", 1) if seen in final else ""
+
+
 def exec_command(
     ctx: typer.Context,
     profile: ProfileOpt,
@@ -112,15 +140,29 @@ def exec_command(
     session: Annotated[
         str, typer.Option("--session", help="Session id (grants live per session).")
     ] = "cli",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON at the end, no live output.")
+    ] = False,
 ) -> None:
     """Gate and run one command in the profile's scope, asking on the terminal.
 
-    Exit code: the command's own when it ran; 3 blocked, 4 denied, 5 cancelled or timed out.
+    The output is shown as the command writes it (redacted). Exit code: the
+    command's own when it ran; 3 blocked, 4 denied, 5 cancelled or timed out,
+    1 approved but it could not start.
+
+    Example: multiplex exec -p default -- ls -la
     """
+    live = None if as_json else _Live()
     sup = state_of(ctx).supervisor(profile)
     try:
         sup.gate.set_prompter(TerminalPrompter(sys.stdin, sys.stderr))
-        result = sup.run(_line(command), profile=profile, session=session, context="interactive")
+        result = sup.run(
+            join_command(command),
+            profile=profile,
+            session=session,
+            context="interactive",
+            on_output=live,
+        )
     except KeyboardInterrupt:
         # The gate has recorded the prompt as cancelled ("interrupted") before this.
         sys.stderr.write(
@@ -129,14 +171,20 @@ def exec_command(
         raise typer.Exit(EXIT_CANCELLED) from None
     finally:
         sup.close()
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
+    if as_json:
+        emit_json(result.as_dict())
+    else:
+        assert live is not None
+        sys.stdout.write(live.rest("stdout", result.stdout))
+        sys.stderr.write(live.rest("stderr", result.stderr))
     decision = result.decision
     if not decision.approved:
         sys.stderr.write(decision.message + "\n")
-        raise typer.Exit(_NOT_RUN.get(decision.outcome, EXIT_BLOCKED))
+        raise typer.Exit(NOT_RUN.get(decision.outcome, EXIT_BLOCKED))
     code = result.exit_code
     if code is None:
-        raise typer.Exit(1)  # approved but not run here (a remote backend: see the note)
+        if result.error:
+            sys.stderr.write(f"multiplex: did not run: {result.error}\n")
+        raise typer.Exit(1)  # approved, but it could not start or was stopped
     # Killed by a signal (a timeout kills the group): the shell's 128+N convention.
     raise typer.Exit(128 + (-code) if code < 0 else code)

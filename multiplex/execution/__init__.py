@@ -8,6 +8,7 @@ prefix for a scope (``sandbox_argv``), which kernels reuse.
 """
 
 from multiplex.execution._backends import NOT_EXECUTED, execute, planner_for
+from multiplex.execution._live import LiveOutput
 from multiplex.execution._plan import Plan, Planner, RunContext
 from multiplex.execution._process import OUTPUT_CAP, ProcessTracker, Running
 from multiplex.execution._result import Execution, RunResult
@@ -28,6 +29,7 @@ __all__ = [
     "SANDBOX_CREDENTIALS",
     "WORKSPACE",
     "Execution",
+    "LiveOutput",
     "Plan",
     "Planner",
     "ProcessTracker",

@@ -9,7 +9,7 @@ from pathlib import Path
 from multiplex.execution._container import plan_container
 from multiplex.execution._local import plan_local
 from multiplex.execution._plan import Plan, Planner, RunContext
-from multiplex.execution._process import ProcessTracker, run_process
+from multiplex.execution._process import OnOutput, ProcessTracker, run_process
 from multiplex.execution._result import Execution
 from multiplex.execution._ssh import plan_ssh
 from multiplex.scopes import ProfileScope
@@ -50,8 +50,11 @@ def execute(
     tracker: ProcessTracker | None = None,
     run_id: str | None = None,
     hidden: Sequence[Path] = (),
+    on_output: OnOutput | None = None,
 ) -> Execution:
     """Plan ``command`` for ``scope``'s backend, run it, return what it produced (unredacted).
+
+    ``on_output`` sees the output as it arrives, unredacted (see ``run_process``).
 
     Never touches ``os.environ`` or the process cwd. ``hidden``: paths the
     local sandbox hides (every home, profiles folder and the supervisor config).
@@ -77,6 +80,7 @@ def execute(
             pass_fds=plan.pass_fds,
             on_start=plan.on_start,
             stdin=plan.stdin,
+            on_output=on_output,
         )
         if plan.finish is not None:
             done = plan.finish(done)

@@ -25,29 +25,41 @@ from typing import IO
 
 from multiplex.execution._result import Execution
 
-__all__ = ["OUTPUT_CAP", "ProcessTracker", "Running", "run_process"]
+__all__ = ["OUTPUT_CAP", "OnOutput", "ProcessTracker", "Running", "run_process"]
 
 OUTPUT_CAP = 1024 * 1024  # bytes per stream (docs/execution.md)
 _KILL_GRACE = 2.0
 
 
-class _Capped:
-    """Drains a pipe to the end, keeping the first ``OUTPUT_CAP`` bytes."""
+# Called with ("stdout" | "stderr", bytes) as output arrives (only what the cap
+# keeps), and once with b"" at the stream's end.
+OnOutput = Callable[[str, bytes], None]
 
-    def __init__(self, stream: IO[bytes]) -> None:
+
+class _Capped:
+    """Drains a pipe to the end, keeping the first ``OUTPUT_CAP`` bytes (and passing them on)."""
+
+    def __init__(self, stream: IO[bytes], name: str, on_output: OnOutput | None) -> None:
         self.data = bytearray()
         self.truncated = False
+        self._name, self._on_output = name, on_output
         self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
         self._thread.start()
 
     def _drain(self, stream: IO[bytes]) -> None:
+        # read1: what the pipe holds now, so live output is not held back until 64 KiB.
+        read = getattr(stream, "read1", stream.read)
         with stream:
-            while chunk := stream.read(65536):
+            while chunk := read(65536):
                 room = OUTPUT_CAP - len(self.data)
                 if room > 0:
                     self.data += chunk[:room]
+                    if self._on_output is not None:
+                        self._on_output(self._name, bytes(chunk[:room]))
                 if len(chunk) > room:
                     self.truncated = True  # keep reading so the child never blocks
+        if self._on_output is not None:
+            self._on_output(self._name, b"")
 
     def text(self, timeout: float) -> str:
         self._thread.join(timeout)
@@ -190,8 +202,12 @@ def run_process(
     pass_fds: tuple[int, ...] = (),
     on_start: Callable[[], None] | None = None,
     stdin: bytes | None = None,
+    on_output: OnOutput | None = None,
 ) -> Execution:
-    """Run ``argv`` in its own process group with a timeout; capped, unredacted output."""
+    """Run ``argv`` in its own process group with a timeout; capped, unredacted output.
+
+    ``on_output`` sees the output as it arrives (unredacted: redact before showing it).
+    """
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -213,7 +229,8 @@ def run_process(
     if stdin is not None:
         assert proc.stdin is not None
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-    out, err = _Capped(proc.stdout), _Capped(proc.stderr)
+    out = _Capped(proc.stdout, "stdout", on_output)
+    err = _Capped(proc.stderr, "stderr", on_output)
     running = Running(proc, run_id, on_stop)
     if tracker is not None:
         tracker.add(running)

@@ -55,6 +55,7 @@ RUN_EVENTS = frozenset(
         "approval.request",
         "approval.resolved",
         "approval.cancelled",
+        "command.output",
         "command.finished",
         "egress.refused",
         "cell.finished",

@@ -273,6 +273,7 @@ class RunRegistry(RunLifecycle, RunPrompts):
                     context=run.context,
                     run_id=run.run_id,
                     timeout=run.timeout,
+                    on_output=self._output_of(run, index),
                 )
             except (MultiplexError, ValueError, OSError) as exc:
                 # e.g. the profile broke since submission, or a NUL byte in the line.
@@ -290,6 +291,24 @@ class RunRegistry(RunLifecycle, RunPrompts):
             stop = run.cancel_requested or self.closing
         # A cancel that stopped the last command mid-run still cancels the run.
         self._finish(run, "cancelled" if stop else "completed", None)
+
+    def _output_of(self, run: Run, index: int) -> Callable[[str, str], None]:
+        """docs/gateway.md#server-sent-events: ``command.output`` as the command writes.
+
+        Redacted whole lines; ``offset`` counts the characters of that stream sent
+        before, so a client that connected late knows it missed the start.
+        """
+        sent = {"stdout": 0, "stderr": 0}
+
+        def publish(stream: str, text: str) -> None:
+            offset = sent.get(stream, 0)
+            sent[stream] = offset + len(text)
+            if len(self._hub):  # nothing is built for events nobody listens to
+                data = {"run_id": run.run_id, "profile": run.profile, "index": index}
+                data.update(stream=stream, offset=offset, text=text)
+                self._hub.publish(make_event("command.output", data, run.profile, run.run_id))
+
+        return publish
 
     def _wake(self, run: Run, parked: ParkedRun, index: int) -> None:
         # Called in whichever thread settled the request (often the event loop): hand off.

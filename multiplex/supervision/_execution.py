@@ -20,7 +20,7 @@ from multiplex.approval import Gate
 from multiplex.approval._decision import Decision, Verdict
 from multiplex.approval._parked import Parked
 from multiplex.approval._sessions import SessionState
-from multiplex.execution import ProcessTracker, RunResult, execute
+from multiplex.execution import LiveOutput, ProcessTracker, RunResult, execute
 from multiplex.execution.kernels import CellResult, KernelPool
 from multiplex.profiles import Profile
 from multiplex.scopes import ContextKind, ProfileScope, peek_scope
@@ -77,17 +77,20 @@ class GatedExecution:
         context: str | ContextKind = ContextKind.API,
         *,
         run_id: str | None = None,
+        on_output: Callable[[str, str], None] | None = None,
     ) -> RunResult:
         """Gate ``command`` and, when approved, run it in the profile's scope.
 
         With ``profile=None`` inside a turn, it runs in that turn; otherwise it
-        opens its own turn. Blocks while an approval is pending.
+        opens its own turn. Blocks while an approval is pending. ``on_output``
+        gets ``(stream, text)`` as the command writes, redacted whole lines
+        (docs/execution.md#live-output); the result holds all of it too.
         """
         bound = peek_scope()
         if profile is None and bound is not None:
-            return self._run_in(bound, command, run_id)
+            return self._run_in(bound, command, run_id, on_output=on_output)
         with self.turn(profile, session, context) as scope:
-            return self._run_in(scope, command, run_id)
+            return self._run_in(scope, command, run_id, on_output=on_output)
 
     def run_or_park(
         self,
@@ -98,6 +101,7 @@ class GatedExecution:
         *,
         run_id: str | None = None,
         timeout: float | None = None,
+        on_output: Callable[[str, str], None] | None = None,
     ) -> RunResult | ParkedRun:
         """Like :meth:`run` in a turn of its own, but a wait for a human is returned, not awaited.
 
@@ -115,9 +119,13 @@ class GatedExecution:
                     turn,
                     scope,
                     step,
-                    lambda d: self._execute(scope, command, d, timeout=timeout, run_id=run_id),
+                    lambda d: self._execute(
+                        scope, command, d, timeout=timeout, run_id=run_id, on_output=on_output
+                    ),
                 )
-            result = self._execute(scope, command, step, timeout=timeout, run_id=run_id)
+            result = self._execute(
+                scope, command, step, timeout=timeout, run_id=run_id, on_output=on_output
+            )
         except BaseException:
             turn.__exit__(None, None, None)
             raise
@@ -132,10 +140,17 @@ class GatedExecution:
         *,
         tracker: ProcessTracker | None = None,
         timeout: float | None = None,
+        on_output: Callable[[str, str], None] | None = None,
     ) -> RunResult:
         decision = self.gate.decide(scope, command, run_id=run_id)
         return self._execute(
-            scope, command, decision, tracker=tracker, timeout=timeout, run_id=run_id
+            scope,
+            command,
+            decision,
+            tracker=tracker,
+            timeout=timeout,
+            run_id=run_id,
+            on_output=on_output,
         )
 
     def _execute(
@@ -147,6 +162,7 @@ class GatedExecution:
         tracker: ProcessTracker | None = None,
         timeout: float | None = None,
         run_id: str | None = None,
+        on_output: Callable[[str, str], None] | None = None,
     ) -> RunResult:
         mounts = tuple(
             {"source": str(m.source), "target": m.target} for m in scope.credential_mounts
@@ -161,6 +177,7 @@ class GatedExecution:
             timeout=limit,
             run_id=run_id,
             hidden=self.hidden_paths,
+            on_output=None if on_output is None else LiveOutput(scope.redact, on_output),
         )
         self.metrics.commands.labels(scope.name, "ok" if done.exit_code == 0 else "error").inc()
         for refused in done.egress_refused:
