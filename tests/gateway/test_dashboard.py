@@ -424,16 +424,22 @@ _MEASURE = """() => {
       const r = cell.getBoundingClientRect();
       if (r.width === 0) continue;
       out.push({table: table.dataset.testid, text: cell.textContent.slice(0, 40),
-                right: r.right, left: r.left, panelRight: box.right, panelLeft: box.left});
+                right: r.right, left: r.left, panelRight: box.right, panelLeft: box.left,
+                label: cell.dataset.label || null, full: cell.colSpan > 1,
+                header: cell.closest("thead") !== null,
+                shown: getComputedStyle(cell).display !== "none"});
     }
     out.push({table: table.dataset.testid, overflow: panel.scrollWidth - panel.clientWidth});
   }
+  out.push({topbar: document.querySelector(".topbar").getBoundingClientRect().height});
   out.push({page: document.documentElement.scrollWidth});
   return out;
 }"""
 
 
-@pytest.fixture(params=[(1280, 800), (1400, 900)], ids=["1280x800", "1400x900"])
+@pytest.fixture(
+    params=[(390, 844), (1280, 800), (1400, 900)], ids=["390x844", "1280x800", "1400x900"]
+)
 def small_page(browser: Any, request: pytest.FixtureRequest) -> Any:
     width, height = request.param
     context = browser.new_context(viewport={"width": width, "height": height})
@@ -471,7 +477,16 @@ def test_nothing_is_clipped_and_the_card_says_why(
     measured = page.evaluate(_MEASURE)
     assert measured[-1]["page"] <= width, f"the page scrolls sideways at {width} px"
     tables = {m["table"] for m in measured if "table" in m}
-    assert {"profiles-table", "decisions-table"} <= tables
+    assert {"profiles-table", "decisions-table", "runs-table"} <= tables
+    (topbar,) = [m["topbar"] for m in measured if "topbar" in m]
+    assert topbar < 60, f"the header wraps ({topbar:.0f} px high at {width} px)"
+    if width < 700:
+        # A phone: rows are cards; no column header is shown, so every cell names its column.
+        cells = [m for m in measured if "right" in m and not m["header"] and not m["full"]]
+        assert cells and all(m["label"] for m in cells), [m for m in cells if not m["label"]][:3]
+        assert not any(m["header"] and m["shown"] for m in measured if "right" in m)
+        labels = {m["label"] for m in cells if m["table"] == "decisions-table"}
+        assert {"Outcome", "Cause"} <= labels
     for m in measured:
         if "overflow" in m:
             assert m["overflow"] <= 1, f"{m['table']} overflows its panel by {m['overflow']} px"

@@ -20,6 +20,7 @@
   const PROFILES_PAGE = 50;
   const SSE_RETRY_MS = 5000;
   const TOAST_MS = 6000;
+  const TOAST_COMMAND = 60;
 
   const OUTCOME_LABELS = {
     approved: "approved",
@@ -69,6 +70,22 @@
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
     return node;
+  }
+
+  // A toast names the command, never repeats a long one whole (it would cover the page).
+  function short(command) {
+    const text = String(command || "");
+    return text.length > TOAST_COMMAND ? text.slice(0, TOAST_COMMAND - 1) + "…" : text;
+  }
+
+  // On a small screen a table row is a card (dashboard.css): each cell carries its column's name.
+  function labelCells(tbody) {
+    const table = tbody.closest("table");
+    const names = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    for (const row of tbody.rows) {
+      if (row.cells.length !== names.length) continue; // a full-width row (a profile's error)
+      [...row.cells].forEach((cell, index) => cell.setAttribute("data-label", names[index]));
+    }
   }
 
   function toast(message, kind) {
@@ -281,13 +298,13 @@
     state.answeredHere.add(a.approval_id);
     try {
       await api("/v1/runs/" + encodeURIComponent(a.run_id) + "/approval", { method: "POST", body });
-      toast(CHOICE_LABELS[choice] + ": " + a.command, choice === "deny" ? "bad" : "ok");
+      toast(CHOICE_LABELS[choice] + ": " + short(a.command), choice === "deny" ? "bad" : "ok");
       state.approvals.delete(a.approval_id);
       renderApprovals();
       refreshDecisionsSoon();
     } catch (err) {
       if (err.status === 409 || err.status === 404) {
-        toast("No longer open (answered or withdrawn elsewhere): " + a.command, "info");
+        toast("No longer open (answered or withdrawn elsewhere): " + short(a.command), "info");
         state.approvals.delete(a.approval_id);
         renderApprovals();
       } else if (err.status !== 401) {
@@ -320,12 +337,12 @@
     if (event === "approval.resolved") {
       const choice = a.choice || (a.answer && a.answer.choice);
       const label = CHOICE_LABELS[choice] || "Answered";
-      toast(label + " elsewhere: " + known.command, choice === "deny" ? "bad" : "ok");
+      toast(label + " elsewhere: " + short(known.command), choice === "deny" ? "bad" : "ok");
     } else if (event === "approval.gone") {
       toastGone(known);
     } else {
       const why = a.outcome === "timeout" ? "timed out" : a.cause || "withdrawn";
-      toast("Not answered (" + why + "): " + known.command, "info");
+      toast("Not answered (" + why + "): " + short(known.command), "info");
     }
     refreshDecisionsSoon();
   }
@@ -341,12 +358,12 @@
       // the run is gone or not ours: say only what we know
     }
     if (!decision) {
-      toast("No longer pending (answered or withdrawn elsewhere): " + a.command, "info");
+      toast("No longer pending (answered or withdrawn elsewhere): " + short(a.command), "info");
     } else if (decision.outcome === "cancelled" || decision.outcome === "timeout") {
-      toast("Not answered (" + (decision.cause || decision.outcome) + "): " + a.command, "info");
+      toast("Not answered (" + (decision.cause || decision.outcome) + "): " + short(a.command), "info");
     } else {
       const kind = decision.outcome === "approved" ? "ok" : "bad";
-      toast(decision.outcome + " (" + decision.cause + "): " + a.command, kind);
+      toast(decision.outcome + " (" + decision.cause + "): " + short(a.command), kind);
     }
   }
 
@@ -438,6 +455,7 @@
           : null,
       ].filter(Boolean)),
     );
+    labelCells(body);
   }
 
   // Fatigue over the last day (docs/approvals.md#fatigue): how often the profile
@@ -517,6 +535,40 @@
       }),
     );
     $("decisions-empty").hidden = rows.length > 0;
+    labelCells($("decisions"));
+    loadRuns().catch(() => {});
+  }
+
+  // --- runs ------------------------------------------------------------------
+  // docs/gateway.md#runs: the newest runs, with why a failed one failed.
+  async function loadRuns() {
+    const rows = await api("/v1/runs?limit=20");
+    rows.sort((a, b) => (b.created_at || 0) - (a.created_at || 0));
+    $("runs").replaceChildren(
+      ...rows.map((r) =>
+        el(
+          "tr",
+          { testid: "run-row", "data-run": r.run_id, "data-status": r.status },
+          el("td", { class: "nowrap" }, formatTime(r.created_at)),
+          el("td", {}, r.profile, el("div", { class: "muted" }, r.session_id || "")),
+          el("td", {}, el("span", { class: "badge outcome-" + r.status, testid: "run-status" }, r.status)),
+          el(
+            "td",
+            {},
+            ...(r.commands || []).map((c) => el("div", {}, el("code", { class: "command-inline" }, c))),
+          ),
+          el(
+            "td",
+            { testid: "run-detail" },
+            r.error ? el("div", { class: "error-text" }, r.error) : null,
+            r.pending_approval ? el("div", { class: "muted" }, "waiting: " + r.pending_approval) : null,
+          ),
+          el("td", { class: "muted run-id" }, r.run_id),
+        ),
+      ),
+    );
+    $("runs-empty").hidden = rows.length > 0;
+    labelCells($("runs"));
   }
 
   function scheduleDecisions(delay) {
@@ -695,6 +747,7 @@
     state.profilesQuery = "";
     $("profiles-search").value = "";
     $("decisions").replaceChildren();
+    $("runs").replaceChildren();
     $("app").hidden = true;
     $("who").hidden = true;
     $("signin").hidden = false;
