@@ -26,7 +26,7 @@ from mcp_types import CONNECTION_CLOSED, ElicitResult, RequestId
 from multiplex.approval import AnswerNotSaved, Gate
 from multiplex.approval._pending import Answer, Choice, PendingApproval
 
-__all__ = ["CONSENT_SCHEMA", "answer_of", "ask_client", "consent_message"]
+__all__ = ["CONSENT_SCHEMA", "answer_of", "apply_reply", "ask_client", "consent_message"]
 
 log = logging.getLogger("multiplex.mcp")
 
@@ -121,7 +121,7 @@ async def ask_client(
             )
         except Exception as exc:  # an unreadable reply: nobody answered
             outcome = f"the MCP client's reply was unusable ({type(exc).__name__})"
-        await _apply(gate, request, outcome)
+        await apply_reply(gate, request, outcome)
         scope.cancel()
 
     async def watch(scope: anyio.CancelScope) -> None:
@@ -133,7 +133,8 @@ async def ask_client(
         group.start_soon(watch, group.cancel_scope)
 
 
-async def _apply(gate: Gate, request: PendingApproval, outcome: Answer | str) -> None:
+async def apply_reply(gate: Gate, request: PendingApproval, outcome: Answer | str) -> None:
+    """Answer ``request`` with the client's answer, or cancel it with the cause ``outcome``."""
     with anyio.CancelScope(shield=True):  # the reply arrived: it is applied, whatever follows
         if isinstance(outcome, str):
             request.cancel(outcome)

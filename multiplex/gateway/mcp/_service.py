@@ -21,7 +21,14 @@ from typing import Any, TypeVar
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    InputRequiredResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from multiplex import __version__
@@ -35,8 +42,9 @@ from multiplex.gateway._gateway import Gateway
 from multiplex.gateway._run import Run, approval_row
 from multiplex.gateway._runs import ShuttingDown, TooManyRuns
 from multiplex.gateway._shared import REDIS_UNAVAILABLE
-from multiplex.gateway.mcp._consent import ask_client
+from multiplex.gateway.mcp._consent import answer_of, apply_reply, ask_client
 from multiplex.gateway.mcp._results import cell_result, command_result, refused, text_result
+from multiplex.gateway.mcp._rounds import consent_round, reply_of, state_of
 from multiplex.gateway.mcp._tools import CodeArgs, CommandArgs, ListArgs, TestArgs, tool_list
 
 __all__ = ["PRINCIPAL_KEY", "Fixed", "McpService"]
@@ -67,6 +75,7 @@ class _Who:
     default_session: str
     by: str  # the answerer an elicited answer is recorded as
     can_elicit: bool
+    per_request: bool  # a 2026-07-28 client: asked with an input-required answer (_rounds)
 
 
 class _Refused(Exception):
@@ -108,9 +117,11 @@ class McpService:
         name = params.client_info.name if params is not None else ""
         name = " ".join(name.split())[:64]
         caps = session.client_capabilities
-        elicits = caps is not None and caps.elicitation is not None and session.can_send_request
+        per_request = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        reachable = per_request or session.can_send_request
+        elicits = caps is not None and caps.elicitation is not None and reachable
         by = f"{MCP_CLIENT}:{name}" if name else MCP_CLIENT
-        return _Who(principal, default, by, elicits)
+        return _Who(principal, default, by, elicits, per_request)
 
     def _profile(self, who: _Who, requested: str | None) -> str:
         sup = self.gw.sup
@@ -163,14 +174,14 @@ class McpService:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         arguments = params.arguments or {}
         try:
             who = self._who(ctx)
             if params.name == "run_command":
-                return await self._run(ctx, who, _parse(CommandArgs, arguments))
+                return await self._run(ctx, who, _parse(CommandArgs, arguments), params)
             if params.name == "execute_code":
-                return await self._run(ctx, who, _parse(CodeArgs, arguments))
+                return await self._run(ctx, who, _parse(CodeArgs, arguments), params)
             if params.name == "test_command":
                 return await self._test(who, _parse(TestArgs, arguments))
             if params.name == "list_approvals":
@@ -206,22 +217,31 @@ class McpService:
         return text_result(text, {"approvals": rows})
 
     async def _run(
-        self, ctx: ServerRequestContext[Any, Any], who: _Who, args: CommandArgs | CodeArgs
-    ) -> CallToolResult:
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        who: _Who,
+        args: CommandArgs | CodeArgs,
+        params: CallToolRequestParams,
+    ) -> CallToolResult | InputRequiredResult:
         profile = self._profile(who, args.profile)
         session = self._session(who, args.session)
-        if isinstance(args, CommandArgs):
-            run = await self._submit(profile, session, [args.command], timeout=args.timeout_s)
-        else:
-            run = await self._submit(profile, session, [], code=[args.code], reset=args.reset)
         asks = who.can_elicit and (who.principal.admin or self._self_approve(profile))
+        asked: set[str] = set()
+        run = await self._resumed(who, profile, params, asked) if who.per_request else None
+        if run is None:
+            if isinstance(args, CommandArgs):
+                run = await self._submit(profile, session, [args.command], timeout=args.timeout_s)
+            else:
+                run = await self._submit(profile, session, [], code=[args.code], reset=args.reset)
         try:
-            await self._follow(run, ctx, who, asks)
+            pending = await self._follow(run, ctx, who, asks, asked)
         except BaseException:
             # Cancelled by the client, or the connection closed: its prompt is withdrawn.
             self.gw.runs.cancel(run, TOOL_CANCELLED)
             raise
-        doc = run.snapshot()
+        if pending is not None:  # a per-request client asks its user, then calls again
+            return consent_round(pending, run.run_id)
+        doc = await self.gw.document(run)  # its output may be in the logs folder already
         return command_result(doc) if isinstance(args, CommandArgs) else cell_result(doc)
 
     async def _submit(
@@ -256,10 +276,38 @@ class McpService:
         except (ShuttingDown, TooManyRuns) as exc:
             raise _Refused(str(exc)) from None
 
+    async def _resumed(
+        self, who: _Who, profile: str, params: CallToolRequestParams, asked: set[str]
+    ) -> Run | None:
+        """A per-request client's call again: its reply applied to the run it names, or None."""
+        try:
+            state = state_of(params)
+        except ValueError as exc:
+            raise _Refused(str(exc)) from None
+        if state is None:
+            return None
+        run = self.gw.runs.get(state[0])
+        if run is None or run.profile != profile:
+            raise _Refused("the request_state names no run of this profile")
+        asked.add(state[1])  # asked once: a prompt still open after the reply is not asked again
+        request = self.gw.sup.gate.find(state[1])
+        reply = reply_of(params)
+        if reply is not None and request is not None and request.run_id == run.run_id:
+            await apply_reply(self.gw.sup.gate, request, answer_of(reply, who.by))
+        return run
+
     async def _follow(
-        self, run: Run, ctx: ServerRequestContext[Any, Any], who: _Who, asks: bool
-    ) -> None:
-        """Wait for the run to finish, asking the client about each prompt it opens (once each)."""
+        self,
+        run: Run,
+        ctx: ServerRequestContext[Any, Any],
+        who: _Who,
+        asks: bool,
+        asked: set[str],
+    ) -> PendingApproval | None:
+        """Wait for the run to finish, asking the client about each prompt it opens (once each).
+
+        A per-request client is not asked here: the prompt comes back, for an input-required answer.
+        """
         loop = asyncio.get_running_loop()
         changed = asyncio.Event()
 
@@ -274,16 +322,17 @@ class McpService:
         gate = self.gw.sup.gate
         gate.subscribe(on_gate)
         run.on_done(poke)
-        asked: set[str] = set()
         try:
             while True:
                 changed.clear()
                 with run.lock:
                     finished, pending = run.finished, run.pending
                 if finished:
-                    return
+                    return None
                 if asks and pending is not None and pending.open and pending.id not in asked:
                     asked.add(pending.id)
+                    if who.per_request:
+                        return pending
                     await ask_client(gate, ctx.session, pending, by=who.by, related=ctx.request_id)
                     continue
                 await changed.wait()

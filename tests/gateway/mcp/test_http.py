@@ -262,3 +262,53 @@ def test_a_stop_withdraws_the_prompt_as_cancelled(tmp_path: Path) -> None:
         assert result.is_error and "no user refused it" in _text(result)
     record = _last_for(homes["alpha"], "ls -d /etc")
     assert record["outcome"] == "cancelled" and record["cause"] == "supervisor shutting down"
+
+
+def _modern_call(up: Up, token: str, arguments: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """One 2026-07-28 tools/call by hand: the per-request envelope, no session."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "by-hand", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "run_command", "arguments": arguments, "_meta": meta, **more},
+    }
+    headers = {
+        **ACCEPT,
+        "Authorization": f"Bearer {token}",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "run_command",
+    }
+    r = httpx.post(f"{up.url}/mcp", json=body, headers=headers, timeout=60)
+    assert r.status_code == 200, r.text
+    if r.headers["content-type"].startswith("text/event-stream"):
+        frames = [line[5:] for line in r.text.splitlines() if line.startswith("data:")]
+        return next(m for m in map(json.loads, frames) if m.get("id") == 1)
+    message: dict[str, Any] = r.json()
+    return message
+
+
+def test_a_request_state_answers_only_its_own_profiles_run(up: Up) -> None:
+    first = _modern_call(up, TOKENS["alpha"], {"command": "ls -d /usr"})["result"]
+    assert first["resultType"] == "input_required", first
+    state = first["requestState"]
+    assert "ls -d /usr" in first["inputRequests"]["consent"]["params"]["message"]
+    reply = {"consent": {"action": "accept", "content": {"choice": "once"}}}
+    # Another profile's token replaying alpha's state (and a "yes") answers nothing.
+    stolen = _modern_call(
+        up, TOKENS["beta"], {"command": "ls -d /usr"}, requestState=state, inputResponses=reply
+    )["result"]
+    assert stolen["isError"] is True and "names no run of this profile" in str(stolen)
+    rows = [r for r in up.admin.get("/v1/approvals").json() if r["command"] == "ls -d /usr"]
+    assert len(rows) == 1  # still open
+    done = _modern_call(
+        up, TOKENS["alpha"], {"command": "ls -d /usr"}, requestState=state, inputResponses=reply
+    )["result"]
+    assert done["isError"] is False and "/usr" in done["content"][0]["text"], done
+    record = _last_for(up.homes["alpha"], "ls -d /usr")
+    assert record["answered_by"] == "mcp-client" and record["by"] == "mcp-client:by-hand"

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult
 
 from tests.gateway.mcp.conftest import SECRET, last_for, over_stdio, records
@@ -219,3 +220,41 @@ def test_the_per_profile_run_limit_applies(project: Path) -> None:
     first, second = over_stdio(project, "agent", body, elicit=elicit)
     assert second.is_error and "max_runs_per_profile: 1" in _text(second)
     assert not first.is_error and "one" in _text(first)
+
+
+def test_a_per_request_client_is_asked_with_input_required(project: Path) -> None:
+    # The SDK's Client speaks 2026-07-28 when the server offers it: no server-to-client
+    # requests, so the consent comes back as InputRequiredResult and the call is repeated.
+    seen: list[ElicitRequestParams] = []
+    replies = iter(
+        [
+            ElicitResult(action="accept", content={"choice": "once"}),
+            ElicitResult(action="cancel"),
+        ]
+    )
+
+    async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        seen.append(params)
+        return next(replies)
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "multiplex", "--config", str(project), "mcp", "-p", "agent"],
+        cwd=str(project.parent),
+    )
+
+    async def main() -> tuple[CallToolResult, CallToolResult]:
+        async with Client(params, elicitation_callback=elicit) as client:
+            once = await client.call_tool("run_command", {"command": "printf per-request"})
+            cancel = await client.call_tool("run_command", {"command": "printf per-cancel"})
+            return once, cancel
+
+    once, cancel = anyio.run(main)
+    assert len(seen) == 2 and "printf per-request" in seen[0].message
+    assert not once.is_error and "per-request" in _text(once)
+    record = last_for(project, "printf per-request")
+    assert record["answered_by"] == "mcp-client" and record["outcome"] == "approved"
+    assert cancel.is_error
+    cancelled = last_for(project, "printf per-cancel")
+    assert cancelled["outcome"] == "cancelled" and cancelled["answered_by"] == "nobody"
+    assert cancelled["cause"] == "the user cancelled the prompt at the MCP client"
