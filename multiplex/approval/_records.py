@@ -195,7 +195,9 @@ class DecisionRecorder:
             "rule": None,
             "epoch": epoch,
             "waited_ms": 0,
-            "dangers": [{"pattern": d.pattern, "segment": self.redact_command(d.segment)} for d in dangers],
+            "dangers": [
+                {"pattern": d.pattern, "segment": self.redact_command(d.segment)} for d in dangers
+            ],
             **(extra or {}),
         }
         self._append(profile, home, entry)
@@ -238,7 +240,9 @@ class DecisionRecorder:
             "epoch": decision.epoch,
             "waited_ms": decision.waited_ms,
             # Segments come redacted from the gate; redacted again: a record is audit-grade.
-            "dangers": [{"pattern": d.pattern, "segment": self.redact_command(d.segment)} for d in dangers],
+            "dangers": [
+                {"pattern": d.pattern, "segment": self.redact_command(d.segment)} for d in dangers
+            ],
             **({"choice": choice} if choice else {}),
             **({"by": by} if by else {}),  # the answerer as named (``mcp-client:<name>``, ...)
             **(extra or {}),
