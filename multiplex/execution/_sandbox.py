@@ -351,6 +351,10 @@ def _own_home_hides(scope: ProfileScope, home: Path) -> list[str]:
     for name in ("config.yaml", "logs"):
         if (home / name).exists() and not (home / name).is_symlink():
             argv += ["--ro-bind", str(home / name), str(home / name)]
+    # docs/security.md#finished-output: finished runs' output, every session's, stays unread.
+    runs = home / "logs" / "runs"
+    if runs.is_dir() and not runs.is_symlink() and not (home / "logs").is_symlink():
+        argv += ["--tmpfs", str(runs)]
     return argv
 
 

@@ -175,7 +175,7 @@ async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
     await _until_done(gw, caller, run, body.wait)
     if not gw.auth.current(caller):
         raise HTTPException(status_code=401, detail="the bearer token was rotated or removed")
-    document = run.snapshot()
+    document = await gw.document(run)
     return json_response(document, 200 if document["status"] in FINAL else 202)
 
 
@@ -215,7 +215,7 @@ async def run_document(gw: Gateway, caller: Principal, run_id: str) -> Response:
     run = _local(gw, caller, run_id)
     if run is None:
         return json_response(await remote.remote_run(gw, caller, run_id))
-    return json_response(run.snapshot())
+    return json_response(await gw.document(run))
 
 
 @router.post(

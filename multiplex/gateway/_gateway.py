@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from multiplex.cluster import Cluster
@@ -14,8 +16,11 @@ from multiplex.gateway._feed import DecisionFeed
 from multiplex.gateway._listeners import ListenerSeats
 from multiplex.gateway._logs import log_event
 from multiplex.gateway._offloop import OffLoop
+from multiplex.gateway._retained import RetainedOutput, journaled
+from multiplex.gateway._run import Run
 from multiplex.gateway._runs import RunRegistry
 from multiplex.gateway._shared import ClusterBridge, SharedHub
+from multiplex.gateway._spill_files import SpillFiles
 from multiplex.gateway.journal import open_journal
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
@@ -51,6 +56,14 @@ class Gateway:
         # docs/operations.md#what-survives-a-crash: what an earlier process left unfinished
         # ends now (its parked prompts recorded cancelled), before anything is served.
         journal, finished = open_journal(sup, keep=keep_runs)
+        # docs/operations.md#finished-output: past the bound, output moves to the logs folder.
+        bound = sup.config.gateway.retained_output_bytes
+        spill = SpillFiles(
+            max_files=keep_runs, max_bytes=4 * bound, redact=sup.gate.recorder.redact
+        )
+        self.retained = RetainedOutput(
+            self._home_of, spill, bound=bound, on_moved=journaled(journal, sup.gate.recorder.redact)
+        )
         self.runs = RunRegistry(
             sup,
             self.hub,
@@ -59,6 +72,7 @@ class Gateway:
             keep=keep_runs,
             per_profile=max_runs_per_profile,
             journal=journal,
+            retained=self.retained,
         )
         if shared is None:  # in a cluster, Redis holds every node's run documents
             self.runs.restore(finished)
@@ -83,6 +97,9 @@ class Gateway:
         if limits.max_runs_per_profile != self._limits.max_runs_per_profile:
             # docs/gateway.md#limits: applies to the next run; running ones are not cut.
             self.runs.per_profile = limits.max_runs_per_profile
+        if limits.retained_output_bytes != self.retained.bound:  # from the next finished run on
+            self.retained.bound = limits.retained_output_bytes
+            self.retained.files.max_bytes = 4 * limits.retained_output_bytes
         self._limits = limits
         # A new home's token works, a removed one's stops (docs/operations.md#live-reconfiguration).
         for profile in added:
@@ -94,6 +111,18 @@ class Gateway:
             removed=[p.name for p in removed],
             profiles=len(self.sup.profiles),
         )
+
+    async def document(self, run: Run) -> dict[str, Any]:
+        """``GET /v1/runs/{id}`` of a run of this node: output moved to the logs folder
+        read back off the loop (docs/operations.md#finished-output)."""
+        doc = run.snapshot()
+        if self.retained.spilled(run):
+            return await asyncio.to_thread(self.retained.fill, run, doc)
+        return doc
+
+    def _home_of(self, name: str) -> Path | None:
+        profile = self.sup.profiles.get(name)
+        return None if profile is None else profile.home
 
     def reload_config(self, cause: str) -> dict[str, Any]:
         """``SIGHUP`` / ``POST /v1/admin/reload``: multiplex.yaml, then every home, now."""

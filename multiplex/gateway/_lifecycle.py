@@ -25,6 +25,7 @@ from multiplex.gateway._run import Run
 from multiplex.scopes import ScopedExecutor
 
 if TYPE_CHECKING:
+    from multiplex.gateway._retained import RetainedOutput
     from multiplex.gateway.journal import RunJournal
     from multiplex.supervision import Supervisor
 
@@ -52,6 +53,7 @@ class RunLifecycle:
     _keep: int
     _executor: ScopedExecutor
     journal: RunJournal | None
+    retained: RetainedOutput | None
     closing: bool
 
     def active(self) -> list[Run]:
@@ -70,13 +72,17 @@ class RunLifecycle:
         raise NotImplementedError
 
     def restore(self, runs: Iterable[Run]) -> None:
-        """Finished runs of an earlier process (its journal), oldest first, within ``keep``."""
+        """Finished runs of an earlier process (its journal), oldest first, within ``keep``;
+        their output counted against ``gateway.retained_output_bytes`` as a new run's is."""
         with self._lock:
             for run in runs:
                 self._runs[run.run_id] = run
                 self._finished.append(run.run_id)
             while len(self._finished) > self._keep:
                 self._runs.pop(self._finished.popleft(), None)
+            kept = [self._runs[run_id] for run_id in self._finished]
+        if self.retained is not None:
+            self.retained.restored(kept)
 
     def _note(
         self, run: Run, request: PendingApproval | None = None, *, moved: bool = False

@@ -170,8 +170,10 @@ class ResultOut(BaseModel):
     command: str
     decision: DecisionOut
     exit_code: int | None
-    stdout: str
-    stderr: str
+    # docs/gateway.md#output-kept-and-dropped: null when output_dropped says why
+    stdout: str | None
+    stderr: str | None
+    output_dropped: str | None = None
     backend: str | None = None  # docs/execution.md#the-result: what ran it
     sandbox: str | None = None
     # docs/execution.md#egress: what the egress proxy refused this command, redacted
@@ -191,8 +193,9 @@ class CellOut(BaseModel):
 
     index: int
     outcome: CellOutcome
-    stdout: str
-    stderr: str
+    stdout: str | None  # docs/gateway.md#output-kept-and-dropped
+    stderr: str | None
+    output_dropped: str | None = None
     result: str | None
     error: CellErrorOut | None
     duration_ms: int

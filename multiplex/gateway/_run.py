@@ -50,6 +50,7 @@ def result_row(result: RunResult, redact: Callable[[str], str]) -> dict[str, Any
         "exit_code": result.exit_code,
         "stdout": result.stdout,
         "stderr": result.stderr,
+        "output_dropped": None,  # docs/gateway.md#output-kept-and-dropped
         "backend": result.backend,
         "sandbox": result.sandbox,
         "egress_refused": [redact(line) for line in result.egress_refused],
@@ -64,6 +65,7 @@ def cell_row(index: int, result: CellResult) -> dict[str, Any]:
         "outcome": result.outcome,
         "stdout": result.stdout,
         "stderr": result.stderr,
+        "output_dropped": None,
         "result": result.result,
         "error": None if result.error is None else result.error.as_dict(),
         "duration_ms": result.duration_ms,

@@ -38,6 +38,7 @@ from multiplex.scopes import ScopedExecutor
 from multiplex.supervision import ParkedRun, Supervisor
 
 if TYPE_CHECKING:
+    from multiplex.gateway._retained import RetainedOutput
     from multiplex.gateway.journal import RunJournal
 
 __all__ = ["SHUTDOWN", "RunRegistry", "ShuttingDown", "TooManyRuns"]
@@ -66,9 +67,11 @@ class RunRegistry(RunLifecycle, RunPrompts):
         keep: int = 1000,
         per_profile: int = 32,
         journal: RunJournal | None = None,
+        retained: RetainedOutput | None = None,
     ) -> None:
         self._sup = sup
         self.journal = journal
+        self.retained = retained  # docs/operations.md#finished-output: output past the bound
         self.per_profile = per_profile  # a live reload may change it (docs/gateway.md#limits)
         self._live: dict[str, int] = {}  # unfinished runs by profile, under _lock
         self._hub = hub
@@ -203,6 +206,8 @@ class RunRegistry(RunLifecycle, RunPrompts):
             return
         if self.journal is not None:
             self.journal.barrier()  # queued, on disk before its first command runs
+        if self.retained is not None:
+            self.retained.prepare(run.profile)  # its logs/runs/ exists: the sandbox hides it
         if run.code:
             self._guarded(self._cells, run)
         else:
@@ -400,12 +405,18 @@ class RunRegistry(RunLifecycle, RunPrompts):
         )
         self._publish_run("run.finished", run)
         self._hub.flush()  # stored before anyone is told the run ended
+        if self.retained is not None:  # counted, past the bound the oldest output moved out
+            self.retained.finished(run)
         run.ended()
         with self._lock:
             self._forget_live(run.profile)
             self._finished.append(run.run_id)
-            while len(self._finished) > self._keep:
-                self._runs.pop(self._finished.popleft(), None)
+            forgotten = [self._finished.popleft() for _ in range(len(self._finished) - self._keep)]
+            for run_id in forgotten:
+                self._runs.pop(run_id, None)
+        if self.retained is not None:
+            for run_id in forgotten:
+                self.retained.forget(run_id)
 
     def _publish_run(self, name: str, run: Run) -> None:
         if len(self._hub):  # nobody listening: skip building the snapshot

@@ -129,6 +129,10 @@ class GatewayConfig(_Model):
     max_listeners_per_profile: int = Field(
         default_factory=lambda data: _share(data.get("max_connections")), ge=1
     )
+    # docs/operations.md#finished-output: finished runs' stdout/stderr held in memory, per node.
+    retained_output_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=64 * 1024, le=64 * 1024 * 1024 * 1024
+    )
 
     @field_validator("max_connections")
     @classmethod

@@ -3,7 +3,9 @@
 A journal line is one JSON object: ``{"ts": …, "run": <the run document>}``,
 with ``"prompt"`` (the parked prompt's turn) while the run waits for a human,
 and ``"moved": true`` once the run was handed to another node. The last line
-of a run is its state. A line that is not such an object (the torn tail a
+of a run is its state; a line with ``"output_moved": true`` (a finished run's
+output moved out of memory, docs/operations.md#finished-output) keeps the
+run's place among the others. A line that is not such an object (the torn tail a
 ``kill -9`` can leave, a hand edit) is logged as a WARNING naming the file and
 line, and skipped: it never stops a start.
 """
@@ -69,7 +71,8 @@ def last_states(entries: Iterable[Entry]) -> OrderedDict[str, Entry]:
     for entry in entries:
         run_id = entry["run"]["run_id"]
         states[run_id] = entry
-        states.move_to_end(run_id)
+        if not entry.get("output_moved"):  # a finished run's output moved out: same place
+            states.move_to_end(run_id)
     return states
 
 

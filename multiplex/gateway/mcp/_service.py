@@ -241,7 +241,7 @@ class McpService:
             raise
         if pending is not None:  # a per-request client asks its user, then calls again
             return consent_round(pending, run.run_id)
-        doc = run.snapshot()
+        doc = await self.gw.document(run)  # its output may be in the logs folder already
         return command_result(doc) if isinstance(args, CommandArgs) else cell_result(doc)
 
     async def _submit(
