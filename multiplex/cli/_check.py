@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 import typer
@@ -17,9 +18,17 @@ def check(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Validate multiplex.yaml, every home and every rule (file:line); exit 1 on an error."""
+    """Validate multiplex.yaml, every home and every rule (file:line); exit 1 on an error.
+
+    Example: multiplex check --json
+    """
     state = state_of(ctx)
-    report = check_config(state.config_path)
+    # Each finding is printed once, below: not also as the loaders' log lines.
+    logging.disable(logging.WARNING)
+    try:
+        report = check_config(state.config_path)
+    finally:
+        logging.disable(logging.NOTSET)
     if as_json:
         emit_json(report.as_dict())
     else:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from multiplex._errors import ProfileConfigError
 from multiplex.profiles._schema import TERMINAL_TIMEOUT_MAX, ProfileSettings, clamp_timeout
 from multiplex.profiles._sections import Issue, check_sections
+from multiplex.profiles._wording import plain_message
 from multiplex.profiles._yamlread import load_yaml_located
 
 __all__ = [
@@ -150,11 +151,7 @@ def _describe(err: Any) -> str:
         if isinstance(value, bool):
             return "expected a string, got a boolean (YAML reads unquoted yes/no/on/off/true/false as booleans: quote it)"
         return f"expected a string, got {_type_name(value)}"
-    if kind == "literal_error":
-        expected = err.get("ctx", {}).get("expected", "")
-        return f"must be one of {expected}"
-    message = str(err.get("msg", "invalid value"))
-    return message.removeprefix("Value error, ")
+    return plain_message(err)
 
 
 def _type_name(value: Any) -> str:

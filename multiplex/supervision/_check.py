@@ -25,12 +25,16 @@ _RULE_KEYS: tuple[tuple[str, ...], ...] = (("command_allowlist",), ("approvals",
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One problem: where it is and what is wrong (no secret values)."""
+    """One problem: where it is and what is wrong (no secret values).
+
+    Printed in one layout for every kind: ``[profile 'NAME': ]FILE:LINE: KEY: message``.
+    """
 
     message: str
     file: str | None = None
     line: int | None = None
     key: str | None = None
+    profile: str | None = None
 
     def __str__(self) -> str:
         where = self.file or ""
@@ -38,10 +42,17 @@ class Finding:
             where += f":{self.line}"
         if self.key:
             where = f"{where}: {self.key}" if where else self.key
-        return f"{where}: {self.message}" if where else self.message
+        text = f"{where}: {self.message}" if where else self.message
+        return f"profile {self.profile!r}: {text}" if self.profile is not None else text
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "key": self.key, "message": self.message}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "key": self.key,
+            "message": self.message,
+            "profile": self.profile,
+        }
 
 
 @dataclass(slots=True)
@@ -109,7 +120,17 @@ def _check_supervisor(
         )
         # Implicit "default" that does not exist only means: no default route.
         (report.errors if config.default_is_explicit else report.warnings).append(finding)
-    if not served:
+    folder = (config.base_dir / config.profiles_dir).resolve()
+    if config.profiles is None and not folder.is_dir():
+        report.errors.append(
+            Finding(
+                f"no such folder: {folder}",
+                str(path),
+                line_of(data, ("profiles_dir",)),
+                "profiles_dir",
+            )
+        )
+    elif not served:
         report.warnings.append(Finding("serves no profile home", str(path), None, "profiles_dir"))
     if config.cluster is not None and config.cluster.unauthenticated:
         report.warnings.append(
@@ -126,15 +147,15 @@ def _check_supervisor(
 def _check_home(name: str, home: Path, report: CheckReport) -> None:
     config_file = home / "config.yaml"
     if not home.is_dir():
-        report.errors.append(Finding(f"profile {name!r}: home does not exist", str(home)))
+        report.errors.append(Finding("home does not exist", str(home), profile=name))
         return
     profile = Profile(name, home)
     result = profile.reload()
     if result.error is not None:
-        report.errors.append(Finding(f"profile {name!r}: {result.error}"))
+        report.errors.append(Finding(result.error, profile=name))
     else:
         for warning in profile.state.warnings:
-            report.warnings.append(Finding(f"profile {name!r}: {warning}"))
+            report.warnings.append(Finding(warning, profile=name))
     _check_rules(name, config_file, report)
 
 
@@ -159,9 +180,10 @@ def _check_rules(name: str, config_file: Path, report: CheckReport) -> None:
             except RuleSyntaxError as exc:
                 report.errors.append(
                     Finding(
-                        f"profile {name!r}: {exc}",
+                        str(exc),
                         str(config_file),
                         line_of(data, (*keys, index)),
                         ".".join((*keys, str(index))),
+                        profile=name,
                     )
                 )

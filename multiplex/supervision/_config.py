@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from multiplex._errors import ConfigError
+from multiplex.profiles._wording import plain_message
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
 
 __all__ = [
@@ -371,7 +372,7 @@ def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> Superviso
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
         key = ".".join(str(p) for p in loc) or None
-        message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        message = plain_message(err)
         if err.get("type") == "extra_forbidden":
             message = "unknown key" + _did_you_mean(loc)
         raise ConfigError(message, file=path, key=key, line=line_of(data, loc)) from None
