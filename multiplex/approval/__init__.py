@@ -26,6 +26,7 @@ from multiplex.approval._prompt import (
     PromptUndeliverable,
     TerminalPrompter,
 )
+from multiplex.approval._suggest import Suggestion, suggest
 
 __all__ = [
     "Answer",
@@ -39,9 +40,11 @@ __all__ = [
     "PendingApproval",
     "PromptUndeliverable",
     "Prompter",
+    "Suggestion",
     "TerminalPrompter",
     "decisions_file",
     "fatigue_of",
     "follow_decisions",
     "read_decisions",
+    "suggest",
 ]

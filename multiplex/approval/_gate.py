@@ -42,6 +42,7 @@ from multiplex.approval._static_checks import (
     dangers_of,
     run_static_checks,
 )
+from multiplex.approval._suggest import with_suggestions
 from multiplex.approval._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
@@ -252,6 +253,9 @@ class Gate:
         )
         if end is None:
             why = why_asked(scope, view.backend, trace, finding, dangers)
+            why = with_suggestions(  # docs/approvals.md#suggestions: what "always" saves
+                why, parsed, scope.home, scope.cwd, scope.name, self.recorder.redact_command
+            )
             return self._ask(scope, view, command, parsed, run_id, why)
         outcome = Outcome.APPROVED if end.outcome == "approved" else Outcome.BLOCKED
         decision = Decision(

@@ -93,7 +93,8 @@ class CallbackPrompter:
 
 
 class TerminalPrompter:
-    """Asks on a terminal: ``[o]nce [s]ession [a]lways [d]eny``.
+    """Asks on a terminal: ``[o]nce [s]ession [a]lways [d]eny``, or the number of a
+    suggested rule to save it "always" (docs/approvals.md#suggestions).
 
     Only one prompt owns the terminal at a time: a second concurrent request is
     undeliverable (cancelled with that cause), not queued behind a hidden one.
@@ -123,7 +124,9 @@ class TerminalPrompter:
             for _ in range(self._attempts):
                 if not request.open:
                     return
-                self._out.write("[o]nce [s]ession [a]lways [d]eny > ")
+                chosen = _choosable(request)
+                more = f" or 1-{len(chosen)}" if len(chosen) > 1 else ""
+                self._out.write(f"[o]nce [s]ession [a]lways [d]eny{more} > ")
                 self._out.flush()
                 line = self._in.readline()
                 if line == "":
@@ -133,7 +136,11 @@ class TerminalPrompter:
                 if choice is not None:
                     request.answer(Answer(choice, by="terminal"))
                     return
-                self._out.write("please answer o, s, a or d\n")
+                rule = chosen.get(line.strip()) if len(chosen) > 1 else None
+                if rule is not None:
+                    request.answer(Answer(Choice.ALWAYS, rule=rule, by="terminal"))
+                    return
+                self._out.write(f"please answer o, s, a or d{more}\n")
             request.cancel("no valid answer on the terminal")
         except KeyboardInterrupt:
             request.cancel("interrupted")
@@ -141,3 +148,12 @@ class TerminalPrompter:
             request.cancel(f"terminal unavailable ({type(exc).__name__})")
         finally:
             self._owner.release()
+
+
+def _choosable(request: PendingApproval) -> dict[str, str]:
+    """The suggested rules a number picks (a redacted one cannot be saved by its text)."""
+    return {
+        str(number): item.rule
+        for number, item in enumerate(request.why.suggestions, 1)
+        if not item.redacted
+    }

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from multiplex.approval._decision import Danger, TraceStep
 from multiplex.scopes import ProfileScope
 from multiplex.shell import DANGEROUS, HARDLINE, Finding
+
+if TYPE_CHECKING:
+    from multiplex.approval._suggest import Suggestion
 
 __all__ = ["Why", "why_asked"]
 
@@ -19,7 +23,9 @@ class Why:
     approver escalated) and ``reason`` its detail line; ``patterns`` are the
     named patterns found, each once, as ``(name, sentence)``; ``dangers`` every
     pattern with the part of the line it came from, in line order (already
-    redacted); ``cwd`` and ``backend`` are where the command would run.
+    redacted); ``cwd`` and ``backend`` are where the command would run;
+    ``suggestions`` what an "always" answer saves and the rules it could save
+    instead (docs/approvals.md#suggestions).
     """
 
     cwd: str = ""
@@ -28,6 +34,7 @@ class Why:
     reason: str = ""
     patterns: tuple[tuple[str, str], ...] = ()
     dangers: tuple[Danger, ...] = ()
+    suggestions: tuple[Suggestion, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -37,6 +44,7 @@ class Why:
             "reason": self.reason,
             "patterns": [{"name": n, "description": d} for n, d in self.patterns],
             "dangers": [d.as_dict() for d in self.dangers],
+            "suggestions": [s.as_dict() for s in self.suggestions],
         }
 
     def lines(self) -> list[str]:
@@ -49,6 +57,8 @@ class Why:
             out.extend(f"  - {d.pattern}: {d.segment}" for d in self.dangers)
         else:
             out.extend(f"  - {name}: {sentence}" for name, sentence in self.patterns)
+        numbered = len(self.suggestions) > 1  # a terminal answers N to save rule N
+        out.extend(s.line(n if numbered else None) for n, s in enumerate(self.suggestions, 1))
         return out
 
 

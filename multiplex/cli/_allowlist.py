@@ -40,7 +40,7 @@ def _store(ctx: typer.Context, name: str) -> AllowlistStore:
     return AllowlistStore(home / "config.yaml")
 
 
-def _workdir(store: AllowlistStore) -> Path:
+def workdir(store: AllowlistStore) -> Path:
     """The profile's cwd, which bound files' relative names are under (docs/allowlist.md#bindings)."""
     home = store.config_path.parent
     settings = load_config(store.config_path).settings
@@ -73,7 +73,7 @@ def list_rules(
     """
     store = _store(ctx, profile)
     invalid = {entry.text: entry for entry in store.invalid()}
-    now, base = time.time(), _workdir(store)
+    now, base = time.time(), workdir(store)
     rules = sorted(store.rules(), key=lambda t: t.rule if isinstance(t, GrantText) else t)
     shown: list[Any] = [
         grant_state(rule, now, base) if isinstance(rule, GrantText) else rule
@@ -143,7 +143,7 @@ def _bindings(store: AllowlistStore, names: list[str]) -> dict[str, str]:
     """Each ``--bind`` file's name as kept (relative to the profile's cwd when inside it) and digest."""
     if not names:
         return {}
-    base = _workdir(store)
+    base = workdir(store)
     files: dict[str, str] = {}
     for name in names:
         path = Path(os.path.normpath(name if os.path.isabs(name) else base / name))

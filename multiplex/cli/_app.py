@@ -24,6 +24,7 @@ from multiplex.cli._remote import answer_approval, list_approvals, runs_app
 from multiplex.cli._run import run_command
 from multiplex.cli._sessions import list_sessions, revoke_grant
 from multiplex.cli._state import CliState
+from multiplex.cli._suggest import suggest_rules
 from multiplex.cli._up import up
 
 __all__ = ["app", "main"]
@@ -105,6 +106,7 @@ approvals_app.command("list", cls=Command)(list_approvals)
 approvals_app.command("answer", cls=Command)(answer_approval)
 approvals_app.command("sessions", cls=Command)(list_sessions)
 approvals_app.command("revoke", cls=Command)(revoke_grant)
+approvals_app.command("suggest", cls=Command)(suggest_rules)
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(kernel_app, name="kernel")
 app.add_typer(runs_app, name="runs")

@@ -12,7 +12,7 @@ from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
 from multiplex.approval import AnswerNotSaved
-from multiplex.approval._pending import Answer, Choice, Resolution
+from multiplex.approval._pending import Answer, Choice, PendingApproval, Resolution
 from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway import _remote as remote
 from multiplex.gateway._auth import Caller, Principal
@@ -251,7 +251,13 @@ async def answer_approval(
         )
     if not caller.admin and not _self_approve(gw, run.profile):
         raise HTTPException(status_code=403, detail=SELF_APPROVE_REFUSED)
-    answer = Answer(Choice(body.choice), reason=body.reason or None, by=caller.label)
+    if body.rule is not None and not _suggested(request, body.choice, body.rule):
+        raise HTTPException(
+            status_code=422, detail="rule: not one of this approval's suggestions for always"
+        )
+    answer = Answer(
+        Choice(body.choice), rule=body.rule, reason=body.reason or None, by=caller.label
+    )
     try:
         # An "always" answer is recorded (fsync) and its rule written first: off the loop.
         if answer.choice is Choice.ALWAYS:
@@ -268,6 +274,12 @@ async def answer_approval(
             status_code=409, detail=f"approval {body.approval_id!r} was already resolved"
         )
     return {"ok": True}
+
+
+def _suggested(request: PendingApproval, choice: str, rule: str) -> bool:
+    """docs/approvals.md#suggestions: an "always" answer may save one of the rules it offered."""
+    offered = {s.rule for s in request.why.suggestions if not s.redacted}
+    return choice == Choice.ALWAYS.value and rule in offered
 
 
 def _self_approve(gw: Gateway, name: str) -> bool:

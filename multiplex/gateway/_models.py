@@ -139,6 +139,8 @@ class AnswerIn(_In):
     approval_id: Name
     choice: Choice
     reason: Annotated[str, Field(max_length=500)] | None = None
+    # docs/approvals.md#suggestions: with "always", one of the approval's suggested rules.
+    rule: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
 
 
 class TestIn(_In):
@@ -238,6 +240,16 @@ class PatternOut(BaseModel):
     description: str
 
 
+class SuggestionOut(BaseModel):
+    """A rule an "always" answer could save (docs/approvals.md#suggestions)."""
+
+    rule: str
+    matched: int  # recorded decisions of the profile it would have matched
+    saves: bool  # what "always" saves when no rule is chosen
+    bind: list[str] = Field(default_factory=list)  # workspace files it would be bound to
+    redacted: bool = False  # shown redacted: it cannot be chosen by its text
+
+
 class WhyFields(BaseModel):
     """Where the command would run and why it asks (docs/approvals.md#what-a-prompt-shows)."""
 
@@ -247,6 +259,7 @@ class WhyFields(BaseModel):
     reason: str = ""
     patterns: list[PatternOut] = Field(default_factory=list)
     dangers: list[DangerOut] = Field(default_factory=list)
+    suggestions: list[SuggestionOut] = Field(default_factory=list)
 
 
 class PendingOut(WhyFields):

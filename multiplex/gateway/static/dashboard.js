@@ -245,6 +245,7 @@
       ),
       el("pre", { class: "command", testid: "approval-command" }, a.command),
       whyBlock(a),
+      savesBlock(a),
       a.run_id ? null : el("p", { class: "muted" }, "Not started through the API: answer it where the turn runs."),
       el(
         "div",
@@ -253,7 +254,7 @@
         button("approve-session", "Approve for session", "session", "ok",
           "Allow matching commands for the rest of this session"),
         button("approve-always", "Always allow", "always", "warn",
-          "Save a rule to this profile's permanent allowlist"),
+          "Save the rule chosen below to this profile's permanent allowlist"),
         el("label", { class: "visually-hidden", for: reasonId }, "Reason for denying"),
         reason,
         button("deny", "Deny", "deny", "bad", "Refuse this command (the reason is sent to the agent)"),
@@ -289,10 +290,35 @@
     );
   }
 
+  // What "Always allow" saves (docs/approvals.md#suggestions): the exact rule by default, or a
+  // narrower/wider one, each with how many recorded decisions it would have matched.
+  function savesBlock(a) {
+    const offered = a.suggestions || [];
+    if (!offered.length) return null;
+    const label = (s) =>
+      s.rule + "  (" + s.matched + " matched" + (s.bind.length ? "; bound to " + s.bind.join(", ") : "") + ")";
+    const choosable = offered.filter((s) => !s.redacted);
+    const select = el(
+      "select",
+      { class: "always-rule", testid: "always-rule", "aria-label": "Rule that Always allow saves" },
+      ...choosable.map((s) => el("option", { value: s.rule, selected: s.saves ? "" : null }, label(s))),
+    );
+    const fixed = offered.filter((s) => s.saves).map((s) => el("li", {}, el("code", {}, label(s))));
+    return el(
+      "div",
+      { class: "saves", testid: "approval-saves" },
+      el("span", { class: "muted" }, "Always allow saves: "),
+      choosable.length > 1 ? select : el("ul", {}, ...fixed),
+    );
+  }
+
   async function answer(a, choice, card) {
     const buttons = card.querySelectorAll("button");
     buttons.forEach((b) => (b.disabled = true));
     const body = { approval_id: a.approval_id, choice };
+    const picked = card.querySelector("select.always-rule");
+    const saved = (a.suggestions || []).find((s) => s.saves);
+    if (choice === "always" && picked && (!saved || picked.value !== saved.rule)) body.rule = picked.value;
     const reason = card.querySelector("input.reason").value.trim();
     if (choice === "deny" && reason) body.reason = reason;
     state.answeredHere.add(a.approval_id);
