@@ -43,7 +43,6 @@ from multiplex.shell._command_checks import (
     hardline_check,
     is_block_device,
     operands,
-    program,
     short_flags,
 )
 from multiplex.shell._network_checks import each_network
@@ -131,7 +130,7 @@ _EVERYTHING_HERE = frozenset({"*", ".", "./", "./*", ".*", "*/", "..", "../*"})
 def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
     if not cmd.argv:
         return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in write_targets(cmd)) else None
-    prog = program(cmd.argv)
+    prog = cmd.program
     found = hardline_check(prog, cmd.argv[1:])
     if found is None and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
         return FORK_BOMB
@@ -145,7 +144,7 @@ def _cd_then_delete(commands: Sequence[SimpleCommand]) -> SimpleCommand | None:
     """``cd / && rm -rf *``: a recursive delete of everything in a system dir or home."""
     dangerous_dir = False
     for cmd in commands:
-        prog, args = program(cmd.argv), cmd.argv[1:]
+        prog, args = cmd.program, cmd.argv[1:]
         if prog in ("cd", "pushd"):
             ops = operands(args)
             dangerous_dir = not ops or catastrophic_path(ops[0])
@@ -206,7 +205,7 @@ def _each_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Fi
 
 
 def _download_exec(cmd: SimpleCommand) -> Pattern | None:
-    prog = program(cmd.argv)
+    prog = cmd.program
     if prog not in _EXEC_SINKS and not prog.startswith("python"):
         return None
     if set(cmd.upstream) & _DOWNLOADERS:
@@ -227,7 +226,7 @@ def _reads_stdin(cmd: SimpleCommand) -> bool:
 
 
 def _sql(cmd: SimpleCommand) -> bool:
-    if program(cmd.argv) in _SEARCHERS:
+    if cmd.program in _SEARCHERS:
         return False
     texts = [" ".join(cmd.argv[1:])] + [r.target for r in cmd.redirects if r.op.startswith("<<")]
     return any(_sql_text(t) for t in texts)
@@ -247,7 +246,7 @@ def _sql_text(text: str) -> bool:
 def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     if not cmd.argv:
         return SENSITIVE_WRITE if any(sensitive(p) for p in write_targets(cmd)) else None
-    prog = program(cmd.argv)
+    prog = cmd.program
     # No _hardline_command here: find_dangerous comes here only once find_hardline found
     # nothing, and that looked at every command of the line with it.
     found = dangerous_check(prog, cmd.argv[1:])

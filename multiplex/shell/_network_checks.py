@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from multiplex.shell._argv import program_name
 from multiplex.shell._catalogue import EXFILTRATION, NETWORK_REDIRECT, REVERSE_SHELL, Finding
 from multiplex.shell._command_checks import operands, short_flags
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
@@ -53,11 +52,11 @@ def network_redirect(cmd: SimpleCommand) -> bool:
 
 
 def _is_shell(cmd: SimpleCommand) -> bool:
-    return bool(cmd.argv) and program_name(cmd.argv[0]) in SHELLS
+    return bool(cmd.argv) and cmd.program in SHELLS
 
 
 def _reverse(cmd: SimpleCommand) -> bool:
-    prog = program_name(cmd.argv[0]) if cmd.argv else ""
+    prog = cmd.program
     args = cmd.argv[1:]
     if prog in _NC:
         longs = ("--exec", "--sh-exec", "--lua-exec", "-e", "-c")
@@ -72,7 +71,7 @@ def _reverse(cmd: SimpleCommand) -> bool:
 
 def _uploads(cmd: SimpleCommand) -> Iterator[str]:
     """Paths ``cmd`` sends to the network by its own options (curl -d @f, scp f host:)."""
-    prog = program_name(cmd.argv[0])
+    prog = cmd.program
     args = cmd.argv[1:]
     if prog in ("curl", "http", "https", "xh"):
         for i, arg in enumerate(args):
@@ -117,7 +116,7 @@ _SECRET_EXPORTS = ("--export-secret", "--export-ssh-key")
 
 
 def _exports_secrets(cmd: SimpleCommand) -> bool:
-    prog = program_name(cmd.argv[0]) if cmd.argv else ""
+    prog = cmd.program
     if prog in ("gpg", "gpg2"):
         return any(a.startswith(_SECRET_EXPORTS) for a in cmd.argv[1:])
     return prog in ("pass", "gopass") and operands(cmd.argv[1:])[:1] in (["show"], ["cat"])
@@ -150,7 +149,7 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             continue
         if any(_sensitive_source(p, place) for p in _uploads(cmd)):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
-        piped = program_name(cmd.argv[0]) in _NET and cmd.upstream
+        piped = cmd.program in _NET and cmd.upstream
         if piped and readers_of_secrets is None:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if piped and readers_of_secrets:

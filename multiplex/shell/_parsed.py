@@ -70,9 +70,15 @@ class SimpleCommand:
     wrapped_by: tuple[str, ...] = ()
     upstream: tuple[str, ...] = ()
     assignments: tuple[str, ...] = ()
+    program: str = field(init=False, repr=False, compare=False)
+    """The basename of ``argv[0]``, lower-cased (``""`` for no argv): what the checks match."""
     memo: dict[Hashable, object] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+
+    def __post_init__(self) -> None:
+        first = self.argv[0] if self.argv else ""
+        object.__setattr__(self, "program", first[first.rfind("/") + 1 :].lower())
 
     @property
     def writes_file(self) -> bool:

@@ -138,7 +138,7 @@ _SCRIPT_EXEC_WORDS = (
 def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each command or script literal that reads a private key or credential store."""
     for cmd in all_commands(parsed):
-        if cmd.argv and program_name(cmd.argv[0]) in _METADATA_ONLY:
+        if cmd.argv and cmd.program in _METADATA_ONLY:
             continue
         written = set(write_targets(cmd))
         words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
@@ -162,7 +162,7 @@ def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
 
 
 def _git_config_persists(cmd: SimpleCommand) -> bool:
-    if not cmd.argv or program_name(cmd.argv[0]) != "git":
+    if not cmd.argv or cmd.program != "git":
         return False
     sub, rest = git_subcommand(cmd.argv[1:])
     written = git_config_write(rest) if sub == "config" else None
@@ -212,7 +212,7 @@ def _mount_source(arg: str) -> str | None:
 def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each ``docker run --privileged``, host namespaces, or / or a container socket mounted."""
     for cmd in all_commands(parsed):
-        if not cmd.argv or program_name(cmd.argv[0]) not in _CONTAINER_CLI:
+        if not cmd.argv or cmd.program not in _CONTAINER_CLI:
             continue
         args = cmd.argv[1:]
         for i, arg in enumerate(args):
@@ -242,7 +242,7 @@ def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | Non
 
 def _assignments(cmd: SimpleCommand) -> list[str]:
     found = list(cmd.assignments)
-    if cmd.argv and program_name(cmd.argv[0]) in _DECLARE:
+    if cmd.argv and cmd.program in _DECLARE:
         found += [w.replace("'", "").replace('"', "") for w in cmd.argv[1:] if ASSIGN.match(w)]
     return found
 
@@ -298,11 +298,11 @@ def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
     """Each program told to run a shell command by its options or input (``sed 1e``,
     ``vim +!``, ``gdb -ex shell``, ``ssh -o ProxyCommand``, ``make --eval`` …)."""
     for cmd in all_commands(parsed):
-        if cmd.argv and program_name(cmd.argv[0]) == "git" and _git_runs(cmd.argv[1:]):
+        if cmd.argv and cmd.program == "git" and _git_runs(cmd.argv[1:]):
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
-        if not cmd.argv or program_name(cmd.argv[0]) not in CARRYING:
+        if not cmd.argv or cmd.program not in CARRYING:
             continue
-        prog = program_name(cmd.argv[0])
+        prog = cmd.program
         fed = fed_text(cmd.redirects, None)
         if prog == "ed" and fed is None and cmd.upstream:  # "… | ed": its commands are piped
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)

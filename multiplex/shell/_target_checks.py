@@ -28,7 +28,7 @@ from multiplex.shell._catalogue import (
     SYSTEM_TARGET,
     Finding,
 )
-from multiplex.shell._command_checks import is_block_device, operands, program
+from multiplex.shell._command_checks import is_block_device, operands
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
 from multiplex.shell._targets import (
     Place,
@@ -62,7 +62,7 @@ def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, P
     here = place
     for cmd in parsed.commands:
         yield cmd, here
-        if program(cmd.argv) in ("cd", "pushd"):
+        if cmd.program in ("cd", "pushd"):
             ops = operands(cmd.argv[1:])
             values, dynamic = candidates(ops[0] if ops else "~", here)
             cwd = values[0] if values and not dynamic and values[0].startswith("/") else None
@@ -82,9 +82,9 @@ def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         for word in destructive_targets(cmd.argv):
             values, _dynamic = candidates(word, here)
             if any(is_catastrophic(v, here) for v in values):
-                deletes = program(cmd.argv) in _DELETERS
+                deletes = cmd.program in _DELETERS
                 yield Finding(DELETE_SYSTEM if deletes else SYSTEM_TARGET, evidence(cmd), cmd.text)
-        prog = program(cmd.argv)
+        prog = cmd.program
         wipes = prog in _WIPERS and not _READ_ONLY & set(cmd.argv[1:])
         if wipes and any(is_block_device(op) for op in operands(cmd.argv[1:])):
             yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 from multiplex.shell._argv import git_subcommand
 from multiplex.shell._catalogue import PROTECTED_FILE, Finding
-from multiplex.shell._command_checks import expand_braces, operands, program, short_flags
+from multiplex.shell._command_checks import expand_braces, operands, short_flags
 from multiplex.shell._parsed import ParsedLine, SimpleCommand
 from multiplex.shell._tool_code import CARRYING, awk_program, carried, git_writes
 
@@ -105,7 +105,7 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
             yield r.target
     if not cmd.argv:
         return
-    prog = program(cmd.argv)
+    prog = cmd.program
     if prog not in _READ_ARGV and not prog.startswith("python"):
         return  # most programs write nothing by their arguments: their argv is not read
     args = cmd.argv[1:]
