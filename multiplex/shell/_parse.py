@@ -18,6 +18,7 @@ from multiplex.shell._grammar import CONTAINERS, MAX_FRAMES, NESTING, parser
 from multiplex.shell._grammar import WalkContext as _Ctx
 from multiplex.shell._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell._payloads import env_payloads
+from multiplex.shell._plain import plain_argv
 from multiplex.shell._substitution import (
     assignment,
     endless_background,
@@ -97,6 +98,12 @@ class _Walker:
         if root.has_error and self.error is None and self.strict:
             self.error = describe_error(root, src, where)
         self._node(root, src, ctx)
+
+    def emit_plain(self, argv: tuple[str, ...], text: str) -> None:
+        """The one command of a line of plain words (``shell._plain``), as ``_command`` emits it."""
+        self.frames += 2  # the root and its command node, as a walk of the tree counts them
+        self._emit(argv, (), text, _Ctx(0))
+        self.frames -= 2
 
     # ---- statements ---------------------------------------------------------------
     def _node(self, node: Node, src: bytes, ctx: _Ctx) -> None:
@@ -365,7 +372,11 @@ class _Walker:
 def _walk(line: str, *, strict: bool) -> _Walker:
     walker = _Walker(strict=strict)
     try:
-        walker.walktext(line, _Ctx(0), "command line")
+        plain = plain_argv(line)
+        if plain is not None:  # plain words: what the grammar would give, without it
+            walker.emit_plain(plain, line.strip(" "))
+        else:
+            walker.walktext(line, _Ctx(0), "command line")
         for value in evaluated_values(line, walker.assigned):  # x='a[$(cmd)]'; echo $((x))
             walker.walktext(value, _Ctx(1, ("arithmetic",)), "evaluated variable")
     except _Limit:
