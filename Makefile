@@ -2,9 +2,13 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+CKSUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# Everything (test and dev extras): `make test`, `make lint`, `make bench`.
+STAMP := $(VENV)/.installed-$(CKSUM)
+# What running needs, no more: `make run` (a full install counts too).
+RUN_STAMP := $(VENV)/.runtime-$(CKSUM)
 
-.PHONY: run tokens test bench lint install chromium redis isolation clean
+.PHONY: run tokens envs test bench lint install chromium redis isolation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -12,7 +16,11 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
+
+$(RUN_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
 
 install: $(STAMP)
 
@@ -49,13 +57,20 @@ redis:
 	      || echo "redis-server could not be installed: cluster tests will skip"; \
 	  else echo "redis-server not installed and apt-get unusable: cluster tests will skip"; fi; }
 
-# The example homes ship no working token (docs/security.md#tokens-and-ids): the
-# first `make run` writes a random MULTIPLEX_TOKEN into each profiles/*/.env that
-# lacks one of 24+ characters, and says where.
-run: install tokens
+# The example homes ship profiles/*/.env.example (tracked) and no .env: each home's
+# .env (untracked, mode 0600) is made from its example when missing. The example homes
+# ship no working token (docs/security.md#tokens-and-ids): the first `make run` writes a
+# random MULTIPLEX_TOKEN into each profiles/*/.env that lacks one of 24+ characters, and
+# says where; no tracked file changes.
+run: $(RUN_STAMP) tokens
 	$(BIN)/multiplex --config multiplex.yaml up
 
-tokens:
+envs:
+	@for example in profiles/*/.env.example; do \
+	  env="$${example%.example}"; [ -e "$$env" ] && continue; \
+	  install -m 600 "$$example" "$$env"; done
+
+tokens: envs
 	@for env in profiles/*/.env; do \
 	  grep -Eq '^MULTIPLEX_TOKEN=.{24,}' "$$env" && continue; \
 	  sed -i '/^MULTIPLEX_TOKEN=/d' "$$env"; \
@@ -64,7 +79,7 @@ tokens:
 	  echo "make run: generated a profile token: MULTIPLEX_TOKEN in $$env"; \
 	done
 
-test: install chromium redis isolation
+test: install envs chromium redis isolation
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: install redis

@@ -1,4 +1,9 @@
-"""docs/security.md#tokens-and-ids: the example homes ship no working token; `make run` writes one."""
+"""docs/security.md#tokens-and-ids: the example homes ship no working token; `make run` writes one.
+
+The homes ship ``.env.example`` (tracked) and no ``.env``: ``make tokens`` makes
+each ``.env`` (untracked, mode 0600) from its example and writes the token
+there, so no tracked file changes (issue 31 item 9).
+"""
 
 from __future__ import annotations
 
@@ -10,18 +15,30 @@ from multiplex.profiles import MIN_TOKEN_LENGTH, TOKEN_KEY, parse_dotenv
 from tests.conftest import REPO
 
 
-def test_the_example_homes_ship_no_token() -> None:
-    for env in sorted((REPO / "profiles").glob("*/.env")):
+def test_the_example_homes_ship_no_token_and_no_env() -> None:
+    examples = sorted((REPO / "profiles").glob("*/.env.example"))
+    assert examples
+    for env in examples:
         assert TOKEN_KEY not in parse_dotenv(env.read_text(), file=env), env
+    tracked = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "profiles"], capture_output=True, text=True
+    ).stdout.split()
+    assert tracked and not [p for p in tracked if p.endswith("/.env")]
 
 
 def test_make_tokens_writes_one_random_token_per_home_once(tmp_path: Path) -> None:
     shutil.copytree(REPO / "profiles", tmp_path / "profiles")
+    for env in (tmp_path / "profiles").glob("*/.env"):
+        env.unlink()  # a fresh clone has only the examples
+    examples = {e: e.read_bytes() for e in (tmp_path / "profiles").glob("*/.env.example")}
     make = ["make", "-s", "-C", str(tmp_path), "-f", str(REPO / "Makefile"), "tokens"]
     first = subprocess.run(
         [*make, f"BIN={REPO / '.venv/bin'}"], capture_output=True, text=True, check=True
     )
     envs = sorted((tmp_path / "profiles").glob("*/.env"))
+    assert len(envs) == len(examples)
+    assert all(e.stat().st_mode & 0o777 == 0o600 for e in envs)
+    assert {e: e.read_bytes() for e in examples} == examples  # the tracked files unchanged
     tokens = {}
     for env in envs:
         values = parse_dotenv(env.read_text(), file=env)  # still a valid .env
