@@ -234,6 +234,8 @@ async def answer_approval(
 ) -> dict[str, bool]:
     """Answer the run's open approval: once, session, always (saves a rule) or deny."""
     if gw.cluster is not None:
+        if body.rule is not None:  # the offered rules live on the node that asked
+            raise HTTPException(status_code=422, detail="rule: not taken in cluster mode")
         local = _local(gw, caller, run_id)
         answer = Answer(Choice(body.choice), reason=body.reason, by=caller.label)
         doc = gw.cluster.stored_resolution(Resolution(answer=answer))
