@@ -81,6 +81,7 @@ def execute(
             on_start=plan.on_start,
             stdin=plan.stdin,
             on_output=on_output,
+            reaped=plan.reaped,
         )
         if plan.finish is not None:
             done = plan.finish(done)

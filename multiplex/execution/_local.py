@@ -2,7 +2,7 @@
 
 The command runs through ``bash -c`` with the scope's cwd and command env
 only, in the bubblewrap sandbox (``terminal.sandbox``, see ``_sandbox``) or,
-unsandboxed, under the sub-reaper (``_reaper``) so that nothing it starts
+unsandboxed, under its own sub-reaper (``_subreaper``) so that nothing it starts
 outlives it. The profile's credential files are materialised for the run alone.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -35,7 +34,6 @@ from multiplex.scopes import ProfileScope
 __all__ = ["plan_local"]
 
 _SHELL = shutil.which("bash") or "/bin/sh"
-_REAPER = str(Path(__file__).with_name("_reaper.py"))
 
 
 def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
@@ -78,8 +76,10 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     cleanup = None if creds is None else functools.partial(shutil.rmtree, creds, True)
     if creds is not None:
         env["CREDENTIALS_DIRECTORY"] = str(creds)
-    argv = (sys.executable, "-I", "-S", _REAPER, _SHELL, "-c", command)
-    return Plan("local", choice.sandbox, argv, env, cwd, cleanup=cleanup, notes=tuple(refused))
+    argv = (_SHELL, "-c", command)
+    return Plan(
+        "local", choice.sandbox, argv, env, cwd, cleanup=cleanup, notes=tuple(refused), reaped=True
+    )
 
 
 def _plan_bwrap(

@@ -50,6 +50,7 @@ class Plan:
     stdin: bytes | None = None  # fed to the process, then closed (the ssh script)
     finish: Callable[[Execution], Execution] | None = None  # e.g. a client error -> one line
     notes: tuple[str, ...] = ()  # lines put before the command's stderr (e.g. a file not mounted)
+    reaped: bool = False  # started under its own sub-reaper (``_subreaper``): sandbox none
 
 
 class Planner(Protocol):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from multiplex.execution._result import Execution
+from multiplex.execution._subreaper import Reaped, spawn_reaped
 
 __all__ = ["OUTPUT_CAP", "OnOutput", "ProcessTracker", "Running", "run_process"]
 
@@ -66,12 +67,21 @@ class _Capped:
         return self.data.decode("utf-8", "replace")
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+_Proc = subprocess.Popen[bytes] | Reaped
+
+
+def _wait(proc: _Proc, timeout: float) -> bool:
     """Wait up to ``timeout`` for ``proc`` to exit; True when it did.
 
     Through a pidfd, not ``Popen.wait(timeout)``, which polls with sleeps of up
     to 50 ms and so adds tens of milliseconds to every short command.
     """
+    if isinstance(proc, Reaped):  # waits on its connection (poll), not by sleeping
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
     try:
         pidfd = os.pidfd_open(proc.pid)
     except OSError:  # an old kernel, or the process is already reaped
@@ -104,7 +114,7 @@ class Running:
 
     def __init__(
         self,
-        proc: subprocess.Popen[bytes],
+        proc: _Proc,
         run_id: str | None,
         on_stop: Callable[[], None] | None = None,
     ) -> None:
@@ -203,23 +213,29 @@ def run_process(
     on_start: Callable[[], None] | None = None,
     stdin: bytes | None = None,
     on_output: OnOutput | None = None,
+    reaped: bool = False,
 ) -> Execution:
     """Run ``argv`` in its own process group with a timeout; capped, unredacted output.
 
     ``on_output`` sees the output as it arrives (unredacted: redact before showing it).
+    ``reaped``: under its own sub-reaper (``_subreaper``; no ``stdin``, no ``pass_fds``).
     """
     started = time.monotonic()
+    proc: _Proc
     try:
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group: a stop reaches all of it
-            pass_fds=pass_fds,
-        )
+        if reaped:
+            proc = spawn_reaped(argv, env=env, cwd=cwd)
+        else:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own process group: a stop reaches all of it
+                pass_fds=pass_fds,
+            )
     except OSError as exc:
         reason = f"cannot start {argv[0]}: {exc.strerror or exc}"
         return Execution(None, "", reason, error=reason, backend=backend, sandbox=sandbox)

@@ -1,31 +1,40 @@
 """The sub-reaper that an unsandboxed command runs under (docs/execution.md#no-process-outlives-its-run).
 
-Run as a script (``python -I -S _reaper.py CMD...``), standard library only:
-it marks itself a child sub-reaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so
-every descendant that is orphaned — including one that called ``setsid`` or
-double-forked — is re-parented to it instead of to init. When the command
-exits, or when the reaper gets SIGTERM (timeout, cancel, shutdown), it signals
-its whole descendant tree, waits a short grace, kills what is left, and reaps
-until it has no child. Its exit status is the command's (128 + signal for a
-signal, as a shell reports it).
+One small helper per supervisor process, started once (``python -I -S
+_reaper.py --serve FD``, standard library only), serves every unsandboxed
+command: the supervisor hands it, over a unix socket, a fresh connection and
+the command's stdio with ``SCM_RIGHTS``, then the request (argv, env, cwd) on
+that connection. The helper forks a child for it — no interpreter start — that
+makes itself a process group leader and a child sub-reaper
+(``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant that is orphaned,
+including one that called ``setsid`` or double-forked, is re-parented to it
+instead of to init. It reports its pid, forks and execs the command, and when
+the command exits, or when it gets SIGTERM (timeout, cancel, shutdown), it
+signals its whole descendant tree, waits a short grace, kills what is left,
+reaps until it has no child and reports the command's status (128 + signal for
+a signal, as a shell reports it) before it exits.
 
-It runs once per unsandboxed command, so it starts lean: ``_signal`` rather than
-``signal`` (whose enums cost more to import than the rest of the script), no
-``contextlib`` (docs/operations.md#capacity). SIGCHLD, SIGTERM and SIGINT stay
-blocked and are taken with ``sigwaitinfo``: no asynchronous handler, so a stop
-that arrives at any moment (between fork and wait included) still ends the tree.
+SIGCHLD, SIGTERM and SIGINT stay blocked in that child and are taken with
+``sigwaitinfo``: no asynchronous handler, so a stop that arrives at any moment
+(between fork and wait included) still ends the tree. ``_signal`` rather than
+``signal``: the helper starts lean (its enums cost more to import than the
+rest of the script).
 """
 
 import _signal  # type: ignore[import-not-found]  # the C module behind signal, no stubs
 import ctypes
+import json
 import os
+import socket
+import struct
 import sys
 import time
 
-__all__ = ["descendants", "end_tree", "main"]
+__all__ = ["descendants", "end_tree", "serve"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _GRACE = 1.0
+_LIBC = ctypes.CDLL(None, use_errno=True)  # once in the helper, not per command
 
 
 def descendants(root: int) -> list[int]:
@@ -79,6 +88,10 @@ def _reap_any() -> bool:
 
 def end_tree(grace: float = _GRACE) -> None:
     """SIGTERM every descendant, SIGKILL what is left after ``grace``, reap them all."""
+    # No child at all (none left after reaping): no descendant either, since every
+    # orphan below is re-parented to us. Most commands end here, without a /proc scan.
+    if not _reap_any():
+        return
     me = os.getpid()
     told: set[int] = set()
     deadline = time.monotonic() + grace
@@ -105,27 +118,113 @@ def _status_code(status: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def main(argv: list[str]) -> int:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        os.write(2, b"multiplex: cannot become a child sub-reaper\n")
+def _read_request(conn: socket.socket) -> dict[str, object]:
+    head = b""
+    while len(head) < 4:
+        chunk = conn.recv(4 - len(head))
+        if not chunk:
+            raise EOFError
+        head += chunk
+    (size,) = struct.unpack("!I", head)
+    body = bytearray()
+    while len(body) < size:
+        chunk = conn.recv(min(size - len(body), 1 << 20))
+        if not chunk:
+            raise EOFError
+        body += chunk
+    request: dict[str, object] = json.loads(body)
+    return request
+
+
+def _found(name: str, path: str) -> str:
+    """``name`` looked up in the command's own PATH, as ``subprocess`` does with an env."""
+    if "/" in name:
+        return name
+    for folder in path.split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(2, "No such file or directory", name)
+
+
+def _start_command(request: dict[str, object], stdio: list[int], wanted: set[int]) -> int:
+    """The command's process, with its stdio, cwd and signals as a fresh one has them.
+
+    ``posix_spawn`` (a vfork underneath), not ``fork``: a forked Python copies
+    its page tables and faults on every object it touches before the exec, which
+    costs several times the command itself. The cwd is this process's own.
+    """
+    argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
+    env = {str(k): str(v) for k, v in request["env"].items()}  # type: ignore[attr-defined]
+    if request.get("cwd") is not None:
+        os.chdir(str(request["cwd"]))
+    # Python ignores SIGPIPE and SIGXFSZ, the helper SIGCHLD: none of it reaches the command.
+    # Everything else the helper holds is close-on-exec (Python's default).
+    actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
+    return os.posix_spawn(
+        _found(argv[0], env.get("PATH", os.defpath)),
+        argv,
+        env,
+        file_actions=actions,
+        setsigmask=(),
+        setsigdef=(*wanted, _signal.SIGPIPE, _signal.SIGXFSZ),
+    )
+
+
+def _reap_one(conn: socket.socket, stdio: list[int]) -> int:
+    """The forked child for one command: sub-reaper, command, tree ended, status reported."""
+    os.setsid()  # its own process group: the supervisor's stop reaches it and the command
+    if _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        conn.sendall(b"E cannot become a child sub-reaper\n")
         return 126
     # Signals are taken synchronously (sigwaitinfo), never by an asynchronous
     # handler: a SIGTERM arriving at any moment, even between fork and wait,
     # still ends in end_tree() below; none can unwind past it.
     wanted = {_signal.SIGCHLD, _signal.SIGTERM, _signal.SIGINT}
     _signal.pthread_sigmask(_signal.SIG_BLOCK, wanted)
-    child = os.fork()
-    if child == 0:
-        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, wanted)
-        try:
-            os.execvp(argv[0], argv)
-        except OSError as exc:
-            os.write(2, f"multiplex: cannot run {argv[0]}: {exc.strerror}\n".encode())
-        os._exit(127)
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # the helper ignores it (auto-reap)
+    request = _read_request(conn)
+    try:
+        child = _start_command(request, stdio, wanted)
+    except OSError as exc:  # the caller says "cannot start <argv[0]>: <why>"
+        conn.sendall(f"E {exc.strerror or exc}\n".encode())
+        return 127
+    conn.sendall(f"P{os.getpid()}\n".encode())
+    for fd in stdio:
+        os.close(fd)
     code = _wait_for(child, wanted)
     end_tree()
-    return code
+    conn.sendall(f"S{code}\n".encode())
+    return 0
+
+
+def serve(control: socket.socket) -> None:
+    """The helper's loop: one forked sub-reaper per request, until the supervisor goes."""
+    # Children that exit are reaped by the kernel; their status goes over their connection.
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)
+    while True:
+        try:
+            _msg, fds, _flags, _addr = socket.recv_fds(control, 16, 4)
+        except OSError:
+            return
+        if not fds and not _msg:
+            return  # the supervisor closed its end (or exited)
+        if len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            continue
+        if os.fork() == 0:
+            control.close()
+            conn = socket.socket(fileno=fds[0])
+            code = 1
+            try:
+                code = _reap_one(conn, list(fds[1:]))
+            except BaseException:  # never back into the helper's loop from a child
+                code = 1
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
 
 
 def _wait_for(child: int, wanted: set[int]) -> int:
@@ -146,4 +245,6 @@ def _wait_for(child: int, wanted: set[int]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if sys.argv[1:2] != ["--serve"] or len(sys.argv) != 3:
+        sys.exit("usage: _reaper.py --serve FD")
+    serve(socket.socket(fileno=int(sys.argv[2])))
