@@ -241,6 +241,12 @@ def _indented(label: str, text: str) -> None:
             typer.echo(f"       {line}")
 
 
+def _dropped(result: dict[str, Any]) -> None:
+    # docs/gateway.md#output-kept-and-dropped: the output is not kept, and why.
+    if result.get("output_dropped"):
+        typer.echo(f"     output: {result['output_dropped']}")
+
+
 RunIdArg = Annotated[
     str, typer.Argument(metavar="RUN_ID", help="The run id, or any unique prefix of it.")
 ]
@@ -268,6 +274,7 @@ def show_run(ctx: typer.Context, run_id: RunIdArg, as_json: JsonOpt = False) -> 
             typer.echo(f"  {index}. cell: {result.get('outcome')}")
             _indented("stdout", result.get("stdout") or "")
             _indented("stderr", result.get("stderr") or "")
+            _dropped(result)
             continue
         d = result["decision"]
         code = result.get("exit_code")
@@ -281,6 +288,7 @@ def show_run(ctx: typer.Context, run_id: RunIdArg, as_json: JsonOpt = False) -> 
         typer.echo(f"     {d['outcome']} ({d['cause']}; {d['decided_by']}); {ran}")
         _indented("stdout", result.get("stdout") or "")
         _indented("stderr", result.get("stderr") or "")
+        _dropped(result)
     pending = run.get("pending_approval")
     if pending:
         typer.echo(f"waiting:  {approval_line('approval', {**pending, 'run_id': run_id})}")

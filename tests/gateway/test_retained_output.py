@@ -16,6 +16,7 @@ With ``gateway.retained_output_bytes`` at 1 MiB and runs printing ~300 KiB:
 from __future__ import annotations
 
 import json
+import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from multiplex import ConfigError, Supervisor
 from multiplex.execution import bwrap_status
 from multiplex.gateway import GatewayServer
 from multiplex.supervision import load_supervisor_config
-from tests.conftest import write_home
+from tests.conftest import run_cli, write_home
 from tests.gateway.conftest import ADMIN, Api
 from tests.tmpfs import mounted_tmpfs
 
@@ -178,6 +179,11 @@ def test_rotation_removes_the_oldest_files_and_says_so(served: Served) -> None:
     newest_spilled = sorted(on_disk & set(ids), key=ids.index)[-1]
     start = 100_000 + ids.index(newest_spilled)
     assert served.api.run(newest_spilled)["results"][0]["stdout"] == _printed(start)
+    # The operator's view: `multiplex runs show` says so too.
+    env = {"MULTIPLEX_URL": served.api.base, "MULTIPLEX_TOKEN": ADMIN, "PATH": os.environ["PATH"]}
+    shown = run_cli("runs", "show", ids[0], env=env, replace_env=True)
+    assert shown.returncode == 0, shown.stderr
+    assert f"output: {result['output_dropped']}" in shown.stdout
 
 
 def test_a_full_logs_filesystem_drops_the_output_with_the_error(tmp_path: Path) -> None:
