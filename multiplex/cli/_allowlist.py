@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from multiplex.cli._complete import ProfileOpt
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
@@ -31,8 +32,6 @@ from multiplex.shell import parse_rule
 allowlist_app = typer.Typer(
     cls=Group, help="The permanent allowlist of a profile.", no_args_is_help=True
 )
-
-ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name.")]
 
 
 def _store(ctx: typer.Context, name: str) -> AllowlistStore:
@@ -70,6 +69,8 @@ def list_rules(
 
     ``--json`` lists the rules that allow something; each invalid entry is one
     line on stderr naming its file and line (docs/allowlist.md#invalid-entries).
+
+    Example: multiplex allowlist list -p default
     """
     store = _store(ctx, profile)
     invalid = {entry.text: entry for entry in store.invalid()}
@@ -120,7 +121,10 @@ def add_rule(
         typer.Option("--bind", help="Hold only while FILE (under the profile's cwd) is unchanged."),
     ] = None,
 ) -> None:
-    """Add a rule (written under the cross-process lock), optionally a grant with conditions."""
+    """Add a rule (written under the cross-process lock), optionally a grant with conditions.
+
+    Example: multiplex allowlist add -p default 'npm run test:*'
+    """
     parse_rule(rule)  # a bad rule is exit 2 before anything is touched
     try:
         until = parse_expiry(expires) if expires is not None else None
@@ -158,7 +162,10 @@ def _bindings(store: AllowlistStore, names: list[str]) -> dict[str, str]:
 
 @allowlist_app.command("remove", cls=Command)
 def remove_rule(ctx: typer.Context, profile: ProfileOpt, rule: str) -> None:
-    """Revoke a rule: an explicit revocation, effective at once in a running supervisor."""
+    """Revoke a rule: an explicit revocation, effective at once in a running supervisor.
+
+    Example: multiplex allowlist remove -p default 'ls *'
+    """
     store = _store(ctx, profile)
     if rule.strip() not in {entry_rule(text) for text in store.rules()}:
         typer.echo(

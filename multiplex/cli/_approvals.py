@@ -15,6 +15,7 @@ import typer
 from multiplex.approval import TerminalPrompter
 from multiplex.approval._decision import Outcome
 from multiplex.cli._client import client_for
+from multiplex.cli._complete import ProfileOpt
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
@@ -46,7 +47,6 @@ approvals_app = typer.Typer(
     no_args_is_help=True,
 )
 
-ProfileOpt = Annotated[str, typer.Option("-p", "--profile", help="Profile name.")]
 CommandArg = Annotated[list[str], typer.Argument(help="The command line (after --).")]
 
 

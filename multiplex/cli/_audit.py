@@ -42,7 +42,10 @@ def audit(
     ] = None,
     probe_mode: Annotated[bool, typer.Option("--probe", hidden=True)] = False,
 ) -> None:
-    """Prove every profile's turns see what a standalone process for it sees; exit 1 on a divergence or leak."""
+    """Prove every profile's turns see what a standalone process for it sees; exit 1 on a divergence or leak.
+
+    Example: multiplex audit --html audit.html
+    """
     state = state_of(ctx)
     if probe_mode:
         _probe(ctx)

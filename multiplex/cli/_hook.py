@@ -51,11 +51,17 @@ def _answer(ctx: typer.Context, profile: str, agent: HookAgent) -> None:
 
 @hook_app.command("claude-code", cls=Command)
 def claude_code(ctx: typer.Context, profile: ProfileOpt) -> None:
-    """Claude Code's PreToolUse hook for Bash: allow | deny | ask on stdout; runs nothing."""
+    """Claude Code's PreToolUse hook for Bash: allow | deny | ask on stdout; runs nothing.
+
+    Example: multiplex hook claude-code -p default < payload.json
+    """
     _answer(ctx, profile, HookAgent.CLAUDE_CODE)
 
 
 @hook_app.command("gemini", cls=Command)
 def gemini(ctx: typer.Context, profile: ProfileOpt) -> None:
-    """Gemini CLI's BeforeTool hook for run_shell_command: allow | deny on stdout; runs nothing."""
+    """Gemini CLI's BeforeTool hook for run_shell_command: allow | deny on stdout; runs nothing.
+
+    Example: multiplex hook gemini -p default < payload.json
+    """
     _answer(ctx, profile, HookAgent.GEMINI)

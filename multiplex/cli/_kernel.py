@@ -25,9 +25,11 @@ import typer
 from multiplex._errors import MultiplexError
 from multiplex.approval import TerminalPrompter
 from multiplex.cli._client import GatewayClient, GatewayError, client_for
+from multiplex.cli._complete import ProfileOpt
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import CliState, state_of
+from multiplex.cli._tables import Kind, print_table
 
 __all__ = ["kernel_app"]
 
@@ -88,7 +90,7 @@ def _in_process(state: CliState, profile: str, body: dict[str, Any]) -> dict[str
 @kernel_app.command("run", cls=Command)
 def run_command(
     ctx: typer.Context,
-    profile: Annotated[str, typer.Option("-p", "--profile", help="Profile name.")],
+    profile: ProfileOpt,
     code: Annotated[list[str], typer.Argument(help="The Python code (after --); - reads stdin.")],
     session: Annotated[
         str, typer.Option("--session", help="Session id (one kernel each).")
@@ -98,7 +100,10 @@ def run_command(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the cell result as JSON.")] = False,
 ) -> None:
-    """Run one cell in the session's kernel; prints its output and the repr of its last expression."""
+    """Run one cell in the session's kernel; prints its output and the repr of its last expression.
+
+    Example: multiplex kernel run -p research -- 'x = 1; x + 1'
+    """
     state = state_of(ctx)
     text = sys.stdin.read() if code == ["-"] else " ".join(code)
     body = {"profile": profile, "session_id": session, "code": [text], "reset": reset}
@@ -120,7 +125,10 @@ def list_command(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """The live kernels of the running gateway that this token may see."""
+    """The live kernels of the running gateway that this token may see (a table, or --json).
+
+    Example: multiplex kernel list --json
+    """
     rows: list[dict[str, Any]] = client_for(state_of(ctx)).get("/v1/kernels")
     if as_json:
         emit_json(rows)
@@ -129,23 +137,38 @@ def list_command(
         typer.echo("no live kernels")
         return
     now = time.time()
-    typer.echo(f"{'PROFILE':<16} {'SESSION':<20} {'PID':>7} {'MEMORY':>9} {'IDLE':>7}  KERNEL")
-    for r in rows:
-        owner = r["session"] + "".join(f" < {c}" for c in r["chain"])
-        idle = "busy" if r["busy"] else f"{max(0, int(now - r['last_used']))}s"
-        memory = f"{r['memory_bytes'] / 1048576:.1f}M"
-        typer.echo(
-            f"{r['profile']:<16} {owner:<20} {r['pid'] or '-':>7} {memory:>9} {idle:>7}  {r['kernel_id']}"
-        )
+    columns = [
+        ("profile", Kind.ID),
+        ("session", Kind.ID),
+        ("pid", Kind.ID),
+        ("memory", Kind.ID),
+        ("idle", Kind.ID),
+        ("kernel", Kind.ID),
+    ]
+    table = [
+        [
+            r["profile"],
+            r["session"] + "".join(f" < {c}" for c in r["chain"]),
+            str(r["pid"] or "-"),
+            f"{r['memory_bytes'] / 1048576:.1f}M",
+            "busy" if r["busy"] else f"{max(0, int(now - r['last_used']))}s",
+            r["kernel_id"],
+        ]
+        for r in rows
+    ]
+    print_table(columns, table, no_trunc=True)
 
 
 @kernel_app.command("reset", cls=Command)
 def reset_command(
     ctx: typer.Context,
-    profile: Annotated[str, typer.Option("-p", "--profile", help="Profile name.")],
+    profile: ProfileOpt,
     session: Annotated[str, typer.Option("--session", help="Session id.")] = "cli",
 ) -> None:
-    """End the session's kernel in the running gateway: the next cell starts fresh."""
+    """End the session's kernel in the running gateway: the next cell starts fresh.
+
+    Example: multiplex kernel reset -p research --session s1
+    """
     path = f"/v1/kernels/{urllib.parse.quote(profile, safe='')}/{urllib.parse.quote(session, safe='')}/reset"
     ended = client_for(state_of(ctx)).post(path)["ended"]
     typer.echo(f"{profile}/{session}: {ended} kernel(s) ended")

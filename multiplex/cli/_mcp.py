@@ -27,7 +27,10 @@ def mcp(
         typer.Option("--grace", min=0.0, help="Seconds running commands may finish at the end."),
     ] = 10.0,
 ) -> None:
-    """Serve run_command, execute_code, test_command, list_approvals over stdio (MCP)."""
+    """Serve run_command, execute_code, test_command, list_approvals over stdio (MCP).
+
+    Example: multiplex mcp -p research
+    """
     from multiplex.gateway.mcp import serve_stdio  # the SDK only when serving
 
     sup = state_of(ctx).supervisor(profile, context="api")

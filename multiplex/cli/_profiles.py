@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
-from multiplex._errors import ConfigError
+from multiplex._errors import ConfigError, RoutingError
+from multiplex.cli._complete import complete_profile
 from multiplex.cli._human import local_time, plain
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
@@ -38,6 +39,8 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """One row per profile: name, home, backend, cwd, redaction, allowlist size, status, error.
 
     Exit 1 when any profile is broken (its row says why).
+
+    Example: multiplex profiles list --json
     """
     sup = state_of(ctx).supervisor()
     try:
@@ -83,11 +86,27 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
 
 @profiles_app.command("show", cls=Command)
-def show_profile(ctx: typer.Context, name: str, as_json: JsonOpt = False) -> None:
-    """Effective settings of one profile (secrets masked)."""
-    sup = state_of(ctx).supervisor()
+def show_profile(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Profile name.", autocompletion=complete_profile)],
+    as_json: JsonOpt = False,
+) -> None:
+    """Effective settings of one profile (secrets masked).
+
+    Example: multiplex profiles show research --json
+    """
+    state = state_of(ctx)
+    sup = state.supervisor()
     try:
         data = describe_profile(sup, name)
+    except RoutingError as exc:
+        bound = state.profile
+        if bound is None or Path(bound).name == name:
+            raise
+        raise RoutingError(
+            f"{exc}: -p {bound} limits what is served to that one profile (standalone mode); "
+            f"drop -p to show {name!r}"
+        ) from None
     finally:
         sup.close()
     if as_json:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from multiplex.cli._client import GatewayClient, GatewayError, client_for
+from multiplex.cli._complete import complete_approval, complete_run
 from multiplex.cli._human import local_time
 from multiplex.cli._ids import by_prefix
 from multiplex.cli._options import Command, Group
@@ -140,7 +141,12 @@ def _follow_approvals(events: Any, as_json: bool) -> None:
 def answer_approval(
     ctx: typer.Context,
     approval_id: Annotated[
-        str, typer.Argument(metavar="ID", help="The approval_id, or any unique prefix of it.")
+        str,
+        typer.Argument(
+            metavar="ID",
+            help="The approval_id, or any unique prefix of it.",
+            autocompletion=complete_approval,
+        ),
     ],
     choice: Annotated[AnswerChoice, typer.Argument(help="once, session, always or deny.")],
     reason: Annotated[
@@ -248,7 +254,12 @@ def _dropped(result: dict[str, Any]) -> None:
 
 
 RunIdArg = Annotated[
-    str, typer.Argument(metavar="RUN_ID", help="The run id, or any unique prefix of it.")
+    str,
+    typer.Argument(
+        metavar="RUN_ID",
+        help="The run id, or any unique prefix of it.",
+        autocompletion=complete_run,
+    ),
 ]
 
 

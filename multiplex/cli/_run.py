@@ -18,6 +18,7 @@ import typer
 
 from multiplex.cli._approvals import EXIT_BLOCKED, EXIT_CANCELLED, NOT_RUN, join_command
 from multiplex.cli._client import GatewayClient, GatewayError, client_for
+from multiplex.cli._complete import ProfileOpt
 from multiplex.cli._output import emit_json
 from multiplex.cli._remote import approval_line
 from multiplex.cli._state import state_of
@@ -126,7 +127,7 @@ class _Follower:
 
 def run_command(
     ctx: typer.Context,
-    profile: Annotated[str, typer.Option("-p", "--profile", help="Profile name.")],
+    profile: ProfileOpt,
     command: Annotated[list[str], typer.Argument(help="The command line (after --).")],
     session: Annotated[
         str, typer.Option("--session", help="Session id (grants live per session).")

@@ -13,7 +13,8 @@ from typing import Annotated
 import typer
 
 from multiplex.approval import suggest
-from multiplex.cli._allowlist import ProfileOpt, workdir
+from multiplex.cli._allowlist import workdir
+from multiplex.cli._complete import ProfileOpt
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import state_of
 from multiplex.profiles import AllowlistStore
@@ -29,7 +30,10 @@ def suggest_rules(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """The rules an "always" answer to CMD could save, exact first, with their match counts."""
+    """The rules an "always" answer to CMD could save, exact first, with their match counts.
+
+    Example: multiplex approvals suggest -p default
+    """
     home = state_of(ctx).home_of(profile)
     line = command[0] if len(command) == 1 else shlex.join(command)
     found = suggest(line, home, workdir(AllowlistStore(home / "config.yaml")), name=profile)

@@ -45,7 +45,10 @@ def up(
         ),
     ] = 10.0,
 ) -> None:
-    """Serve the HTTP gateway and dashboard until SIGTERM or Ctrl-C (SIGHUP reloads)."""
+    """Serve the HTTP gateway and dashboard until SIGTERM or Ctrl-C (SIGHUP reloads).
+
+    Example: multiplex up --port 0
+    """
     init_if_pid1()  # a container's PID 1: reap what bubblewrap leaves (docs/operations.md)
     from multiplex.gateway import GatewayServer, serve  # uvicorn only when serving
 
