@@ -59,7 +59,7 @@ class ReconcileResult:
 class _Snapshot:
     """An immutable view of the effective rules; its RuleSet is built on first use."""
 
-    __slots__ = ("_ruleset", "grants", "invalid", "live", "rules", "texts")
+    __slots__ = ("_ruleset", "grants", "invalid", "live", "plain", "rules", "texts")
 
     def __init__(
         self,
@@ -72,6 +72,7 @@ class _Snapshot:
         self.rules = rules
         self.invalid = invalid
         self.grants = grants  # the entries with conditions (docs/allowlist.md#grants)
+        self.plain = rules[: len(rules) - len(grants)]  # the rules without (sliced once)
         self.live: dict[object, GrantedRules] = {}  # the rules in effect, by what was dead
         self._ruleset: GrantedRules | None = None
 
@@ -150,9 +151,8 @@ class AllowlistStore:
         if not snapshot.grants:
             return snapshot.ruleset()
         base = cwd if cwd is not None else self._path.parent / "workspace"  # the local default
-        plain = snapshot.rules[: len(snapshot.rules) - len(snapshot.grants)]
         return live_rules(
-            plain, snapshot.grants, snapshot.live, self._clock(), base, spent, self.spend
+            snapshot.plain, snapshot.grants, snapshot.live, self._clock(), base, spent, self.spend
         )
 
     def grants(self) -> tuple[GrantText, ...]:

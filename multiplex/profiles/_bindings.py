@@ -11,6 +11,7 @@ a bound file replaced by a link is "not a regular file", never followed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
@@ -33,30 +34,35 @@ _CACHE_SIZE = 4096
 
 def resolve_bound(path: str, base: Path) -> Path:
     """``path`` as the gate reads it: absolute as written, else under ``base`` (the profile's cwd)."""
-    return Path(os.path.normpath(path if os.path.isabs(path) else base / path))
+    return Path(_resolved(path, base))
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: str, base: Path) -> str:
+    return os.path.normpath(path if path.startswith("/") else f"{base}/{path}")
 
 
 def _key(st: os.stat_result) -> _Key:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def digest_of(path: Path, base: Path | None = None) -> str:
+def digest_of(path: Path | str, base: Path | None = None) -> str:
     """``sha256:<hex>`` of the regular file at ``path``; ``OSError`` saying why it cannot be read.
 
     A link, a folder, a FIFO or a file over :data:`MAX_BOUND_BYTES` is refused.
     """
-    st = os.lstat(path)
+    name = str(path)
+    st = os.lstat(name)
     if not stat.S_ISREG(st.st_mode):
         link = " (a link)" if stat.S_ISLNK(st.st_mode) else ""
         raise LinkRefused(path, "is not a regular file" + link)
     key = _key(st)
-    name = str(path)
     with _cache_lock:
         hit = _cache.get(name)
         if hit is not None and hit[0] == key:
             _cache.move_to_end(name)
             return hit[1]
-    digest = _hash(path, base)
+    digest = _hash(Path(name), base)
     with _cache_lock:
         _cache[name] = (key, digest)
         _cache.move_to_end(name)
@@ -99,7 +105,8 @@ def binding_problem(
     pairs = bind.items() if isinstance(bind, Mapping) else bind
     for name, digest in pairs:
         try:
-            now = digest_of(resolve_bound(name, base), None if os.path.isabs(name) else base)
+            relative = not name.startswith("/")
+            now = digest_of(_resolved(name, base), base if relative else None)
         except FileNotFoundError:
             return f"{name} is missing since it was allowed"
         except OSError as exc:
