@@ -312,3 +312,55 @@ def test_a_request_state_answers_only_its_own_profiles_run(up: Up) -> None:
     assert done["isError"] is False and "/usr" in done["content"][0]["text"], done
     record = _last_for(up.homes["alpha"], "ls -d /usr")
     assert record["answered_by"] == "mcp-client" and record["by"] == "mcp-client:by-hand"
+
+
+def test_a_dropped_stream_resumes_with_last_event_id(up: Up) -> None:
+    alpha = {**ACCEPT, "Authorization": f"Bearer {TOKENS['alpha']}"}
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}}  # type: ignore[dict-item]
+    with httpx.Client(base_url=up.url, timeout=60) as client:
+        opened = client.post("/mcp", json=init, headers=alpha)
+        session = {**alpha, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        session["MCP-Protocol-Version"] = "2025-06-18"
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        client.post("/mcp", json=note, headers=session)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": "ls -d /sbin"}},
+        }
+        last = asked = None
+        with client.stream("POST", "/mcp", json=call, headers=session) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("id:"):
+                    last = line[3:].strip()
+                if line.startswith("data:") and "elicitation/create" in line:
+                    asked = json.loads(line[5:])
+                    break  # the client drops the stream here
+        assert last is not None and asked is not None
+        # The elicitation is still open: answer it, then resume the stream where it broke.
+        reply = {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "result": {"action": "accept", "content": {"choice": "once"}},
+        }
+        assert client.post("/mcp", json=reply, headers=session).status_code == 202
+        resumed = {**session, "Accept": "text/event-stream", "Last-Event-ID": last}
+        result = None
+        with client.stream("GET", "/mcp", headers=resumed) as stream:
+            assert stream.status_code == 200
+            for line in stream.iter_lines():
+                if line.startswith("data:") and '"id":2' in line.replace(" ", ""):
+                    result = json.loads(line[5:])["result"]
+                    break
+        assert result is not None and result["isError"] is False
+        assert "/sbin" in result["content"][0]["text"]
+        # Another session of the same token cannot replay this one's stream.
+        other = client.post("/mcp", json=init, headers=alpha)
+        stranger = {**resumed, "Mcp-Session-Id": other.headers["mcp-session-id"]}
+        with client.stream("GET", "/mcp", headers=stranger) as stream:
+            for line in stream.iter_lines():
+                assert "ls -d /sbin" not in line and '"id":2' not in line.replace(" ", "")
+                if line.startswith(":"):
+                    break  # its first keep-alive: nothing was replayed before it
+    assert _last_for(up.homes["alpha"], "ls -d /sbin")["answered_by"] == "mcp-client"
