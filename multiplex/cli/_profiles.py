@@ -20,7 +20,7 @@ from multiplex.cli._complete import complete_profile
 from multiplex.cli._human import local_time, plain
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
-from multiplex.cli._state import state_of
+from multiplex.cli._state import CliState, state_of
 from multiplex.cli._templates import config_template
 from multiplex.profiles import TOKEN_KEY
 from multiplex.supervision import describe_profile, profile_row
@@ -42,11 +42,16 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 
     Example: multiplex profiles list --json
     """
-    sup = state_of(ctx).supervisor()
+    state = state_of(ctx)
+    sup = state.supervisor()
     try:
         rows = [profile_row(sup, p) for p in sup.profiles.values()]
     finally:
         sup.close()
+    served = _last_good_served(state, rows)
+    for row in rows:
+        if row["name"] in served:
+            row["serving_last_good_since"] = served[row["name"]]
     if as_json:
         emit_json(rows)
     else:
@@ -69,6 +74,13 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         console = Console(width=200)
         console.print(table)
         for row in rows:
+            if row.get("serving_last_good_since"):  # docs/configuration.md#validation
+                since = local_time(row["serving_last_good_since"])
+                console.print(
+                    f"warning: {row['name']}: serving the last good config since {since}"
+                    " (the file is broken: fix it to apply it)",
+                    markup=False,
+                )
             if row["sandbox_warning"]:  # docs/execution.md#the-sandbox
                 console.print(f"warning: {row['name']}: {row['sandbox_warning']}")
             if invalid := row["allowlist_invalid"]:  # docs/allowlist.md#invalid-entries
@@ -83,6 +95,29 @@ def list_profiles(ctx: typer.Context, as_json: JsonOpt = False) -> None:
                 )
     if any(row["status"] != "ok" for row in rows):
         raise typer.Exit(1)
+
+
+def _last_good_served(state: CliState, rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Broken profiles the running gateway still serves from their last good config.
+
+    This command loads the files afresh (a broken one has no last good config
+    here); the gateway of this folder, if one runs, says since when it serves one.
+    """
+    if not any(row["status"] == "error" for row in rows):
+        return {}
+    from multiplex.cli._client import client_for
+
+    try:
+        client = client_for(state)
+        client._timeout = 5.0
+        served = client.get("/v1/profiles", limit=1000)
+    except Exception:  # no gateway (or none that answers): only the files speak
+        return {}
+    return {
+        str(r["name"]): float(r["serving_last_good_since"])
+        for r in served
+        if isinstance(r, dict) and r.get("serving_last_good_since")
+    }
 
 
 @profiles_app.command("show", cls=Command)

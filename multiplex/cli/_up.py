@@ -13,17 +13,37 @@ import os
 import secrets
 import sys
 import urllib.parse
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from multiplex.cli._gateways import GatewayEntry, write_entry
+from multiplex.cli._human import local_time
 from multiplex.cli._init import init_if_pid1
 from multiplex.cli._state import state_of
+
+if TYPE_CHECKING:
+    from multiplex.supervision import Supervisor
 
 __all__ = ["ADMIN_TOKEN_ENV", "up"]
 
 ADMIN_TOKEN_ENV = "MULTIPLEX_ADMIN_TOKEN"
+
+
+def _broken(sup: Supervisor) -> str:
+    """Lines for the banner: each profile whose file is broken, and what is served of it."""
+    lines = []
+    for name, profile in list(sup.profiles.items()):
+        if profile.error is None:
+            continue
+        since = profile.last_good_since
+        what = (
+            f"serving the last good config since {local_time(since)}"
+            if since is not None
+            else "not served"
+        )
+        lines.append(f"profile {name}: {what}: {sup.gate.recorder.redact(profile.error)}\n")
+    return "".join(lines)
 
 
 def up(
@@ -74,7 +94,7 @@ def up(
             note = f"state entry not written under {sup.config.base_dir / '.multiplex'}: {exc}\n"
         # Printed once; the token only when this process made it up.
         suffix = f" (admin token: {token})" if generated else ""
-        sys.stderr.write(f"multiplex gateway on {server.url}{suffix}\n{note}")
+        sys.stderr.write(f"multiplex gateway on {server.url}{suffix}\n{note}{_broken(sup)}")
         sys.stderr.flush()
 
     try:

@@ -182,6 +182,7 @@ async def readyz(
     watcher = gw.sup.watcher
     error = gw.sup.config_error
     degraded = await asyncio.to_thread(_degraded, gw)
+    stale = await asyncio.to_thread(_last_good, gw)
     body: dict[str, Any] = {
         # multiplex.yaml broken: the last good one still serves (docs/operations.md).
         "config_ok": gw.sup.config_error is None,
@@ -193,6 +194,8 @@ async def readyz(
         "shutting_down": gw.shutting_down,
         # docs/operations.md#a-full-disk: profiles whose last record failed run nothing.
         "degraded": len(degraded),
+        # docs/configuration.md#validation: broken files whose last good config still serves.
+        "serving_last_good": len(stale),
     }
     token = authorization.removeprefix("Bearer ").strip() if authorization else None
     caller = gw.auth.identify(token)
@@ -200,9 +203,21 @@ async def readyz(
         body["degraded_profiles"] = [
             {"profile": name, "cause": cause} for name, cause in degraded if caller.sees(name)
         ]
+        body["serving_last_good_profiles"] = [
+            {"profile": name, "since": since} for name, since in stale if caller.sees(name)
+        ]
     if gw.cluster is not None:
         body["cluster"] = {"node_id": gw.cluster.node_id, "redis": gw.cluster.up}
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
+
+
+def _last_good(gw: Gateway) -> list[tuple[str, float]]:
+    found = []
+    for name, profile in list(gw.sup.profiles.items()):
+        since = profile.last_good_since
+        if since is not None:
+            found.append((name, since))
+    return found
 
 
 def _degraded(gw: Gateway) -> list[tuple[str, str]]:

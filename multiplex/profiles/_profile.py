@@ -93,6 +93,7 @@ class Profile:
         self._state: ProfileState | None = None
         self._store: AllowlistStore | None = None
         self._error: str | None = None
+        self._error_since: float | None = None  # when the current error began
         self._digest: str | None = None
         self._store_writes = 0
         self._last_reload: float | None = None
@@ -109,6 +110,17 @@ class Profile:
     def error(self) -> str | None:
         """The last load or reload error (one line), or None."""
         return self._error
+
+    @property
+    def last_good_since(self) -> float | None:
+        """When its file broke, while it still serves its last good config; else None.
+
+        docs/configuration.md#validation: a broken edit of a loaded profile keeps
+        the last good settings serving (and routable) until the file is fixed.
+        """
+        if self._error is None or self._state is None:
+            return None
+        return self._error_since
 
     @property
     def loaded(self) -> bool:
@@ -187,21 +199,23 @@ class Profile:
                 # stale: an edit back to those exact bytes must still reconcile.)
                 if self._error is not None:
                     # The last good bytes restored after a broken edit: ok again.
-                    self._error = None
+                    self._error, self._error_since = None, None
                     log.warning("profile %s: back to its last good config", self.name)
                 return ReloadResult("unchanged", self.epoch)
             self._store_writes = writes
             new = self._build_state(files)
         except ProfileConfigError as exc:
+            self._error_since = self._error_since or time.time()
             self._error = str(exc)
             log.warning("profile %s: %s", self.name, exc)
             return ReloadResult("error", self.epoch, error=str(exc))
         except Exception as exc:  # fail closed: one profile never takes the supervisor down
             log.exception("profile %s: unexpected error while loading", self.name)
+            self._error_since = self._error_since or time.time()
             self._error = f"{self.config_path}: cannot be loaded ({type(exc).__name__})"
             return ReloadResult("error", self.epoch, error=self._error)
         self._digest = files.digest
-        self._error = None
+        self._error, self._error_since = None, None
         old = self._state
         if self._store is None:
             self._store = AllowlistStore(self.config_path, initial=new.settings.command_allowlist)

@@ -28,6 +28,8 @@ def profile_row(sup: Supervisor, profile: Profile) -> dict[str, Any]:
         "sandbox_warning": None,
         "status": profile.status,
         "error": profile.error,
+        # docs/configuration.md#validation: broken since then, its last good config serves.
+        "serving_last_good_since": profile.last_good_since,
     }
     if profile.error is None:
         # docs/operations.md#a-full-disk: its last record failed, so it runs nothing.
