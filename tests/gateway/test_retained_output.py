@@ -259,3 +259,14 @@ def test_a_bound_out_of_range_is_refused_at_load_naming_the_key(tmp_path: Path, 
     message = str(caught.value)
     assert str(path) in message and "gateway.retained_output_bytes: " in message
     assert "\n" not in message
+
+
+def test_a_reload_applies_a_new_bound_from_the_next_finished_run(served: Served) -> None:
+    for n in range(3):
+        _run(served, "alpha", _command(100_000 + n))
+    assert served.retained.total > 512 * 1024
+    config = served.root / "multiplex.yaml"
+    config.write_text(config.read_text().replace(str(BOUND), str(256 * 1024)))
+    assert served.api.post("/v1/admin/reload").status_code == 200
+    _run(served, "alpha", "seq 1 3")
+    assert served.retained.bound == 256 * 1024 and served.retained.total <= 256 * 1024
