@@ -142,13 +142,19 @@ def test_output_past_the_bound_is_served_from_the_logs_folder_identically(
     run = served.server.gateway.runs.get(ids[0])
     assert run.results[0]["stdout"] is None and "logs/runs/" in run.results[0]["output_dropped"]
 
-    # After a restart the journal's documents and the files serve the same.
+    # After a restart the journal's documents and the files serve the same, in the same order.
+    listed = [r["run_id"] for r in served.api.get("/v1/runs").json()]
     served.stop()
     again = _serve(served.root, served.homes)
     try:
         assert again.retained.total <= BOUND
         for run_id, start in zip(ids, starts, strict=True):
             assert again.api.run(run_id)["results"][0]["stdout"] == _printed(start), run_id
+        assert [r["run_id"] for r in again.api.get("/v1/runs").json()] == listed
+        # The compacted journal holds the moved runs' documents without their output.
+        journal = (served.root / ".multiplex/journal/gateway.jsonl").read_text()
+        assert json.dumps(_printed(starts[0]))[1:200] not in journal
+        assert json.dumps(_printed(starts[-1]))[1:200] in journal  # held: in the journal
     finally:
         again.stop()
 
