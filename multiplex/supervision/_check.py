@@ -173,6 +173,8 @@ def _check_rules(name: str, config_file: Path, report: CheckReport) -> None:
         if not isinstance(node, list):
             continue
         for index, rule in enumerate(node):
+            if isinstance(rule, dict) and keys == ("command_allowlist",):
+                rule = rule.get("rule")  # a grant's rule (docs/allowlist.md#grants)
             if not isinstance(rule, str):
                 continue  # a non-string entry is a schema error, reported above
             try:

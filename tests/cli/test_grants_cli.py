@@ -88,3 +88,11 @@ def test_approvals_suggest_lists_rules_with_counts(make_home, write_config) -> N
     assert found["suggestions"][0]["saves"] and found["suggestions"][0]["bind"] == ["package.json"]
     human = run_cli(*base, "approvals", "suggest", "-p", "p", "--", "npm run build")
     assert human.stdout.splitlines()[0].startswith("always saves: npm run build    (0 recorded")
+
+
+def test_check_reports_a_grant_whose_rule_does_not_parse(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
+    make_home("p", "command_allowlist:\n  - git status\n  - {rule: '*', uses: 2}\n")
+    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
+    result = run_cli("--config", str(config), "check")
+    assert result.returncode == 1
+    assert "config.yaml:3: command_allowlist.1: invalid rule '*'" in result.stdout + result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 from tests.gateway.conftest import Gateway
 
@@ -48,3 +49,34 @@ def test_approval_rows_carry_suggestions_and_always_may_save_one(gateway: Gatewa
     assert "echo deploy:* *" in text
     again = api.wait(api.submit(["echo deploy:prod later"]))
     assert again["results"][0]["decision"]["cause"] == "allowlisted"
+
+
+def test_a_grant_with_one_use_approves_one_run_then_parks_and_an_expired_one_parks(
+    gateway: Gateway,
+) -> None:
+    api = gateway.profile["alpha"]
+    profile = gateway.sup.profiles["alpha"]
+    config = gateway.homes["alpha"] / "config.yaml"
+    text = config.read_text()
+    # A hand edit with the mapping form; the watcher picks it up.
+    config.write_text(
+        text.replace(
+            'command_allowlist: ["true", "false", "echo ok *", "printf *"]',
+            "command_allowlist:\n"
+            "  - 'true'\n"
+            "  - {rule: 'echo once *', uses: 1}   # one run\n"
+            "  - {rule: 'echo late *', expires: '2020-01-01T00:00:00Z'}\n",
+        )
+    )
+    deadline = time.monotonic() + 15
+    while not any(g.rule == "echo once *" for g in profile.allowlist.grants()):
+        assert time.monotonic() < deadline, "the watcher never reloaded the hand edit"
+        time.sleep(0.01)
+    first = api.wait(api.submit(["echo once a"]))
+    assert first["results"][0]["decision"]["cause"] == "allowlisted"
+    assert "{rule: 'echo once *', uses: 0}" in config.read_text()
+    second, pending = api.parked(["echo once b"])
+    assert pending["step"] == "detection"  # strict: not allowlisted any more, so it asks
+    api.post(f"/v1/runs/{second}/cancel")
+    late, _ = api.parked(["echo late c"])
+    api.post(f"/v1/runs/{late}/cancel")
