@@ -7,7 +7,9 @@ profiles (each allowlisting `true`), then for a fixed time N client threads
 finished run. Prints runs/s and the p50/p99 latency from submit to finished,
 and the floor measured in the same run: `bash -c true` through
 `subprocess.run` from the same number of threads (what every run costs at
-least). `--profile-to PREFIX` records the server with py-spy. Then measures
+least), and the minimal fresh bubblewrap sandbox of the same command (the
+floor of docs/operations.md#capacity: target 0.8x of its rate, p99 at most
+2x its p99). `--profile-to PREFIX` records the server with py-spy. Then measures
 `POST /v1/approvals/test` decisions/s (target: at least 4000/s on 2 cores, at
 most 150 us of server CPU per request beyond the in-process decision) against
 in-process `Supervisor.test` calls as its own floor. The floors are measured
@@ -193,6 +195,26 @@ def floor_runs(clients: int, seconds: float) -> float:
     return count / wall
 
 
+# The floor of docs/operations.md#capacity: the same command in a minimal fresh sandbox.
+BWRAP_FLOOR = [
+    "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--unshare-all", "--die-with-parent", "bash", "-c", "true",
+]  # fmt: skip
+
+
+def floor_bwrap(clients: int, seconds: float) -> tuple[float, list[float]]:
+    """Runs/s and latencies of the minimal fresh bwrap sandbox on ``clients`` threads."""
+
+    def work(index: int, stop: threading.Event, out: list[float]) -> None:
+        while not stop.is_set():
+            began = time.perf_counter()
+            subprocess.run(BWRAP_FLOOR, check=True)
+            out.append(time.perf_counter() - began)
+
+    count, wall, lat = drive(clients, seconds, work)
+    return count / wall, lat
+
+
 def floor_execute(root: Path, clients: int, seconds: float) -> tuple[float, str]:
     """Runs/s of `true` through ``execute`` in process, in the profile's own sandbox.
 
@@ -280,6 +302,7 @@ def main() -> None:
         # shared: its load drifts); the mean of the two is the baseline.
         floor_before = floor_runs(args.clients, args.seconds / 2)
         boxed_before, sandbox = floor_execute(root, args.clients, args.seconds / 2)
+        minimal_before, minimal_lat = floor_bwrap(args.clients, args.seconds / 2)
         decide_before = floor_tests(root, names, 2.0)
         proc, base, log = start_server(root)
         try:
@@ -304,6 +327,8 @@ def main() -> None:
                 proc.wait()
         floor_after = floor_runs(args.clients, args.seconds / 2)
         boxed_after, _ = floor_execute(root, args.clients, args.seconds / 2)
+        minimal_after, minimal_lat_after = floor_bwrap(args.clients, args.seconds / 2)
+        minimal_lat += minimal_lat_after
         decide_after = floor_tests(root, names, 2.0)
         finished = sum(1 for line in log.read_text().splitlines() if '"run.finished"' in line)
 
@@ -334,6 +359,14 @@ def main() -> None:
         f"floor with the run's own process (in-process execute, sandbox {sandbox}, same threads): "
         f"{boxed_rate:.0f} runs/s (before {boxed_before:.0f}, after {boxed_after:.0f}); "
         f"ratio gateway/that floor: {rate / boxed_rate:.2f}x"
+    )
+    minimal_rate = (minimal_before + minimal_after) / 2
+    print(
+        f"minimal-bwrap floor ({' '.join(BWRAP_FLOOR[:1])} --ro-bind / / ... --unshare-all, same "
+        f"threads): {minimal_rate:.0f} runs/s (before {minimal_before:.0f}, after "
+        f"{minimal_after:.0f}), p99 {percentile(minimal_lat, 99) * 1000:.1f} ms; "
+        f"ratio gateway/that floor: {rate / minimal_rate:.2f}x (target >= 0.80x); "
+        f"p99 ratio {percentile(lat, 99) / percentile(minimal_lat, 99):.2f}x (target <= 2x)"
     )
     print(
         f"POST /v1/approvals/test: {test_rate:.0f} decisions/s "

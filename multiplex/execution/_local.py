@@ -3,7 +3,9 @@
 The command runs through ``bash -c`` with the scope's cwd and command env
 only, in the bubblewrap sandbox (``terminal.sandbox``, see ``_sandbox``) or,
 unsandboxed, under its own sub-reaper (``_subreaper``) so that nothing it starts
-outlives it. The profile's credential files are materialised for the run alone.
+outlives it. The profile's credential files are re-read for each run: in the
+sandbox they are handed to bwrap in memfds (no copy on the host's disk),
+unsandboxed they are a private directory removed afterwards.
 """
 
 from __future__ import annotations
@@ -60,6 +62,39 @@ def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
     return directory, refused
 
 
+def _credential_data(scope: ProfileScope) -> tuple[tuple[tuple[str, int], ...], list[str]]:
+    """Each credential file, re-checked and read now, in a memfd: (relative path, fd).
+
+    For the sandbox: bwrap copies them into its own ``/run`` (``--ro-bind-data``),
+    so nothing is written to the host's disk for a run. The caller closes the fds.
+    """
+    files: list[tuple[str, int]] = []
+    refused: list[str] = []
+    for mount in scope.credential_mounts:
+        try:
+            rel = os.path.normpath(mount.relative)
+            if os.path.isabs(rel) or rel.split("/")[0] == "..":
+                raise ProfileConfigError("must be a path inside the directory")
+            data = read_credential(scope.home, mount.relative)
+        except ProfileConfigError as exc:
+            # The path last: "token.txt: <why>" would read as a secret assignment.
+            refused.append(f"[multiplex: not mounted ({exc.reason}): {mount.relative}]")
+            continue
+        fd = os.memfd_create("multiplex-credential", os.MFD_CLOEXEC)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.lseek(fd, 0, os.SEEK_SET)
+        except BaseException:
+            os.close(fd)
+            for _rel, other in files:
+                os.close(other)
+            raise
+        files.append((rel, fd))
+    return tuple(files), refused
+
+
 def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     """The local backend's plan: bwrap (or the sub-reaper) around ``bash -c command``."""
     choice = choose_sandbox(scope.view.terminal.sandbox)
@@ -92,8 +127,13 @@ def _plan_bwrap(
             return Plan("local", "bwrap", error=opened)
         egress = opened
     env = dict(scope.env)
-    creds, refused = _materialise(scope)
-    if creds is not None:
+    try:
+        creds, refused = _credential_data(scope)
+    except OSError as exc:
+        if egress is not None:
+            egress.close()
+        return Plan("local", "bwrap", error=f"cannot hand the credentials over: {exc}")
+    if creds:
         env["CREDENTIALS_DIRECTORY"] = SANDBOX_CREDENTIALS
     if workspace is not None:  # never the supervisor's HOME
         env["HOME"] = str(workspace)
@@ -104,27 +144,28 @@ def _plan_bwrap(
     prefix = sandbox_argv(
         scope,
         hidden=context.hidden,
-        credentials=creds,
         seccomp=floor,
         bwrap=bwrap_status()[1],
         info_fd=info.fd,
         enter=() if egress is None else egress.enter,
+        credential_files=creds,
     )
     argv = (*prefix, _SHELL, "-c", command)
+    read_once = [floor, *(fd for _rel, fd in creds)]  # bwrap has read them once started
     once = threading.Lock()
 
     def started() -> None:
         info.started()
         # Closed once: a second close could hit an fd another thread opened since.
         if once.acquire(blocking=False):
-            os.close(floor)
+            for fd in read_once:
+                os.close(fd)
 
     def done() -> None:
         started()  # also when the process never started: no fd leaks
+        info.close()
         if egress is not None:
             egress.close()
-        if creds is not None:
-            shutil.rmtree(creds, True)
 
     return Plan(
         "local",
@@ -134,7 +175,7 @@ def _plan_bwrap(
         scope.cwd,
         on_stop=info.kill,
         cleanup=done,
-        pass_fds=(info.fd, floor),
+        pass_fds=(info.fd, *read_once),
         on_start=started,
         finish=None if egress is None else egress_finish(egress),
         notes=tuple(refused),

@@ -2,7 +2,8 @@
 
 Every backend ends in one local process (the sub-reaper, ``bwrap``, the
 container CLI, the ssh client); this module runs it in its own process group,
-drains stdout and stderr keeping the first ``OUTPUT_CAP`` bytes of each, and
+drains stdout and stderr keeping the first ``OUTPUT_CAP`` bytes of each (in
+the thread that waits for it: ``_output``), and
 stops it on timeout, cancel and shutdown: a backend's own stop action first
 (kill the container, end the remote process group), then SIGTERM to the group,
 SIGKILL after a grace.
@@ -14,7 +15,6 @@ import collections
 import contextlib
 import math
 import os
-import select
 import signal
 import subprocess
 import threading
@@ -23,85 +23,31 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from multiplex.execution._output import OUTPUT_CAP, Captured, OnOutput, pump
 from multiplex.execution._result import Execution
 from multiplex.execution._subreaper import Reaped, spawn_reaped
 
 __all__ = ["OUTPUT_CAP", "OnOutput", "ProcessTracker", "Running", "run_process"]
 
-OUTPUT_CAP = 1024 * 1024  # bytes per stream (docs/execution.md)
 _KILL_GRACE = 2.0
-
-
-# Called with ("stdout" | "stderr", bytes) as output arrives (only what the cap
-# keeps), and once with b"" at the stream's end.
-OnOutput = Callable[[str, bytes], None]
-
-
-class _Capped:
-    """Drains a pipe to the end, keeping the first ``OUTPUT_CAP`` bytes (and passing them on)."""
-
-    def __init__(self, stream: IO[bytes], name: str, on_output: OnOutput | None) -> None:
-        self.data = bytearray()
-        self.truncated = False
-        self._name, self._on_output = name, on_output
-        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _drain(self, stream: IO[bytes]) -> None:
-        # read1: what the pipe holds now, so live output is not held back until 64 KiB.
-        read = getattr(stream, "read1", stream.read)
-        with stream:
-            while chunk := read(65536):
-                room = OUTPUT_CAP - len(self.data)
-                if room > 0:
-                    self.data += chunk[:room]
-                    if self._on_output is not None:
-                        self._on_output(self._name, bytes(chunk[:room]))
-                if len(chunk) > room:
-                    self.truncated = True  # keep reading so the child never blocks
-        if self._on_output is not None:
-            self._on_output(self._name, b"")
-
-    def text(self, timeout: float) -> str:
-        self._thread.join(timeout)
-        return self.data.decode("utf-8", "replace")
-
+_DRAIN_AFTER_EXIT = 5.0  # seconds to read what is left once the process is gone
 
 _Proc = subprocess.Popen[bytes] | Reaped
 
 
-def _wait(proc: _Proc, timeout: float) -> bool:
-    """Wait up to ``timeout`` for ``proc`` to exit; True when it did.
+def _exit_fd(proc: _Proc) -> int | None:
+    """An fd readable once ``proc`` exits (a pidfd, the sub-reaper's connection), or None.
 
-    Through a pidfd, not ``Popen.wait(timeout)``, which polls with sleeps of up
-    to 50 ms and so adds tens of milliseconds to every short command.
+    Waited on by poll with the pipes, not ``Popen.wait(timeout)``, which polls
+    with sleeps of up to 50 ms and so adds tens of milliseconds to every short
+    command.
     """
-    if isinstance(proc, Reaped):  # waits on its connection (poll), not by sleeping
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
+    if isinstance(proc, Reaped):
+        return proc.exit_fd()
     try:
-        pidfd = os.pidfd_open(proc.pid)
+        return os.pidfd_open(proc.pid)
     except OSError:  # an old kernel, or the process is already reaped
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-    try:
-        # poll, not select: select() fails for a descriptor past 1023, which a
-        # gateway holding many connections hands out (docs/operations.md#connections-and-streams).
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        ready = poller.poll(max(0, math.ceil(timeout * 1000)))
-    finally:
-        os.close(pidfd)
-    if not ready:
-        return False
-    proc.wait()
-    return True
+        return None
 
 
 def _feed(stream: IO[bytes], data: bytes) -> None:
@@ -245,22 +191,52 @@ def run_process(
     if stdin is not None:
         assert proc.stdin is not None
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-    out = _Capped(proc.stdout, "stdout", on_output)
-    err = _Capped(proc.stderr, "stderr", on_output)
+    streams = (
+        Captured(proc.stdout, "stdout", on_output),
+        Captured(proc.stderr, "stderr", on_output),
+    )
     running = Running(proc, run_id, on_stop)
     if tracker is not None:
         tracker.add(running)
+    exit_fd = _exit_fd(proc)
     timed_out = False
+
+    def wait_exit(deadline: float) -> bool:
+        return pump(
+            streams,
+            exit_fd=exit_fd,
+            exited=lambda: proc.poll() is not None,
+            deadline=deadline,
+            until_exit=True,
+        )
+
     try:
-        if not _wait(proc, timeout):
+        if not wait_exit(started + timeout):
             timed_out = True
-            running.stop()
+            # Stopped beside the drain: a command writing on its way out never blocks.
+            stopper = threading.Thread(target=running.stop, daemon=True)
+            stopper.start()
+            wait_exit(math.inf)
+            stopper.join()
         running.settle()
         proc.wait()
+        pump(
+            streams,
+            exit_fd=None,
+            exited=lambda: True,
+            deadline=time.monotonic() + _DRAIN_AFTER_EXIT,
+            until_exit=False,
+        )
     finally:
         if tracker is not None:
             tracker.discard(running)
-    stdout, stderr = out.text(5.0), err.text(5.0)
+        for stream in streams:
+            stream.close()  # a pipe a leftover outside the group still holds
+        if isinstance(proc, Reaped):
+            proc.close()
+        elif exit_fd is not None:
+            os.close(exit_fd)
+    stdout, stderr = streams[0].text(), streams[1].text()
     cancelled = running.cancelled and not timed_out
     if timed_out:
         stderr += f"\n[multiplex: killed after terminal.timeout {timeout:g}s]"
@@ -271,7 +247,7 @@ def run_process(
         stdout,
         stderr,
         timed_out=timed_out,
-        truncated=out.truncated or err.truncated,
+        truncated=streams[0].truncated or streams[1].truncated,
         duration_ms=int((time.monotonic() - started) * 1000),
         backend=backend,
         sandbox=sandbox,

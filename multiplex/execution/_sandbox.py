@@ -17,12 +17,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
+import select
 import shutil
 import signal
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,25 +81,17 @@ class SandboxInfo:
 
     Killing that process ends the whole PID namespace at once. Signalling only
     the outer ``bwrap`` is not enough: one that is killed while it is still
-    setting up leaves its sandbox running.
+    setting up leaves its sandbox running. Read only when a stop needs it (the
+    pipe holds the few bytes bwrap writes): no thread per command.
     """
 
     def __init__(self) -> None:
         self._read, self.fd = os.pipe()
         self._close_lock = threading.Lock()
         self._write_closed = False
+        self._lock = threading.Lock()  # the read end: one reader, never after close()
+        self._read_closed = False
         self._pid: int | None = None
-        self._done = threading.Event()
-        threading.Thread(target=self._collect, daemon=True).start()
-
-    def _collect(self) -> None:
-        chunks = []
-        with open(self._read, "rb") as stream:
-            while chunk := stream.read(4096):
-                chunks.append(chunk)
-        with contextlib.suppress(ValueError, TypeError):
-            self._pid = int(json.loads(b"".join(chunks))["child-pid"])
-        self._done.set()
 
     def started(self) -> None:
         """Close this process's copy of the write end (bwrap holds its own). Idempotent.
@@ -112,12 +107,39 @@ class SandboxInfo:
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
+    def close(self) -> None:
+        """After the command: close the read end (and the write end). Idempotent."""
+        self.started()
+        with self._lock:
+            if not self._read_closed:
+                self._read_closed = True
+                os.close(self._read)
+
+    def _read_pid(self, wait: float) -> int | None:
+        data = b""
+        deadline = time.monotonic() + wait
+        poller = select.poll()
+        poller.register(self._read, select.POLLIN)
+        while True:
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                return int(json.loads(data)["child-pid"])
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(math.ceil(left * 1000)):
+                return None
+            chunk = os.read(self._read, 4096)
+            if not chunk:  # bwrap closed it without a pid: it never started the sandbox
+                return None
+            data += chunk
+
     def kill(self, wait: float = 5.0) -> None:
         """SIGKILL the sandbox's PID 1 (waiting for bwrap to report it, if still setting up)."""
-        self._done.wait(wait)
-        if self._pid is not None:
+        with self._lock:
+            if self._pid is None and not self._read_closed:
+                self._pid = self._read_pid(wait)
+            pid = self._pid
+        if pid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self._pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +299,7 @@ def sandbox_argv(
     bwrap: str = "bwrap",
     info_fd: int | None = None,
     enter: Sequence[str] = (),
+    credential_files: Sequence[tuple[str, int]] = (),
 ) -> list[str]:
     """The ``bwrap ... --`` prefix that confines a process of ``scope``'s profile.
 
@@ -291,7 +314,11 @@ def sandbox_argv(
     ``enter``: the argv that starts it in the profile's own network namespace
     (``on``), put before ``bwrap``. The cwd is set to the
     scope's cwd. ``info_fd``: bwrap writes the host pid of the sandbox's PID 1
-    there (see ``SandboxInfo``). Append the command's argv.
+    there (see ``SandboxInfo``). ``credential_files``: (path inside
+    ``/run/credentials``, fd holding its bytes) instead of a ``credentials``
+    directory: bwrap copies each into the sandbox's own ``/run`` (files 0400,
+    folders 0700), so no copy is made on the host's disk; pass the fds like the
+    seccomp one. Append the command's argv.
     """
     home = _real(scope.home)
     hide = {_real(Path(p)) for p in hidden} | {home.parent}
@@ -328,9 +355,25 @@ def sandbox_argv(
     argv += _own_home_hides(scope, home)
     if credentials is not None:
         argv += ["--ro-bind", str(credentials), SANDBOX_CREDENTIALS]
+    argv += _credential_data(credential_files)
     if writable.chdir is not None:
         argv += ["--chdir", str(writable.chdir)]
     argv.append("--")
+    return argv
+
+
+def _credential_data(files: Sequence[tuple[str, int]]) -> list[str]:
+    if not files:
+        return []
+    folders = {SANDBOX_CREDENTIALS}
+    for relative, _fd in files:
+        parts = relative.split("/")[:-1]
+        folders.update("/".join([SANDBOX_CREDENTIALS, *parts[: n + 1]]) for n in range(len(parts)))
+    argv: list[str] = []
+    for folder in sorted(folders, key=lambda f: (f.count("/"), f)):
+        argv += ["--perms", "0700", "--dir", folder]
+    for relative, fd in files:
+        argv += ["--perms", "0400", "--ro-bind-data", str(fd), f"{SANDBOX_CREDENTIALS}/{relative}"]
     return argv
 
 

@@ -102,9 +102,23 @@ class Reaped:
         with self._lock:
             if self.returncode is None:
                 line = _read_line(self._conn)
-                self._conn.close()
                 self.returncode = int(line[1:]) if line.startswith(b"S") else -signal.SIGKILL
             return self.returncode
+
+    def poll(self) -> int | None:
+        """The status if the command has ended (and its tree with it), else None."""
+        try:
+            return self.wait(0)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def exit_fd(self) -> int:
+        """Readable once the status is there (or the sub-reaper is gone); valid until ``close``."""
+        return self._conn.fileno()
+
+    def close(self) -> None:
+        """After the command: the connection to its sub-reaper. Once, by the run's thread."""
+        self._conn.close()
 
 
 def _read_line(conn: socket.socket) -> bytes:

@@ -7,7 +7,9 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,36 @@ def test_credentials_only_at_run_credentials(sup: Supervisor) -> None:
     assert lines[2:] == ["0"]  # the home's copy and .env are not readable, no host copy in /tmp
     # write to the credentials: refused
     assert run(sup, "echo x > /run/credentials/credentials/token.txt").exit_code != 0
+
+
+def test_credentials_have_no_copy_on_the_hosts_disk(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    # docs/execution.md#the-sandbox: bwrap gets each file's bytes in a memfd and
+    # copies them into the sandbox's own /run; no multiplex-cred-* folder is made.
+    name = f"cred{uuid.uuid4().hex[:12]}"  # other processes' runs make folders too
+    make_home(
+        name,
+        "terminal:\n  sandbox: bwrap\n  credential_files: [credentials/token.txt]\n"
+        "  network: off\napprovals:\n  mode: off\n",
+        files={"credentials/token.txt": "cred-x-abcdef123456\n"},
+    )
+    sup = supervisor_of("profiles_dir: profiles\n")
+    tmp = Path(tempfile.gettempdir())
+    seen: set[Path] = set()
+    running = threading.Event()
+
+    def watch() -> None:
+        while not running.is_set():
+            seen.update(tmp.glob(f"multiplex-cred-{name}-*"))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        result = run(sup, "cat /run/credentials/credentials/token.txt; sleep 1", name)
+    finally:
+        running.set()
+        watcher.join()
+    assert result.stdout.startswith("[REDACTED") and result.exit_code == 0
+    assert seen == set()
 
 
 def test_new_pid_namespace(sup: Supervisor) -> None:
