@@ -70,7 +70,15 @@ def consent_message(request: PendingApproval) -> str:
         lines.extend(f"  - {d.pattern}: {d.segment}" for d in why.dangers)
     elif why.patterns:
         lines.extend(f"  - {name}: {sentence}" for name, sentence in why.patterns)
-    lines.append("Answer once, session, always (saves an allowlist rule) or deny.")
+    saved = [s for s in why.suggestions if s.saves]  # docs/approvals.md#suggestions
+    if saved:
+        bound = sorted({name for s in saved for name in s.bind})
+        what = "; ".join(s.rule for s in saved) + (
+            f", bound to {', '.join(bound)}" if bound else ""
+        )
+        lines.append(f"Answer once, session, always (saves the allowlist rule: {what}) or deny.")
+    else:
+        lines.append("Answer once, session, always (saves an allowlist rule) or deny.")
     return "\n".join(lines)
 
 
