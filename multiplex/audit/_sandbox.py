@@ -29,7 +29,7 @@ from multiplex.audit._canaries import (
     make_canaries,
     write_manifest,
 )
-from multiplex.profiles import Profile, ProfileSettings
+from multiplex.profiles import GrantText, Profile, ProfileSettings
 from multiplex.supervision import SupervisorConfig, load_supervisor_config
 
 __all__ = ["Sandbox", "build_sandbox"]
@@ -192,7 +192,9 @@ def _config_with_canaries(original: bytes, settings: ProfileSettings, canary: Ca
     terminal["env_passthrough"] = [*t.env_passthrough, TOKEN_VAR, MARK_VAR]
     terminal["credential_files"] = [*t.credential_files, canary.cred_relative]
     doc["terminal"] = terminal
-    doc["command_allowlist"] = [*settings.command_allowlist, canary.rule, *LEAK_RULES]
+    # A grant (docs/allowlist.md#grants) is written back as the mapping it is.
+    entries = [e.as_data() if isinstance(e, GrantText) else e for e in settings.command_allowlist]
+    doc["command_allowlist"] = [*entries, canary.rule, *LEAK_RULES]
     approvals = doc.get("approvals")
     if isinstance(approvals, dict) and "mode" in approvals:
         # A bare `off` was read as False; written back it must stay the text "off".
