@@ -7,6 +7,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from multiplex._metrics import Metrics
@@ -37,6 +38,7 @@ from multiplex.approval._records import DecisionRecorder, unrecorded_cause
 from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
 from multiplex.approval._static_checks import (
+    CONTAINER_BACKENDS,
     CheckInput,
     Conclusion,
     dangers_of,
@@ -82,6 +84,11 @@ class Gate:
         self._tables: dict[str, PendingTable] = {}
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
+        # docs/approvals.md#what-a-prompt-shows: set by the layers that know them. The
+        # sandbox a local profile's commands get (bwrap or none), given its backend and
+        # terminal.sandbox; and who asked, given the run id (the gateway's runs).
+        self.sandbox_of: Callable[[str, str], str | None] = lambda backend, setting: None
+        self.asked_by: Callable[[str], str] = lambda run_id: ""
 
     # -- per-profile state ------------------------------------------------------
     def sessions(self, profile: Profile) -> SessionTable:
@@ -252,7 +259,12 @@ class Gate:
             for d in dangers_of(data, finding, end)
         )
         if end is None:
-            why = why_asked(scope, view.backend, trace, finding, dangers)
+            why = replace(
+                why_asked(scope, view.backend, trace, finding, dangers),
+                sandbox=self._sandbox(view),
+                network=view.terminal.network,
+                egress_allow=tuple(view.terminal.egress.allow),
+            )
             why = with_suggestions(  # docs/approvals.md#suggestions: what "always" saves
                 why, parsed, scope.home, scope.cwd, scope.name, self.recorder.redact_command
             )
@@ -262,6 +274,13 @@ class Gate:
             outcome, end.cause, end.decided_by or DecidedBy.POLICY, end.rule, view.epoch
         )
         return self._conclude(scope, command, parsed, decision, None, dangers=dangers)
+
+    def _sandbox(self, view: ProfileView) -> str:
+        if view.backend in CONTAINER_BACKENDS:
+            return "container"
+        if view.backend != "local":
+            return "remote host"
+        return self.sandbox_of(view.backend, view.terminal.sandbox) or view.terminal.sandbox
 
     def _spend(self, scope: ProfileScope, parsed: ParsedLine) -> bool:
         """Take a use of each limited grant approving ``parsed``; False if one had none left."""
@@ -345,6 +364,7 @@ class Gate:
             run_id=run_id,
             key=(scope.name, scope.session, command),
             why=why,
+            asked_by=self.asked_by(run_id) if run_id else "",
         )
         request.parent_turns = frozenset(_ancestors(scope))
         leader = table.open(request)

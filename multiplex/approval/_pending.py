@@ -81,6 +81,7 @@ class PendingApproval:
         run_id: str | None,
         key: tuple[str, str, str],
         why: Why | None = None,
+        asked_by: str = "",
     ) -> None:
         self.id = f"ap-{secrets.token_hex(_ID_BYTES)}"
         self.profile = profile
@@ -92,6 +93,8 @@ class PendingApproval:
         self.run_id = run_id
         self.key = key
         self.why = why or Why()
+        # docs/approvals.md#what-a-prompt-shows: the client or token whose run asked ("" if none).
+        self.asked_by = asked_by
         self.created_at = time.time()
         self.expires_at = self.created_at + timeout
         self.parent_turns: frozenset[str] = frozenset()
@@ -210,6 +213,7 @@ class PendingApproval:
             "run_id": self.run_id,
             "command": self.display,
             "context": self.context,
+            "asked_by": self.asked_by,
             "created_at": self.created_at,
             "expires_at": self.expires_at,
             **self.why.as_dict(),

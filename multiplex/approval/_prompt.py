@@ -8,6 +8,7 @@ Every failure to get an answer is ``cancelled`` with its cause — never a deny.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Protocol, runtime_checkable
 
@@ -19,6 +20,7 @@ __all__ = [
     "Prompter",
     "TerminalPrompter",
     "parse_choice",
+    "prompt_lines",
 ]
 
 
@@ -116,11 +118,7 @@ class TerminalPrompter:
 
     def _run(self, request: PendingApproval) -> None:
         try:
-            lines = [
-                f"\nApproval needed [{request.profile}/{request.session}]: {request.display}",
-                *request.why.lines(),
-            ]
-            self._out.write("\n".join(lines) + "\n")
+            self._out.write("\n".join(prompt_lines(request)) + "\n")
             for _ in range(self._attempts):
                 if not request.open:
                     return
@@ -148,6 +146,20 @@ class TerminalPrompter:
             request.cancel(f"terminal unavailable ({type(exc).__name__})")
         finally:
             self._owner.release()
+
+
+def prompt_lines(request: PendingApproval) -> list[str]:
+    """What a terminal shows a human before asking (docs/approvals.md#the-terminal-prompt):
+    the command, who asked, when, where and in what, and why, once."""
+    asked = time.strftime("%H:%M:%S", time.localtime(request.created_at))
+    who = f" by {request.asked_by}" if request.asked_by else ""
+    return [
+        "",
+        f"The agent wants to run (profile {request.profile}, session {request.session}):",
+        f"    {request.display}",
+        f"  Asked:        at {asked}{who} (context {request.context})",
+        *request.why.lines(),
+    ]
 
 
 def _choosable(request: PendingApproval) -> dict[str, str]:

@@ -179,7 +179,13 @@ def exec_command(
         sys.stderr.write(live.rest("stderr", result.stderr))
     decision = result.decision
     if not decision.approved:
-        sys.stderr.write(decision.message + "\n")
+        # The person at the terminal answered: told what happened, not what an agent should do.
+        said = (
+            f"multiplex: denied ({decision.cause}): the command did not run"
+            if decision.outcome is Outcome.DENIED
+            else decision.message
+        )
+        sys.stderr.write(said + "\n")
         raise typer.Exit(NOT_RUN.get(decision.outcome, EXIT_BLOCKED))
     code = result.exit_code
     if code is None:

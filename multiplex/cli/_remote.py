@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from multiplex.cli._asked import asked_line, runs_in, why_words
 from multiplex.cli._client import GatewayClient, GatewayError, client_for
 from multiplex.cli._complete import complete_approval, complete_run
 from multiplex.cli._human import local_time
@@ -48,14 +49,6 @@ def _text(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _why(a: dict[str, Any]) -> str:
-    # docs/approvals.md#what-a-prompt-shows: every danger with the part of the line it is in.
-    dangers = [f"{d.get('pattern')} in {d.get('segment')!r}" for d in a.get("dangers") or []]
-    names = dangers or [p["name"] for p in a.get("patterns") or []]
-    step = a.get("step") or "ask"
-    return f"{step}: {', '.join(names)}" if names else f"{step}: {a.get('reason') or ''}"
-
-
 def _who(a: dict[str, Any]) -> str:
     return (
         f"{a.get('approval_id')}  {a.get('profile')}/{a.get('session_id')}  "
@@ -73,8 +66,10 @@ def approval_line(event: str, a: dict[str, Any]) -> str:
     elif event == "approval.cancelled":
         tail = f"{a.get('outcome') or 'cancelled'}: {a.get('cause') or 'no reason given'}"
     else:
-        where = f"{a.get('cwd') or '-'} ({a.get('backend') or '?'})"
-        tail = f"{a.get('command')}  [{where}; {_why(a)}]"
+        tail = (
+            f"{a.get('command')}  [asked {asked_line(a)}; in {runs_in(a)}; "
+            f"asks because: {why_words(a)}]"
+        )
     return f"{event:<18} {_who(a)}  {tail}"
 
 
@@ -86,7 +81,7 @@ def list_approvals(
     as_json: JsonOpt = False,
     no_trunc: NoTruncOpt = False,
 ) -> None:
-    """Open approval requests of the running gateway: where, why, until when.
+    """Open approval requests of the running gateway: who asked and when, where, why, until when.
 
     Example: multiplex approvals list --follow
     """
@@ -107,8 +102,9 @@ def list_approvals(
         ("session", Kind.ID),
         ("run", Kind.ID),
         ("command", Kind.WRAP),
-        ("where", Kind.WRAP),
-        ("why", Kind.WRAP),
+        ("asked", Kind.WRAP),
+        ("runs in", Kind.WRAP),
+        ("asks because", Kind.WRAP),
         ("expires", Kind.ID),
     ]
     table = [
@@ -118,8 +114,9 @@ def list_approvals(
             a["session_id"],
             _text(a.get("run_id")),
             a["command"],
-            f"{a.get('cwd') or '-'} ({a.get('backend') or '?'})",
-            _why(a),
+            asked_line(a),
+            runs_in(a),
+            why_words(a),
             local_time(a.get("expires_at")),
         ]
         for a in rows

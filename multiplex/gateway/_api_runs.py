@@ -137,16 +137,22 @@ async def create_run(body: RunIn, caller: Caller, gw: GatewayDep) -> Response:
     return await start_run(gw, caller, body)
 
 
+def _submitter(caller: Principal) -> str:
+    """Who submitted a run, as its prompts name it (docs/approvals.md#what-a-prompt-shows)."""
+    return "the admin token" if caller.admin else f"the {caller.profile} profile's token"
+
+
 async def start_run(gw: Gateway, caller: Principal, body: RunIn) -> Response:
     """``POST /v1/runs`` for a validated body (the route and the fast path share it)."""
     profile = _target(gw, caller, body)
     fields = (profile, body.session_id, body.context, list(body.commands or ()))
+    by = _submitter(caller)
     try:
         if gw.cluster is None:
-            run = gw.runs.submit(*fields, code=body.code, reset=body.reset)
+            run = gw.runs.submit(*fields, code=body.code, reset=body.reset, asked_by=by)
         else:
             gw.cluster.check_ready()  # docs/cluster.md: no new run without Redis
-            run = gw.runs.admit(*fields, code=body.code, reset=body.reset)
+            run = gw.runs.admit(*fields, code=body.code, reset=body.reset, asked_by=by)
             try:  # awaited, not on the loop's time: a silent Redis stalls this request only
                 await gw.runs.announce(run)
             except ClusterUnavailable:

@@ -86,6 +86,7 @@ class Gateway:
         self._drained = False
         self.shutting_down = False
         sup.gate.subscribe(self.runs.on_gate_event)
+        sup.gate.asked_by = self.runs.asked_by  # docs/approvals.md#what-a-prompt-shows
         sup.gate.recorder.post_approval_response.append(self.feed.hook)
         for profile in sup.profiles.values():
             profile.on_reload(self._reloaded)

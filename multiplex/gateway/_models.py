@@ -260,6 +260,13 @@ class WhyFields(BaseModel):
     patterns: list[PatternOut] = Field(default_factory=list)
     dangers: list[DangerOut] = Field(default_factory=list)
     suggestions: list[SuggestionOut] = Field(default_factory=list)
+    # Who asked, in what, and why in words (docs/approvals.md#what-a-prompt-shows).
+    context: str = ""
+    asked_by: str = ""  # "the admin token", "the NAME profile's token", "the MCP client NAME"
+    because: str = ""
+    sandbox: str = ""  # bwrap, none, container, remote host
+    network: str = ""  # terminal.network: on, off, host
+    egress_allow: list[str] = Field(default_factory=list)
 
 
 class PendingOut(WhyFields):

@@ -25,6 +25,8 @@ def approval_row(request: PendingApproval) -> dict[str, Any]:
         "profile": request.profile,
         "session_id": request.session,
         "command": request.display,
+        "context": request.context,
+        "asked_by": request.asked_by,
         "created_at": request.created_at,
         "expires_at": request.expires_at,
         **request.why.as_dict(),
@@ -87,8 +89,12 @@ class Run:
         context: str,
         commands: list[str],
         code: list[str] | None = None,
+        *,
+        asked_by: str = "",
     ) -> None:
         self.run_id = run_id
+        # docs/approvals.md#what-a-prompt-shows: who submitted it (a token, an MCP client).
+        self.asked_by = asked_by
         self.profile = profile
         self.session_id = session_id
         self.context = context
@@ -152,6 +158,8 @@ class Run:
                 else {
                     "approval_id": pending.id,
                     "command": pending.display,
+                    "context": pending.context,
+                    "asked_by": pending.asked_by,
                     "created_at": pending.created_at,
                     "expires_at": pending.expires_at,
                     **pending.why.as_dict(),

@@ -88,6 +88,11 @@ class RunRegistry(RunLifecycle, RunPrompts):
         with self._lock:
             return self._runs.get(run_id)
 
+    def asked_by(self, run_id: str) -> str:
+        """Who submitted the run (docs/approvals.md#what-a-prompt-shows), "" if unknown."""
+        run = self.get(run_id)
+        return "" if run is None else run.asked_by
+
     def all(self) -> list[Run]:
         """Every run still known, oldest first (live ones and the last finished)."""
         with self._lock:
@@ -108,12 +113,16 @@ class RunRegistry(RunLifecycle, RunPrompts):
         code: list[str] | None = None,
         reset: bool = False,
         timeout: float | None = None,
+        asked_by: str = "",
     ) -> Run:
         """Queue a run of commands (or of ``code`` cells); it starts in a worker thread at once.
 
-        ``timeout`` shortens ``terminal.timeout`` for each of its commands.
+        ``timeout`` shortens ``terminal.timeout`` for each of its commands; ``asked_by``
+        names who submitted it in its prompts.
         """
-        run = self.admit(profile, session_id, context, commands, code=code, reset=reset)
+        run = self.admit(
+            profile, session_id, context, commands, code=code, reset=reset, asked_by=asked_by
+        )
         run.timeout = timeout
         self._publish_run("run.started", run)
         self.start(run)
@@ -128,12 +137,14 @@ class RunRegistry(RunLifecycle, RunPrompts):
         *,
         code: list[str] | None = None,
         reset: bool = False,
+        asked_by: str = "",
     ) -> Run:
         """A new run counted against its profile's limit; :meth:`start` it (after
         :meth:`announce`, in a cluster) or :meth:`abandon` it."""
         if self.closing:
             raise ShuttingDown(SHUTDOWN)
-        run = Run(f"run-{secrets.token_urlsafe(12)}", profile, session_id, context, commands, code)
+        run_id = f"run-{secrets.token_urlsafe(12)}"
+        run = Run(run_id, profile, session_id, context, commands, code, asked_by=asked_by)
         run.reset = reset and bool(run.code)
         with self._lock:
             live = self._live.get(profile, 0)

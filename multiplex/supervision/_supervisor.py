@@ -16,7 +16,7 @@ from typing import Literal
 from multiplex._errors import ConfigError, RoutingError
 from multiplex._metrics import Metrics
 from multiplex.approval import Gate
-from multiplex.execution import ProcessTracker
+from multiplex.execution import ProcessTracker, sandbox_of
 from multiplex.execution.egress import default_hub
 from multiplex.execution.kernels import KernelPool
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
@@ -89,6 +89,8 @@ class Supervisor(GatedExecution):
             known_secrets=self.known_secrets,
             served_homes=self.served_homes,
         )
+        # docs/approvals.md#what-a-prompt-shows: a prompt names the sandbox it would run in.
+        self.gate.sandbox_of = lambda backend, setting: sandbox_of(backend, setting)[0]
         self._turn_end_hooks.append(self.gate.cancel_turn)
         self.kernels = KernelPool(
             metrics=self.metrics,

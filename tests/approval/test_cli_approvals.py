@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from tests.conftest import run_cli
@@ -119,13 +120,28 @@ def test_exec_asks_on_the_terminal(make_home, write_config) -> None:  # type: ig
         and "done" in yes.stdout
         and "[o]nce [s]ession [a]lways [d]eny" in yes.stderr
     )
-    # The prompt says where (cwd, backend) and why (the step and the pattern's sentence).
-    assert "where:" in yes.stderr and "(local backend)" in yes.stderr
-    assert "recursive-delete" in yes.stderr and "why:    detection" in yes.stderr
+    # docs/approvals.md#what-a-prompt-shows: addressed to the person at the terminal, the
+    # command, when and in what context it was asked, where it would run, in which
+    # sandbox and network, and why it asks, once, in words.
+    prompt = yes.stderr
+    assert "The agent wants to run (profile p, session cli):" in prompt
+    assert "    rm -rf ./no-such-dir && echo done\n" in prompt
+    assert re.search(r"  Asked: +at \d\d:\d\d:\d\d \(context interactive\)\n", prompt)
+    assert re.search(r"  Where: +\S+ \(local backend\)\n", prompt)
+    assert re.search(
+        r"  Runs in: +sandbox (bwrap|none); network: out through the egress proxy, any public host\n",
+        prompt,
+    )
+    assert "  Why you are asked: recursive-delete: Deletes recursively or by force" in prompt
+    assert prompt.count("recursive-delete") == 1  # the why, once
+    assert "detection" not in prompt and "why:" not in prompt
     no = run_cli(
         "--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin="d\n"
     )
-    assert no.returncode == 4 and "the user denied" in no.stderr  # 4: denied
+    assert no.returncode == 4  # 4: denied
+    # The person who answered is told what happened, not what an agent should do next.
+    assert "multiplex: denied (denied by user): the command did not run" in no.stderr
+    assert "retry" not in no.stderr.lower() and "ask the user" not in no.stderr
     eof = run_cli(
         "--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin=""
     )

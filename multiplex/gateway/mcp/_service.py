@@ -76,6 +76,7 @@ class _Who:
     by: str  # the answerer an elicited answer is recorded as
     can_elicit: bool
     per_request: bool  # a 2026-07-28 client: asked with an input-required answer (_rounds)
+    asker: str = ""  # who its runs' prompts say asked (docs/approvals.md#what-a-prompt-shows)
 
 
 class _Refused(Exception):
@@ -121,7 +122,8 @@ class McpService:
         reachable = per_request or session.can_send_request
         elicits = caps is not None and caps.elicitation is not None and reachable
         by = f"{MCP_CLIENT}:{name}" if name else MCP_CLIENT
-        return _Who(principal, default, by, elicits, per_request)
+        asker = f"the MCP client {name}" if name else "an MCP client"
+        return _Who(principal, default, by, elicits, per_request, asker)
 
     def _profile(self, who: _Who, requested: str | None) -> str:
         sup = self.gw.sup
@@ -230,9 +232,13 @@ class McpService:
         run = await self._resumed(who, profile, params, asked) if who.per_request else None
         if run is None:
             if isinstance(args, CommandArgs):
-                run = await self._submit(profile, session, [args.command], timeout=args.timeout_s)
+                run = await self._submit(
+                    profile, session, [args.command], timeout=args.timeout_s, asked_by=who.asker
+                )
             else:
-                run = await self._submit(profile, session, [], code=[args.code], reset=args.reset)
+                run = await self._submit(
+                    profile, session, [], code=[args.code], reset=args.reset, asked_by=who.asker
+                )
         try:
             pending = await self._follow(run, ctx, who, asks, asked)
         except BaseException:
@@ -253,15 +259,25 @@ class McpService:
         code: list[str] | None = None,
         reset: bool = False,
         timeout: float | None = None,
+        asked_by: str = "",
     ) -> Run:
         runs = self.gw.runs
         try:
             if self.gw.cluster is None:
                 return runs.submit(
-                    profile, session, "api", commands, code=code, reset=reset, timeout=timeout
+                    profile,
+                    session,
+                    "api",
+                    commands,
+                    code=code,
+                    reset=reset,
+                    timeout=timeout,
+                    asked_by=asked_by,
                 )
             self.gw.cluster.check_ready()  # docs/cluster.md: no new run without Redis
-            run = runs.admit(profile, session, "api", commands, code=code, reset=reset)
+            run = runs.admit(
+                profile, session, "api", commands, code=code, reset=reset, asked_by=asked_by
+            )
             run.timeout = timeout
             try:
                 await runs.announce(run)
