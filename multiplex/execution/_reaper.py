@@ -4,8 +4,9 @@ One small helper per supervisor process, started once (``python -I -S
 _reaper.py --serve FD``, standard library only), serves every unsandboxed
 command: the supervisor hands it, over a unix socket, a fresh connection and
 the command's stdio with ``SCM_RIGHTS``, then the request (argv, env, cwd) on
-that connection. The helper forks a child for it — no interpreter start — that
-makes itself a process group leader and a child sub-reaper
+that connection. It is taken by one of the helper's spare children (forked
+ahead, so no interpreter start and no fork waits for it), which has made
+itself a process group leader and a child sub-reaper
 (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant that is orphaned,
 including one that called ``setsid`` or double-forked, is re-parented to it
 instead of to init. It reports its pid, forks and execs the command, and when
@@ -25,6 +26,7 @@ import _signal  # type: ignore[import-not-found]  # the C module behind signal, 
 import ctypes
 import json
 import os
+import select
 import socket
 import struct
 import sys
@@ -34,6 +36,7 @@ __all__ = ["descendants", "end_tree", "serve"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _GRACE = 1.0
+_SPARES = 2  # sub-reapers forked ahead of the requests
 _LIBC = ctypes.CDLL(None, use_errno=True)  # once in the helper, not per command
 
 
@@ -171,18 +174,37 @@ def _start_command(request: dict[str, object], stdio: list[int], wanted: set[int
     )
 
 
-def _reap_one(conn: socket.socket, stdio: list[int]) -> int:
-    """The forked child for one command: sub-reaper, command, tree ended, status reported."""
+def _spare(control: socket.socket, taken: int) -> int:
+    """A sub-reaper made ready before it is asked for: takes one command, ends its tree.
+
+    Its process group, ``PR_SET_CHILD_SUBREAPER`` and blocked signals are set
+    while it waits, so a request costs the command's start and a wait only.
+    """
     os.setsid()  # its own process group: the supervisor's stop reaches it and the command
-    if _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        conn.sendall(b"E cannot become a child sub-reaper\n")
-        return 126
+    subreaper = _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     # Signals are taken synchronously (sigwaitinfo), never by an asynchronous
-    # handler: a SIGTERM arriving at any moment, even between fork and wait,
-    # still ends in end_tree() below; none can unwind past it.
+    # handler: a SIGTERM arriving at any moment, even between its start and the
+    # wait, still ends in end_tree() below; none can unwind past it.
     wanted = {_signal.SIGCHLD, _signal.SIGTERM, _signal.SIGINT}
     _signal.pthread_sigmask(_signal.SIG_BLOCK, wanted)
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # the helper ignores it (auto-reap)
+    try:
+        _msg, fds, _flags, _addr = socket.recv_fds(control, 16, 4)
+    except OSError:
+        return 0
+    control.close()
+    if not fds:
+        return 0  # the supervisor is gone
+    os.write(taken, b"x")  # the helper makes the next spare
+    if len(fds) != 4:
+        for fd in fds:
+            os.close(fd)
+        return 0
+    conn = socket.socket(fileno=fds[0])
+    stdio = list(fds[1:])
+    if not subreaper:
+        conn.sendall(b"E cannot become a child sub-reaper\n")
+        return 126
     request = _read_request(conn)
     try:
         child = _start_command(request, stdio, wanted)
@@ -199,32 +221,33 @@ def _reap_one(conn: socket.socket, stdio: list[int]) -> int:
 
 
 def serve(control: socket.socket) -> None:
-    """The helper's loop: one forked sub-reaper per request, until the supervisor goes."""
+    """The helper's loop: ``_SPARES`` sub-reapers always waiting, until the supervisor goes."""
     # Children that exit are reaped by the kernel; their status goes over their connection.
     _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)
-    while True:
-        try:
-            _msg, fds, _flags, _addr = socket.recv_fds(control, 16, 4)
-        except OSError:
-            return
-        if not fds and not _msg:
-            return  # the supervisor closed its end (or exited)
-        if len(fds) != 4:
-            for fd in fds:
-                os.close(fd)
-            continue
+    taken_r, taken_w = os.pipe()
+
+    def fork_spare() -> None:
         if os.fork() == 0:
-            control.close()
-            conn = socket.socket(fileno=fds[0])
             code = 1
             try:
-                code = _reap_one(conn, list(fds[1:]))
+                os.close(taken_r)
+                code = _spare(control, taken_w)
             except BaseException:  # never back into the helper's loop from a child
                 code = 1
             finally:
                 os._exit(code)
-        for fd in fds:
-            os.close(fd)
+
+    for _ in range(_SPARES):
+        fork_spare()
+    poller = select.poll()
+    poller.register(control, 0)  # only its hang-up: the spares read the requests
+    poller.register(taken_r, select.POLLIN)
+    while True:
+        for fd, _event in poller.poll():
+            if fd == control.fileno():
+                return  # the supervisor closed its end (or exited)
+            for _ in os.read(taken_r, 64):
+                fork_spare()
 
 
 def _wait_for(child: int, wanted: set[int]) -> int:
