@@ -240,11 +240,11 @@ class Gate:
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
         trace, end, finding = run_static_checks(data)
-        if end is not None and end.cause == "allowlisted" and not self._spend(scope, parsed):
+        if _by_allow_rules(end) and not self._spend(scope, parsed):
             # docs/allowlist.md#uses: another process took the grant's last use first.
             data, view = self._inputs(scope, parsed)
             trace, end, finding = run_static_checks(data)
-            if end is not None and end.cause == "allowlisted" and not self._spend(scope, parsed):
+            if _by_allow_rules(end) and not self._spend(scope, parsed):
                 trace.append(TraceStep("allowlist", "ask", "a use of the grant could not be taken"))
                 end = None
         if end is None:
@@ -503,3 +503,8 @@ def _ancestors(scope: ProfileScope) -> list[str]:
         ids.append(parent.turn_id)
         parent = parent.parent
     return ids
+
+
+def _by_allow_rules(end: Conclusion | None) -> bool:
+    """Approved at the allowlist step (the file's rules, a session's grants, or both)."""
+    return end is not None and end.step == "allowlist" and end.outcome == "approved"

@@ -112,3 +112,12 @@ def test_a_grant_that_expires_before_its_command_starts_is_revoked(sup: Supervis
     assert rechecked.outcome is Outcome.BLOCKED
     assert rechecked.cause == "revoked while waiting: allowlist rule removed"
     assert isinstance(profile.allowlist.grants()[0], GrantText)  # still listed, just expired
+
+
+def test_a_line_a_session_grant_helps_approve_still_takes_the_grants_use(sup: Supervisor) -> None:
+    profile = sup.profiles["p"]
+    profile.allowlist.grant("npm test", uses=2)
+    sup.gate.sessions(profile).grant("s", ["ls -la"])
+    result = sup.run("npm test && ls -la", profile="p", session="s", context="interactive")
+    assert result.decision.cause == "session grant"
+    assert profile.allowlist.grants()[0].uses == 1
