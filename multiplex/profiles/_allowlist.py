@@ -10,6 +10,10 @@ without ever undoing an edit the operator made by hand:
 recomputed on every write and every reload, after which the baseline is what
 the file holds. A hand revocation therefore disappears from memory at once, a
 hand addition is never removed, and only :meth:`AllowlistStore.revoke` removes.
+
+An entry may be a grant with conditions (:mod:`multiplex.profiles._grants`):
+:meth:`AllowlistStore.ruleset` applies them at the moment it is asked, and
+:meth:`AllowlistStore.spend` takes a use in the file under its lock.
 """
 
 from __future__ import annotations
