@@ -27,7 +27,7 @@ import orjson
 
 from multiplex.gateway._json import dumps
 from multiplex.gateway._redacted import redacted
-from multiplex.profiles import LinkRefused, open_dir
+from multiplex.profiles import LinkRefused, open_dir, replace_file
 
 __all__ = ["FOLDER", "SpillFiles", "SpillUnreadable"]
 
@@ -65,28 +65,8 @@ class SpillFiles:
         data = dumps(redacted(body, self._redact))
         name = run_id + _SUFFIX
         folder = open_dir(home, FOLDER, create=True)
-        temp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            try:
-                fd = os.open(
-                    temp,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    0o600,
-                    dir_fd=folder,
-                )
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-                os.fsync(folder)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp, dir_fd=folder)
-                raise
+            replace_file(folder, name, data)
             with self._lock:
                 known = self._files(home, folder)
                 known.pop(name, None)

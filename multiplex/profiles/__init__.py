@@ -7,7 +7,13 @@ from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
 from multiplex.profiles._granted_rules import GrantedRules, grant_state
 from multiplex.profiles._grants import GrantText, entry_rule, parse_expiry
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
-from multiplex.profiles._nofollow import LinkRefused, append_bytes, open_dir, write_new
+from multiplex.profiles._nofollow import (
+    LinkRefused,
+    append_bytes,
+    open_dir,
+    replace_file,
+    write_new,
+)
 from multiplex.profiles._profile import (
     MIN_TOKEN_LENGTH,
     TOKEN_KEY,
@@ -56,5 +62,6 @@ __all__ = [
     "read_allowlist",
     "read_credential",
     "read_dotenv",
+    "replace_file",
     "write_new",
 ]

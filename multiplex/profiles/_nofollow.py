@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 import stat
+import threading
 from pathlib import Path
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "append_bytes",
     "open_dir",
     "read_inside",
+    "replace_file",
     "write_new",
 ]
 
@@ -165,13 +167,46 @@ def write_new(directory_fd: int, relative: str | Path, data: bytes, mode: int = 
             dir_fd=fd,
         )
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out, view) :]
+            _write_all(out, data)
         finally:
             os.close(out)
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def replace_file(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:
+    """Make ``name`` in an open folder hold ``data``, whole or not at all.
+
+    Written aside (a temporary name of this process and thread, never followed
+    as a link), fsync'd, renamed over ``name`` and the folder fsync'd: a crash
+    leaves the old file or the new one, never a part. On any error the
+    temporary file is removed and the error raised.
+    """
+    temp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        fd = os.open(
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+            mode,
+            dir_fd=folder,
+        )
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        os.fsync(folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=folder)
+        raise
 
 
 def read_inside(root: Path, relative: str | Path, *, max_bytes: int) -> bytes:

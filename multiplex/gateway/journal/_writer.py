@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from multiplex.gateway._json import dumps
 from multiplex.gateway._redacted import redacted
 from multiplex.gateway.journal._replay import Entry, last_states, read_entries, retained
-from multiplex.profiles import append_bytes, open_dir
+from multiplex.profiles import append_bytes, open_dir, replace_file
 
 if TYPE_CHECKING:
     from multiplex.approval._pending import PendingApproval
@@ -114,27 +114,8 @@ class RunJournal:
         data = b"".join(dumps(e) + b"\n" for e in entries)
         parent, name = Path(self.relative).parent, Path(self.relative).name
         folder = open_dir(self.root, parent, create=True)
-        temp = f".{name}.{os.getpid()}.tmp"
         try:
-            fd = os.open(
-                temp,
-                os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
-                dir_fd=folder,
-            )
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.rename(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-            os.fsync(folder)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=folder)
-            raise
+            replace_file(folder, name, data)
         finally:
             os.close(folder)
         self._appended = 0
