@@ -9,6 +9,7 @@ A pure leaf: of the package it imports only its fellow leaves.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from tree_sitter import Node
@@ -18,7 +19,7 @@ from multiplex.shell._grammar import CONTAINERS, MAX_FRAMES, NESTING, parser
 from multiplex.shell._grammar import WalkContext as _Ctx
 from multiplex.shell._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell._payloads import env_payloads
-from multiplex.shell._plain import plain_argv
+from multiplex.shell._plain import plain_lines
 from multiplex.shell._substitution import (
     assignment,
     endless_background,
@@ -67,6 +68,7 @@ MAX_PIPES = 512
 
 _SOURCING = SHELLS | {"source", "."}
 _LOOPS = frozenset({"while_statement", "until_statement", "c_style_for_statement"})
+_LISTED = re.compile(r"&&|\|\|")  # the grammar makes a list node of these (";" stays flat)
 
 
 class _Limit(Exception):
@@ -99,11 +101,21 @@ class _Walker:
             self.error = describe_error(root, src, where)
         self._node(root, src, ctx)
 
-    def emit_plain(self, argv: tuple[str, ...], text: str) -> None:
-        """The one command of a line of plain words (``shell._plain``), as ``_command`` emits it."""
-        self.frames += 2  # the root and its command node, as a walk of the tree counts them
-        self._emit(argv, (), text, _Ctx(0))
-        self.frames -= 2
+    def emit_plain(self, pipelines: list[list[tuple[tuple[str, ...], str]]], listed: bool) -> None:
+        """The commands of a line of plain words (``shell._plain``), as the walk of the tree
+        emits them: each list element at depth 0, each pipeline stage fed by the ones before."""
+        # Frames as the walk counts them: the root, a list node if && or || is there, a
+        # pipeline node, the command node.
+        for pipeline in pipelines:
+            frames = 1 + listed + (len(pipeline) > 1) + 1
+            self.frames += frames
+            upstream: tuple[str, ...] = ()
+            stdin: str | None = None
+            for argv, shown in pipeline:
+                self._emit(argv, (), shown, _Ctx(0, (), (), upstream, stdin))
+                upstream = feed_upstream(upstream, argv)
+                stdin = stdin_text_after(argv, stdin)
+            self.frames -= frames
 
     # ---- statements ---------------------------------------------------------------
     def _node(self, node: Node, src: bytes, ctx: _Ctx) -> None:
@@ -372,9 +384,9 @@ class _Walker:
 def _walk(line: str, *, strict: bool) -> _Walker:
     walker = _Walker(strict=strict)
     try:
-        plain = plain_argv(line)
+        plain = plain_lines(line)
         if plain is not None:  # plain words: what the grammar would give, without it
-            walker.emit_plain(plain, line.strip(" "))
+            walker.emit_plain(plain, listed=bool(_LISTED.search(line)))
         else:
             walker.walktext(line, _Ctx(0), "command line")
         for value in evaluated_values(line, walker.assigned):  # x='a[$(cmd)]'; echo $((x))

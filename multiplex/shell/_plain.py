@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["plain_argv"]
+__all__ = ["plain_argv", "plain_lines"]
+
+_CHAIN = re.compile(r"[A-Za-z0-9_./:,+@%=\- |&;]+")
+_LIST_OPS = re.compile(r"&&|\|\||;")
 
 _PLAIN = re.compile(r"[A-Za-z0-9_./:,+@%=\- ]+")
 # The program word: fewer characters (the grammar reads "a@b" there as an error).
@@ -47,3 +50,29 @@ def plain_argv(line: str) -> tuple[str, ...] | None:
     if not _PLAIN_FIRST.fullmatch(first) or first.rpartition("/")[2].lower() in _NOT_PLAIN_FIRST:
         return None
     return words
+
+
+def plain_lines(line: str) -> list[list[tuple[tuple[str, ...], str]]] | None:
+    """A list of pipelines of plain commands joined by ``&&``, ``||`` or ``;`` (``make &&
+    make test``, ``cat f | head``): each pipeline's stages as (argv, text), or None.
+
+    Every element and stage must be a line :func:`plain_argv` accepts, none empty (a
+    trailing ``;``, ``a && && b`` go to the grammar), no ``&`` but in ``&&``, no ``|&``, and
+    a pipeline of more than two stages only alone.
+    """
+    if not _CHAIN.fullmatch(line) or "==" in line:
+        return None
+    if "&" in line.replace("&&", "") or "|&" in line or "&&&" in line or "|||" in line:
+        return None
+    out: list[list[tuple[tuple[str, ...], str]]] = []
+    for element in _LIST_OPS.split(line):
+        stages: list[tuple[tuple[str, ...], str]] = []
+        for stage in element.split("|"):
+            argv = plain_argv(stage)
+            if argv is None:
+                return None
+            stages.append((argv, stage.strip(" ")))
+        out.append(stages)
+    if len(out) > 1 and any(len(stages) > 2 for stages in out):
+        return None  # "a | b | c && d": the grammar nests it otherwise than bash; it decides
+    return out

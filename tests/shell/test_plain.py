@@ -1,8 +1,9 @@
 """Lines of plain words are read without the grammar (shell._plain): the two readings agree.
 
-Every line of the corpora and many generated ones that ``plain_argv`` accepts must
-parse to the same ParsedLine as through tree-sitter; the grammar's quirks
-(``- a=b``, ``a@b`` as a program, a ``==`` word) are left to the grammar.
+Every line of the corpora and many generated ones (lists and pipelines of plain
+commands too) that ``plain_lines`` accepts must parse to the same ParsedLine as
+through tree-sitter; the grammar's quirks (``- a=b``, ``a@b`` as a program, a ``==``
+word, ``a | b | c && d``) are left to the grammar.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from multiplex.shell import _parse, parse_line
-from multiplex.shell._plain import plain_argv
+from multiplex.shell._plain import plain_argv, plain_lines
 
 CORPORA = Path(__file__).resolve().parent.parent
 CHARS = "abcXYZ019_./:,+@%=-"
@@ -24,11 +25,12 @@ _SENTENCE = (
     "@ a:b x,y +x - -- = if then do done in IF"
 )
 WORDS = _SENTENCE.split()
+OPERATORS = ["&&", " && ", "||", " || ", ";", " ; ", "|", " | "]
 
 
 def _grammar(line: str, monkeypatch: pytest.MonkeyPatch) -> object:
     with monkeypatch.context() as patch:
-        patch.setattr(_parse, "plain_argv", lambda line: None)
+        patch.setattr(_parse, "plain_lines", lambda line: None)
         return parse_line(line)
 
 
@@ -43,11 +45,15 @@ def _lines() -> list[str]:
         words += ["".join(rng.choices(CHARS, k=rng.randint(1, 5))) for _ in range(2)]
         rng.shuffle(words)
         lines.append((" " * rng.randint(1, 2)).join(words))
+    for _ in range(3000):
+        parts = [" ".join(rng.choices(WORDS, k=rng.randint(1, 3))) for _ in range(4)]
+        ops = rng.choices(OPERATORS, k=3)
+        lines.append("".join(p + o for p, o in zip(parts, [*ops, ""], strict=True)))
     return list(dict.fromkeys(lines))
 
 
 def test_plain_lines_parse_as_the_grammar_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    plain = [line for line in _lines() if plain_argv(line) is not None]
+    plain = [line for line in _lines() if plain_lines(line) is not None]
     assert len(plain) > 1000  # the generated lines reach the fast path
     differ = [line for line in plain if parse_line(line) != _grammar(line, monkeypatch)]
     assert differ == []
@@ -70,10 +76,16 @@ def test_plain_lines_parse_as_the_grammar_reads_them(monkeypatch: pytest.MonkeyP
         "ls # comment",
         "",
         "   ",
+        "a | b | c && d",  # the grammar nests it otherwise than bash
+        "sleep 9 &",
+        "make ;",
+        "a && && b",
+        "a |& b",
+        "echo ls | sh",
     ],
 )
 def test_lines_the_grammar_must_read(line: str) -> None:
-    assert plain_argv(line) is None
+    assert plain_lines(line) is None
 
 
 def test_plain_line_is_still_unwrapped_and_judged() -> None:
@@ -85,3 +97,13 @@ def test_plain_line_is_still_unwrapped_and_judged() -> None:
         ("rm", "-rf", "/"),
     ]
     assert parsed.commands[0].text == "sudo  nohup rm -rf /"
+
+
+def test_plain_pipeline_feeds_its_stages() -> None:
+    parsed = parse_line("cat notes | xargs rm -rf && echo done")
+    assert [(c.argv, c.upstream) for c in parsed.commands] == [
+        (("cat", "notes"), ()),
+        (("xargs", "rm", "-rf"), ("cat",)),
+        (("rm", "-rf"), ("cat",)),
+        (("echo", "done"), ()),
+    ]
