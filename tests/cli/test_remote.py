@@ -64,8 +64,8 @@ def test_list_answer_and_follow_approvals(up: Up) -> None:
     assert row["dangers"] == [{"pattern": "recursive-delete", "segment": "rm -rf ./scratch-dir"}]
     table = up.cli("approvals", "list", env={"COLUMNS": "250"})
     assert pending["approval_id"] in table.stdout
-    # docs/approvals.md#what-a-prompt-shows: each danger with the part of the line it is in.
-    assert "recursive-delete in 'rm -rf ./scratch-dir'" in table.stdout
+    # docs/approvals.md#what-a-prompt-shows: why it asks in words (one danger: its sentence).
+    assert "recursive-delete: Deletes recursively" in table.stdout
     bad = up.cli("approvals", "answer", pending["approval_id"], "sometimes")
     assert bad.returncode == 2 and "once" in bad.stderr and "deny" in bad.stderr
     ghost = up.cli("approvals", "answer", "ap-nope", "once")
