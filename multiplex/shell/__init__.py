@@ -3,11 +3,12 @@
 Pure: no I/O, no state, nothing of the gate, profiles, scopes or supervisor.
 A line is parsed (tree-sitter-bash) into simple commands with wrappers unwrapped
 and payloads parsed recursively (``_parse``, ``_words``, ``_unwrap``,
-``_variants``, ``_parsed``); the named patterns live in ``_catalogue`` and are
-found by ``_command_checks`` (one argv) and ``_detection`` (a whole line); options
-are read as each program reads them by ``_getopt``, and what a program's options or
-input make it run or write by ``_tool_code``, ``_runners`` and ``_sed``; the
-allow/deny rule language is ``_rules``. See docs/approvals.md#parsing and
+``_variants``, ``_parsed``; a line of plain words without the grammar: ``_plain``);
+the named patterns live in ``_catalogue`` and are found by ``_command_checks``
+(one argv) and ``_detection`` (a whole line); options are read as each program
+reads them by ``_getopt``, and what a program's options or input make it run or
+write by ``_tool_code``, ``_runners`` and ``_sed``; the allow/deny rule language is
+``_rules``. See docs/approvals.md#parsing and
 docs/allowlist.md#rules.
 """
 
