@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -38,13 +39,38 @@ __all__ = ["plan_local"]
 _SHELL = shutil.which("bash") or "/bin/sh"
 
 
+@functools.cache
+def _credentials_root() -> str | None:
+    """Where per-run credential folders go: a tmpfs when there is one (never the disk).
+
+    ``$XDG_RUNTIME_DIR`` when it is this user's own (0700), else ``/dev/shm``
+    (sticky, and each folder is 0700), else the temp dir. On a disk-backed
+    ``/tmp`` making and removing the folder costs more than the command itself.
+    """
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    candidates = ([runtime] if runtime else []) + ["/dev/shm"]
+    for folder in candidates:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            continue
+        mode = stat.S_IMODE(info.st_mode)
+        own = info.st_uid == os.getuid() and mode & 0o077 == 0
+        sticky = bool(info.st_mode & stat.S_ISVTX)
+        if stat.S_ISDIR(info.st_mode) and (own or sticky) and os.access(folder, os.W_OK | os.X_OK):
+            return folder
+    return None
+
+
 def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
     # docs/execution.md: a private per-run directory (0700), files 0400, removed afterwards.
     # docs/security.md#credentials-checked-when-used: each file is re-checked and read now;
     # one that fails is not mounted, whatever the last load said.
     if not scope.credential_mounts:
         return None, []
-    directory = Path(tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-"))
+    directory = Path(
+        tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-", dir=_credentials_root())
+    )
     refused: list[str] = []
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:

@@ -16,6 +16,7 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.execution import Execution, bwrap_status, execute, sandbox_argv, seccomp_fd
+from multiplex.execution._local import _credentials_root
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
@@ -132,13 +133,14 @@ def test_credentials_have_no_copy_on_the_hosts_disk(make_home, supervisor_of) ->
         files={"credentials/token.txt": "cred-x-abcdef123456\n"},
     )
     sup = supervisor_of("profiles_dir: profiles\n")
-    tmp = Path(tempfile.gettempdir())
+    roots = {Path(tempfile.gettempdir()), Path(_credentials_root() or tempfile.gettempdir())}
     seen: set[Path] = set()
     running = threading.Event()
 
     def watch() -> None:
         while not running.is_set():
-            seen.update(tmp.glob(f"multiplex-cred-{name}-*"))
+            for root in roots:
+                seen.update(root.glob(f"multiplex-cred-{name}-*"))
 
     watcher = threading.Thread(target=watch)
     watcher.start()
