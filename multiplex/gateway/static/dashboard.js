@@ -281,13 +281,38 @@
     return el(
       "div",
       { class: "why", testid: "approval-why" },
+      el("div", { class: "muted" }, "asked ",
+        el("time", { testid: "approval-asked", "data-created": a.created_at }, formatAsked(a.created_at)),
+        a.asked_by ? el("span", {}, " by ", el("strong", { testid: "approval-asked-by" }, a.asked_by)) : null,
+        " · context ", el("strong", { testid: "approval-context" }, a.context || "—")),
       el("div", { class: "muted" }, "in ", el("code", { testid: "approval-cwd" }, a.cwd || "—"),
         " · ", el("span", { testid: "approval-backend" }, (a.backend || "?") + " backend"),
-        " · asked by ", el("strong", { testid: "approval-step" }, a.step || "ask")),
-      patterns.length
-        ? el("ul", { class: "patterns" }, ...patterns)
-        : a.reason ? el("div", { class: "muted", testid: "approval-reason" }, a.reason) : null,
+        a.sandbox ? el("span", {}, " · sandbox ", el("strong", { testid: "approval-sandbox" }, a.sandbox)) : null,
+        a.network ? el("span", {}, " · network: ",
+          el("span", { testid: "approval-network", "data-network": a.network }, networkWords(a))) : null),
+      el("div", { class: "because" }, "Asks because: ",
+        el("strong", { testid: "approval-because" }, a.because || a.reason || "a human must approve")),
+      patterns.length ? el("ul", { class: "patterns" }, ...patterns) : null,
     );
+  }
+
+  // When a request was asked: the local time and how long ago (kept current by tick).
+  function formatAsked(createdAt) {
+    const at = Number(createdAt);
+    if (!Number.isFinite(at)) return "—";
+    const ago = Math.max(0, Math.round(Date.now() / 1000 - at));
+    return new Date(at * 1000).toLocaleTimeString() + " (" + ago + " s ago)";
+  }
+
+  // terminal.network and the egress allow list, in the words the CLI uses.
+  function networkWords(a) {
+    const allow = a.egress_allow || [];
+    if (a.network === "off") return "no network (loopback only)";
+    if (a.network === "host") return "the host's network, no egress proxy";
+    if (a.network !== "on") return a.network;
+    if (!allow.length) return "out through the egress proxy, any public host";
+    const more = allow.length > 3 ? " and " + (allow.length - 3) + " more" : "";
+    return "out through the egress proxy to " + allow.slice(0, 3).join(", ") + more + " only";
   }
 
   // What "Always allow" saves (docs/approvals.md#suggestions): the exact rule by default, or a
@@ -344,6 +369,9 @@
   function tick() {
     for (const node of document.querySelectorAll("[data-expires]")) {
       node.textContent = formatLeft(node.dataset.expires);
+    }
+    for (const node of document.querySelectorAll("[data-created]")) {
+      node.textContent = formatAsked(node.dataset.created);
     }
   }
 
