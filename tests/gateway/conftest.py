@@ -265,12 +265,16 @@ class SseReader:
             if want(*event):
                 return event
 
-    def run_events(self, run_id: str) -> list[str]:
-        """The names of ``run_id``'s events from here, up to and including ``run.finished``."""
+    def run_events(self, run_id: str, *, output: bool = False) -> list[str]:
+        """The names of ``run_id``'s events from here, up to and including ``run.finished``.
+
+        ``command.output`` (a command's live output, as many as its writes) only with ``output``.
+        """
         names: list[str] = []
         while not names or names[-1] != "run.finished":
             name, _ = self.until(lambda n, d: d.get("run_id") == run_id)
-            names.append(name)
+            if output or name != "command.output":
+                names.append(name)
         return names
 
     def connected(self) -> SseReader:
