@@ -38,12 +38,18 @@ def _verdict(cwd: Path, profile: str, command: str, context: str = "api") -> dic
         ("ci-bot", "docker push registry/app", "blocked"),
     ],
 )
-def test_the_shipped_examples_decide_as_documented(profile: str, command: str, outcome: str) -> None:
+def test_the_shipped_examples_decide_as_documented(
+    profile: str, command: str, outcome: str
+) -> None:
     assert _verdict(REPO, profile, command)["outcome"] == outcome
 
 
 def test_unattended_ops_turns_never_change_production() -> None:
-    for command in ("kubectl apply -f prod.yaml", "systemctl restart nginx", "git push origin main"):
+    for command in (
+        "kubectl apply -f prod.yaml",
+        "systemctl restart nginx",
+        "git push origin main",
+    ):
         verdict = _verdict(REPO, "ops", command, context="cron")
         assert verdict["outcome"] == "blocked" and "unattended" in verdict["cause"]
 
