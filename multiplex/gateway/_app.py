@@ -107,7 +107,9 @@ def create_app(
     # the body limit before anything reads a body, /mcp, the hot routes, then FastAPI.
     fast = JsonBody(FastPath(app.framework, gateway))  # a /v1/ body that is not JSON: 400
     front = mcp.route(fast)  # /mcp behind the same headers and body limit
-    app.front = SecurityHeaders(BodyLimit(front, limit=lambda: sup.config.gateway.max_request_bytes))
+    app.front = SecurityHeaders(
+        BodyLimit(front, limit=lambda: sup.config.gateway.max_request_bytes)
+    )
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(405, method_not_allowed)  # Allow: every method of the path
     app.include_router(_api_runs.router)
