@@ -192,6 +192,8 @@ def _spare(control: socket.socket, taken: int) -> int:
         _msg, fds, _flags, _addr = socket.recv_fds(control, 16, 4)
     except OSError:
         return 0
+    for fd in fds:  # only their copies made onto 0, 1 and 2 reach the command
+        os.set_inheritable(fd, False)
     control.close()
     if not fds:
         return 0  # the supervisor is gone
@@ -270,4 +272,6 @@ def _wait_for(child: int, wanted: set[int]) -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] != ["--serve"] or len(sys.argv) != 3:
         sys.exit("usage: _reaper.py --serve FD")
-    serve(socket.socket(fileno=int(sys.argv[2])))
+    channel = int(sys.argv[2])
+    os.set_inheritable(channel, False)  # a command must never reach the helper
+    serve(socket.socket(fileno=channel))

@@ -160,6 +160,13 @@ def test_shutdown_kill_leaves_nothing(sup: Supervisor, marker: str) -> None:
     assert left_behind(marker) == []
 
 
+def test_the_command_holds_only_its_stdio(sup: Supervisor) -> None:
+    # Nothing of the supervisor or the sub-reaper helper reaches the command: a
+    # socket to the helper would let it start processes that outlive its run.
+    result = run(sup, "ls /proc/$$/fd; true")  # "; true": bash forks ls, ls lists bash's fds
+    assert result.stdout.split() == ["0", "1", "2"]
+
+
 def test_exit_status_passes_through(sup: Supervisor) -> None:
     assert run(sup, "exit 7").exit_code == 7
     assert run(sup, "kill -9 $$").exit_code == 137
