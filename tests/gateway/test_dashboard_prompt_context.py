@@ -59,6 +59,10 @@ def test_the_card_says_who_when_in_what_and_why(gateway: Gateway, page: Any) -> 
     expect(card.get_by_test_id("approval-because")).to_have_text(
         "recursive-delete: " + pending["patterns"][0]["description"]
     )
+    # Said once: the danger below names its segment, not the sentence again.
+    expect(card.get_by_test_id("approval-pattern")).to_have_text(
+        re.compile(r"^recursive-delete\s+rm -rf \./scratch$")
+    )
     # The gate's step name is not what the operator is shown.
     expect(card.get_by_test_id("approval-why")).not_to_contain_text("asked by detection")
     expect(card.get_by_test_id("approval-why")).not_to_contain_text("detection")

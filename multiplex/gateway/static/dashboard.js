@@ -268,11 +268,13 @@
   // ever becomes a text node (el), never markup.
   function whyBlock(a) {
     const sentences = new Map((a.patterns || []).map((p) => [p.name, p.description]));
+    // "Asks because" already gives the first pattern's sentence: it is said once.
+    const told = a.because && (a.patterns || []).length ? a.patterns[0].name : null;
     const dangers = a.dangers || [];
     const patterns = dangers.length
       ? dangers.map((d) =>
           el("li", { testid: "approval-pattern", "data-pattern": d.pattern },
-            el("code", {}, d.pattern), " ", sentences.get(d.pattern) || "",
+            el("code", {}, d.pattern), " ", d.pattern === told ? "" : sentences.get(d.pattern) || "",
             el("pre", { class: "segment", testid: "approval-segment" }, d.segment)),
         )
       : (a.patterns || []).map((p) =>
