@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import logging
-import secrets
 import threading
 import time
 import weakref
@@ -34,13 +33,15 @@ from multiplex.supervision._config import SupervisorConfig, config_path_from, lo
 from multiplex.supervision._execution import GatedExecution
 from multiplex.supervision._reconfigure import RETIRED, ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
-from multiplex.supervision._turn import Turn
+from multiplex.supervision._turn import Turn, new_turn_id
 from multiplex.watching import SUPERVISOR_KEY, ConfigWatcher
 
 __all__ = ["Supervisor"]
 
 log = logging.getLogger("multiplex.supervisor")
 Mode = Literal["multiplex", "standalone"]
+# A context named by its text or its member, found without Enum's slow call path.
+_KINDS: dict[str, ContextKind] = {kind.value: kind for kind in ContextKind}
 
 
 class Supervisor(GatedExecution):
@@ -277,7 +278,7 @@ class Supervisor(GatedExecution):
         Inside another turn, the new one is a delegated child of it.
         """
         name = profile if profile is not None else self.router.route()
-        kind = context if isinstance(context, ContextKind) else ContextKind(context)
+        kind = _KINDS.get(context) or ContextKind(context)
         return Turn(self._scope_for, (name, session, kind, parent), self._turn_ended)
 
     def _scope_for(
@@ -289,8 +290,8 @@ class Supervisor(GatedExecution):
         return ProfileScope(
             view,
             session,
-            f"t-{secrets.token_hex(12)}",  # random: a global counter would leak other profiles' activity
-            context if isinstance(context, ContextKind) else ContextKind(context),
+            new_turn_id(),  # random: a global counter would leak other profiles' activity
+            _KINDS.get(context) or ContextKind(context),
             parent if parent is not None else peek_scope(),
             self.strict,
             self._profiles[name],
