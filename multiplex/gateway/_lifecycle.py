@@ -169,6 +169,7 @@ class RunLifecycle:
             str(doc["session_id"]),
             str(doc["context"]),
             commands,
+            asked_by=str(doc.get("asked_by") or ""),  # its next prompt names who asked
         )
         run.created_at = float(doc.get("created_at") or run.created_at)
         run.results = list(doc.get("results") or [])

@@ -283,6 +283,7 @@ class RunOut(BaseModel):
     profile: str
     session_id: str
     context: RunContext
+    asked_by: str = ""  # who submitted it (docs/approvals.md#what-a-prompt-shows)
     status: RunStatus
     kind: Literal["commands", "code"] = "commands"
     results: list[ResultOut | CellOut]

@@ -150,6 +150,7 @@ class Run:
                 "profile": self.profile,
                 "session_id": self.session_id,
                 "context": self.context,
+                "asked_by": self.asked_by,
                 "status": self.status,
                 "kind": self.kind,
                 "results": list(self.results),

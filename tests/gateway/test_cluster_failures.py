@@ -135,6 +135,8 @@ def test_a_parked_run_moves_to_another_node_on_a_graceful_stop(
     again = seen["pending_approval"]
     assert again["approval_id"] != parked["approval_id"]  # asked again, on b
     assert again["command"] == "echo handed-over"
+    # docs/approvals.md#what-a-prompt-shows: b's prompt still names who asked.
+    assert parked["asked_by"] == again["asked_by"] == seen["asked_by"] == "the admin token"
     assert [r["stdout"] for r in seen["results"]] == ["first\n"]  # what ran on a is kept
     assert b.admin.answer(run_id, again["approval_id"], "once").status_code == 200
     done = b.admin.wait(run_id, timeout=30)
