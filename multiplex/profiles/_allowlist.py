@@ -19,6 +19,7 @@ An entry may be a grant with conditions (:mod:`multiplex.profiles._grants`):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import threading
 import time
@@ -90,6 +91,14 @@ class _Snapshot:
     @property
     def indexed(self) -> bool:
         return self._ruleset is not None
+
+
+@functools.lru_cache(maxsize=8192)
+def _parsed_rule(text: str) -> Rule:
+    # A Rule is immutable and depends on its text alone: homes that allow the same
+    # rules (thousands at start) share one parse. A text that does not parse raises
+    # each time (exceptions are not cached).
+    return parse_rule(text)
 
 
 class AllowlistStore:
@@ -404,7 +413,7 @@ class AllowlistStore:
 
     def _parse_on_disk(self, text: str) -> Rule | InvalidRule:
         try:
-            return parse_rule(entry_rule(text))
+            return _parsed_rule(entry_rule(text))
         except RuleSyntaxError as exc:
             # The operator's entry stays in the file; it just allows nothing.
             entry = InvalidRule(text, str(exc), self._line_of(text))

@@ -38,6 +38,8 @@ def plan_credential_files(
     outside the home is a configuration error (docs/configuration.md#configyaml-keys). A missing file is a
     warning and is left out of the plan.
     """
+    if not relative:
+        return (), ()  # nothing to resolve: no walk of the home's path
     root = home.resolve()
     files: list[CredentialFile] = []
     warnings: list[str] = []

@@ -31,8 +31,9 @@ def _link_on_the_way(path: Path) -> Path | None:
 def check_sandbox_paths(home: Path, terminal: TerminalSettings, *, config: Path) -> tuple[str, ...]:
     """Refuse unsafe sandbox paths (``ProfileConfigError`` naming the key); return warnings."""
     warnings: list[str] = []
-    real_home = Path(os.path.realpath(home))
     lists = (("writable_paths", terminal.writable_paths), ("read_paths", terminal.read_paths))
+    # Resolved only when a path is named: most homes name none (thousands at start).
+    real_home = Path(os.path.realpath(home)) if any(items for _, items in lists) else home
     for key, items in lists:
         for index, item in enumerate(items):
             where = f"terminal.{key}.{index}"

@@ -158,10 +158,17 @@ def load_yaml_located(data: bytes, *, file: Path | str) -> Located:
         raise ProfileConfigError("not valid UTF-8", file=file, line=line) from None
     loader = _StrictLoader(text, file)
     try:
-        # Fast path: without '&' or '*' there can be no anchor or alias.
-        if "&" in text or "*" in text:
+        # Without '&' there is no anchor, and an alias with no anchor fails to
+        # compose: a '*' (a glob in a rule) costs the event scan only on a failure,
+        # where it names an alias exactly as a scan first would have.
+        if "&" in text:
             _refuse_anchors(text, file)
-        return Located(loader.get_single_data(), loader.marks)
+        try:
+            return Located(loader.get_single_data(), loader.marks)
+        except Exception:
+            if "*" in text:
+                _refuse_anchors(text, file)
+            raise
     except yaml.MarkedYAMLError as exc:
         marks = [m for m in (exc.context_mark, exc.problem_mark) if m is not None]
         # The first offending line: an unclosed quote on line 6 says line 6, not EOF.

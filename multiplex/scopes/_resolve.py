@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from multiplex.profiles import CredentialFile, ProfileState, TerminalSettings
 
@@ -46,10 +47,25 @@ class CredentialMount:
     read_only: bool = True
 
 
+class _ProcessBase:
+    # The process environment's base, with the raw os.environ contents it came
+    # from (one tuple: replaced whole). A view is built per home (10,000 at start)
+    # and os.environ decodes every key it yields; comparing the raw contents is
+    # one C-level dict comparison.
+    cached: ClassVar[tuple[dict[bytes, bytes], dict[str, str]] | None] = None
+
+
 def base_env(environ: Mapping[str, str]) -> dict[str, str]:
     """PATH, LANG, LC_*, TERM and HOME from the process environment; nothing else."""
+    raw = getattr(environ, "_data", None) if environ is os.environ else None
+    cached = _ProcessBase.cached
+    if cached is not None and isinstance(raw, dict) and raw == cached[0]:
+        return dict(cached[1])
     # Keys first, values only for the few kept (os.environ decodes every value read).
-    return {k: environ[k] for k in environ if k in _BASE_NAMES or k.startswith("LC_")}
+    base = {k: environ[k] for k in environ if k in _BASE_NAMES or k.startswith("LC_")}
+    if isinstance(raw, dict):
+        _ProcessBase.cached = (dict(raw), dict(base))
+    return base
 
 
 def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None) -> Path | None:

@@ -142,6 +142,8 @@ class EgressHub:
     def forget(self, home: Path) -> None:
         """End the namespace of a home no longer served."""
         with self._lock:
+            if not self._networks:
+                return  # nothing to end (no path to resolve: thousands of homes at close)
             found = self._networks.pop(Path(os.path.realpath(home)), None)
         if found is not None:
             found.close()
