@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from multiplex.cluster import Cluster
-from multiplex.gateway._auth import Authenticator
-from multiplex.gateway._events import EventHub
-from multiplex.gateway._feed import DecisionFeed
-from multiplex.gateway._listeners import ListenerSeats
-from multiplex.gateway._logs import log_event
-from multiplex.gateway._offloop import OffLoop
-from multiplex.gateway._retained import RetainedOutput, journaled
-from multiplex.gateway._run import Run
-from multiplex.gateway._runs import RunRegistry
-from multiplex.gateway._shared import ClusterBridge, SharedHub
-from multiplex.gateway._spill_files import SpillFiles
+from multiplex.gateway.events._events import EventHub
+from multiplex.gateway.events._feed import DecisionFeed
+from multiplex.gateway.http._auth import Authenticator
+from multiplex.gateway.http._listeners import ListenerSeats
+from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.journal import open_journal
+from multiplex.gateway.runs._offloop import OffLoop
+from multiplex.gateway.runs._retained import RetainedOutput, journaled
+from multiplex.gateway.runs._run import Run
+from multiplex.gateway.runs._runs import RunRegistry
+from multiplex.gateway.runs._spill_files import SpillFiles
+from multiplex.gateway.shared._shared import ClusterBridge, SharedHub
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 

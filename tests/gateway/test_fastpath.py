@@ -8,11 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
-from multiplex.gateway._fastpath import FastPath
-from multiplex.gateway._headers import SecurityHeaders
-from multiplex.gateway._json_body import JsonBody
-from multiplex.gateway._limits import BodyLimit
-from multiplex.gateway._verdict import ON_LOOP_MAX
+from multiplex.gateway.api._verdict import ON_LOOP_MAX
+from multiplex.gateway.http._fastpath import FastPath
+from multiplex.gateway.http._headers import SecurityHeaders
+from multiplex.gateway.http._json_body import JsonBody
+from multiplex.gateway.http._limits import BodyLimit
 from tests.gateway.conftest import Gateway
 
 # -- "wait": one request, the finished run -----------------------------------------------------

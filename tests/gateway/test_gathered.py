@@ -6,7 +6,7 @@ import asyncio
 import socket
 from typing import Any
 
-from multiplex.gateway._gathered import _Gathered
+from multiplex.gateway.http._gathered import _Gathered
 from tests.gateway.conftest import ADMIN, Gateway
 
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from multiplex.cluster import SharedEvent
-from multiplex.gateway._events import Event, Subscription, from_shared, make_event
-from multiplex.gateway._shared_hub import SharedHub
+from multiplex.gateway.events._events import Event, Subscription, from_shared, make_event
+from multiplex.gateway.shared._shared_hub import SharedHub
 
 
 async def _drain(sub: Subscription) -> list[Event]:

@@ -17,10 +17,10 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from multiplex.approval._decision import Danger, DecidedBy, Decision, Outcome
-from multiplex.gateway._logs import log_event
-from multiplex.gateway._run import FINAL, Run
+from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.journal._replay import Entry, retained
 from multiplex.gateway.journal._writer import JournalBusy, RunJournal
+from multiplex.gateway.runs._run import FINAL, Run
 
 if TYPE_CHECKING:
     from multiplex.supervision import Supervisor

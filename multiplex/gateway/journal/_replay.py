@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from multiplex.gateway._run import FINAL
+from multiplex.gateway.runs._run import FINAL
 
 __all__ = ["Entry", "last_states", "read_entries", "retained"]
 

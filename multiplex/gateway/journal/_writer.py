@@ -27,14 +27,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiplex.gateway._json import dumps
-from multiplex.gateway._redacted import redacted
+from multiplex.gateway.http._json import dumps
 from multiplex.gateway.journal._replay import Entry, last_states, read_entries, retained
+from multiplex.gateway.shared._redacted import redacted
 from multiplex.profiles import append_bytes, open_dir, replace_file
 
 if TYPE_CHECKING:
     from multiplex.approval._pending import PendingApproval
-    from multiplex.gateway._run import Run
+    from multiplex.gateway.runs._run import Run
 
 __all__ = ["JournalBusy", "RunJournal"]
 

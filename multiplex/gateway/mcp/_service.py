@@ -36,16 +36,16 @@ from multiplex._errors import RoutingError
 from multiplex.approval._pending import PendingApproval
 from multiplex.approval._records import MCP_CLIENT
 from multiplex.cluster import ClusterUnavailable
-from multiplex.gateway import _remote as remote
-from multiplex.gateway._auth import Principal
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._run import Run, approval_row
-from multiplex.gateway._runs import ShuttingDown, TooManyRuns
-from multiplex.gateway._shared import REDIS_UNAVAILABLE
+from multiplex.gateway.http._auth import Principal
 from multiplex.gateway.mcp._consent import answer_of, apply_reply, ask_client
 from multiplex.gateway.mcp._results import cell_result, command_result, refused, text_result
 from multiplex.gateway.mcp._rounds import consent_round, reply_of, state_of
 from multiplex.gateway.mcp._tools import CodeArgs, CommandArgs, ListArgs, TestArgs, tool_list
+from multiplex.gateway.runs._run import Run, approval_row
+from multiplex.gateway.runs._runs import ShuttingDown, TooManyRuns
+from multiplex.gateway.shared import _remote as remote
+from multiplex.gateway.shared._shared import REDIS_UNAVAILABLE
 
 __all__ = ["PRINCIPAL_KEY", "Fixed", "McpService"]
 

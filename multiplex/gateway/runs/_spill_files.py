@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from multiplex.gateway._json import dumps
-from multiplex.gateway._redacted import redacted
+from multiplex.gateway.http._json import dumps
+from multiplex.gateway.shared._redacted import redacted
 from multiplex.profiles import LinkRefused, open_dir, replace_file
 
 __all__ = ["FOLDER", "SpillFiles", "SpillUnreadable"]

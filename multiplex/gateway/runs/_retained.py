@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from multiplex.gateway._redacted import redacted
-from multiplex.gateway._run import Run
-from multiplex.gateway._spill_files import FOLDER, SpillFiles
+from multiplex.gateway.runs._run import Run
+from multiplex.gateway.runs._spill_files import FOLDER, SpillFiles
+from multiplex.gateway.shared._redacted import redacted
 
 if TYPE_CHECKING:
     from multiplex.gateway.journal import RunJournal

@@ -6,9 +6,9 @@ import asyncio
 
 from fastapi import APIRouter
 
-from multiplex.gateway._auth import Caller
-from multiplex.gateway._http import ERRORS, GatewayDep, no_profile
-from multiplex.gateway._models import KernelOut, KernelsEnded
+from multiplex.gateway.api._models import KernelOut, KernelsEnded
+from multiplex.gateway.http._auth import Caller
+from multiplex.gateway.http._http import ERRORS, GatewayDep, no_profile
 
 __all__ = ["router"]
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from multiplex.gateway._gathered import GatheringHttp
+from multiplex.gateway.http._gathered import GatheringHttp
 from multiplex.supervision import GatewayConfig
 
 __all__ = ["TRANSPORT", "ConnectionGuard", "ConnectionMetrics", "GuardedHttp", "client_key"]

@@ -13,10 +13,10 @@ import threading
 from typing import Any
 
 from multiplex.approval._pending import PendingApproval
-from multiplex.gateway._events import EventHub, make_event
-from multiplex.gateway._lifecycle import SHUTDOWN
-from multiplex.gateway._logs import log_event
-from multiplex.gateway._run import Run, approval_row
+from multiplex.gateway.events._events import EventHub, make_event
+from multiplex.gateway.http._logs import log_event
+from multiplex.gateway.runs._lifecycle import SHUTDOWN
+from multiplex.gateway.runs._run import Run, approval_row
 
 __all__ = ["RUN_CANCELLED", "RunPrompts"]
 

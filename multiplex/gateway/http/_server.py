@@ -23,10 +23,10 @@ import uvicorn
 
 from multiplex._errors import ConfigError
 from multiplex.execution.egress import default_hub
-from multiplex.gateway._app import create_app
-from multiplex.gateway._connections import ConnectionGuard, ConnectionMetrics, GuardedHttp
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._logs import install_json_logging
+from multiplex.gateway.http._app import create_app
+from multiplex.gateway.http._connections import ConnectionGuard, ConnectionMetrics, GuardedHttp
+from multiplex.gateway.http._logs import install_json_logging
 from multiplex.supervision import Supervisor
 
 __all__ = ["GatewayServer", "bind", "is_loopback", "serve"]

@@ -1,7 +1,7 @@
 """The event hub of a cluster node: local fan-out behind a copy to the shared stream (docs/cluster.md#events).
 
 :class:`SharedHub` sends every local event to the cluster's stream (through
-its :class:`~multiplex.gateway._shared.ClusterBridge`) before its own streams,
+its :class:`~multiplex.gateway.shared._shared.ClusterBridge`) before its own streams,
 so they carry its position. Events a worker leaves to :meth:`SharedHub.publish_soon`
 (a command's end) go out with that thread's next event or flush, in one write.
 Streams that follow the cluster say so when they subscribe (``follow=True``)
@@ -18,10 +18,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from multiplex.gateway._events import Event, EventHub, Subscription
+from multiplex.gateway.events._events import Event, EventHub, Subscription
 
 if TYPE_CHECKING:
-    from multiplex.gateway._shared import ClusterBridge
+    from multiplex.gateway.shared._shared import ClusterBridge
 
 __all__ = ["SharedHub"]
 

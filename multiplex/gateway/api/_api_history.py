@@ -10,15 +10,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 
 from multiplex.approval import DamagedRecord, DecisionFilter, fatigue_of, read_decisions
-from multiplex.gateway._auth import Caller
-from multiplex.gateway._http import ERRORS, GatewayDep
-from multiplex.gateway._models import (
+from multiplex.gateway.api._models import (
     DecisionRow,
     DecisionsPage,
     FatigueOut,
     RunStatus,
     RunSummary,
 )
+from multiplex.gateway.http._auth import Caller
+from multiplex.gateway.http._http import ERRORS, GatewayDep
 
 __all__ = ["router"]
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Query
 
 from multiplex.cluster import ClusterUnavailable
-from multiplex.gateway._auth import Caller
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import ERRORS, GatewayDep, no_profile
-from multiplex.gateway._models import RevokeIn, RevokeOut, SessionOut
+from multiplex.gateway.api._models import RevokeIn, RevokeOut, SessionOut
+from multiplex.gateway.http._auth import Caller
+from multiplex.gateway.http._http import ERRORS, GatewayDep, no_profile
 
 __all__ = ["router"]
 

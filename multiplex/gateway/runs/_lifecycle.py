@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from multiplex.approval._pending import PendingApproval
-from multiplex.gateway._logs import log_event
-from multiplex.gateway._run import Run
+from multiplex.gateway.http._logs import log_event
+from multiplex.gateway.runs._run import Run
 from multiplex.scopes import ScopedExecutor
 
 if TYPE_CHECKING:
-    from multiplex.gateway._retained import RetainedOutput
     from multiplex.gateway.journal import RunJournal
+    from multiplex.gateway.runs._retained import RetainedOutput
     from multiplex.supervision import Supervisor
 
 __all__ = ["SHUTDOWN", "Detached", "RunLifecycle"]

@@ -2,7 +2,7 @@
 
 An :class:`EventStream` sends its head (``: connected`` and what is re-sent on
 connect) through ASGI, then hands its connection to its subscription
-(:meth:`~multiplex.gateway._events.Subscription.write_to`): each event is
+(:meth:`~multiplex.gateway.events._events.Subscription.write_to`): each event is
 written by the hub's one callback per event, the same chunk for every stream,
 and the stream's own task only waits for the client to leave or the stream to
 end. Hundreds of listeners so cost one write each per event, not a task
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from fastapi.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from multiplex.gateway._auth import Principal
-from multiplex.gateway._connections import TRANSPORT
-from multiplex.gateway._events import Event, EventHub, Subscription
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._listeners import Seat
+from multiplex.gateway.events._events import Event, EventHub, Subscription
+from multiplex.gateway.http._auth import Principal
+from multiplex.gateway.http._connections import TRANSPORT
+from multiplex.gateway.http._listeners import Seat
 
 __all__ = ["EventStream", "Opened", "event_stream"]
 

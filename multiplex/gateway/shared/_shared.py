@@ -46,13 +46,13 @@ from multiplex.cluster import (
     resolution_doc,
     resolution_of,
 )
-from multiplex.gateway._coalesce import RemoteLeaders
-from multiplex.gateway._events import Event, from_shared, make_event
-from multiplex.gateway._handover import HandOver
-from multiplex.gateway._mirror import REDIS_UNAVAILABLE, EventMirror, redacted
-from multiplex.gateway._run import approval_row
-from multiplex.gateway._runs import RunRegistry, ShuttingDown
-from multiplex.gateway._shared_hub import SharedHub
+from multiplex.gateway.events._events import Event, from_shared, make_event
+from multiplex.gateway.runs._run import approval_row
+from multiplex.gateway.runs._runs import RunRegistry, ShuttingDown
+from multiplex.gateway.shared._coalesce import RemoteLeaders
+from multiplex.gateway.shared._handover import HandOver
+from multiplex.gateway.shared._mirror import REDIS_UNAVAILABLE, EventMirror, redacted
+from multiplex.gateway.shared._shared_hub import SharedHub
 from multiplex.profiles import Profile, ReloadResult
 from multiplex.supervision import Supervisor
 

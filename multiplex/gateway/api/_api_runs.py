@@ -14,21 +14,8 @@ from multiplex._errors import RoutingError
 from multiplex.approval import AnswerNotSaved
 from multiplex.approval._pending import Answer, Choice, PendingApproval, Resolution
 from multiplex.cluster import ClusterUnavailable
-from multiplex.gateway import _remote as remote
-from multiplex.gateway._auth import Caller, Principal
-from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import (
-    ERRORS,
-    SELF_APPROVE_REFUSED,
-    STREAM_ANSWERS,
-    GatewayDep,
-    json_response,
-    no_profile,
-    not_found,
-    sse_response,
-)
-from multiplex.gateway._models import (
+from multiplex.gateway.api._models import (
     AnswerIn,
     ApprovalOut,
     CancelOut,
@@ -40,11 +27,24 @@ from multiplex.gateway._models import (
     TestIn,
     VerdictOut,
 )
-from multiplex.gateway._run import FINAL, Run, approval_row
-from multiplex.gateway._runs import ShuttingDown, TooManyRuns
-from multiplex.gateway._shared import REDIS_UNAVAILABLE
-from multiplex.gateway._stream import Opened, event_stream
-from multiplex.gateway._verdict import verdict_of
+from multiplex.gateway.api._verdict import verdict_of
+from multiplex.gateway.events._events import Event, make_event, sse
+from multiplex.gateway.events._stream import Opened, event_stream
+from multiplex.gateway.http._auth import Caller, Principal
+from multiplex.gateway.http._http import (
+    ERRORS,
+    SELF_APPROVE_REFUSED,
+    STREAM_ANSWERS,
+    GatewayDep,
+    json_response,
+    no_profile,
+    not_found,
+    sse_response,
+)
+from multiplex.gateway.runs._run import FINAL, Run, approval_row
+from multiplex.gateway.runs._runs import ShuttingDown, TooManyRuns
+from multiplex.gateway.shared import _remote as remote
+from multiplex.gateway.shared._shared import REDIS_UNAVAILABLE
 
 __all__ = ["router", "run_document", "start_run", "visible_approval_requests"]
 

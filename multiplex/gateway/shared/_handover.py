@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from multiplex.cluster import Cluster, ClusterUnavailable, HandOff
-from multiplex.gateway._run import Run
-from multiplex.gateway._runs import RunRegistry
+from multiplex.gateway.runs._run import Run
+from multiplex.gateway.runs._runs import RunRegistry
 from multiplex.supervision import Supervisor
 
 __all__ = ["ADOPT_SECONDS", "HandOver"]

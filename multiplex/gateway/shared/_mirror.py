@@ -20,10 +20,10 @@ from typing import Any
 
 from multiplex.approval._pending import PendingApproval
 from multiplex.cluster import Announcement, Cluster, ClusterUnavailable, Outgoing, encode
-from multiplex.gateway._events import Event, EventHub
-from multiplex.gateway._redacted import redacted
-from multiplex.gateway._run import Run
-from multiplex.gateway._runs import RunRegistry
+from multiplex.gateway.events._events import Event, EventHub
+from multiplex.gateway.runs._run import Run
+from multiplex.gateway.runs._runs import RunRegistry
+from multiplex.gateway.shared._redacted import redacted
 
 __all__ = ["REDIS_UNAVAILABLE", "EventMirror", "redacted"]
 

@@ -14,13 +14,13 @@ from typing import Any
 from fastapi import HTTPException
 
 from multiplex.cluster import ClusterUnavailable
-from multiplex.gateway._auth import Principal
-from multiplex.gateway._events import Event, make_event, sse
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import SELF_APPROVE_REFUSED, not_found
-from multiplex.gateway._run import FINAL, Run
-from multiplex.gateway._run_prompts import RUN_CANCELLED
-from multiplex.gateway._shared import REDIS_UNAVAILABLE, ClusterBridge
+from multiplex.gateway.events._events import Event, make_event, sse
+from multiplex.gateway.http._auth import Principal
+from multiplex.gateway.http._http import SELF_APPROVE_REFUSED, not_found
+from multiplex.gateway.runs._run import FINAL, Run
+from multiplex.gateway.runs._run_prompts import RUN_CANCELLED
+from multiplex.gateway.shared._shared import REDIS_UNAVAILABLE, ClusterBridge
 
 __all__ = [
     "answer_shared",

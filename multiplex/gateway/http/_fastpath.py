@@ -20,12 +20,12 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from multiplex.gateway._api_runs import run_document, start_run
-from multiplex.gateway._auth import Principal
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._json import dumps
-from multiplex.gateway._models import RunIn, TestIn
-from multiplex.gateway._verdict import verdict_of
+from multiplex.gateway.api._api_runs import run_document, start_run
+from multiplex.gateway.api._models import RunIn, TestIn
+from multiplex.gateway.api._verdict import verdict_of
+from multiplex.gateway.http._auth import Principal
+from multiplex.gateway.http._json import dumps
 
 __all__ = ["FastPath"]
 

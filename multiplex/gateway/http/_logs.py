@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from multiplex.gateway._json import dumps
+from multiplex.gateway.http._json import dumps
 
 __all__ = ["EVENTS", "JsonLines", "install_json_logging", "log_event"]
 

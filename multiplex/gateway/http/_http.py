@@ -9,10 +9,10 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from multiplex.gateway._auth import Principal
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._json import dumps
-from multiplex.gateway._listeners import Seat
+from multiplex.gateway.http._auth import Principal
+from multiplex.gateway.http._json import dumps
+from multiplex.gateway.http._listeners import Seat
 
 __all__ = [
     "ERRORS",

@@ -8,10 +8,10 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from multiplex._errors import RoutingError
-from multiplex.gateway._auth import Principal
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import json_response, no_profile
-from multiplex.gateway._models import TestIn
+from multiplex.gateway.api._models import TestIn
+from multiplex.gateway.http._auth import Principal
+from multiplex.gateway.http._http import json_response, no_profile
 
 __all__ = ["ON_LOOP_MAX", "verdict_of"]
 

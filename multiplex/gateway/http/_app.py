@@ -14,20 +14,20 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from multiplex._errors import RoutingError
-from multiplex.gateway import _api_history, _api_info, _api_kernels, _api_runs, _api_sessions
-from multiplex.gateway._apidocs import mount_api_docs
-from multiplex.gateway._fastpath import FastPath
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._headers import SecurityHeaders
-from multiplex.gateway._json_body import JsonBody, document_body_errors
-from multiplex.gateway._limits import BodyLimit, validation_error
-from multiplex.gateway._methods import method_not_allowed
+from multiplex.gateway.api import _api_history, _api_info, _api_kernels, _api_runs, _api_sessions
+from multiplex.gateway.http._apidocs import mount_api_docs
+from multiplex.gateway.http._fastpath import FastPath
+from multiplex.gateway.http._headers import SecurityHeaders
+from multiplex.gateway.http._json_body import JsonBody, document_body_errors
+from multiplex.gateway.http._limits import BodyLimit, validation_error
+from multiplex.gateway.http._methods import method_not_allowed
 from multiplex.gateway.mcp import McpEndpoint
 from multiplex.supervision import Supervisor
 
 __all__ = ["STATIC_DIR", "GatewayApp", "create_app"]
 
-STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 _STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}")
 _PLACEHOLDER = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>multiplex</title></head>

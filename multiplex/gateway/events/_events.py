@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from multiplex.gateway._json import dumps
+from multiplex.gateway.http._json import dumps
 
 if TYPE_CHECKING:
     from multiplex.cluster import SharedEvent

@@ -13,13 +13,13 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from multiplex._errors import MultiplexError
 from multiplex.cluster import ClusterUnavailable
-from multiplex.gateway._api_runs import visible_approval_requests
-from multiplex.gateway._auth import Caller, Principal
-from multiplex.gateway._events import Event, from_shared, stream_order
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway._http import ERRORS, STREAM_ANSWERS, GatewayDep, no_profile
-from multiplex.gateway._models import ProfileOut, ReloadOut, WhoAmI
-from multiplex.gateway._stream import Opened, event_stream
+from multiplex.gateway.api._api_runs import visible_approval_requests
+from multiplex.gateway.api._models import ProfileOut, ReloadOut, WhoAmI
+from multiplex.gateway.events._events import Event, from_shared, stream_order
+from multiplex.gateway.events._stream import Opened, event_stream
+from multiplex.gateway.http._auth import Caller, Principal
+from multiplex.gateway.http._http import ERRORS, STREAM_ANSWERS, GatewayDep, no_profile
 from multiplex.supervision import describe_profile
 
 __all__ = ["router"]

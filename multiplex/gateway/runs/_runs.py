@@ -28,18 +28,18 @@ from typing import TYPE_CHECKING, Any
 from multiplex._errors import MultiplexError
 from multiplex.approval._decision import Outcome
 from multiplex.execution import RunResult
-from multiplex.gateway._events import EventHub, make_event
-from multiplex.gateway._feed import ASKED, DecisionFeed
-from multiplex.gateway._lifecycle import SHUTDOWN, RunLifecycle
-from multiplex.gateway._logs import log_event
-from multiplex.gateway._run import Run, cell_row, result_row
-from multiplex.gateway._run_prompts import RUN_CANCELLED, RunPrompts
+from multiplex.gateway.events._events import EventHub, make_event
+from multiplex.gateway.events._feed import ASKED, DecisionFeed
+from multiplex.gateway.http._logs import log_event
+from multiplex.gateway.runs._lifecycle import SHUTDOWN, RunLifecycle
+from multiplex.gateway.runs._run import Run, cell_row, result_row
+from multiplex.gateway.runs._run_prompts import RUN_CANCELLED, RunPrompts
 from multiplex.scopes import ScopedExecutor
 from multiplex.supervision import ParkedRun, Supervisor
 
 if TYPE_CHECKING:
-    from multiplex.gateway._retained import RetainedOutput
     from multiplex.gateway.journal import RunJournal
+    from multiplex.gateway.runs._retained import RetainedOutput
 
 __all__ = ["SHUTDOWN", "RunRegistry", "ShuttingDown", "TooManyRuns"]
 

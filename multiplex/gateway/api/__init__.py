@@ -1,0 +1,1 @@
+"""The routes of the HTTP API and their models (docs/gateway.md)."""
