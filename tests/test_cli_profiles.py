@@ -21,6 +21,7 @@ LIST_FIELDS = {
     "error",
     "sandbox",  # docs/execution.md#the-sandbox: bwrap, none, or null for other backends
     "sandbox_warning",
+    "serving_last_good_since",  # docs/cli.md: a broken profile still serving its last good config
 }
 
 

@@ -310,7 +310,7 @@ def test_200_listeners_each_get_the_event_and_leave_nothing_behind(
             "gateway.max_listeners_per_profile",
             "more than gateway.max_connections (100)",
         ),
-        ("header_timeout_s: 0", "gateway.header_timeout_s", "greater than 0"),
+        ("header_timeout_s: 0", "gateway.header_timeout_s", "must be more than 0"),
     ],
 )
 def test_bounds_out_of_range_are_refused_at_load_naming_the_key(
