@@ -9,24 +9,24 @@ itself lives in :mod:`multiplex.shell`. See docs/approvals.md.
 """
 
 from multiplex.approval import _surfaces  # noqa: F401  (registers the gate's surfaces)
-from multiplex.approval._always import AnswerNotSaved
-from multiplex.approval._fatigue import Fatigue, fatigue_of
 from multiplex.approval._gate import Gate
-from multiplex.approval._history import (
+from multiplex.approval.grants._always import AnswerNotSaved
+from multiplex.approval.grants._suggest import Suggestion, suggest
+from multiplex.approval.records._fatigue import Fatigue, fatigue_of
+from multiplex.approval.records._history import (
     DamagedRecord,
     DecisionFilter,
     decisions_file,
     follow_decisions,
     read_decisions,
 )
-from multiplex.approval._pending import Answer, Choice, PendingApproval
-from multiplex.approval._prompt import (
+from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
+from multiplex.approval.waiting._prompt import (
     CallbackPrompter,
     Prompter,
     PromptUndeliverable,
     TerminalPrompter,
 )
-from multiplex.approval._suggest import Suggestion, suggest
 
 __all__ = [
     "Answer",

@@ -11,9 +11,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from multiplex._metrics import Metrics
-from multiplex.approval._always import AlwaysAnswers
-from multiplex.approval._answers import decision_for, rules_to_save
-from multiplex.approval._bound_files import bindings_for
 from multiplex.approval._decision import (
     Danger,
     DecidedBy,
@@ -23,19 +20,8 @@ from multiplex.approval._decision import (
     Verdict,
     VerdictOutcome,
 )
-from multiplex.approval._parked import Parked
-from multiplex.approval._pending import (
-    Answer,
-    Choice,
-    PendingApproval,
-    PendingTable,
-    Resolution,
-)
 from multiplex.approval._place import place_of
-from multiplex.approval._prompt import Prompter, PromptUndeliverable
 from multiplex.approval._recheck import recheck_decision
-from multiplex.approval._records import DecisionRecorder, unrecorded_cause
-from multiplex.approval._sessions import SessionTable
 from multiplex.approval._smart import SmartApprover, consult
 from multiplex.approval._static_checks import (
     CONTAINER_BACKENDS,
@@ -44,8 +30,22 @@ from multiplex.approval._static_checks import (
     dangers_of,
     run_static_checks,
 )
-from multiplex.approval._suggest import with_suggestions
-from multiplex.approval._why import Why, why_asked
+from multiplex.approval.grants._always import AlwaysAnswers
+from multiplex.approval.grants._bound_files import bindings_for
+from multiplex.approval.grants._sessions import SessionTable
+from multiplex.approval.grants._suggest import with_suggestions
+from multiplex.approval.records._records import DecisionRecorder, unrecorded_cause
+from multiplex.approval.waiting._answers import decision_for, rules_to_save
+from multiplex.approval.waiting._parked import Parked
+from multiplex.approval.waiting._pending import (
+    Answer,
+    Choice,
+    PendingApproval,
+    PendingTable,
+    Resolution,
+)
+from multiplex.approval.waiting._prompt import Prompter, PromptUndeliverable
+from multiplex.approval.waiting._why import Why, why_asked
 from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ContextKind, ProfileScope, ProfileView

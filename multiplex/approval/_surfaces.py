@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from multiplex.approval._gate import PENDING_KEY, SESSIONS_KEY
-from multiplex.approval._pending import PendingTable
-from multiplex.approval._sessions import SessionTable
+from multiplex.approval.grants._sessions import SessionTable
+from multiplex.approval.waiting._pending import PendingTable
 from multiplex.scopes import ProfileScope, register_surface
 
 __all__: list[str] = []

@@ -9,23 +9,23 @@ import typer
 
 from multiplex import __version__
 from multiplex._errors import MultiplexError
-from multiplex.cli._allowlist import allowlist_app
-from multiplex.cli._approvals import approvals_app, exec_command
 from multiplex.cli._audit import audit
 from multiplex.cli._check import check
-from multiplex.cli._decisions import decisions
-from multiplex.cli._hook import hook_app
-from multiplex.cli._kernel import kernel_app
-from multiplex.cli._mcp import mcp
 from multiplex.cli._options import Command, Group
-from multiplex.cli._policy import policy_app
 from multiplex.cli._profiles import profiles_app
-from multiplex.cli._remote import answer_approval, list_approvals, runs_app
-from multiplex.cli._run import run_command
-from multiplex.cli._sessions import list_sessions, revoke_grant
 from multiplex.cli._state import CliState
-from multiplex.cli._suggest import suggest_rules
-from multiplex.cli._up import up
+from multiplex.cli.policy._allowlist import allowlist_app
+from multiplex.cli.policy._approvals import approvals_app, exec_command
+from multiplex.cli.policy._decisions import decisions
+from multiplex.cli.policy._policy import policy_app
+from multiplex.cli.policy._suggest import suggest_rules
+from multiplex.cli.remote._kernel import kernel_app
+from multiplex.cli.remote._remote import answer_approval, list_approvals, runs_app
+from multiplex.cli.remote._run import run_command
+from multiplex.cli.remote._sessions import list_sessions, revoke_grant
+from multiplex.cli.serving._hook import hook_app
+from multiplex.cli.serving._mcp import mcp
+from multiplex.cli.serving._up import up
 
 __all__ = ["app", "main"]
 

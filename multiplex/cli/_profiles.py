@@ -16,12 +16,12 @@ from rich.table import Table
 from rich.tree import Tree
 
 from multiplex._errors import ConfigError, RoutingError
-from multiplex.cli._complete import complete_profile
 from multiplex.cli._human import local_time, plain
 from multiplex.cli._options import Command, Group
 from multiplex.cli._output import emit_json
 from multiplex.cli._state import CliState, state_of
 from multiplex.cli._templates import config_template
+from multiplex.cli.remote._complete import complete_profile
 from multiplex.profiles import TOKEN_KEY
 from multiplex.supervision import describe_profile, profile_row
 
@@ -105,7 +105,7 @@ def _last_good_served(state: CliState, rows: list[dict[str, Any]]) -> dict[str, 
     """
     if not any(row["status"] == "error" for row in rows):
         return {}
-    from multiplex.cli._client import client_for
+    from multiplex.cli.remote._client import client_for
 
     try:
         client = client_for(state)

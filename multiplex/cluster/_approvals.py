@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from multiplex.approval._pending import Answer, Choice, Resolution
+from multiplex.approval.waiting._pending import Answer, Choice, Resolution
 from multiplex.cluster._events import MAXLEN, encode
 from multiplex.cluster._link import RedisLink
 from multiplex.cluster._publish import ANNOUNCE_LUA, Inline

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from multiplex.approval._sessions import SessionState, SessionTable
+from multiplex.approval.grants._sessions import SessionState, SessionTable
 from multiplex.cluster._link import ClusterUnavailable, RedisLink
 from multiplex.shell import RuleSet
 

@@ -163,4 +163,4 @@ class Signals:
                     with contextlib.suppress(Exception):
                         await within(connection.disconnect(nowait=True))
                 with contextlib.suppress(Exception):
-                    await within(pubsub.aclose())  # type: ignore[no-untyped-call]
+                    await within(pubsub.aclose())  # type: ignore[no-untyped-call,unused-ignore]

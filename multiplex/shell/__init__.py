@@ -12,9 +12,9 @@ write by ``_tool_code``, ``_runners`` and ``_sed``; the allow/deny rule language
 docs/allowlist.md#rules.
 """
 
-from multiplex.shell._catalogue import Pattern
-from multiplex.shell._deny import deny_match
-from multiplex.shell._detection import (
+from multiplex.shell.carriers._options import risky_option
+from multiplex.shell.detection._catalogue import Pattern
+from multiplex.shell.detection._detection import (
     DANGEROUS,
     HARDLINE,
     Finding,
@@ -25,8 +25,9 @@ from multiplex.shell._detection import (
     find_protected_write,
     write_targets,
 )
-from multiplex.shell._options import risky_option
-from multiplex.shell._parse import (
+from multiplex.shell.detection._target_checks import find_other_home
+from multiplex.shell.detection._targets import Place
+from multiplex.shell.parsing._parse import (
     MAX_CHARS,
     MAX_DEPTH,
     MAX_SEGMENTS,
@@ -35,9 +36,8 @@ from multiplex.shell._parse import (
     SimpleCommand,
     parse_line,
 )
-from multiplex.shell._rules import MAX_RULE_LENGTH, Rule, RuleSet, exact_rule, parse_rule
-from multiplex.shell._target_checks import find_other_home
-from multiplex.shell._targets import Place
+from multiplex.shell.rules._deny import deny_match
+from multiplex.shell.rules._rules import MAX_RULE_LENGTH, Rule, RuleSet, exact_rule, parse_rule
 
 __all__ = [
     "DANGEROUS",

@@ -18,8 +18,8 @@ from multiplex._errors import ConfigError
 from multiplex._metrics import Metrics
 from multiplex.approval import Gate
 from multiplex.approval._decision import Decision, Verdict
-from multiplex.approval._parked import Parked
-from multiplex.approval._sessions import SessionState
+from multiplex.approval.grants._sessions import SessionState
+from multiplex.approval.waiting._parked import Parked
 from multiplex.execution import LiveOutput, ProcessTracker, RunResult, execute
 from multiplex.execution.kernels import CellResult, KernelPool
 from multiplex.profiles import Profile

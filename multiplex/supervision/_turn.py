@@ -8,8 +8,8 @@ from collections.abc import Callable
 from types import TracebackType
 
 from multiplex.approval._decision import Decision
-from multiplex.approval._parked import Parked
-from multiplex.approval._pending import PendingApproval
+from multiplex.approval.waiting._parked import Parked
+from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.execution import RunResult
 from multiplex.scopes import ContextKind, ProfileScope, bind, restore
 

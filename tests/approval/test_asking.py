@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from multiplex import Outcome, Supervisor
-from multiplex.approval._pending import Answer, Choice, PendingApproval
-from multiplex.approval._prompt import CallbackPrompter, TerminalPrompter
+from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
+from multiplex.approval.waiting._prompt import CallbackPrompter, TerminalPrompter
 
 DANGEROUS = "rm -rf ./scratch-dir"
 

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from multiplex import Supervisor
-from multiplex.approval._pending import PendingApproval
-from multiplex.approval._prompt import CallbackPrompter, TerminalPrompter
+from multiplex.approval.waiting._pending import PendingApproval
+from multiplex.approval.waiting._prompt import CallbackPrompter, TerminalPrompter
 from tests.conftest import run_cli
 
 SECRET = "sekrit-value-0123456789abcdef"

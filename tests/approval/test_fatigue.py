@@ -7,8 +7,8 @@ import threading
 import time
 
 from multiplex import Supervisor
-from multiplex.approval._pending import Answer, Choice
-from multiplex.approval._prompt import CallbackPrompter
+from multiplex.approval.waiting._pending import Answer, Choice
+from multiplex.approval.waiting._prompt import CallbackPrompter
 from tests.conftest import run_cli
 
 

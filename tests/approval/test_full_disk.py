@@ -17,7 +17,7 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.approval import read_decisions
-from multiplex.approval._history import DamagedRecord
+from multiplex.approval.records._history import DamagedRecord
 from multiplex.profiles import append_bytes
 from tests.conftest import run_cli, write_home
 from tests.tmpfs import fill, mounted_tmpfs

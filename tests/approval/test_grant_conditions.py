@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from multiplex import Outcome, Supervisor
-from multiplex.approval._pending import PendingApproval
-from multiplex.approval._prompt import CallbackPrompter
+from multiplex.approval.waiting._pending import PendingApproval
+from multiplex.approval.waiting._prompt import CallbackPrompter
 from multiplex.profiles import GrantText
 from multiplex.shell import parse_line
 

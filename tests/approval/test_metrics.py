@@ -6,7 +6,7 @@ import threading
 import time
 
 from multiplex import Outcome
-from multiplex.approval._pending import Answer, Choice
+from multiplex.approval.waiting._pending import Answer, Choice
 
 
 def test_every_outcome_is_counted(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from multiplex import Outcome, Supervisor
-from multiplex.approval._pending import Answer, Choice
+from multiplex.approval.waiting._pending import Answer, Choice
 from multiplex.scopes import peek_scope
 from multiplex.supervision import ParkedRun
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from multiplex import Outcome, Supervisor
-from multiplex.approval._pending import Answer, Choice
-from multiplex.approval._prompt import CallbackPrompter
+from multiplex.approval.waiting._pending import Answer, Choice
+from multiplex.approval.waiting._prompt import CallbackPrompter
 
 
 def wait_for(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]

@@ -8,9 +8,9 @@ import time
 
 from multiplex import Outcome, Supervisor
 from multiplex.approval import TerminalPrompter, suggest
-from multiplex.approval._pending import PendingApproval
-from multiplex.approval._prompt import CallbackPrompter
-from multiplex.approval._suggest import candidates
+from multiplex.approval.grants._suggest import candidates
+from multiplex.approval.waiting._pending import PendingApproval
+from multiplex.approval.waiting._prompt import CallbackPrompter
 
 
 def test_candidates_run_from_exact_to_wider_and_never_cut_after_an_option() -> None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from multiplex import Supervisor
-from multiplex.approval._pending import Answer, Choice
+from multiplex.approval.waiting._pending import Answer, Choice
 
 HELPER = "from multiplex.kernel import run, RequestRefused\n"
 DANGEROUS = "rm -rf /tmp/mx-kernel-test-never-there"

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from multiplex import Supervisor
-from multiplex.approval._prompt import TerminalPrompter
-from multiplex.approval._records import ANSWERED_BY
+from multiplex.approval.records._records import ANSWERED_BY
+from multiplex.approval.waiting._prompt import TerminalPrompter
 from tests.gateway.conftest import TOKENS, Gateway, SseReader
 
 

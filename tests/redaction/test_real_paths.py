@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from multiplex import Outcome, Supervisor
-from multiplex.approval._pending import Answer, Choice
+from multiplex.approval.waiting._pending import Answer, Choice
 from multiplex.supervision import ParkedRun
 from tests.conftest import HomeFactory
 

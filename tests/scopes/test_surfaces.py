@@ -28,7 +28,7 @@ REQUIRED_SURFACES = {
 
 def _exercise(sup: Supervisor) -> None:
     """Touch every per-profile surface the library has: turns, caches, gate, sessions."""
-    from multiplex.approval._pending import Answer, Choice
+    from multiplex.approval.waiting._pending import Answer, Choice
 
     for name in sup.profiles:
         with sup.turn(name, session="s1", context="cron") as scope:

@@ -441,7 +441,7 @@ def test_abbreviated_destructive_options_with_a_catastrophic_target_are_blocked(
 
 
 def test_an_option_that_only_shares_a_letter_is_not_read_as_another() -> None:
-    from multiplex.shell._argv import has_long
+    from multiplex.shell.parsing._argv import has_long
 
     assert not has_long(["--follow-tags", "origin"], "force")
     assert not has_long(["--", "--force"], "force")

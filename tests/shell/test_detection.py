@@ -71,7 +71,7 @@ def test_ordinary_commands_are_not_flagged(line: str) -> None:
 
 @pytest.mark.parametrize(("rule", "command"), DENY_CASES)
 def test_deny_rules_see_through_disguise(rule: str, command: str) -> None:
-    rules = pytest.importorskip("multiplex.shell._rules")
+    rules = pytest.importorskip("multiplex.shell.rules._rules")
     parsed_rule = rules.parse_rule(rule)
     argvs = parse_line(command).match_argvs()
     assert any(parsed_rule.matches(argv, ignore_case_program=True) for argv in argvs), argvs

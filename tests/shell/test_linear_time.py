@@ -67,13 +67,13 @@ def _nested(tree: Any, inside: bool = False) -> bool:
 
 def _patterns() -> Iterator[tuple[str, Any]]:
     """(where, parsed pattern) for every regex of multiplex.shell, compiled or inline."""
-    folder = Path(multiplex.shell.__path__[0])
-    for info in pkgutil.iter_modules(multiplex.shell.__path__, "multiplex.shell."):
+    for info in pkgutil.walk_packages(multiplex.shell.__path__, "multiplex.shell."):
         module = importlib.import_module(info.name)
+        assert module.__file__ is not None
         for name, value in vars(module).items():
             if isinstance(value, re.Pattern):
                 yield f"{info.name}.{name}", re._parser.parse(value.pattern, value.flags)  # type: ignore[attr-defined]
-        source = ast.parse((folder / f"{info.name.rsplit('.', 1)[1]}.py").read_text())
+        source = ast.parse(Path(module.__file__).read_text())
         for node in ast.walk(source):
             if (
                 isinstance(node, ast.Call)

@@ -1,4 +1,4 @@
-"""Lines of plain words are read without the grammar (shell._plain): the two readings agree.
+"""Lines of plain words are read without the grammar (shell.parsing._plain): the two readings agree.
 
 Every line of the corpora and many generated ones (lists and pipelines of plain
 commands too) that ``plain_lines`` accepts must parse to the same ParsedLine as
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from multiplex.shell import _parse, parse_line
-from multiplex.shell._plain import plain_argv, plain_lines
+from multiplex.shell import parse_line
+from multiplex.shell.parsing import _parse
+from multiplex.shell.parsing._plain import plain_argv, plain_lines
 
 CORPORA = Path(__file__).resolve().parent.parent
 CHARS = "abcXYZ019_./:,+@%=-"

@@ -12,7 +12,7 @@ from fastapi.responses import Response
 
 from multiplex._errors import RoutingError
 from multiplex.approval import AnswerNotSaved
-from multiplex.approval._pending import Answer, Choice, PendingApproval, Resolution
+from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval, Resolution
 from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway.api._models import (

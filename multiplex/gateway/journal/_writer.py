@@ -33,7 +33,7 @@ from multiplex.gateway.shared._redacted import redacted
 from multiplex.profiles import append_bytes, open_dir, replace_file
 
 if TYPE_CHECKING:
-    from multiplex.approval._pending import PendingApproval
+    from multiplex.approval.waiting._pending import PendingApproval
     from multiplex.gateway.runs._run import Run
 
 __all__ = ["JournalBusy", "RunJournal"]

@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, ElicitResult, RequestId
 
 from multiplex.approval import AnswerNotSaved, Gate
-from multiplex.approval._pending import Answer, Choice, PendingApproval
+from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
 
 __all__ = ["CONSENT_SCHEMA", "answer_of", "apply_reply", "ask_client", "consent_message"]
 

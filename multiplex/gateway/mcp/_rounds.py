@@ -19,7 +19,7 @@ from mcp_types import (
     InputRequiredResult,
 )
 
-from multiplex.approval._pending import PendingApproval
+from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.gateway.mcp._consent import CONSENT_SCHEMA, consent_message
 
 __all__ = ["CONSENT_KEY", "consent_round", "reply_of", "state_of"]

@@ -33,8 +33,8 @@ from pydantic import BaseModel, ValidationError
 
 from multiplex import __version__
 from multiplex._errors import RoutingError
-from multiplex.approval._pending import PendingApproval
-from multiplex.approval._records import MCP_CLIENT
+from multiplex.approval.records._records import MCP_CLIENT
+from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway.http._auth import Principal

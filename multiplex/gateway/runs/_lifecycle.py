@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from multiplex.approval._pending import PendingApproval
+from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.runs._run import Run
 from multiplex.scopes import ScopedExecutor

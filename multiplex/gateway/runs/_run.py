@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from multiplex.approval._pending import PendingApproval
+from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.execution import RunResult
 from multiplex.execution.kernels import CellResult
 from multiplex.supervision import ParkedRun

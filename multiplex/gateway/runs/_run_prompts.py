@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from multiplex.approval._pending import PendingApproval
+from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.gateway.events._events import EventHub, make_event
 from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.runs._lifecycle import SHUTDOWN

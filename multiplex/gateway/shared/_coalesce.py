@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from multiplex.approval._decision import Danger
-from multiplex.approval._pending import Arbiter, PendingApproval
-from multiplex.approval._why import Why
+from multiplex.approval.waiting._pending import Arbiter, PendingApproval
+from multiplex.approval.waiting._why import Why
 from multiplex.cluster import Announcement, Cluster, ClusterUnavailable
 
 __all__ = ["RemoteLeaders"]

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from multiplex.approval._pending import PendingApproval
+from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.cluster import Announcement, Cluster, ClusterUnavailable, Outgoing, encode
 from multiplex.gateway.events._events import Event, EventHub
 from multiplex.gateway.runs._run import Run

@@ -32,7 +32,7 @@ from prometheus_client.registry import Collector
 
 from multiplex.approval._decision import Decision
 from multiplex.approval._gate import SESSIONS_KEY
-from multiplex.approval._pending import PendingApproval, Resolution
+from multiplex.approval.waiting._pending import PendingApproval, Resolution
 from multiplex.cluster import (
     CANCEL_CHANNEL,
     CLOSE_SECONDS,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from multiplex.approval._pending import PendingApproval
-from multiplex.approval._prompt import CallbackPrompter
+from multiplex.approval.waiting._pending import PendingApproval
+from multiplex.approval.waiting._prompt import CallbackPrompter
 from multiplex.gateway.mcp._consent import consent_message
 
 

@@ -1,0 +1,171 @@
+"""Delivering approval requests to a human (docs/approvals.md#outcomes-and-what-the-agent-sees, docs/approvals.md#who-can-answer).
+
+A prompter delivers a request; the answer comes back through
+``request.answer(...)`` (any thread, any time) or the wait ends with a cause.
+Every failure to get an answer is ``cancelled`` with its cause — never a deny.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Protocol, runtime_checkable
+
+from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
+
+__all__ = [
+    "CallbackPrompter",
+    "PromptUndeliverable",
+    "Prompter",
+    "TerminalPrompter",
+    "parse_choice",
+    "prompt_lines",
+]
+
+
+class PromptUndeliverable(Exception):
+    """The prompter cannot show this request to anyone (the message is the cause)."""
+
+
+@runtime_checkable
+class Prompter(Protocol):
+    """Shows an approval request to a human.
+
+    ``deliver`` must return promptly; the answer arrives later via
+    ``request.answer`` or ``request.cancel``. Raise ``PromptUndeliverable`` when
+    the request cannot be shown (another UI owns the terminal, ...).
+    """
+
+    def deliver(self, request: PendingApproval) -> None: ...
+
+
+_WORDS = {
+    "o": Choice.ONCE,
+    "once": Choice.ONCE,
+    "y": Choice.ONCE,
+    "yes": Choice.ONCE,
+    "s": Choice.SESSION,
+    "session": Choice.SESSION,
+    "a": Choice.ALWAYS,
+    "always": Choice.ALWAYS,
+    "d": Choice.DENY,
+    "deny": Choice.DENY,
+    "n": Choice.DENY,
+    "no": Choice.DENY,
+}
+
+
+def parse_choice(text: str) -> Choice | None:
+    """``o``/``once``, ``s``/``session``, ``a``/``always``, ``d``/``deny`` (case-insensitive)."""
+    return _WORDS.get(text.strip().lower())
+
+
+class CallbackPrompter:
+    """Calls ``ask(request)`` on its own thread; the return value is the answer.
+
+    ``ask`` returns an ``Answer``, a ``Choice`` or a choice word. If it raises,
+    the request is cancelled with the cause ``prompt callback raised <Class>``.
+    """
+
+    def __init__(self, ask: Callable[[PendingApproval], Answer | Choice | str | None]) -> None:
+        self._ask = ask
+
+    def deliver(self, request: PendingApproval) -> None:
+        threading.Thread(
+            target=self._run, args=(request,), daemon=True, name="multiplex-prompt"
+        ).start()
+
+    def _run(self, request: PendingApproval) -> None:
+        try:
+            reply = self._ask(request)
+        except Exception as exc:  # docs/approvals.md#outcomes-and-what-the-agent-sees: a raising callback is cancelled, not denied
+            request.cancel(f"prompt callback raised {type(exc).__name__}")
+            return
+        if reply is None:
+            return  # the callback will answer later (or the wait times out)
+        if isinstance(reply, Answer):
+            request.answer(reply)
+            return
+        choice = reply if isinstance(reply, Choice) else parse_choice(reply)
+        if choice is None:
+            request.cancel(f"prompt callback gave no valid answer ({reply!r})")
+        else:
+            request.answer(Answer(choice, by="terminal"))
+
+
+class TerminalPrompter:
+    """Asks on a terminal: ``[o]nce [s]ession [a]lways [d]eny``, or the number of a
+    suggested rule to save it "always" (docs/approvals.md#suggestions).
+
+    Only one prompt owns the terminal at a time: a second concurrent request is
+    undeliverable (cancelled with that cause), not queued behind a hidden one.
+    EOF and interrupts cancel the request with their cause.
+    """
+
+    def __init__(self, stdin: IO[str], stdout: IO[str], *, attempts: int = 3) -> None:
+        self._in = stdin
+        self._out = stdout
+        self._attempts = attempts
+        self._owner = threading.Lock()
+
+    def deliver(self, request: PendingApproval) -> None:
+        if not self._owner.acquire(blocking=False):
+            raise PromptUndeliverable("another prompt owns the terminal")
+        threading.Thread(
+            target=self._run, args=(request,), daemon=True, name="multiplex-tty"
+        ).start()
+
+    def _run(self, request: PendingApproval) -> None:
+        try:
+            self._out.write("\n".join(prompt_lines(request)) + "\n")
+            for _ in range(self._attempts):
+                if not request.open:
+                    return
+                chosen = _choosable(request)
+                more = f" or 1-{len(chosen)}" if len(chosen) > 1 else ""
+                self._out.write(f"[o]nce [s]ession [a]lways [d]eny{more} > ")
+                self._out.flush()
+                line = self._in.readline()
+                if line == "":
+                    request.cancel("input closed (EOF) before an answer")
+                    return
+                choice = parse_choice(line)
+                if choice is not None:
+                    request.answer(Answer(choice, by="terminal"))
+                    return
+                rule = chosen.get(line.strip()) if len(chosen) > 1 else None
+                if rule is not None:
+                    request.answer(Answer(Choice.ALWAYS, rule=rule, by="terminal"))
+                    return
+                self._out.write(f"please answer o, s, a or d{more}\n")
+            request.cancel("no valid answer on the terminal")
+        except KeyboardInterrupt:
+            request.cancel("interrupted")
+        except (OSError, ValueError) as exc:
+            request.cancel(f"terminal unavailable ({type(exc).__name__})")
+        finally:
+            self._owner.release()
+
+
+def prompt_lines(request: PendingApproval) -> list[str]:
+    """What a terminal shows a human before asking (docs/approvals.md#the-terminal-prompt):
+    the command, who asked, when, where and in what, and why, once."""
+    asked = time.strftime("%H:%M:%S", time.localtime(request.created_at))
+    who = f" by {request.asked_by}" if request.asked_by else ""
+    return [
+        "",
+        f"The agent wants to run (profile {request.profile}, session {request.session}):",
+        f"    {request.display}",
+        f"  Asked:        at {asked}{who} (context {request.context})",
+        *request.why.lines(),
+    ]
+
+
+def _choosable(request: PendingApproval) -> dict[str, str]:
+    """The suggested rules a number picks (a redacted one cannot be saved by its text)."""
+    return {
+        str(number): item.rule
+        for number, item in enumerate(request.why.suggestions, 1)
+        if not item.redacted
+    }

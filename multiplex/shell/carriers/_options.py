@@ -1,0 +1,173 @@
+"""Options that make an allowlisted program write files or run other programs (docs/allowlist.md#options-that-run-programs).
+
+An allow rule like ``git log *`` vouches for reading history, not for
+``git log --output=FILE`` or ``--ext-diff``. ``risky_option`` names the first such
+option of an argv, so the gate's allowlist step passes the command on to
+detection instead of approving it. Options are read as the program reads them: a
+unique prefix of a long option counts (``--outp`` is ``--output``), and the
+programs of ``shell.carriers._tool_code`` are judged by what they carry. A pure leaf.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from multiplex.shell.carriers._tool_code import CARRYING, TAR_OPTIONS, awk_program, carried
+from multiplex.shell.detection._secret_checks import starts_programs
+from multiplex.shell.parsing._getopt import read_options
+from multiplex.shell.parsing._unwrap import unwrap_step
+
+__all__ = ["RISKY_OPTIONS", "risky_option"]
+
+
+def _o(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+# program -> option prefixes ("--output" also covers "--output=FILE"; "-o" covers "-oFILE").
+RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
+    "git": _o(
+        "--output --ext-diff -c --exec-path --upload-pack --receive-pack --exec -x -O "
+        "--open-files-in-pager --output-directory --template --config-env --textconv -u"
+    ),
+    "find": _o("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
+    "fd": _o("-x --exec -X --exec-batch"),
+    "sort": _o("-o --output --compress-program"),
+    "tar": _o(
+        "--to-command --checkpoint-action --use-compress-program -I --info-script -F "
+        "--new-volume-script --rsh-command --rmt-command -x --extract --get"
+    ),
+    "rsync": _o("-e --rsh --rsync-path --log-file --write-batch --only-write-batch"),
+    "less": _o("-o --log-file -O --LOG-FILE --lesskey-file"),
+    "more": (),
+    "man": _o("-P --pager -H --html -l --local-file -E"),
+    "zip": _o("-T -TT --unzip-command"),
+    "ssh": _o("-o -F -L -R -D -w"),
+    "scp": _o("-S -o -F"),
+    "curl": _o(
+        "-o --output -O --remote-name -K --config -T --upload-file -D --dump-header -c --cookie-jar"
+    ),
+    "wget": _o("-O --output-document -o --output-file -a --append-output -e --execute -P"),
+    "rg": _o("--pre --pre-glob"),
+    "vim": _o("-c --cmd -S"),
+    "vi": _o("-c --cmd -S"),
+    "nvim": _o("-c --cmd -S"),
+    "diff": _o("--to-file"),
+    "date": _o("-s --set"),
+    "xxd": _o("-r"),
+    "jq": _o("--rawfile --slurpfile"),
+    "tee": (),
+    "sqlite3": _o("-cmd -init"),
+    "psql": _o("-c --command -f --file -o --output"),
+    "mysql": _o("-e --execute"),
+    "ls": (),
+    "cat": (),
+    "pytest": _o("--junit-xml --junitxml --debug --resultlog --result-log --report-log --basetemp"),
+    "openssl": _o("-out -keyout"),
+}
+# Long options that are not risky but that a risky one begins with: an exact word is that
+# option, not an abbreviation of the longer one (GNU getopt_long, git's parse-options).
+_EXACT_SAFE: dict[str, tuple[str, ...]] = {
+    "git": _o("--text"),
+    "tar": _o("--checkpoint --to-stdout --totals --touch --file --list"),
+    "man": _o("--help"),
+}
+
+
+_INTERPRETERS = frozenset(
+    {"node", "nodejs", "bun", "deno", "perl", "ruby", "lua", "luajit", "rscript", "php"}
+)
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+
+
+# Every program risky_option reads the options of (the rest return at once).
+_JUDGED = frozenset(
+    {*RISKY_OPTIONS, *CARRYING, *_INTERPRETERS, "awk", "gawk", "mawk", "nawk", "gtar", "bsdtar"}
+)
+
+
+def _starts(arg: str, option: str) -> bool:
+    if arg == option:
+        return True
+    if option.startswith("--"):
+        return arg.startswith(option + "=")
+    # "-oFILE": a short option glued to its value (only for options of one letter).
+    return len(option) == 2 and arg.startswith(option) and not arg.startswith("--")
+
+
+def _abbreviates(arg: str, prog: str, longs: tuple[str, ...]) -> str | None:
+    """The risky long option ``--name`` abbreviates (``--outp`` for ``--output``), or None."""
+    name = arg.partition("=")[0]
+    if len(name) < 3 or name in _EXACT_SAFE.get(prog, ()):
+        return None
+    return next((o for o in longs if o.startswith(name)), None)
+
+
+def risky_option(argv: Sequence[str]) -> str | None:
+    """The first option of ``argv`` that writes a file or runs a program, or None."""
+    if not argv:
+        return None
+    prog = argv[0].rpartition("/")[2].lower()
+    if prog not in _JUDGED and not _PYTHON.match(prog):
+        return None  # ls, cat, echo …: no option of theirs writes or runs anything
+    args = argv[1:]
+    if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
+        prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=…
+    if prog in ("awk", "gawk", "mawk", "nawk"):
+        return _awk(args)
+    if prog in _INTERPRETERS or _PYTHON.match(prog):
+        # node -e 'execSync(…)': inline code that starts programs (docs/security.md#code-carriers)
+        scripts = unwrap_step(tuple(argv), (), None).scripts
+        if any(starts_programs(code) for code in scripts):
+            return "inline code starts programs"
+    tool = carried(prog, args)
+    why = tool.runs or tool.unknown or ("writes " + tool.writes[0] if tool.writes else None)
+    if why is not None:
+        return why
+    if prog in ("tar", "gtar", "bsdtar") and read_options(args, TAR_OPTIONS).has(
+        "-x", "--extract", "--get"
+    ):
+        return "-x"
+    options = RISKY_OPTIONS.get(prog, ())
+    if not options:
+        return None
+    exact, long_values, glued, longs = _shapes(options)
+    for arg in args:
+        if arg == "--":
+            break
+        # One set lookup and two C-level prefix tests per word; the option's name only on a hit.
+        if arg in exact or arg.startswith(long_values) or _glued(arg, glued):
+            return next(option for option in options if _starts(arg, option))
+        if arg.startswith("--") and longs:
+            found = _abbreviates(arg, prog, longs)
+            if found is not None:
+                return found
+    return None
+
+
+_AWK_RISK = re.compile(r"system|\||>|getline|inplace")
+
+
+def _awk(args: Sequence[str]) -> str | None:
+    code, files = awk_program(args)
+    if files:
+        return "awk program file"
+    return "system/pipe" if any(_AWK_RISK.search(c) for c in code) else None
+
+
+def _glued(arg: str, glued: tuple[str, ...]) -> bool:
+    return arg.startswith(glued) and not arg.startswith("--")
+
+
+@functools.lru_cache(maxsize=128)
+def _shapes(
+    options: tuple[str, ...],
+) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """What :func:`_starts` accepts, by shape: exact words, ``--long=``, glued ``-oVALUE``;
+    and the long options an abbreviation may stand for."""
+    long_values = tuple(o + "=" for o in options if o.startswith("--"))
+    glued = tuple(o for o in options if len(o) == 2 and not o.startswith("--"))
+    longs = tuple(o for o in options if o.startswith("--"))
+    return frozenset(options), long_values, glued, longs

@@ -1,0 +1,257 @@
+"""Editors, debuggers, ssh, make and expect: the shell commands their options or input carry.
+
+The readers behind ``shell.carriers._tool_code.carried`` for the programs that run a
+command given as an ex command (``vim +!cmd``, ``ed`` ``!cmd``), a debugger
+command (``gdb -ex 'shell cmd'``), an ssh option (``-o ProxyCommand=cmd``), a
+makefile fragment (``make --eval``, a makefile on stdin, ``CC='cmd'``) or a Tcl
+``spawn`` (``expect -c``). Each line is read by hand, once, left to right
+(docs/security.md#linear-time). A pure leaf: stdlib and ``shell.parsing._getopt``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from multiplex.shell.parsing._getopt import read_options, table
+
+__all__ = [
+    "NOTHING",
+    "SHELL_WORDS",
+    "Carried",
+    "ed_code",
+    "expect_code",
+    "first_word",
+    "gdb_code",
+    "make_code",
+    "ssh_code",
+    "vim_code",
+    "words",
+]
+
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What one invocation carries beyond its own work."""
+
+    payloads: tuple[str, ...] = ()
+    runs: str | None = None
+    unknown: str | None = None
+    writes: tuple[str, ...] = ()
+    scripts: tuple[str, ...] = ()  # interpreter code (vim :py, gdb python): scanned as text
+
+
+NOTHING = Carried()
+
+
+def words(text: str) -> frozenset[str]:
+    """The words of ``text`` as a set (tables written as one string)."""
+    return frozenset(text.split())
+
+
+# ---- ex/ed/gdb commands ------------------------------------------------------------
+# ":!cmd", ":silent !cmd", ":r !cmd", ":w !cmd", "e !cmd" (ed); gdb "shell cmd", "!cmd".
+# Read by hand, not by a regex: each ex line is looked at once, left to right.
+_SILENT = ("silent!", "silent", "sil!", "sil")
+_BANG_VERBS = ("read", "write", "edit", "r", "w", "e")
+_EX_CODE = words(
+    "call exe execute py python py3 python3 pyx pythonx pyf pyfile lua luafile perl perldo "
+    "rub ruby rubyfile ter terminal so source"
+)
+_GDB_SHELL = ("shell", "pipe", "|")
+_GDB_CODE = words("python py pi python-interactive guile gu source so compile")
+
+
+def _ex_line(line: str) -> str:
+    text = line.lstrip(": \t")
+    for word in _SILENT:
+        if text.startswith(word):
+            return text[len(word) :].lstrip()
+    return text
+
+
+def _bang(text: str) -> str | None:
+    """The shell command of ``!cmd``, ``r !cmd``, ``1,2w !cmd`` (an ex line), or None."""
+    text = text.lstrip("0123456789,.$%'<> \t")
+    for verb in _BANG_VERBS:
+        if text.startswith(verb) and text[len(verb) :].lstrip().startswith("!"):
+            text = text[len(verb) :].lstrip()
+            break
+    return text[1:] if text.startswith("!") else None
+
+
+def first_word(text: str) -> str:
+    """The command word of an ex or gdb line, without a trailing ``!`` or ``(``."""
+    words = text.split(None, 1)
+    return words[0].rstrip("!(") if words else ""
+
+
+def _ex(lines: Sequence[str], code: frozenset[str]) -> tuple[list[str], bool, list[str]]:
+    payloads: list[str] = []
+    scripts: list[str] = []
+    runs = False
+    for line in lines:
+        text = _ex_line(line)
+        bang = _bang(text)
+        if bang is not None:
+            runs = True
+            payloads.extend([bang] if bang.strip() else [])
+        elif first_word(text) in code or "system(" in text or "systemlist(" in text:
+            runs = True
+            scripts.append(text)  # call system("…"), py3 os.system("…"): literals checked
+    return payloads, runs, scripts
+
+
+_VIM = table(
+    "cmd= clean noplugin remote-expr= servername= startuptime=", "c= S=? u= U= T= i= w= W="
+)
+
+
+def vim_code(args: Sequence[str], fed: str | None) -> Carried:
+    commands = [a[1:] for a in args if a.startswith("+")]
+    parsed = read_options([a for a in args if not a.startswith("+")], _VIM)
+    commands += parsed.values("-c", "--cmd")
+    if fed is not None and parsed.has("-e", "-E"):
+        commands += fed.splitlines()
+    payloads, runs, scripts = _ex(commands, _EX_CODE)
+    unknown = "vim -S script" if parsed.has("-S", "-u") else None
+    why = "vim runs a shell command" if runs else None
+    return Carried(tuple(payloads), why, unknown, scripts=tuple(scripts))
+
+
+def ed_code(args: Sequence[str], fed: str | None) -> Carried:
+    if fed is None:
+        return Carried(unknown="ed reads its commands from standard input")
+    payloads, runs, _ = _ex(fed.splitlines(), frozenset())
+    return Carried(tuple(payloads), "ed runs a shell command" if runs else None)
+
+
+_GDB = table(
+    "ex= eval-command= iex= init-eval-command= x= command= ix= init-command= batch p= pid= "
+    "q quiet silent nx n nh args core= c= directory= d= cd= se= s= symbols= e= exec= tty= "
+    "data-directory= D=",
+    "x= ex= p= c= d= s= e= D=",
+    single=True,
+)
+
+
+def gdb_code(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _GDB)
+    lines = parsed.values("--ex", "--eval-command", "--iex", "--init-eval-command", "-ex")
+    payloads: list[str] = []
+    scripts: list[str] = []
+    runs = False
+    for line in lines:
+        text = line.strip()
+        verb = next((v for v in _GDB_SHELL if text.startswith(v)), "!" if text[:1] == "!" else "")
+        if verb:
+            runs = True
+            rest = text[len(verb) :].strip()
+            payloads.extend([rest] if rest else [])
+        elif first_word(text) in _GDB_CODE:
+            runs = True
+            scripts.append(text)
+    unknown = (
+        "gdb -x script" if parsed.has("--x", "--command", "--ix", "--init-command", "-x") else None
+    )
+    why = "gdb runs a shell command" if runs else None
+    return Carried(tuple(payloads), why, unknown, scripts=tuple(scripts))
+
+
+_SSH_RUNS = ("proxycommand", "localcommand", "knownhostscommand", "match")
+_SSH = table("", "B= b= c= D= E= e= F= I= i= J= L= l= m= O= o= p= Q= R= S= W= w=")
+
+
+def ssh_code(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _SSH, permute=False)
+    payloads: list[str] = []
+    for value in parsed.values("-o"):
+        name, _, rest = value.replace("=", " ", 1).strip().partition(" ")
+        if name.lower() in _SSH_RUNS:
+            payloads.append(rest.strip())
+    runs = "ssh -o runs a local command" if payloads else None
+    unknown = "ssh -F config" if parsed.has("-F") else None
+    return Carried(tuple(p for p in payloads if p), runs, unknown)
+
+
+_MAKE = table(
+    "eval= file= makefile= directory= include-dir= jobs=? load-average=? old-file= assume-old= "
+    "what-if= new-file= assume-new= output-sync=? debug=? always-make environment-overrides "
+    "ignore-errors keep-going just-print dry-run recon question silent quiet touch trace "
+    "print-directory no-print-directory warn-undefined-variables shuffle=?",
+    "E= f= C= I= j=? l=? o= W= O=? d e i k n q s t w B L R r S",
+)
+_RECIPE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
+SHELL_WORDS = re.compile(r"[\s;&|`$()<>]")
+_ASSIGN = re.compile(r"^([A-Za-z_.][A-Za-z0-9_.]*)\s*[:+?!]?=(.*)$", re.DOTALL)
+
+
+def _makefile_code(text: str) -> list[str]:
+    """Recipe lines (a tab first) and ``$(shell …)`` calls of makefile text."""
+    found = [m.group(1) for m in _RECIPE_SHELL.finditer(text)]
+    found += [ln[1:].lstrip("@-+") for ln in text.splitlines() if ln.startswith("\t")]
+    return [f for f in found if f.strip()]
+
+
+def make_code(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _MAKE)
+    payloads: list[str] = []
+    runs: str | None = None
+    for text in parsed.values("-E", "--eval"):
+        payloads += _makefile_code(text)
+        runs = "make --eval"
+    makefiles = parsed.values("-f", "--file", "--makefile")
+    if any(f in _STDIN_FILES for f in makefiles) and fed is not None:
+        payloads += _makefile_code(fed)
+        runs = runs or "a makefile the line feeds"
+    for op in parsed.operands:
+        m = _ASSIGN.match(op)
+        if m is None:
+            continue
+        value = m.group(2)
+        if m.group(1) == ".SHELLFLAGS":  # .SHELLFLAGS='-c CMD': CMD, then the recipe
+            words = value.split()
+            while words and words[0].startswith("-"):
+                words.pop(0)
+            value = " ".join(words)
+        # CC='rm -rf /' is a command make runs; CFLAGS='-O2 -g' only flags.
+        command = bool(SHELL_WORDS.search(value)) and not value.lstrip().startswith("-")
+        if command or m.group(1) == ".SHELLFLAGS":
+            payloads.append(value)
+        if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES"):
+            runs = runs or f"make {m.group(1)}= override"
+    unknown: str | None = None
+    if any(f in _STDIN_FILES for f in makefiles):
+        unknown = "a makefile from standard input"
+    for folder in parsed.values("-C", "--directory"):
+        if folder.startswith(("/", "~", "$")) or ".." in folder.split("/"):
+            unknown = f"make -C {folder}"
+    return Carried(tuple(p for p in payloads if p.strip()), runs, unknown)
+
+
+_EXPECT = table("", "c= f= b= d D= i n N v")
+_EXPECT_RUNS = re.compile(r"(?:^|[;\[{]\s*)(?:spawn|exec|system)\s+([^;\]\n]*)")
+_TCL_BRACES = re.compile(r"\{([^{}]*)\}")
+
+
+def expect_code(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _EXPECT, permute=False)
+    code = "\n".join(parsed.values("-c"))
+    if not parsed.has("-c", "-f") and not parsed.operands and fed is not None:
+        code += "\n" + fed
+    payloads: list[str] = []
+    for line in code.splitlines():
+        for m in _EXPECT_RUNS.finditer(line):
+            # Tcl quotes with braces: "spawn sh -c {rm -rf /}" is sh -c 'rm -rf /'.
+            tcl = _TCL_BRACES.sub(lambda b: shlex.quote(b.group(1)), m.group(1)).rstrip("} ")
+            words = tcl.split(" ")
+            while words and words[0].startswith("-"):  # spawn -noecho CMD
+                words.pop(0)
+            payloads.append(" ".join(words))
+    runs = "expect spawns a program" if payloads or 'open "|' in code else None
+    unknown = "expect script file" if parsed.has("-f") or parsed.operands else None
+    return Carried(tuple(p for p in payloads if p), runs, unknown)

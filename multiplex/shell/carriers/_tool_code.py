@@ -1,0 +1,331 @@
+"""Programs that run shell commands given in their options or their input (docs/security.md#code-carriers).
+
+``carried(prog, args, fed)`` says what one invocation of such a program carries:
+the shell lines it runs (``payloads``: parsed and checked like a line of their
+own, so hardline and deny rules hold inside), why it runs code (``runs``: asks in
+every mode, never approved by an allow rule), what it reads that the line does
+not show (``unknown``: a script or argument file; never approved by an allow
+rule) and the files it writes (``writes``). Options are read with the shared
+reader (``shell.parsing._getopt``), so ``--use-compress=``, ``tar tIf PROG`` and
+``-oProxyCommand=`` count. The readers of editors, debuggers, ssh, make and expect
+live in ``shell.carriers._runners``. A pure leaf: stdlib and its fellow leaves.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+
+from multiplex.shell.carriers._runners import (
+    NOTHING,
+    SHELL_WORDS,
+    Carried,
+    ed_code,
+    expect_code,
+    first_word,
+    gdb_code,
+    make_code,
+    ssh_code,
+    vim_code,
+    words,
+)
+from multiplex.shell.carriers._sed import sed_facts
+from multiplex.shell.parsing._getopt import read_options, table
+
+__all__ = [
+    "CARRYING",
+    "TAR_OPTIONS",
+    "Carried",
+    "awk_program",
+    "carried",
+    "endless_spawn",
+    "git_writes",
+]
+
+_RSYNC = table(
+    "rsh= rsync-path= log-file= write-batch= only-write-batch= files-from= exclude-from= include-from=",
+    "e= f= T=",
+)
+_REMOTE_SHELLS = frozenset({"ssh", "rsh", "/usr/bin/ssh"})
+
+
+def _rsync(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _RSYNC)
+    shells = parsed.values("-e", "--rsh")
+    remote = parsed.values("--rsync-path")  # run on the other host, like "ssh host CMD"
+    # "-e ./tool" names a program (judged by its name); "-e 'cmd; …'" is a command line.
+    local = [
+        s for s in shells if SHELL_WORDS.search(s.strip()) and first_word(s) not in _REMOTE_SHELLS
+    ]
+    writes = parsed.values("--log-file", "--write-batch", "--only-write-batch")
+    why = "rsync -e runs a local command" if local else None
+    return Carried(tuple(shells + remote), why, None, tuple(writes))
+
+
+TAR_OPTIONS = table(
+    "to-command= checkpoint=? checkpoint-action= use-compress-program= info-script= "
+    "new-volume-script= rsh-command= rmt-command= file= directory= files-from= exclude-from= "
+    "create extract get list append update concatenate catenate delete diff compare test-label "
+    "to-stdout verbose gzip bzip2 xz zstd lzip lzma compress auto-compress exclude= transform= "
+    "xform= owner= group= mode= mtime= blocking-factor= record-size= label= tape-length= "
+    "starting-file= newer= after-date= newer-mtime= index-file= totals=? strip-components= "
+    "one-file-system overwrite keep-old-files skip-old-files remove-files wildcards",
+    "f= C= T= X= I= F= b= H= K= L= N= V= g= c x t r u A d z j J Z a v k m O p P h W",
+    bundle=True,
+)
+_TAR_PROGRAMS = ("--to-command", "--use-compress-program", "-I", "--info-script", "--new-volume-script",
+                 "-F", "--rsh-command", "--rmt-command")  # fmt: skip
+_TAR_WRITES = (
+    "-c",
+    "-r",
+    "-u",
+    "-A",
+    "--create",
+    "--append",
+    "--update",
+    "--concatenate",
+    "--catenate",
+)
+
+
+def _tar(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, TAR_OPTIONS)
+    payloads = parsed.values(*_TAR_PROGRAMS)
+    for action in parsed.values("--checkpoint-action"):
+        kind, _, command = action.partition("=")
+        if kind in ("exec", "sleep") or kind.startswith("ex"):
+            payloads.append(command)
+    # A program named alone (./filter.sh) is judged by its name, like a script on the
+    # line; a command line (sh -c "…") runs code and asks. Neither is ever allowlisted.
+    unknown = "tar runs a program" if payloads or parsed.has("--checkpoint-action") else None
+    writes = tuple(parsed.values("-f", "--file")) if parsed.has(*_TAR_WRITES) else ()
+    if parsed.has("-x", "--extract", "--get"):
+        writes += parsed.operands  # the members named are written over
+    if unknown is None and parsed.has("-T", "--files-from"):
+        unknown = "tar -T list"
+    return Carried(
+        tuple(p for p in payloads if p.strip()), _command_line(payloads), unknown, writes
+    )
+
+
+_SORT = table(
+    "output= compress-program= files0-from= temporary-directory= key= field-separator=",
+    "o= k= t= T= S=",
+)
+
+
+def _sort(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _SORT)
+    programs = parsed.values("--compress-program")
+    unknown = "sort --compress-program" if programs else None
+    writes = tuple(parsed.values("-o", "--output"))
+    return Carried(tuple(programs), _command_line(programs), unknown, writes)
+
+
+_MAN = table(
+    "pager= html=? local-file config-file= manpath= prompt= troff-device=? preprocessor=",
+    "P= H=? l C= M= r= T=? p=",
+)
+
+
+def _man(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _MAN)
+    programs = [p for p in parsed.values("-P", "--pager", "-H", "--html") if p]
+    unknown = "man runs a pager or browser" if programs or parsed.has("-H", "--html") else None
+    return Carried(tuple(programs), _command_line(programs), unknown)
+
+
+def _command_line(programs: Sequence[str]) -> str | None:
+    """Why a program option runs code: it holds a command line, not one program's name."""
+    lines = [p for p in programs if SHELL_WORDS.search(p.strip()) and not _plain_tool(p)]
+    return f"runs the command {lines[0]!r}" if lines else None
+
+
+# A pager or compressor with options only ("less -R", "zstd -T0") runs nothing else.
+_PLAIN_TOOLS = words("less more most cat bat pg gzip pigz bzip2 pbzip2 xz pixz zstd lz4 lzip")
+_METACHARS = re.compile(r"[;&|`$()<>\n]")
+
+
+def _plain_tool(line: str) -> bool:
+    parts = line.split()
+    return (
+        bool(parts) and parts[0].rpartition("/")[2] in _PLAIN_TOOLS and not _METACHARS.search(line)
+    )
+
+
+_LESS = table(
+    "log-file= LOG-FILE= lesskey-file= tag= pattern=", "o= O= k= t= p= b= h= j= x= y= z= P="
+)
+
+
+def _less(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _LESS)
+    writes = parsed.values("-o", "-O", "--log-file", "--LOG-FILE")
+    return Carried(
+        unknown="less --lesskey-file" if parsed.has("-k", "--lesskey-file") else None,
+        writes=tuple(writes),
+    )
+
+
+_XARGS = table(
+    "arg-file= delimiter= eof=? replace=? max-lines=? max-args= max-procs= max-chars= "
+    "process-slot-var= null interactive no-run-if-empty open-tty verbose exit show-limits",
+    "a= d= E= e=? I= i=? L= l=? n= P= s= 0 p r o t x",
+)
+_CODE_PROGRAMS = frozenset(
+    {"git", "sh", "bash", "zsh", "dash", "ksh", "env", "sudo", "make", "node", "perl", "ruby",
+     "python", "python3", "awk", "gawk", "sed", "tar", "find", "xargs", "eval", "ssh", "vim"}
+)  # fmt: skip
+
+
+def endless_spawn(prog: str, args: Sequence[str], upstream: Sequence[str]) -> bool:
+    """``yes | xargs -P0 sh -c …``: endless input, each line a process, no limit on them."""
+    if prog not in ("xargs", "parallel") or "yes" not in upstream:
+        return False
+    if prog == "parallel":
+        return any(a in ("-j0", "--jobs=0") or a.endswith("-j0") for a in args) or "0" in [
+            args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-j", "--jobs")
+        ]
+    return "0" in read_options(args, _XARGS, permute=False).values("-P", "--max-procs")
+
+
+def _xargs(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _XARGS, permute=False)
+    if not parsed.has("-a", "--arg-file"):
+        return NOTHING
+    inner = parsed.operands[0].rpartition("/")[2] if parsed.operands else "echo"
+    why = "xargs reads the arguments from a file"
+    return Carried(runs=why if inner in _CODE_PROGRAMS else None, unknown=why)
+
+
+_PYTEST = table(
+    "junit-xml= junitxml= debug=? resultlog= result-log= report-log= basetemp= html= "
+    "log-file= cov-report= json-report-file= alluredir= pastebin= confcutdir= rootdir=",
+)
+_PYTEST_WRITES = ("--junit-xml", "--junitxml", "--resultlog", "--result-log", "--report-log",
+                  "--basetemp", "--html", "--log-file", "--json-report-file")  # fmt: skip
+
+
+def _pytest(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _PYTEST)
+    writes = parsed.values(*_PYTEST_WRITES)
+    for value in parsed.values("--debug") or (["pytestdebug.log"] if parsed.has("--debug") else []):
+        writes.append(value or "pytestdebug.log")
+    return Carried(writes=tuple(writes))
+
+
+def _openssl(args: Sequence[str], fed: str | None) -> Carried:
+    outs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-out", "-keyout", "--out")]
+    outs += [a.partition("=")[2] for a in args if a.startswith("-out=")]
+    return Carried(writes=tuple(outs))
+
+
+def _sed(args: Sequence[str], fed: str | None) -> Carried:
+    facts = sed_facts(args)
+    if facts.sandbox:
+        return Carried(writes=facts.files if facts.in_place else ())
+    # "e CMD" runs a command the line shows; "s///e" and a bare "e" run the input's text,
+    # which the line does not show (never allowlisted, judged like a script by name).
+    runs = "sed e runs a shell command" if facts.commands else None
+    writes = facts.writes + (facts.files if facts.in_place else ())
+    unknown = "sed -f script" if facts.script_file else "sed -i" if facts.in_place else None
+    if facts.runs_text:
+        unknown = unknown or "sed runs the text it reads"
+    if facts.writes:
+        unknown = unknown or "sed w writes a file"
+    return Carried(facts.commands, runs, unknown, writes)
+
+
+_AWK = table(
+    "source= file= include= load= assign= field-separator= exec= dump-variables=? profile=? "
+    "pretty-print=? debug=? in-place",
+    "e= f= i= l= v= F= E= d=? p=? o=? D=?",
+)
+
+
+def awk_program(args: Sequence[str]) -> tuple[list[str], bool]:
+    """The program text of ``awk ARGS`` (``--source=``/``-e`` or the first operand) and
+    whether it also loads code from a file (``-f``, ``-i``, ``-l``, ``-E``)."""
+    code, files = _awk_program(tuple(args))
+    return list(code), files
+
+
+@functools.lru_cache(maxsize=128)  # the unwrapper, the allowlist step and the writes ask
+def _awk_program(args: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    parsed = read_options(args, _AWK)
+    files = parsed.has("-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec")
+    code = parsed.values("-e", "--source")
+    if not code and not files and parsed.operands:
+        code = [parsed.operands[0]]
+    return tuple(code), files
+
+
+_GIT_WRITERS = table(
+    "output= output-directory= source= staged worktree ours theirs force quiet patch "
+    "pathspec-from-file= ignore-unmerged overlay no-overlay merge conflict= cached "
+    "ignore-unmatch dry-run",
+    "o= s= f q p m n r k",
+)
+
+
+def git_writes(sub: str, rest: Sequence[str]) -> tuple[str, ...]:
+    """Files a git subcommand writes over: ``--output=F``, the paths of ``checkout -- P``,
+    ``restore P``, ``rm P``, ``mv A B`` (docs/approvals.md#protected-files)."""
+    if sub not in ("checkout", "restore", "rm", "mv") and not any("--o" in a for a in rest):
+        return ()  # git status, commit, push …: one C-level scan of the words
+    return _git_writes(sub, tuple(rest))
+
+
+@functools.lru_cache(maxsize=128)  # write_targets is asked by several checks per command
+def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
+    parsed = read_options(rest, _GIT_WRITERS)
+    out = parsed.values("--output")
+    if sub == "checkout":
+        dash = list(rest).index("--") if "--" in rest else -1
+        out += list(rest[dash + 1 :]) if dash >= 0 else list(parsed.operands[1:])
+    elif sub in ("restore", "rm", "mv"):
+        out += list(parsed.operands)
+    return tuple(out)
+
+
+_NPM = table(
+    "script-shell= node-options= prefix= userconfig= globalconfig= call= shell= workspace= "
+    "workspaces include-workspace-root if-present ignore-scripts silent loglevel= registry= "
+    "global",
+    "C= c= w= g s",
+)
+
+
+def _npm(args: Sequence[str], fed: str | None) -> Carried:
+    """``npm run x --script-shell=CMD``, ``npx -c CMD``; nopt takes abbreviations too."""
+    parsed = read_options(args, _NPM)
+    shells = parsed.values("--script-shell", "--shell")
+    calls = parsed.values("--call", "-c")
+    runs = "npm runs a command" if calls or any(SHELL_WORDS.search(s) for s in shells) else None
+    loads = ("--node-options", "--prefix", "-C", "--userconfig", "--globalconfig", "--script-shell")
+    unknown = "npm runs another script or config" if parsed.has(*loads, "--shell") else None
+    return Carried(tuple(shells + calls), runs, unknown)
+
+
+_READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
+    "sed": _sed, "gsed": _sed, "vim": vim_code, "vi": vim_code, "nvim": vim_code, "ex": vim_code, "view": vim_code,
+    "vimdiff": vim_code, "gvim": vim_code, "ed": ed_code, "gdb": gdb_code, "ssh": ssh_code, "make": make_code,
+    "gmake": make_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
+    "sort": _sort, "man": _man, "less": _less, "xargs": _xargs, "pytest": _pytest,
+    "py.test": _pytest, "openssl": _openssl, "scp": ssh_code, "sftp": ssh_code, "npm": _npm,
+    "npx": _npm, "pnpm": _npm, "yarn": _npm,
+}  # fmt: skip
+CARRYING = frozenset(_READERS)
+
+
+@functools.lru_cache(maxsize=256)  # the unwrapper, the allowlist step and detection ask
+def _carried(prog: str, args: tuple[str, ...], fed: str | None) -> Carried:
+    return _READERS[prog](args, fed)
+
+
+def carried(prog: str, args: Sequence[str], fed: str | None = None) -> Carried:
+    """What ``prog ARGS`` (fed ``fed`` on stdin) carries; nothing for other programs."""
+    if prog not in _READERS:
+        return NOTHING
+    return _carried(prog, tuple(args), fed)

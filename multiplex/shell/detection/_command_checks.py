@@ -1,0 +1,380 @@
+"""Checks of one simple command against the catalogue (docs/approvals.md#order-of-checks steps 2 and 7).
+
+Each check takes the program basename (lower-cased) and the arguments and returns
+the ``Pattern`` the command shows, or None; path helpers say which targets are
+system directories, homes or block devices. The argv helpers (``operands`` …) live
+in ``shell.parsing._argv`` and are re-exported here. A pure leaf: stdlib, ``shell.parsing._argv`` and
+``shell.detection._catalogue`` only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Sequence
+
+from multiplex.shell.detection._catalogue import (
+    ACCOUNT,
+    BLOCK_DEVICE_WRITE,
+    CRONTAB,
+    DELETE_SYSTEM,
+    DISK_TOOL,
+    FIND_DELETE,
+    FIREWALL,
+    GIT_HISTORY,
+    INFRA_DESTROY,
+    KILL_ALL,
+    MKFS,
+    PACKAGE_REMOVAL,
+    PERMISSIONS,
+    POWER,
+    PRIVILEGE,
+    PROCESS_KILL,
+    RECURSIVE_DELETE,
+    RUNLEVEL,
+    SERVICE_STOP,
+    SHRED,
+    Pattern,
+)
+from multiplex.shell.parsing._argv import (
+    first_operand,
+    git_subcommand,
+    has_long,
+    operands,
+    program,
+    short_flags,
+)
+
+__all__ = [
+    "catastrophic_path",
+    "dangerous_check",
+    "expand_braces",
+    "first_operand",
+    "git_subcommand",
+    "hardline_check",
+    "is_block_device",
+    "operands",
+    "program",
+    "short_flags",
+]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# ---- paths ------------------------------------------------------------------------
+_SYSTEM_DIRS = _words(
+    "/bin /boot /dev /etc /lib /lib32 /lib64 /libx32 /proc /root /sbin /sys /usr /var "
+    "/home /usr/bin /usr/sbin /usr/lib /usr/lib32 /usr/lib64 /usr/libexec /usr/share "
+    "/usr/include /usr/local /usr/src /var/lib /system /library /applications /users "
+    "/private"
+)
+_WHOLE = ("/", *sorted(_SYSTEM_DIRS))
+_HOME_VAR = re.compile(r"^(?:\$\{HOME[^}/]*\}|\$HOME\b|\$\{USERPROFILE\}|~[A-Za-z0-9_.-]*)")
+_GLOB = re.compile(r"[*?\[]")
+_TRAILING = ("/*", "/.*", "/**", "/.", "/")
+
+
+def expand_braces(word: str, limit: int = 64) -> list[str]:
+    """Bash brace expansion of ``{a,b}`` groups (not ``${…}``), at most ``limit`` words."""
+    pending: list[str] = [word]
+    done: list[str] = []
+    while pending and len(done) + len(pending) <= limit:
+        current = pending.pop()
+        start = depth = 0
+        group: tuple[int, int] | None = None
+        for i, ch in enumerate(current):
+            if ch == "{" and (i == 0 or current[i - 1] != "$"):
+                if depth == 0:
+                    start = i
+                depth += 1
+            elif ch == "}" and depth:
+                depth -= 1
+                if depth == 0 and "," in current[start:i]:
+                    group = (start, i)
+                    break
+        if group is None:
+            done.append(current)
+            continue
+        inner, parts, level, last = current[group[0] + 1 : group[1]], [], 0, 0
+        for i, ch in enumerate(inner):
+            level += ch == "{"
+            level -= ch == "}"
+            if ch == "," and level == 0:
+                parts.append(inner[last:i])
+                last = i + 1
+        parts.append(inner[last:])
+        head, tail = current[: group[0]], current[group[1] + 1 :]
+        pending.extend(head + part + tail for part in parts)
+    return done + pending
+
+
+def catastrophic_path(target: str) -> bool:
+    """``target`` names /, a system directory, a whole home, or all of their contents."""
+    text = target.strip()
+    home = _HOME_VAR.match(text)
+    if home:
+        rest = posixpath.normpath("/" + text[home.end() :].lstrip("/"))
+        while rest != "/" and rest.endswith(_TRAILING):
+            rest = rest[: rest.rfind("/")] or "/"
+        return rest == "/" or rest.startswith("/..")
+    if not text.startswith("/"):
+        return False
+    path = posixpath.normpath(re.sub(r"/+", "/", text)).lower()
+    while path != "/" and path.endswith(_TRAILING):
+        path = path[: path.rfind("/")] or "/"
+    if path in _WHOLE or re.fullmatch(r"/(?:home|users)/[^/]+", path):
+        return True
+    return bool(_GLOB.search(path)) and any(fnmatch.fnmatchcase(d, path) for d in _WHOLE)
+
+
+# ---- per-command checks ----------------------------------------------------------
+
+_POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
+_POWER_VERBS = frozenset({"poweroff", "reboot", "halt", "kexec", "soft-reboot"})
+_BLOCK = re.compile(
+    r"^/dev/(sd[a-z]|nvme\d|vd[a-z]|hd[a-z]|xvd[a-z]|mmcblk\d|disk\d|rdisk\d|dm-\d|md\d|mapper/"
+    r"|mem$|kmem$|port$)",
+    re.IGNORECASE,
+)
+_MKFS = frozenset({"mke2fs", "mkdosfs", "mkntfs", "mkexfatfs", "newfs"})
+
+
+def is_block_device(path: str) -> bool:
+    return bool(_BLOCK.match(posixpath.normpath(re.sub(r"/+", "/", path)) if path else ""))
+
+
+def _kill_targets(args: Sequence[str]) -> list[str]:
+    pids: list[str] = []
+    signal_given = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return pids + list(args[i + 1 :])
+        if arg in ("-s", "-n", "--signal"):
+            signal_given = True
+            i += 2
+            continue
+        if arg.startswith("-") and not signal_given and i + 1 < len(args):
+            signal_given = True
+        else:
+            pids.append(arg)
+        i += 1
+    return pids
+
+
+def hardline_check(prog: str, args: Sequence[str]) -> Pattern | None:
+    """The hardline pattern one argv shows (write targets are checked in detection)."""
+    if prog in ("rm", "rmdir", "unlink", "srm"):
+        for target in operands(args):
+            if any(catastrophic_path(t) for t in expand_braces(target)):
+                return DELETE_SYSTEM
+    elif prog.startswith("mkfs") or prog in _MKFS:
+        return MKFS
+    elif prog in ("dd", "shred", "wipe", "blkdiscard"):
+        devices = [a[3:] for a in args if a.startswith("of=")] if prog == "dd" else operands(args)
+        if any(is_block_device(d) for d in devices):
+            return BLOCK_DEVICE_WRITE
+    elif (prog == "kill" and "-1" in _kill_targets(args)) or prog == "killall5":
+        return KILL_ALL
+    elif prog in _POWER:
+        return POWER
+    elif prog in ("systemctl", "loginctl"):
+        verb = first_operand(args)
+        if verb in _POWER_VERBS:
+            return POWER
+        ops = operands(args)
+        if verb == "isolate" and len(ops) > 1 and ops[1].startswith(("poweroff", "reboot", "halt")):
+            return POWER
+    elif prog in ("init", "telinit") and first_operand(args) in ("0", "6"):
+        return RUNLEVEL
+    return None
+
+
+_SUDO = frozenset({"sudo", "doas", "su", "pkexec", "runuser"})
+_DISK = _words(
+    "fdisk sfdisk cfdisk gdisk sgdisk parted gparted wipefs mkswap blkdiscard hdparm "
+    "cryptsetup pvremove vgremove lvremove mdadm"
+)
+_KILLERS = frozenset({"killall", "pkill", "skill", "slay"})
+_ACCOUNTS = _words(
+    "useradd userdel usermod adduser deluser groupadd groupdel groupmod passwd "
+    "chpasswd chsh chage visudo"
+)
+
+
+def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
+    ops = operands(args)
+    mode = ops[0] if ops else ""
+    recursive = "R" in short_flags(args) or has_long(args, "recursive")
+    wide = prog == "chmod" and bool(re.search(r"777|666|[ao]\+\w*w|\+\w*s|^[24567]\d{3}$", mode))
+    targets = ops[1:] if not any(a.startswith("--reference") for a in args) else ops
+    system = any(
+        catastrophic_path(t) or t.startswith(("/etc", "/usr", "/bin", "/sbin", "/lib", "/boot"))
+        for t in targets
+    )
+    if system and (recursive or wide):
+        return PERMISSIONS
+    if recursive and wide:
+        return PERMISSIONS
+    return None
+
+
+def _git(args: Sequence[str]) -> Pattern | None:
+    sub, rest = git_subcommand(args)
+    flags = short_flags(rest)
+    if sub == "push":
+        forced = "f" in flags or "d" in flags
+        pushes_over = (
+            "force",
+            "force-with-lease",
+            "force-if-includes",
+            "mirror",
+            "delete",
+            "prune",
+        )
+        if forced or has_long(rest, *pushes_over):
+            return GIT_HISTORY
+        if any(op.startswith(("+", ":")) for op in operands(rest)[1:]):
+            return GIT_HISTORY
+    elif (
+        (sub == "reset" and has_long(rest, "hard"))
+        or sub in ("filter-branch", "filter-repo")
+        or (sub == "clean" and "f" in flags)
+        or (sub == "clean" and has_long(rest, "force"))
+        or (sub == "branch" and ("D" in flags or ("d" in flags and has_long(rest, "force"))))
+        or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
+        or (sub == "checkout" and operands(rest) == ["."])
+    ):
+        return GIT_HISTORY
+    return None
+
+
+_PACKAGERS = frozenset(
+    {"apt", "apt-get", "aptitude", "yum", "dnf", "microdnf", "zypper", "brew", "port", "gem",
+     "cargo", "snap", "conda", "mamba", "uv", "npm", "pnpm", "yarn", "pacman", "apk", "dpkg",
+     "rpm"}
+)  # fmt: skip
+_INFRA = frozenset(
+    {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
+     "gcloud", "az", "gsutil"}
+)  # fmt: skip
+
+
+def _packages(prog: str, args: Sequence[str]) -> Pattern | None:
+    if prog not in _PACKAGERS and not prog.startswith("pip"):
+        return None  # the operands of any other program's argv are never read
+    verb = first_operand(args)
+    if prog in ("apt", "apt-get", "aptitude") and verb in ("remove", "purge", "autoremove"):
+        return PACKAGE_REMOVAL
+    if prog in ("yum", "dnf", "microdnf", "zypper") and verb in (
+        "remove",
+        "erase",
+        "autoremove",
+        "rm",
+    ):
+        return PACKAGE_REMOVAL
+    if prog in ("brew", "port", "gem", "cargo", "snap") and verb in ("uninstall", "remove", "rm"):
+        return PACKAGE_REMOVAL
+    if prog in ("conda", "mamba") and verb in ("remove", "uninstall"):
+        return PACKAGE_REMOVAL
+    if (prog.startswith("pip") or prog == "uv") and "uninstall" in [a.lower() for a in args[:3]]:
+        return PACKAGE_REMOVAL
+    npm_remove = verb in ("uninstall", "remove", "rm", "un", "r", "global")
+    if (
+        prog in ("npm", "pnpm", "yarn")
+        and npm_remove
+        and (verb == "global" or "-g" in args or "--global" in args)
+    ):
+        return PACKAGE_REMOVAL
+    if prog == "pacman" and any(a.startswith("-R") for a in args):
+        return PACKAGE_REMOVAL
+    if prog == "apk" and verb == "del":
+        return PACKAGE_REMOVAL
+    if prog in ("dpkg", "rpm") and any(
+        a in ("-r", "-P", "--remove", "--purge", "-e", "--erase") for a in args
+    ):
+        return PACKAGE_REMOVAL
+    return None
+
+
+def _infra(prog: str, args: Sequence[str]) -> Pattern | None:
+    if prog not in _INFRA:
+        return None
+    words = [a.lower() for a in operands(args)]
+    if prog in ("kubectl", "oc") and words[:1] == ["delete"]:
+        return INFRA_DESTROY
+    if prog == "helm" and words[:1] in (["uninstall"], ["delete"]):
+        return INFRA_DESTROY
+    if prog in ("docker", "podman", "nerdctl") and (
+        "prune" in words or words[:2] == ["volume", "rm"]
+    ):
+        return INFRA_DESTROY
+    if prog in ("terraform", "tofu", "pulumi") and ("destroy" in words or "-destroy" in args):
+        return INFRA_DESTROY
+    if prog == "aws" and (
+        words[:2] in (["s3", "rb"],)
+        or (words[:2] == ["s3", "rm"] and "--recursive" in args)
+        or any(w.startswith(("delete-", "terminate-")) for w in words[1:3])
+    ):
+        return INFRA_DESTROY
+    if prog in ("gcloud", "az", "gsutil") and any(w in ("delete", "rm", "rb") for w in words):
+        return INFRA_DESTROY
+    return None
+
+
+def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
+    """The dangerous pattern one argv shows, judged by its program and arguments."""
+    if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
+        prog, args = args[1].lower(), args[2:]  # python -m pip uninstall …
+    if prog == "rm":
+        if set(short_flags(args)) & set("rRf") or has_long(args, "recursive", "force"):
+            return RECURSIVE_DELETE
+    elif prog == "find":
+        if "-delete" in args:
+            return FIND_DELETE
+    elif prog in ("shred", "wipe", "srm"):
+        return SHRED
+    elif prog in ("chmod", "chown", "chgrp"):
+        return _chmod(prog, args)
+    elif prog in _DISK or (prog == "dd" and any(a.startswith("of=") for a in args)):
+        return DISK_TOOL
+    elif prog == "systemctl":
+        verb = first_operand(args)
+        if verb in ("stop", "disable", "mask", "kill", "isolate"):
+            return SERVICE_STOP
+    elif prog in ("service", "rc-service"):
+        ops = [a.lower() for a in operands(args)]
+        if len(ops) > 1 and ops[1] in ("stop", "disable"):
+            return SERVICE_STOP
+    elif prog == "launchctl":
+        if first_operand(args) in ("unload", "remove", "bootout", "disable", "kill"):
+            return SERVICE_STOP
+    elif prog == "kill":
+        sig = " ".join(args).upper()
+        pids = _kill_targets(args)
+        if re.search(r"(^|\s)-(9|KILL|SIGKILL)\b|-[SN] (9|KILL|SIGKILL)\b", sig):
+            return PROCESS_KILL
+        if any(p == "1" or (p.startswith("-") and p[1:].isdigit()) for p in pids):
+            return PROCESS_KILL
+    elif prog in _KILLERS:
+        return PROCESS_KILL
+    elif prog == "crontab":
+        if set(short_flags(args)) & set("re") or operands(args):
+            return CRONTAB
+    elif prog == "git":
+        return _git(args)
+    elif prog in ("iptables", "ip6tables", "nft", "ufw", "firewall-cmd"):
+        words = [a.lower() for a in args]
+        if set(words) & {"-f", "-x", "flush", "disable", "reset", "--panic-on"} or has_long(
+            words, "flush", "delete-chain"
+        ):
+            return FIREWALL
+    elif prog in _ACCOUNTS:
+        return ACCOUNT
+    elif prog in _SUDO:
+        return PRIVILEGE
+    return _packages(prog, args) or _infra(prog, args)

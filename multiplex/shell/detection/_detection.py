@@ -1,0 +1,390 @@
+"""Hardline, dangerous-command and protected-file detection (docs/approvals.md#order-of-checks, docs/approvals.md#protected-files).
+
+Every check runs over ALL simple commands of a parsed line (wrappers, payloads,
+substitutions) and over the commands of its normalised variants, so disguise
+(quoting, ``$IFS``, fullwidth letters, ``sudo``/``bash -c`` nesting) does not hide
+a command. Inline script payloads (``python -c`` …) are scanned as text; shell
+command strings inside them that are passed to ``system``/``subprocess``-like calls
+are parsed and checked like a line of their own.
+
+Plain ``rm FILE`` (no ``-r``/``-f``) is NOT dangerous: deleting one named file is
+routine for an agent and ``rm`` refuses directories and asks for write-protected
+files; ``rm -r``/``-f`` and deletes of system paths are flagged.
+A pure leaf: stdlib, ``shell.parsing._parse`` and ``shell.detection._catalogue`` only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from multiplex.shell.carriers._tool_code import endless_spawn
+from multiplex.shell.detection._catalogue import (
+    BLOCK_DEVICE_WRITE,
+    CLOUD_METADATA,
+    DANGEROUS,
+    DELETE_SYSTEM,
+    DOWNLOAD_EXEC,
+    DYNAMIC_PROGRAM,
+    FORK_BOMB,
+    HARDLINE,
+    OVER_LIMIT,
+    PIPE_TO_SHELL,
+    PRIVILEGE,
+    SCRIPT_DESTRUCTIVE,
+    SENSITIVE_WRITE,
+    SQL_DESTRUCTIVE,
+    UNPARSEABLE,
+    Finding,
+    Pattern,
+)
+from multiplex.shell.detection._command_checks import (
+    catastrophic_path,
+    dangerous_check,
+    hardline_check,
+    is_block_device,
+    operands,
+    short_flags,
+)
+from multiplex.shell.detection._network_checks import each_network
+from multiplex.shell.detection._scripts import SCRIPT_DELETE, fork_text, script_lines
+from multiplex.shell.detection._secret_checks import (
+    each_code_carrier,
+    each_command_variable,
+    each_persistence,
+    each_privileged_container,
+    each_script_exec,
+    each_secret_read,
+)
+from multiplex.shell.detection._target_checks import (
+    each_dynamic_target,
+    each_target_hardline,
+    find_target_hardline,
+)
+from multiplex.shell.detection._targets import Place
+from multiplex.shell.detection._writes import (
+    all_commands,
+    evidence,
+    find_protected_write,
+    sensitive,
+    write_targets,
+)
+from multiplex.shell.parsing._parse import ParsedLine, SimpleCommand
+from multiplex.shell.parsing._unwrap import SHELLS, unwrap_step
+
+_NOWHERE = Place()
+
+__all__ = [
+    "DANGEROUS",
+    "HARDLINE",
+    "Finding",
+    "Pattern",
+    "find_dangerous",
+    "find_dangers",
+    "find_hardline",
+    "find_named",
+    "find_protected_write",
+    "write_targets",
+]
+
+_EXEC_SINKS = SHELLS | {"eval", "source", ".", "perl", "ruby", "node", "nodejs", "php", "bun"}
+_DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch", "lwp-download", "http", "xh"})
+_DOWNLOAD_WORD = re.compile(r"(?<![\w.-])(curl|wget|aria2c|lwp-download)\b")
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git"})
+_METADATA = re.compile(
+    r"169\.254\.169\.254|169\.254\.170\.2\b|metadata\.google\.internal|fd00:ec2::254"
+    r"|100\.100\.100\.200|\b2852039166\b|0xa9fea9fe|0251\.0376\.0251\.0376|metadata\.azure",
+    re.IGNORECASE,
+)
+# Each alternative of _METADATA holds one of these, lower-cased (no i, s or k in them).
+_METADATA_WORDS = (
+    "169.254", "metadata", "fd00:ec2::254", "100.100.100.200", "2852039166", "0xa9fea9fe",
+    "0251.0376.0251.0376",
+)  # fmt: skip
+
+
+def _metadata(text: str) -> re.Match[str] | None:
+    lowered = text.lower()
+    return _METADATA.search(text) if any(w in lowered for w in _METADATA_WORDS) else None
+
+
+_SQL = re.compile(
+    r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|FUNCTION|TRIGGER|COLLECTION)\b"
+    r"|\bTRUNCATE\s+(TABLE\s+)?[\w.\"`\[]|\bALTER\s+TABLE\s+\S+\s+DROP\b"
+    r"|\bFLUSH(ALL|DB)\b|\.dropDatabase\s*\(",
+    re.IGNORECASE,
+)
+_SQL_UNBOUNDED = re.compile(
+    r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
+)
+# "rm_rf (" with spaces on either side: one \s* before the optional "(", one inside it,
+# so no two quantifiers can take the same spaces (docs/security.md#linear-time).
+_RMTREE_HOME = re.compile(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]")
+_SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
+# Linear-time fork-bomb text checks: every pattern starts at a literal and no two
+# quantifiers can match the same characters (docs/security.md#linear-time).
+LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
+_EVERYTHING_HERE = frozenset({"*", ".", "./", "./*", ".*", "*/", "..", "../*"})
+
+
+def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
+    if not cmd.argv:
+        return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in write_targets(cmd)) else None
+    prog = cmd.program
+    found = hardline_check(prog, cmd.argv[1:])
+    if found is None and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
+        return FORK_BOMB
+    writes_device = any(is_block_device(p) for p in write_targets(cmd))
+    if found is None and prog not in ("chmod", "chown", "chgrp") and writes_device:
+        return BLOCK_DEVICE_WRITE
+    return found
+
+
+def _cd_then_delete(commands: Sequence[SimpleCommand]) -> SimpleCommand | None:
+    """``cd / && rm -rf *``: a recursive delete of everything in a system dir or home."""
+    dangerous_dir = False
+    for cmd in commands:
+        prog, args = cmd.program, cmd.argv[1:]
+        if prog in ("cd", "pushd"):
+            ops = operands(args)
+            dangerous_dir = not ops or catastrophic_path(ops[0])
+        elif (
+            prog == "rm"
+            and dangerous_dir
+            and set(short_flags(args)) & set("rR")
+            and any(t in _EVERYTHING_HERE for t in operands(args))
+        ):
+            return cmd
+    return None
+
+
+def find_hardline(
+    parsed: ParsedLine, _depth: int = 0, *, place: Place | None = None
+) -> Finding | None:
+    """The first hardline pattern in the line (docs/approvals.md#order-of-checks step 2), or None.
+
+    ``place`` (the turn's cwd and homes) resolves destructive targets
+    (docs/security.md#resolved-targets); without it ``~`` and ``$HOME`` stand for a home.
+    """
+    here = place or _NOWHERE
+    # The gate asks twice (step 2, then inside detection): once per decision.
+    return parsed.once(
+        ("hardline", _depth, here), lambda: next(_each_hardline(parsed, _depth, here), None)
+    )
+
+
+# Each check yields every finding in the order the first-only finders report them:
+# ``next()`` stops at the first (the gate's outcome), find_dangers takes them all.
+def _each_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Finding]:
+    if _depth == 0:
+        targeted = find_target_hardline(parsed, place)  # cached: step 2 asked already
+        if targeted is not None:
+            yield targeted
+            yield from each_target_hardline(parsed, place)
+    else:
+        yield from each_target_hardline(parsed, place)
+    for cmd in all_commands(parsed):
+        found = _hardline_command(cmd)
+        if found is not None:
+            yield Finding(found, evidence(cmd), cmd.text)
+    for commands in (parsed.commands, parsed.variant_commands):
+        hit = _cd_then_delete(commands)
+        if hit is not None:
+            yield Finding(DELETE_SYSTEM, " ".join(hit.argv), hit.text)
+    for bomb_text in parsed.fork_bombs:
+        yield Finding(FORK_BOMB, bomb_text)
+    for text in (parsed.line, *parsed.variants, *parsed.script_payloads):
+        bomb = fork_text(text)
+        if bomb is not None:
+            yield Finding(FORK_BOMB, bomb)
+    for inner in script_lines(parsed, _depth):
+        yield from _each_hardline(inner, _depth + 1, place)
+    for payload in parsed.script_payloads:
+        if _RMTREE_HOME.search(payload):
+            yield Finding(DELETE_SYSTEM, payload)
+
+
+def _download_exec(cmd: SimpleCommand) -> Pattern | None:
+    prog = cmd.program
+    if prog not in _EXEC_SINKS and not prog.startswith("python"):
+        return None
+    if set(cmd.upstream) & _DOWNLOADERS:
+        return DOWNLOAD_EXEC
+    for word in cmd.argv[1:]:
+        if ("$(" in word or "`" in word or word.startswith("<(")) and _DOWNLOAD_WORD.search(word):
+            return DOWNLOAD_EXEC
+    if cmd.upstream and _reads_stdin(cmd):
+        return PIPE_TO_SHELL
+    return None
+
+
+def _reads_stdin(cmd: SimpleCommand) -> bool:
+    # A bare shell/interpreter (no -c, no script file) runs what it reads on stdin.
+    probe = "\x00probe"
+    step = unwrap_step(cmd.argv, (), probe)
+    return probe in step.shell_payloads or probe in step.scripts
+
+
+def _sql(cmd: SimpleCommand) -> bool:
+    if cmd.program in _SEARCHERS:
+        return False
+    texts = [" ".join(cmd.argv[1:])] + [r.target for r in cmd.redirects if r.op.startswith("<<")]
+    return any(_sql_text(t) for t in texts)
+
+
+def _sql_text(text: str) -> bool:
+    # C-speed prefilter: each pattern holds one of these words (none has an i, s or k,
+    # the letters IGNORECASE matches to other characters than their lower case).
+    lowered = text.lower()
+    if any(w in lowered for w in _SQL_WORDS) and _SQL.search(text):
+        return True
+    if "delete" not in lowered and "update" not in lowered:
+        return False
+    return any(not re.search(r"\bWHERE\b", m.group(2), re.I) for m in _SQL_UNBOUNDED.finditer(text))
+
+
+def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
+    if not cmd.argv:
+        return SENSITIVE_WRITE if any(sensitive(p) for p in write_targets(cmd)) else None
+    prog = cmd.program
+    # No _hardline_command here: find_dangerous comes here only once find_hardline found
+    # nothing, and that looked at every command of the line with it.
+    found = dangerous_check(prog, cmd.argv[1:])
+    if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0]):
+        found = DYNAMIC_PROGRAM
+    if found is None:
+        found = _download_exec(cmd)
+    if found is None and any(sensitive(p) for p in write_targets(cmd)):
+        found = SENSITIVE_WRITE
+    if found is None and _sql(cmd):
+        found = SQL_DESTRUCTIVE
+    return found
+
+
+def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None:
+    """The first pattern no allow rule vouches for (docs/allowlist.md#what-an-allow-rule-never-covers).
+
+    Reverse shells, exfiltration, /dev/tcp, secret reads, persistence, privileged
+    containers, code-loading variables, destructive commands with computed targets,
+    programs told to run a command (``sed 1e``, ``make --eval``) and inline
+    interpreter code that starts programs (docs/security.md#code-carriers).
+    """
+    here = place or _NOWHERE
+    # The gate asks twice (allowlist step, then detection): once per decision.
+    return parsed.once(("named", here), lambda: next(_each_named(parsed, here), None))
+
+
+def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    yield from each_network(parsed, place)
+    yield from each_secret_read(parsed, place)
+    yield from each_persistence(parsed, place)
+    yield from each_privileged_container(parsed, place)
+    yield from each_command_variable(parsed)
+    yield from each_dynamic_target(parsed, place)
+    # docs/security.md#code-carriers: code a program is told to run is never allowlisted.
+    yield from each_code_carrier(parsed)
+
+
+def find_dangerous(
+    parsed: ParsedLine, _depth: int = 0, *, place: Place | None = None
+) -> Finding | None:
+    """The first dangerous pattern in the line (docs/approvals.md#order-of-checks step 7), or None.
+
+    A parse error (pattern ``unparseable``), a passed limit and every hardline
+    pattern count as dangerous too; ``place`` as for :func:`find_hardline`.
+    """
+    return next(_each_dangerous(parsed, _depth, place or _NOWHERE), None)
+
+
+def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Finding]:
+    if parsed.over_limit is not None:
+        yield Finding(OVER_LIMIT, parsed.over_limit, parsed.line)
+        return
+    if parsed.error is not None:
+        yield Finding(UNPARSEABLE, parsed.error, parsed.line)
+    if _depth == 0:
+        hard = find_hardline(parsed, _depth, place=place)  # cached: step 2 asked already
+        if hard is not None:
+            yield hard
+            yield from _each_hardline(parsed, _depth, place)
+        named = find_named(parsed, place)  # cached: the allowlist step asked already
+        if named is not None:
+            yield named
+            yield from _each_named(parsed, place)
+    else:
+        yield from _each_hardline(parsed, _depth, place)
+        yield from _each_named(parsed, place)
+    # A wrapper like sudo is reported only when what it runs shows nothing more specific.
+    escalations: list[Finding] = []
+    for cmd in all_commands(parsed):
+        found = _dangerous_command(cmd)
+        if found is PRIVILEGE:
+            escalations.append(Finding(found, evidence(cmd), cmd.text))
+        elif found is not None:
+            yield Finding(found, evidence(cmd), cmd.text)
+    for text in (parsed.line, *parsed.variants):
+        match = _metadata(text)
+        if match:
+            yield Finding(CLOUD_METADATA, match.group(0))
+    for payload in parsed.script_payloads:
+        match = SCRIPT_DELETE.search(payload) or _metadata(payload)
+        if match:
+            pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
+            yield Finding(pattern, payload)
+        elif _sql_text(payload):
+            yield Finding(SQL_DESTRUCTIVE, payload)
+    for inner in script_lines(parsed, _depth):
+        if inner.error is None:
+            found_inside = _each_dangerous(inner, _depth + 1, place)
+            first = next(found_inside, None)
+            if first is not None:
+                yield Finding(SCRIPT_DESTRUCTIVE, inner.line)
+                yield first
+                yield from found_inside
+    yield from each_script_exec(parsed)
+    yield from escalations
+
+
+def find_dangers(parsed: ParsedLine, place: Place | None = None) -> tuple[Finding, ...]:
+    """Every pattern the line shows, once per pattern and segment, in line order.
+
+    docs/approvals.md#what-a-prompt-shows: a human approving one danger sees them
+    all. One pass over the same checks as :func:`find_dangerous`, without its stop
+    at the first finding; an empty tuple exactly when that finds nothing.
+    """
+    # The verdict, the prompt and the record share it: once per decision.
+    return parsed.once(("dangers", place), lambda: _find_dangers(parsed, place))
+
+
+def _find_dangers(parsed: ParsedLine, place: Place | None) -> tuple[Finding, ...]:
+    places = _places(parsed)
+    seen: dict[tuple[str, str], tuple[int, Finding]] = {}
+    for found in _each_dangerous(parsed, 0, place or _NOWHERE):
+        at, shown = places.get(found.where) or _found_at(found.where, parsed.line)
+        if shown != found.where:
+            found = Finding(found.pattern, found.evidence, shown)
+        seen.setdefault((found.pattern.name, shown), (at, found))
+    ranked = sorted(enumerate(seen.values()), key=lambda item: (item[1][0], item[0]))
+    return tuple(found for _, (_, found) in ranked)
+
+
+def _places(parsed: ParsedLine) -> dict[str, tuple[int, str]]:
+    """Where each command's text starts in the line, and the text to show for it.
+
+    A nested command whose text the parser rebuilt (``find … -exec rm -f {} +``
+    runs ``rm -f '{}'``) is shown as the command of the line that carries it.
+    """
+    line, at, carrier = parsed.line, 0, ""
+    places: dict[str, tuple[int, str]] = {}
+    for cmd in parsed.commands:
+        start = line.find(cmd.text, at)
+        if not cmd.wrapped_by and start >= 0:
+            at, carrier = start, cmd.text
+        shown = cmd.text if start >= 0 or not carrier else carrier
+        places.setdefault(cmd.text, (at, shown))
+    return places
+
+
+def _found_at(segment: str, line: str) -> tuple[int, str]:
+    start = line.find(segment)
+    return (start if start >= 0 else len(line)), segment

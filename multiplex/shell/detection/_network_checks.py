@@ -1,0 +1,168 @@
+"""Reverse shells, /dev/tcp redirections and exfiltration (docs/security.md#named-patterns).
+
+``find_network`` returns the first of: ``reverse-shell`` (a shell bound to a
+socket: ``nc -e``, ``socat exec:``, ``bash -i >& /dev/tcp/…``, a shell piped to or
+from a network tool, script code joining a socket to a shell), ``exfiltration``
+(a whole home or credential files uploaded or piped to a network tool) and
+``network-redirect`` (any /dev/tcp or /dev/udp redirection). A pure leaf.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from multiplex.shell.detection._catalogue import (
+    EXFILTRATION,
+    NETWORK_REDIRECT,
+    REVERSE_SHELL,
+    Finding,
+)
+from multiplex.shell.detection._command_checks import operands, short_flags
+from multiplex.shell.detection._secret_paths import (
+    is_home_root,
+    is_secret_path,
+    may_be_secret,
+    may_hold_secret,
+    resolved,
+)
+from multiplex.shell.detection._targets import Place
+from multiplex.shell.detection._writes import all_commands, evidence
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+from multiplex.shell.parsing._unwrap import SHELLS
+
+__all__ = [
+    "each_network",
+    "find_network",
+    "network_redirect",
+]
+
+_NC = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
+_NET = _NC | {"socat", "telnet", "curl", "wget", "ssh", "openssl", "rclone", "scp", "sftp"}
+_LISTENERS = _NC | {"socat", "telnet", "openssl", "ssh"}  # a shell on either side is remote
+_COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "pscp"})
+_SOCKET_SHELL = re.compile(r"\bsocket\b")
+_SHELL_HINT = re.compile(
+    r"/bin/(?:ba|z|da)?sh\b|\bpty\b|\bdup2\b|\bsubprocess\b|\bspawn\b|\bexec\b"
+)
+_CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form")
+_CURL_UPLOAD = ("-T", "--upload-file")
+_WGET_POST = ("--post-file", "--body-file")
+_REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
+
+
+def network_redirect(cmd: SimpleCommand) -> bool:
+    """Some redirection of ``cmd`` opens /dev/tcp or /dev/udp."""
+    return any(r.target.startswith(("/dev/tcp/", "/dev/udp/")) for r in cmd.redirects)
+
+
+def _is_shell(cmd: SimpleCommand) -> bool:
+    return bool(cmd.argv) and cmd.program in SHELLS
+
+
+def _reverse(cmd: SimpleCommand) -> bool:
+    prog = cmd.program
+    args = cmd.argv[1:]
+    if prog in _NC:
+        longs = ("--exec", "--sh-exec", "--lua-exec", "-e", "-c")
+        if set(short_flags(args)) & set("ec") or any(a.startswith(longs) for a in args):
+            return True
+    if prog == "socat":
+        return any(a.lower().startswith(("exec:", "system:")) for a in args)
+    if prog in SHELLS and set(cmd.upstream) & (_LISTENERS - {"ssh"}):
+        return True
+    return prog in _LISTENERS and bool(set(cmd.upstream) & SHELLS)
+
+
+def _uploads(cmd: SimpleCommand) -> Iterator[str]:
+    """Paths ``cmd`` sends to the network by its own options (curl -d @f, scp f host:)."""
+    prog = cmd.program
+    args = cmd.argv[1:]
+    if prog in ("curl", "http", "https", "xh"):
+        for i, arg in enumerate(args):
+            value = args[i + 1] if i + 1 < len(args) else ""
+            for opt in _CURL_DATA + _CURL_UPLOAD:
+                if arg.startswith(opt + "="):
+                    value = arg[len(opt) + 1 :]
+                elif arg != opt:
+                    continue
+                if opt in _CURL_UPLOAD:
+                    yield value
+                elif "@" in value:
+                    yield value.split("@", 1)[1].split(";", 1)[0]
+                elif "<" in value:
+                    yield value.split("<", 1)[1]
+            if prog != "curl" and "@" in arg and not arg.startswith("-"):
+                yield arg.split("@", 1)[1]
+    elif prog == "wget":
+        for i, arg in enumerate(args):
+            for opt in _WGET_POST:
+                if arg.startswith(opt + "="):
+                    yield arg[len(opt) + 1 :]
+                elif arg == opt and i + 1 < len(args):
+                    yield args[i + 1]
+    elif prog in _COPIERS:
+        ops = operands(args)
+        if len(ops) > 1 and (_REMOTE.match(ops[-1]) or prog == "rclone"):
+            yield from ops[:-1]
+    for r in cmd.redirects:
+        if r.op in ("<", "0<") and prog in _NET:
+            yield r.target
+
+
+def _sensitive_source(word: str, place: Place) -> bool:
+    if not may_be_secret(word, place) and word not in ("/", "."):
+        return False
+    return any(is_home_root(p) or is_secret_path(p) for p in resolved(word, place))
+
+
+# Programs that print secret keys or stored passwords: gpg --export-secret-keys, pass show.
+_SECRET_EXPORTS = ("--export-secret", "--export-ssh-key")
+
+
+def _exports_secrets(cmd: SimpleCommand) -> bool:
+    prog = cmd.program
+    if prog in ("gpg", "gpg2"):
+        return any(a.startswith(_SECRET_EXPORTS) for a in cmd.argv[1:])
+    return prog in ("pass", "gopass") and operands(cmd.argv[1:])[:1] in (["show"], ["cat"])
+
+
+def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
+    if _exports_secrets(cmd):
+        return True
+    ops = operands(cmd.argv[1:]) if cmd.argv else []
+    if not may_hold_secret(ops, place) and "/" not in ops and "." not in ops:
+        return False
+    return any(_sensitive_source(w, place) for w in ops)
+
+
+def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each reverse shell, exfiltration or network redirection."""
+    commands = all_commands(parsed)
+    redirecting = [c for c in commands if network_redirect(c)]
+    if redirecting and any(_is_shell(c) for c in commands):
+        yield Finding(REVERSE_SHELL, evidence(redirecting[0]), redirecting[0].text)
+    for cmd in commands:
+        if cmd.argv and _reverse(cmd):
+            yield Finding(REVERSE_SHELL, evidence(cmd), cmd.text)
+    for payload in parsed.script_payloads:
+        if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
+            yield Finding(REVERSE_SHELL, payload)
+    readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
+    for cmd in commands:
+        if not cmd.argv:
+            continue
+        if any(_sensitive_source(p, place) for p in _uploads(cmd)):
+            yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
+        piped = cmd.program in _NET and cmd.upstream
+        if piped and readers_of_secrets is None:
+            readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
+        if piped and readers_of_secrets:
+            yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
+    if redirecting:
+        yield Finding(NETWORK_REDIRECT, evidence(redirecting[0]), redirecting[0].text)
+
+
+def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first reverse shell, exfiltration or network redirection, or None."""
+    return next(each_network(parsed, place), None)

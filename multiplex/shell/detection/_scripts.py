@@ -1,0 +1,98 @@
+"""Inline script code: fork-bomb text and the shell lines a script hands to system() (docs/approvals.md#order-of-checks).
+
+``fork_text`` finds ``f(){ f|f& }`` and fork loops in plain text in linear time;
+``script_lines`` parses the string literals that ``python -c``/``perl -e``/``awk``
+code passes to ``system``/``subprocess``/backticks, so they are checked like a
+line of their own. A pure leaf: stdlib, ``shell.parsing._parse`` and ``shell.detection._writes``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from multiplex.shell.detection._writes import LITERAL
+from multiplex.shell.parsing._parse import ParsedLine, parse_line
+
+__all__ = ["SCRIPT_DELETE", "SCRIPT_EXEC", "fork_text", "script_lines"]
+
+_MAX_SCRIPT_DEPTH = 4
+
+_FORK_DEF = re.compile(r"\(\s*\)\s*\{")
+
+_FORK_LOOPS = re.compile(
+    r"fork\s*(?:\(\s*\)\s*)?(?:while|until)\s*(?:fork|1\b|true\b|!\s*0\b)"
+    r"|while\s*(?:\(\s*)?(?:True|1|true)\s*(?:\)\s*)?(?::\s*)?(?:\{\s*)?(?:os\.|POSIX::)?fork"
+    r"|for\s*\(\s*;\s*;\s*\)\s*(?:\{\s*)?fork"
+    r"|\bloop\s*(?:do|\{)\s*(?:Process\.)?fork|\b1\s*while\s*fork\b",
+)
+
+_FORK_BODY = 256  # characters of a function body looked at (structural bombs: the walker)
+
+_NAME_STOP = frozenset(" \t\n(){};|&")
+
+SCRIPT_DELETE = re.compile(
+    r"shutil\.rmtree|os\.(remove|unlink|rmdir|removedirs)\b|\brmSync\b|\brmdirSync\b"
+    r"|\bunlinkSync\b|rm_rf|FileUtils\.rm|remove_tree|\bunlink\s*\(|File\.delete"
+)
+
+SCRIPT_EXEC = re.compile(
+    r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
+    r"|getline|\|\s*\"|\|&\s*\""  # awk: print "cmd" | "sh", "cmd" | getline
+)
+
+# Each alternative of SCRIPT_EXEC holds one of these: a C-speed test before the search.
+_EXEC_WORDS = (
+    "system", "exec", "spawn", "popen", "subprocess", "check_output", "call", "run",
+    "child_process", "`", "qx", "%x", "getline", "|",
+)  # fmt: skip
+_LIST = re.compile(r"\[([^\[\]]*)\]")
+
+
+def fork_text(text: str) -> str | None:
+    """``f(){ f|f& }`` or a fork loop in plain text (payloads, variants), in linear time."""
+    match = _FORK_LOOPS.search(text)
+    if match:
+        return match.group(0)
+    for m in _FORK_DEF.finditer(text):
+        end = m.start()
+        while end > 0 and text[end - 1] in " \t":
+            end -= 1
+        start = end
+        while start > 0 and end - start < 64 and text[start - 1] not in _NAME_STOP:
+            start -= 1
+        name = text[start:end]
+        if not name:
+            continue
+        close = text.find("}", m.end(), m.end() + _FORK_BODY)
+        if close < 0:
+            continue
+        if f"{name}|{name}&" in "".join(text[m.end() : close].split()):
+            return text[start : close + 1]
+    return None
+
+
+def script_lines(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
+    """Shell lines passed to system()/subprocess/backticks inside script payloads."""
+    if not parsed.script_payloads:
+        return iter(())
+    # Hardline, deny and detection each ask for the same line: parsed once per decision.
+    return iter(
+        parsed.once(("script_lines", depth), lambda: tuple(_parsed_literals(parsed, depth)))
+    )
+
+
+def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
+    if depth >= _MAX_SCRIPT_DEPTH:
+        return
+    for payload in parsed.script_payloads:
+        if not any(w in payload for w in _EXEC_WORDS) or not SCRIPT_EXEC.search(payload):
+            continue
+        literals = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload)]
+        for group in _LIST.findall(payload):
+            words = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(group)]
+            if len(words) > 1:
+                literals.append(" ".join(words))
+        for literal in literals[:64]:
+            if literal.strip():
+                yield parse_line(literal)

@@ -1,0 +1,321 @@
+"""Secret reads, persistence, privileged containers, code-loading variables, script exec.
+
+Each ``find_*`` returns the first :class:`Finding` of its named pattern in a parsed
+line judged at a :class:`Place`, or None (docs/security.md#named-patterns). A pure
+leaf: stdlib and the shell leaves it imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from multiplex.shell.carriers._tool_code import CARRYING, carried
+from multiplex.shell.detection._catalogue import (
+    COMMAND_VARIABLE,
+    PERSISTENCE,
+    PRIVILEGED_CONTAINER,
+    SCRIPT_EXEC,
+    SECRET_READ,
+    Finding,
+)
+from multiplex.shell.detection._command_checks import catastrophic_path, git_subcommand, operands
+from multiplex.shell.detection._secret_paths import (
+    is_persistence_path,
+    is_secret_path,
+    may_be_secret,
+    may_hold_secret,
+    resolved,
+)
+from multiplex.shell.detection._targets import Place, path_words
+from multiplex.shell.detection._writes import LITERAL, all_commands, evidence, write_targets
+from multiplex.shell.parsing._argv import ASSIGN, fed_text, program_name
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+from multiplex.shell.parsing._payloads import (
+    COMMAND_VARIABLES,
+    git_config_payload,
+    git_config_write,
+)
+
+__all__ = [
+    "each_code_carrier",
+    "each_command_variable",
+    "each_persistence",
+    "each_privileged_container",
+    "each_script_exec",
+    "each_secret_read",
+    "find_command_variable",
+    "find_persistence",
+    "find_privileged_container",
+    "find_script_exec",
+    "find_secret_read",
+    "starts_programs",
+]
+
+# Programs that look at a path without reading its content out.
+_METADATA_ONLY = frozenset(
+    [
+        "ls",
+        "stat",
+        "test",
+        "[",
+        "[[",
+        "file",
+        "du",
+        "chmod",
+        "chown",
+        "chgrp",
+        "mkdir",
+        "touch",
+        "ssh",
+        "ssh-add",
+        "ssh-keygen",
+        "realpath",
+        "readlink",
+        "basename",
+        "dirname",
+    ]
+)
+_LOADERS = frozenset(
+    [
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "NODE_OPTIONS",
+        "PERL5OPT",
+        "PERL5LIB",
+        "RUBYOPT",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+    ]
+)
+_BENIGN_COMMANDS = frozenset(
+    [
+        "cat",
+        "less",
+        "more",
+        "most",
+        "head",
+        "tail",
+        "true",
+        "vi",
+        "vim",
+        "nvim",
+        "nano",
+        "emacs",
+        "code",
+        "delta",
+        "bat",
+    ]
+)
+_DECLARE = frozenset({"env", "sudo", "export", "declare", "typeset", "local", "readonly"})
+_CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch"})
+_SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
+_HOST_NS = re.compile(r"^--(?:pid|ipc|uts|userns|cgroupns)(?:=|$)")
+_SCRIPT_EXEC = re.compile(
+    r"\bsystem\s*\(|\bexec[lv]?p?e?\s*\(|\bspawn\w*\s*\(|\bpopen\b|\bsubprocess\b"
+    r"|\bchild_process\b|\bexecSync\b|\bPopen\b|\bcheck_output\b|\bcheck_call\b|`[^`]*`"
+    r"|\bqx\s*[({/\[]|%x\s*[({\[]|\bshell_exec\b|\bpassthru\b|\bproc_open\b|\bRuntime\b|\bDeno\.(?:run|Command)\b|\bBun\.spawn"
+    r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b"
+)
+
+
+# Each alternative of _SCRIPT_EXEC holds one of these: a C-speed test before the search.
+_SCRIPT_EXEC_WORDS = (
+    "system", "exec", "spawn", "popen", "Popen", "subprocess", "child_process", "check_output",
+    "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
+    "os.fork", "__import__", "Deno.", "Bun.spawn",
+)  # fmt: skip
+
+
+def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each command or script literal that reads a private key or credential store."""
+    for cmd in all_commands(parsed):
+        if cmd.argv and cmd.program in _METADATA_ONLY:
+            continue
+        written = set(write_targets(cmd))
+        words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
+        words += [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")]
+        if may_hold_secret(words, place) and any(
+            is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
+        ):
+            yield Finding(SECRET_READ, evidence(cmd), cmd.text)
+    for payload in parsed.script_payloads:
+        for m in LITERAL.finditer(payload):
+            literal = next(g for g in m.groups() if g is not None)
+            if not literal or not may_be_secret(literal, place):
+                continue
+            if any(is_secret_path(p) for p in resolved(literal, place)):
+                yield Finding(SECRET_READ, payload)
+
+
+def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
+    """A command or script literal that reads a private key or credential store."""
+    return next(each_secret_read(parsed, place), None)
+
+
+def _git_config_persists(cmd: SimpleCommand) -> bool:
+    if not cmd.argv or cmd.program != "git":
+        return False
+    sub, rest = git_subcommand(cmd.argv[1:])
+    written = git_config_write(rest) if sub == "config" else None
+    return written is not None and git_config_payload(*written) is not None
+
+
+def _git_runs(args: Sequence[str]) -> bool:
+    """``git -c core.pager=CMD …``, ``--config-env=core.pager=VAR``: a command key set."""
+    for i, arg in enumerate(args):
+        if not arg.startswith("-"):
+            return False
+        setting = args[i + 1] if arg == "-c" and i + 1 < len(args) else ""
+        if arg.startswith("--config-env="):
+            setting = arg.partition("=")[2]
+        key, _, value = setting.partition("=")
+        command = git_config_payload(key, value) if key else None
+        if command is not None and not _loads_code_safely(command):
+            return True
+    return False
+
+
+def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each write to a place where code runs later by itself, or git config of a command key."""
+    for cmd in all_commands(parsed):
+        if _git_config_persists(cmd):
+            yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+        for target in write_targets(cmd):
+            if any(is_persistence_path(p) for p in resolved(target, place)):
+                yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+        argv = cmd.argv
+        if argv and program_name(argv[0]) == "systemctl" and "enable" in operands(argv[1:])[:1]:
+            yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+
+
+def find_persistence(parsed: ParsedLine, place: Place) -> Finding | None:
+    """A write to a place where code runs later by itself, or git config of a command key."""
+    return next(each_persistence(parsed, place), None)
+
+
+def _mount_source(arg: str) -> str | None:
+    if arg.startswith("type=") or "source=" in arg or "src=" in arg:
+        fields = dict(f.split("=", 1) for f in arg.split(",") if "=" in f)
+        return fields.get("source") or fields.get("src")
+    return arg.split(":", 1)[0] if ":" in arg else None
+
+
+def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each ``docker run --privileged``, host namespaces, or / or a container socket mounted."""
+    for cmd in all_commands(parsed):
+        if not cmd.argv or cmd.program not in _CONTAINER_CLI:
+            continue
+        args = cmd.argv[1:]
+        for i, arg in enumerate(args):
+            if arg == "--privileged" or (
+                _HOST_NS.match(arg) and "host" in (arg + " ".join(args[i + 1 : i + 2]))
+            ):
+                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
+            if arg.startswith(("--cap-add=ALL", "--cap-add=SYS_ADMIN", "--cap-add=all")):
+                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
+            value = None
+            if arg in ("-v", "--volume", "--mount") and i + 1 < len(args):
+                value = args[i + 1]
+            elif arg.startswith(("--volume=", "--mount=", "-v")) and len(arg) > 2:
+                value = arg.split("=", 1)[1] if "=" in arg[:9] else arg[2:]
+            source = _mount_source(value) if value else None
+            if source is None:
+                continue
+            paths = resolved(source, place) or [source]
+            if any(p.endswith(_SOCKETS) or p in ("~", "/") or catastrophic_path(p) for p in paths):
+                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
+
+
+def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | None:
+    """``docker run --privileged``, host namespaces, or / or a container socket mounted."""
+    return next(each_privileged_container(parsed, place), None)
+
+
+def _assignments(cmd: SimpleCommand) -> list[str]:
+    found = list(cmd.assignments)
+    if cmd.argv and cmd.program in _DECLARE:
+        found += [w.replace("'", "").replace('"', "") for w in cmd.argv[1:] if ASSIGN.match(w)]
+    return found
+
+
+def _loads_code(word: str) -> bool:
+    name, _, value = word.partition("=")
+    if name in _LOADERS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
+        return True
+    if name in ("MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS") and ("eval" in value or "-E" in value):
+        return True
+    if name == "PATH":
+        entries = value.split(":")
+        return any(not e or not e.startswith(("/", "$", "~")) for e in entries)
+    if name in COMMAND_VARIABLES and value.strip():
+        first = value.split()[0] if value.split() else ""
+        plain = not re.search(r"[;&|`$<>()]", value)
+        return not (plain and program_name(first) in _BENIGN_COMMANDS)
+    return False
+
+
+def _loads_code_safely(command: str) -> bool:
+    """A pager or editor like ``less`` alone: the value runs nothing else."""
+    words = command.split()
+    plain = not re.search(r"[;&|`$<>()]", command)
+    return plain and bool(words) and program_name(words[0]) in _BENIGN_COMMANDS
+
+
+def each_command_variable(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each variable set on the line that makes a program load or run other code."""
+    for cmd in all_commands(parsed):
+        if any(_loads_code(w) for w in _assignments(cmd)):
+            yield Finding(COMMAND_VARIABLE, evidence(cmd), cmd.text)
+
+
+def find_command_variable(parsed: ParsedLine) -> Finding | None:
+    """A variable set on the line that makes a program load or run other code."""
+    return next(each_command_variable(parsed), None)
+
+
+def starts_programs(code: str) -> bool:
+    """Inline interpreter code that may start another program (system, exec, spawn …)."""
+    return any(w in code for w in _SCRIPT_EXEC_WORDS) and bool(_SCRIPT_EXEC.search(code))
+
+
+def each_script_exec(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each piece of inline interpreter code that runs other programs."""
+    for payload in parsed.script_payloads:
+        if starts_programs(payload):
+            yield Finding(SCRIPT_EXEC, payload)
+
+
+def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each program told to run a shell command by its options or input (``sed 1e``,
+    ``vim +!``, ``gdb -ex shell``, ``ssh -o ProxyCommand``, ``make --eval`` …)."""
+    for cmd in all_commands(parsed):
+        if cmd.argv and cmd.program == "git" and _git_runs(cmd.argv[1:]):
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+        if not cmd.argv or cmd.program not in CARRYING:
+            continue
+        prog = cmd.program
+        fed = fed_text(cmd.redirects, None)
+        if prog == "ed" and fed is None and cmd.upstream:  # "… | ed": its commands are piped
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+            continue
+        found = carried(prog, cmd.argv[1:], fed)
+        if found.runs is not None:
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+
+
+def find_script_exec(parsed: ParsedLine) -> Finding | None:
+    """Inline interpreter code that runs other programs."""
+    return next(each_script_exec(parsed), None)

@@ -1,0 +1,158 @@
+"""Which paths are secrets, home roots or places where code runs later (docs/security.md#named-patterns).
+
+Paths are compared in ``~/…`` form: an absolute path under one of the place's
+homes is rewritten relative to ``~`` first. Globs are ``fnmatch`` patterns over
+the whole normalised path. A pure leaf: stdlib and ``shell.detection._targets``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import posixpath
+import re
+from collections.abc import Sequence
+
+from multiplex.shell.detection._targets import Place, candidates
+
+__all__ = [
+    "is_home_root",
+    "is_persistence_path",
+    "is_secret_path",
+    "may_be_secret",
+    "may_hold_secret",
+    "resolved",
+]
+
+_SECRETS = (
+    "~/.ssh", "~/.ssh/id_*", "*/.ssh/id_*", "~/.aws", "~/.aws/*", "*/.aws/credentials",
+    "~/.config/gcloud", "~/.config/gcloud/*", "~/.kube", "~/.kube/config", "*/.kube/config",
+    "~/.netrc", "*/.netrc", "~/.docker/config.json", "*/.docker/config.json",
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+    "/etc/ssh/ssh_host_*_key", "~/.git-credentials", "*/.git-credentials", "~/.gnupg",
+    "~/.gnupg/*", "~/.password-store", "~/.password-store/*", "~/.pgpass", "~/.pypirc",
+    "~/.npmrc", "~/.config/gh/hosts.yml", "~/.azure", "~/.azure/*", "*/.vault-token",
+    "~/credentials", "~/credentials/*", "/var/run/secrets/*", "/run/secrets/*",
+    "~/.terraform.d/credentials.tfrc.json", "*/.terraform.d/credentials.tfrc.json",
+    "~/.terraformrc", "~/.config/gh", "~/.config/gh/*", "*/.npmrc", "*/.pypirc",
+    "~/.docker", "~/.config/hub", "~/.cargo/credentials*", "~/.gem/credentials",
+)  # fmt: skip
+_ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[A-Za-z0-9_-]+)?$")
+_NOT_SECRET = re.compile(r"\.(?:pub|example|sample|template|dist)$")
+_PERSISTENCE = (
+    "*/.git/hooks", "*/.git/hooks/*", ".git/hooks/*", "*/.git/config", ".git/config",
+    "~/.gitconfig", "~/.config/git/config", "/etc/gitconfig", "~/.config/autostart/*",
+    "/etc/xdg/autostart/*", "~/.config/systemd/*", "/etc/systemd/*", "/lib/systemd/*",
+    "/usr/lib/systemd/*", "/etc/init.d/*", "/etc/cron*", "/var/spool/cron/*",
+    "~/Library/LaunchAgents/*", "/Library/LaunchAgents/*", "/Library/LaunchDaemons/*",
+    "/etc/rc.local", "/etc/profile", "/etc/profile.d/*", "/etc/bash.bashrc", "/etc/zsh/*",
+    "~/.config/fish/*", "/etc/ld.so.preload", "~/.ssh/rc", "~/.ssh/authorized_keys*",
+    "~/.local/share/applications/*", "~/.config/environment.d/*", "~/.pam_environment",
+    # The folders themselves: "cp x.desktop ~/.config/autostart/" lands inside them.
+    "~/.config/autostart", "/etc/xdg/autostart", "~/.config/systemd/user", "/etc/cron.d",
+    "~/Library/LaunchAgents", "/Library/LaunchAgents", "/Library/LaunchDaemons",
+    "~/.local/share/applications", "~/.config/environment.d", "/etc/profile.d",
+)  # fmt: skip
+_STARTUP = frozenset(
+    [
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".zlogout",
+        ".cshrc",
+        ".tcshrc",
+        ".kshrc",
+        ".mkshrc",
+        ".xprofile",
+        ".xinitrc",
+        ".xsession",
+        ".inputrc",
+    ]
+)
+
+
+# Substrings every secret / persistence pattern contains: a C-speed prefilter before fnmatch.
+_SECRET_KEYS = (
+    ".ssh", ".aws", "gcloud", ".kube", ".netrc", ".docker", "shadow", "sudoers", "credentials",
+    ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh/", ".azure", ".vault-token",
+    "secrets", ".terraform", "/hub", ".cargo", ".gem",
+)  # fmt: skip
+_PERSISTENCE_KEYS = (
+    ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
+    "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
+)  # fmt: skip
+
+
+_SECRET_KEY = re.compile("|".join(re.escape(k) for k in (*_SECRET_KEYS, ".env")))
+_PERSISTENCE_KEY = re.compile("|".join(re.escape(k) for k in _PERSISTENCE_KEYS))
+_DYNAMIC = re.compile(r"[$`{~*?\[]")
+
+
+_MAY_SECRET = re.compile(f"{_DYNAMIC.pattern}|{_SECRET_KEY.pattern}")
+
+
+@functools.lru_cache(maxsize=64)
+def _secret_cwd(cwd: str) -> bool:
+    return bool(_SECRET_KEY.search(cwd))
+
+
+def may_be_secret(word: str, place: Place) -> bool:
+    """Cheap first test: only such words can resolve to a secret path."""
+    return bool(_MAY_SECRET.search(word)) or bool(place.cwd and _secret_cwd(place.cwd))
+
+
+def may_hold_secret(words: Sequence[str], place: Place) -> bool:
+    """Some word of ``words`` passes :func:`may_be_secret`: one search over them all.
+
+    No key contains a newline, so a match in the joined text lies inside one word.
+    """
+    return bool(words) and may_be_secret("\n".join(words), place)
+
+
+def _tilde(path: str, place: Place) -> str:
+    norm = posixpath.normpath(path) if "/." in path or "//" in path or path.endswith("/") else path
+    for home in place.homes:
+        home = posixpath.normpath(home)
+        if norm == home:
+            return "~"
+        if norm.startswith(home + "/"):
+            return "~" + norm[len(home) :]
+    return norm
+
+
+def resolved(word: str, place: Place) -> list[str]:
+    """The plausible paths of a word in ``~/…`` form where they are under a home."""
+    values, _ = candidates(word, place)
+    return [_tilde(v, place) for v in values if v]
+
+
+def is_secret_path(path: str) -> bool:
+    """``path`` (``~/…`` form) is a private key or credential store."""
+    if ".env" in path and _ENV_FILE.search(path):
+        return not _NOT_SECRET.search(path)
+    if not _SECRET_KEY.search(path) or _NOT_SECRET.search(path):
+        return False
+    return any(fnmatch.fnmatchcase(path, p) for p in _SECRETS)
+
+
+def is_persistence_path(path: str) -> bool:
+    """Writing ``path`` (``~/…`` form) installs something that runs later by itself."""
+    if posixpath.basename(path) in _STARTUP:
+        return True
+    if not _PERSISTENCE_KEY.search(path):
+        return False
+    return any(fnmatch.fnmatchcase(path, p) for p in _PERSISTENCE)
+
+
+def is_home_root(path: str) -> bool:
+    """``path`` (``~/…`` form) is a whole home: ``~``, ``~/``, ``~/*``, ``~/.``."""
+    return (
+        path in ("~", "~/", "~/*", "~/.", "~/.*")
+        or re.fullmatch(r"/(home|Users)/[^/]+/?", path) is not None
+    )

@@ -1,0 +1,170 @@
+"""Destructive targets, kernel triggers and other profiles' homes, judged against a :class:`Place`.
+
+``find_target_hardline`` (hardline): a destructive verb whose target is or may be
+/, a system directory, a home, or an ancestor of the cwd or of a home; a write to
+/proc/sysrq-trigger; wiping a block device. ``find_dynamic_target`` (dangerous): a
+destructive verb whose target is computed at run time. ``find_other_home``
+(blocked): any path word or redirection that resolves into another served
+profile's home or into the profiles folder outside one's own home
+(docs/security.md#resolved-targets, docs/security.md#another-profiles-home).
+``cd``/``pushd`` earlier in the line move the cwd the later commands are judged in.
+A pure leaf: stdlib, ``shell.detection._targets``, ``shell.detection._writes``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import posixpath
+import re
+from collections.abc import Iterator
+
+from multiplex.shell.detection._catalogue import (
+    BLOCK_DEVICE_WRITE,
+    DELETE_SYSTEM,
+    DYNAMIC_TARGET,
+    OTHER_HOME,
+    SYSRQ,
+    SYSTEM_TARGET,
+    Finding,
+)
+from multiplex.shell.detection._command_checks import is_block_device, operands
+from multiplex.shell.detection._targets import (
+    Place,
+    candidates,
+    destructive_targets,
+    is_catastrophic,
+    path_words,
+)
+from multiplex.shell.detection._writes import all_commands, evidence, write_targets
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+
+__all__ = [
+    "each_dynamic_target",
+    "each_target_hardline",
+    "find_dynamic_target",
+    "find_other_home",
+    "find_target_hardline",
+]
+
+_ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
+# Over words joined by newlines: matches wherever _ESCAPES matches one of the words.
+_ANY_ESCAPES = re.compile(_ESCAPES.pattern, re.MULTILINE)
+_DELETERS = frozenset({"rm", "rmdir", "unlink", "srm", "find", "rsync", "shred", "wipe"})
+_SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
+# Programs that erase a block device named as an operand (listing options excepted).
+_WIPERS = frozenset({"wipefs", "blkdiscard", "mkswap", "sgdisk", "sfdisk", "zpool", "badblocks"})
+_READ_ONLY = frozenset({"-n", "--no-act", "-l", "--list", "-p", "--print", "--help", "-V"})
+
+
+def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, Place]]:
+    """Each command with the place it runs in, following ``cd``/``pushd`` (primary commands)."""
+    here = place
+    for cmd in parsed.commands:
+        yield cmd, here
+        if cmd.program in ("cd", "pushd"):
+            ops = operands(cmd.argv[1:])
+            values, dynamic = candidates(ops[0] if ops else "~", here)
+            cwd = values[0] if values and not dynamic and values[0].startswith("/") else None
+            here = dataclasses.replace(here, cwd=posixpath.normpath(cwd) if cwd else None)
+    for cmd in parsed.variant_commands:
+        yield cmd, place
+
+
+def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each destructive command whose target is or may be catastrophic."""
+    for cmd, here in _placed(parsed, place):
+        for target in write_targets(cmd):
+            if posixpath.normpath(target or ".") in _SYSRQ:
+                yield Finding(SYSRQ, evidence(cmd), cmd.text)
+        if not cmd.argv:
+            continue
+        for word in destructive_targets(cmd.argv):
+            values, _dynamic = candidates(word, here)
+            if any(is_catastrophic(v, here) for v in values):
+                deletes = cmd.program in _DELETERS
+                yield Finding(DELETE_SYSTEM if deletes else SYSTEM_TARGET, evidence(cmd), cmd.text)
+        prog = cmd.program
+        wipes = prog in _WIPERS and not _READ_ONLY & set(cmd.argv[1:])
+        if wipes and any(is_block_device(op) for op in operands(cmd.argv[1:])):
+            yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)
+
+
+def find_target_hardline(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first destructive command whose target is or may be catastrophic, or None."""
+    # Asked at step 2 and again inside detection: once per decision.
+    return parsed.once(
+        ("target_hardline", place), lambda: next(each_target_hardline(parsed, place), None)
+    )
+
+
+def each_dynamic_target(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each destructive command with a target computed at run time."""
+    for cmd in all_commands(parsed):
+        if not cmd.argv:
+            continue
+        for word in destructive_targets(cmd.argv):
+            if candidates(word, place)[1] or ("*" in word and word.startswith(("/", "~"))):
+                yield Finding(DYNAMIC_TARGET, evidence(cmd), cmd.text)
+
+
+def find_dynamic_target(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first destructive command with a target computed at run time, or None."""
+    return next(each_dynamic_target(parsed, place), None)
+
+
+@functools.lru_cache(maxsize=64)  # one place per turn, asked on every decision
+def _home_set(place: Place) -> tuple[frozenset[str], tuple[str, ...]]:
+    own = tuple(posixpath.normpath(h) for h in place.homes if h.startswith("/"))
+    return frozenset(posixpath.normpath(o) for o in place.others), own
+
+
+def _enters_other(path: str, others: frozenset[str], own: tuple[str, ...], place: Place) -> bool:
+    if not path.startswith("/"):
+        return False
+    norm = posixpath.normpath(path)
+    if any(norm == h or norm.startswith(h + "/") for h in own):
+        return False
+    probe = norm
+    while True:  # the path or one of its ancestors is another profile's home
+        if probe in others:
+            return True
+        parent = posixpath.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    for root in place.profiles_dirs:
+        root = posixpath.normpath(root)
+        if norm == root or norm.startswith(root + "/"):
+            return True
+    return False
+
+
+def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
+    """A path word or redirection that resolves into another profile's home, or None.
+
+    The finding's evidence never names the other profile: it is the bare cause.
+    """
+    if not place.others and not place.profiles_dirs:
+        return None
+    others, own = _home_set(place)
+    last: Place | None = None
+    cwd_safe = False
+    for cmd, here in _placed(parsed, place):
+        if here is not last:  # the place changes only at a cd
+            # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
+            cwd_safe = here.cwd is not None and not _enters_other(here.cwd, others, own, here)
+            last = here
+        words = [r.target for r in cmd.redirects if not r.op.startswith("<<")]
+        words += list(path_words(cmd.argv)) if cmd.argv else []
+        if cwd_safe and not _ANY_ESCAPES.search("\n".join(words)):
+            continue  # one search for the whole command: no word can leave the cwd
+        for word in words:
+            if not word or word.startswith("&"):
+                continue
+            if cwd_safe and not _ESCAPES.search(word):
+                continue
+            values, _ = candidates(word, here)
+            if any(_enters_other(v, others, own, here) for v in values):
+                return Finding(OTHER_HOME, "another profile's home")
+    return None

@@ -1,0 +1,237 @@
+"""Destructive targets resolved against the turn's cwd and homes (docs/security.md#resolved-targets).
+
+A :class:`Place` carries the values the gate passes in: the turn's cwd, the
+profile's homes (its ``HOME`` and its profile folder), the other served homes and
+the folder holding the profiles. ``candidates`` lists what a target word may
+become: ``~``/``$HOME`` become each home, ``$PWD``/``.`` the cwd, ``${V:-X}`` both
+``V`` and ``X``, an unknown ``$V``/``$(…)`` the empty string (so ``$X/`` may be
+``/``). Everything here is string and ``posixpath`` arithmetic: no file is
+looked at. A pure leaf: stdlib and ``shell.detection._command_checks`` only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from multiplex.shell.detection._command_checks import (
+    catastrophic_path,
+    expand_braces,
+    operands,
+    program,
+    short_flags,
+)
+from multiplex.shell.parsing._argv import has_long
+from multiplex.shell.parsing._getopt import read_options, table
+
+__all__ = ["Place", "candidates", "destructive_targets", "is_catastrophic", "path_words"]
+
+_VAR = re.compile(
+    r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*)|(%%?|##?)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+)
+# "$(dirname "$HOME")": the folder above a value the line shows (docs/security.md#resolved-targets).
+_DIRNAME = re.compile(r"\$\(\s*dirname\s+([^()\s][^()]*)\)")
+_HOME_WORD = re.compile(r"^~(?=/|$)")
+_TRAILING = ("/*", "/.*", "/**", "/.", "/")
+_MAX_CANDIDATES = 16
+_EXPANDABLE = re.compile(r"[$`{~]|\.\*|^\.\.?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where one turn's commands run (values passed in by the gate; nothing is read from disk).
+
+    ``homes`` are the profile's own homes (``HOME`` of its commands, its profile
+    folder); ``others`` every other served profile's home; ``profiles_dirs`` the
+    folders holding profile homes (entering one outside one's own home is
+    entering another profile's home).
+    """
+
+    cwd: str | None = None
+    homes: tuple[str, ...] = ()
+    others: tuple[str, ...] = ()
+    profiles_dirs: tuple[str, ...] = ()
+
+    def known(self, name: str) -> str | None:
+        if name in ("HOME", "USERPROFILE"):
+            return self.homes[0] if self.homes else "~"
+        if name == "PWD":
+            return self.cwd
+        return None
+
+
+def _clean(path: str) -> str:
+    """normpath that keeps a trailing ``/*`` visible to the callers' trailing check."""
+    if not path:
+        return path
+    norm = posixpath.normpath(re.sub(r"/+", "/", path))
+    return "/" if norm == "//" else norm
+
+
+def candidates(word: str, place: Place) -> tuple[list[str], bool]:
+    """Plausible values of a target word, made absolute when the cwd is known, and
+    whether the word is dynamic (its value is computed when the line runs)."""
+    dynamic = "$" in word or "`" in word
+    if not _EXPANDABLE.search(word):  # a plain word: only the cwd changes it
+        if place.cwd and not word.startswith("/"):
+            return [place.cwd + "/" + word if word else place.cwd], False
+        return [word], False
+    values = [_HOME_WORD.sub(place.homes[0], word)] if place.homes else [word]
+    if "$" in word:
+        values = _expand_vars(values[0], place)
+    out: list[str] = []
+    for value in values:
+        for variant in expand_braces(value, _MAX_CANDIDATES) if "{" in value else [value]:
+            if "$(pwd)" in variant and place.cwd:  # $(dirname "$(pwd)"): the cwd's parent
+                variant = variant.replace("$(pwd)", place.cwd)
+            if "$(" in variant and "dirname" in variant:
+                variant = _DIRNAME.sub(lambda m: _dirname(m, place), variant)
+            if "$(" in variant or "`" in variant:
+                variant = re.sub(r"\$\([^)]*\)|`[^`]*`", "", variant)
+            forms = [variant]
+            if ".*" in variant.split("/"):  # bash < 5.2 expands ".*" to ".." too
+                forms.append("/".join(".." if p == ".*" else p for p in variant.split("/")))
+            for form in forms:
+                if place.cwd and not form.startswith(("/", "~")):
+                    form = posixpath.join(place.cwd, form) if form else place.cwd
+                out.append(form)
+    return out[:_MAX_CANDIDATES], dynamic
+
+
+def _expand_vars(word: str, place: Place) -> list[str]:
+    results = [""]
+    pos = 0
+    for m in _VAR.finditer(word):
+        literal = word[pos : m.start()]
+        name = m.group(1) or m.group(5)
+        known = place.known(name)
+        options = [known] if known is not None else [""]
+        if m.group(2) is not None:  # ${V:-X}: V, or X when V is empty; X expanded too
+            default = m.group(2)
+            options.extend(_expand_vars(default, place) if "$" in default else [default])
+        elif m.group(3) is not None:  # ${HOME%/*}: the value with a suffix or prefix cut
+            # Of every home (HOME may be any of them); cut to nothing, the word may be "/".
+            values = [*place.homes] if name in ("HOME", "USERPROFILE") and place.homes else [known]
+            options = [_trim(v, m.group(3), m.group(4)) or "/" for v in values if v is not None]
+            options = options or [""]
+        results = [r + literal + o for r in results for o in options][:_MAX_CANDIDATES]
+        pos = m.end()
+    return [r + word[pos:] for r in results]
+
+
+def _trim(value: str, op: str, pattern: str) -> str:
+    """``${V%pat}``, ``${V%%pat}``, ``${V#pat}``, ``${V##pat}`` of a known value."""
+    ends = range(len(value) + 1)
+    if op.startswith("%"):  # a suffix: "%" the shortest, "%%" the longest
+        for i in reversed(ends) if op == "%" else ends:
+            if fnmatch.fnmatchcase(value[i:], pattern):
+                return value[:i]
+        return value
+    for i in ends if op == "#" else reversed(ends):
+        if fnmatch.fnmatchcase(value[:i], pattern):
+            return value[i:]
+    return value
+
+
+def _dirname(match: re.Match[str], place: Place) -> str:
+    arg = match.group(1).strip().strip("\"'")
+    if place.homes:
+        arg = _HOME_WORD.sub(place.homes[0], arg)
+    if "$" in arg or "`" in arg:
+        return ""
+    return posixpath.dirname(arg.rstrip("/")) or "."
+
+
+def _strip(path: str) -> str:
+    while path != "/" and path.endswith(_TRAILING):
+        path = path[: path.rfind("/")] or "/"
+    return path
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def is_catastrophic(path: str, place: Place) -> bool:
+    """``path`` is or may be /, a system directory, a home, or an ancestor of the cwd or a home."""
+    if catastrophic_path(path):
+        return True
+    norm = _strip(_clean(path))
+    if not norm.startswith("/"):
+        # Unknown cwd: "..", "../.." are always ancestors of it; ".*" includes "..".
+        parts = [p for p in norm.split("/") if p not in ("", ".")]
+        return bool(parts) and all(p in ("..", ".*") for p in parts)
+    for home in (*place.homes, *place.others):
+        if _under(home, norm):  # the home itself or a folder above it
+            return True
+    return place.cwd is not None and norm != place.cwd and _under(place.cwd, norm)
+
+
+def _find_roots(args: Sequence[str]) -> list[str]:
+    roots: list[str] = []
+    for arg in args:
+        if arg.startswith(("-", "(", "!")) and arg not in ("-", "--"):
+            break
+        roots.append(arg)
+    return roots or ["."]
+
+
+_FIND_DESTROYERS = frozenset({"rm", "shred", "unlink", "rmdir", "mv", "chmod", "chown", "truncate"})
+
+
+_DESTROYERS = frozenset(
+    {"rm", "rmdir", "unlink", "srm", "shred", "wipe", "find", "rsync", "mv", "chmod", "chown",
+     "chgrp", "truncate", "pytest", "py.test"}
+)  # fmt: skip
+_PYTEST_BASETEMP = table(
+    "basetemp= rootdir= confcutdir= junit-xml= junitxml= override-ini=", "o= c= p="
+)
+
+
+def destructive_targets(argv: Sequence[str]) -> Iterator[str]:
+    """The target words of a destructive verb (docs/security.md#resolved-targets)."""
+    prog = program(argv)
+    if prog.startswith("python") and len(argv) > 2 and argv[1] == "-m":
+        prog, argv = argv[2].lower(), argv[2:]  # python -m pytest --basetemp=…
+    if prog not in _DESTROYERS:
+        return
+    args = list(argv[1:])
+    if prog in ("pytest", "py.test"):  # pytest empties --basetemp before it writes there
+        yield from read_options(args, _PYTEST_BASETEMP).values("--basetemp")
+        return
+    if prog in ("rm", "rmdir", "unlink", "srm", "shred", "wipe"):
+        yield from operands(args)
+    elif prog == "find":
+        execs = [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith(("-exec", "-ok"))]
+        if "-delete" in args or any(program([e]) in _FIND_DESTROYERS for e in execs):
+            yield from _find_roots(args)
+    elif prog == "rsync":
+        # --delete-after, --delete-excluded …: every rsync option that deletes starts so
+        if any(a.startswith("--del") for a in args) or has_long(args, "remove-source-files"):
+            ops = operands(args)
+            yield from ops if has_long(args, "remove-source-files") else ops[-1:]
+    elif prog == "mv":
+        yield from operands(args)[:-1]
+    elif prog in ("chmod", "chown", "chgrp") and (
+        "R" in short_flags(args) or has_long(args, "recursive")
+    ):
+        yield from operands(args)[1:]
+    elif prog == "truncate":
+        yield from operands([a for i, a in enumerate(args) if not _value_of(args, i, "-s")])
+
+
+def _value_of(args: Sequence[str], index: int, option: str) -> bool:
+    return index > 0 and args[index - 1] in (option, "--size")
+
+
+def path_words(argv: Sequence[str]) -> Iterator[str]:
+    """Words of an argv that may name a path (operands and ``--opt=VALUE`` values)."""
+    for arg in argv[1:]:
+        if arg.startswith("-"):
+            if "=" in arg:
+                yield arg.split("=", 1)[1]
+            continue
+        yield arg

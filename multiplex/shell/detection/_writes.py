@@ -1,0 +1,200 @@
+"""What a command writes: write targets, sensitive paths, protected files (docs/approvals.md#protected-files).
+
+``write_targets`` lists the paths one simple command writes, creates, replaces or
+deletes; ``sensitive`` says whether a path is a system or start-up file;
+``find_protected_write`` matches the writes of a line against
+``approvals.protected_files``. A pure leaf: stdlib and ``shell.detection._command_checks``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import posixpath
+import re
+from collections.abc import Iterator, Sequence
+
+from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, git_writes
+from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
+from multiplex.shell.detection._command_checks import expand_braces, operands, short_flags
+from multiplex.shell.parsing._argv import git_subcommand
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+
+__all__ = [
+    "LITERAL",
+    "all_commands",
+    "evidence",
+    "find_protected_write",
+    "sensitive",
+    "write_targets",
+]
+
+LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
+
+# awk's print > "FILE" and print >> "FILE".
+_AWK_OUTPUT = re.compile(r">>?\s*\"([^\"\\]+)\"")
+_WRITE_CALL = re.compile(
+    r"write|open\s*\([^)]*['\"][wax+]|appendFile|rename|replace|unlink|remove|truncate"
+    r"|rmSync|rm_rf|copy|move|symlink|chmod",
+)
+
+
+_SENSITIVE = (
+    "~/.ssh", "~/.ssh/*", "*/.ssh/*", "/etc/*", "/etc", "/root/*", "/boot/*", "/usr/*",
+    "/bin/*", "/sbin/*", "/lib*/*", "/var/spool/cron/*", "~/.gnupg/*", "~/.aws/*",
+    "~/.kube/config", "~/.docker/config.json", "~/.netrc", "~/.git-credentials",
+    "~/.config/fish/config.fish", "/proc/sys/*", "/sys/*", "/var/log/*", "/var/lib/*",
+    "/var/spool/*", "/var/mail/*",
+)  # fmt: skip
+
+
+_SENSITIVE_NAMES = frozenset(
+    [
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        "authorized_keys",
+        "authorized_keys2",
+        "sudoers",
+    ]
+)
+
+
+# Every program whose arguments name a file it writes (the branches of write_targets).
+_WRITERS = frozenset(
+    {"tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv", "cp", "install",
+     "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
+     "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
+     "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue"}
+)  # fmt: skip
+
+
+_READ_ARGV = _WRITERS | CARRYING
+
+
+def all_commands(parsed: ParsedLine) -> tuple[SimpleCommand, ...]:
+    return parsed.commands + parsed.variant_commands
+
+
+def evidence(cmd: SimpleCommand) -> str:
+    # A redirection is only visible in the source text, not in argv.
+    return cmd.text if cmd.writes_file or not cmd.argv else " ".join(cmd.argv)
+
+
+def _home(path: str) -> str:
+    return re.sub(r"^(\$\{HOME\}|\$HOME\b)", "~", path)
+
+
+def write_targets(cmd: SimpleCommand) -> tuple[str, ...]:
+    """Paths ``cmd`` writes, creates, replaces or deletes (docs/approvals.md#protected-files)."""
+    # Several checks ask of each command: read once per decision.
+    return cmd.once("writes", lambda: tuple(_write_targets(cmd)))
+
+
+def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
+    for r in cmd.redirects:
+        if r.writes_file or (
+            r.target.startswith("/dev/") and ">" in r.op and r.target != "/dev/null"
+        ):
+            yield r.target
+    if not cmd.argv:
+        return
+    prog = cmd.program
+    if prog not in _READ_ARGV and not prog.startswith("python"):
+        return  # most programs write nothing by their arguments: their argv is not read
+    args = cmd.argv[1:]
+    if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
+        prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=FILE
+    if prog in CARRYING:  # tar cf, sort -o, sed w/-i, pytest --junit-xml, openssl -out …
+        yield from carried(prog, args).writes
+    if prog not in _WRITERS:
+        return  # most programs write nothing by their arguments: their argv is not read
+    if prog in ("tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv"):
+        yield from (op for op in operands(args) if not (prog == "truncate" and op.isdigit()))
+    elif prog in ("cp", "install", "ln", "rsync", "scp", "link"):
+        target = next(
+            (a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None
+        )
+        ops = operands(args)
+        yield from ([target] if target else ops[-1:] if len(ops) > 1 or prog == "ln" else [])
+    elif prog in ("perl", "yq") and (
+        "i" in short_flags(args) or any(a.startswith(("--in-place", "--inplace")) for a in args)
+    ):
+        scripted = any(a in ("-e", "-f", "--expression", "--file") or "e" in a[1:2] for a in args)
+        ops = operands(args)
+        yield from ops if scripted and prog != "yq" else ops[1:]
+    elif prog == "git":
+        sub, rest = git_subcommand(args)
+        yield from git_writes(sub, rest)
+    elif prog in ("awk", "gawk", "mawk", "nawk"):
+        for code in awk_program(args)[0]:
+            yield from (m.group(1) for m in _AWK_OUTPUT.finditer(code))
+    elif prog == "patch":
+        yield from operands(args)[:1]
+    elif prog in ("dd", "dcfldd"):
+        yield from (a[3:] for a in args if a.startswith("of="))
+    elif prog == "ddrescue":
+        yield from operands(args)[1:2]
+    elif prog in ("chmod", "chown", "chgrp"):
+        yield from operands(args)[1:]
+    elif prog in ("curl", "wget"):
+        for i, arg in enumerate(args[:-1]):
+            # curl -O names the file after the URL; wget -O names it.
+            if arg in ("-o", "--output", "--output-document") or (arg == "-O" and prog == "wget"):
+                yield args[i + 1]
+    elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
+        yield from operands(args)
+
+
+def sensitive(path: str) -> bool:
+    path = _home(path.strip())
+    norm = posixpath.normpath(re.sub(r"/+", "/", path)) if path else path
+    if norm.rsplit("/", 1)[-1] in _SENSITIVE_NAMES:
+        return True
+    return any(fnmatch.fnmatchcase(norm, pattern) for pattern in _SENSITIVE)
+
+
+@functools.lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    # One regex for all globs: fnmatchcase(name, p) is translate(p) matched at the start.
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+def _protected(path: str, patterns: Sequence[str]) -> bool:
+    path = path.strip()
+    if not path:
+        return False
+    norm = posixpath.normpath(path)
+    base = norm.rsplit("/", 1)[-1]
+    globs = _globs(tuple(patterns))
+    return any(globs.match(name) is not None for name in (base, norm, path))
+
+
+def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
+    """A write to a path matching one of the ``protected`` globs (docs/approvals.md#protected-files), or None.
+
+    A glob matches the basename or the path; writes are output redirections, ``tee``,
+    ``cp``/``mv``/``install``/``ln`` destinations, ``sed -i``/``perl -i`` files,
+    ``truncate``, ``dd of=``, ``chmod``/``chown`` targets, deletes and editors.
+    """
+    if not protected:
+        return None
+    for cmd in all_commands(parsed):
+        for path in write_targets(cmd):
+            for variant in expand_braces(path):
+                if _protected(variant, protected):
+                    return Finding(PROTECTED_FILE, evidence(cmd))
+    for payload in parsed.script_payloads:
+        if not _WRITE_CALL.search(payload):
+            continue
+        for m in LITERAL.finditer(payload):
+            literal = next(g for g in m.groups() if g is not None)
+            if _protected(literal, protected):
+                return Finding(PROTECTED_FILE, payload)
+    return None

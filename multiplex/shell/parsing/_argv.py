@@ -1,0 +1,183 @@
+"""Reading argv words: where options end, an option's value, text fed to stdin (docs/approvals.md#parsing).
+
+Shared by the unwrapping of wrappers (``shell.parsing._unwrap``), of programs that carry
+code (``shell.parsing._payloads``) and by the catalogue's checks (``program``, ``operands``,
+``short_flags``: one C-level pass over an argv of any length). A pure leaf: stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = [
+    "ASSIGN",
+    "MAX_UPSTREAM",
+    "NextStep",
+    "RedirectLike",
+    "fed_text",
+    "feed_upstream",
+    "first_operand",
+    "git_subcommand",
+    "has_long",
+    "operand_index",
+    "operands",
+    "option_value",
+    "opts",
+    "program",
+    "program_name",
+    "short_flags",
+]
+
+ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def opts(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+class RedirectLike(Protocol):
+    @property
+    def op(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NextStep:
+    """What an argv runs beyond itself."""
+
+    inner: tuple[str, ...] | None = None  # the wrapped program's argv
+    shell_payloads: tuple[str, ...] = ()  # shell code to parse recursively
+    sub_commands: tuple[tuple[str, ...], ...] = ()  # find -exec …, more xargs runs
+    scripts: tuple[str, ...] = ()  # python/node/perl/ruby/awk code, scanned as text
+
+
+def program_name(word: str) -> str:
+    """The basename of a program word, lower-cased (matching ignores case)."""
+    return word[word.rfind("/") + 1 :].lower()
+
+
+def operand_index(
+    args: Sequence[str], with_arg: frozenset[str], *, assignments: bool = False
+) -> int:
+    """Index of the first operand after options (and NAME=VALUE words if allowed)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return i + 1
+        if assignments and ASSIGN.match(arg):
+            i += 1
+        elif arg.startswith("--"):
+            i += 2 if arg in with_arg else 1
+        elif arg.startswith("-") and len(arg) > 1:
+            takes_next = False
+            for j, ch in enumerate(arg[1:], 1):
+                if "-" + ch in with_arg:
+                    takes_next = j == len(arg) - 1
+                    break
+            i += 2 if takes_next else 1
+        else:
+            return i
+    return i
+
+
+def option_value(args: Sequence[str], short: str, longs: Sequence[str], stop: int) -> str | None:
+    """Value of ``-<short>`` (also inside a cluster like ``-lc``) or a long option."""
+    for i, arg in enumerate(args[:stop]):
+        for long in longs:
+            if arg == long and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(long + "="):
+                return arg[len(long) + 1 :]
+        if short and arg.startswith("-") and not arg.startswith("--") and short in arg[1:]:
+            rest = arg[arg.index(short, 1) + 1 :]
+            return rest or (args[i + 1] if i + 1 < len(args) else None)
+    return None
+
+
+def fed_text(redirects: Sequence[RedirectLike], stdin: str | None) -> str | None:
+    """Text a here-document or here-string on the command (else ``stdin``) feeds it."""
+    for r in redirects:
+        if r.op.startswith("<<"):
+            return r.target
+    return stdin
+
+
+MAX_UPSTREAM = 256  # distinct names kept: a long pipeline stays linear
+
+
+def feed_upstream(upstream: tuple[str, ...], argv: tuple[str, ...]) -> tuple[str, ...]:
+    """``upstream`` with the program of ``argv`` added (distinct names, bounded)."""
+    if not argv:
+        return upstream
+    name = program_name(argv[0])
+    if name in upstream or len(upstream) >= MAX_UPSTREAM:
+        return upstream
+    return (*upstream, name)
+
+
+# ---- the words of one argv (the catalogue's checks read them) -----------------------
+def program(argv: Sequence[str]) -> str:
+    """Basename of the program, lower-cased."""
+    return argv[0][argv[0].rfind("/") + 1 :].lower() if argv else ""
+
+
+def _options_end(args: Sequence[str]) -> int:
+    """Index of the first ``--`` (options end there), else ``len(args)``."""
+    try:
+        return args.index("--")
+    except ValueError:
+        return len(args)
+
+
+def operands(args: Sequence[str]) -> list[str]:
+    """Words that are not options (everything after ``--`` counts)."""
+    end = _options_end(args)
+    # Comprehensions over slices: one C-level pass each, for argvs of thousands of words.
+    out = [a for a in args[:end] if a == "-" or not a.startswith("-")]
+    return out + list(args[end + 1 :]) if end < len(args) else out
+
+
+def short_flags(args: Sequence[str]) -> str:
+    """All letters of short option clusters (``-rf`` → ``rf``), up to ``--``."""
+    head = args[: _options_end(args)]
+    return "".join([a[1:] for a in head if a.startswith("-") and not a.startswith("--")])
+
+
+def has_long(args: Sequence[str], *names: str) -> bool:
+    """Some word is one of the long options ``names`` or an abbreviation of one, as GNU
+    getopt_long reads it (``--rec`` is ``--recursive``, ``--forc`` is ``--force``), up to ``--``.
+    Conservative: an abbreviation that would also fit another option counts too."""
+    if "--" not in "".join(args):  # one C-level scan: most argvs have no long option
+        return False
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg.startswith("--") and len(arg) > 2:
+            word = arg[2:].partition("=")[0]
+            if any(name.startswith(word) for name in names):
+                return True
+    return False
+
+
+def first_operand(args: Sequence[str]) -> str:
+    ops = operands(args)
+    return ops[0].lower() if ops else ""
+
+
+def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
+    """``git -C dir -c k=v push -f`` → ("push", ["-f"])."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
+            i += 2
+        elif arg.startswith("-"):
+            i += 1
+        else:
+            return arg.lower(), list(args[i + 1 :])
+    return "", []

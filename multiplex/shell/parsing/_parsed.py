@@ -1,0 +1,126 @@
+"""The values ``parse_line`` returns: redirections, simple commands, parsed lines (docs/approvals.md#parsing).
+
+Frozen, hashable and free of tree-sitter nodes, so deny rules, detection and the
+gate can keep and compare them; the limits they mention (MAX_CHARS …) are
+:mod:`multiplex.shell.parsing._parse`'s. A pure leaf: it imports only the stdlib.
+
+Each value keeps what the checks derived from it (``once``): parsed once per
+decision, every check that asks the same question of the same line or command
+gets the first answer, and nothing is carried over to another decision (each
+decision parses its line anew). The memo takes no part in equality or hashing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+__all__ = ["ParsedLine", "Redirect", "SimpleCommand"]
+
+_T = TypeVar("_T")
+
+
+def _once(memo: dict[Hashable, object], key: Hashable, compute: Callable[[], _T]) -> _T:
+    try:
+        return memo[key]  # type: ignore[return-value]
+    except KeyError:
+        value = memo[key] = compute()
+        return value
+
+
+# Redirect targets that are not files: writing there changes nothing on disk (docs/allowlist.md#rules).
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection: ``op`` as written (``>``, ``2>``, ``<<<`` …) and its target.
+
+    ``target`` is the unquoted target word; ``&1`` for a descriptor duplicate; for a
+    here-document (``<<``) the document text, for a here-string (``<<<``) the string.
+    """
+
+    op: str
+    target: str
+
+    @property
+    def writes_file(self) -> bool:
+        """An output redirection into a file other than /dev/null (fd dups are not)."""
+        if ">" not in self.op or self.target.startswith("&"):
+            return False
+        return self.target not in _NOT_FILES and not self.target.startswith("/dev/fd/")
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One program invocation as it would receive its arguments.
+
+    ``argv`` has quotes and escapes removed and expansions kept literally (``$HOME``);
+    ``VAR=x`` prefixes are not part of it. ``wrapped_by`` names the wrappers and
+    payload carriers (``sudo``, ``bash`` for ``bash -c``) stripped to reach it,
+    outermost first. ``upstream`` lists the program names of the earlier stages of the
+    pipeline feeding this command's standard input. ``assignments`` are the
+    ``NAME=VALUE`` words written before the program (``PATH=. ls``), unquoted.
+    """
+
+    argv: tuple[str, ...]
+    redirects: tuple[Redirect, ...]
+    text: str
+    wrapped_by: tuple[str, ...] = ()
+    upstream: tuple[str, ...] = ()
+    assignments: tuple[str, ...] = ()
+    program: str = field(init=False, repr=False, compare=False)
+    """The basename of ``argv[0]``, lower-cased (``""`` for no argv): what the checks match."""
+    memo: dict[Hashable, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        first = self.argv[0] if self.argv else ""
+        object.__setattr__(self, "program", first[first.rfind("/") + 1 :].lower())
+
+    @property
+    def writes_file(self) -> bool:
+        """Some redirection of this command writes a file (docs/allowlist.md#rules)."""
+        return any(r.writes_file for r in self.redirects)
+
+    def once(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()`` the first time ``key`` is asked of this command, then that value."""
+        return _once(self.memo, key, compute)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    """A command line broken into everything it would run (docs/approvals.md#parsing).
+
+    ``error`` is set for a grammar error anywhere (also inside a payload): no allow
+    rule can match and the line counts as dangerous. ``over_limit`` is set when the
+    line passes MAX_CHARS, MAX_SEGMENTS or MAX_DEPTH: the gate blocks it.
+    ``variant_commands`` are the commands of the normalised ``variants`` and
+    ``fork_bombs`` the texts of functions that spawn themselves more than once.
+    """
+
+    line: str
+    commands: tuple[SimpleCommand, ...]
+    variants: tuple[str, ...] = ()
+    script_payloads: tuple[str, ...] = ()
+    error: str | None = None
+    over_limit: str | None = None
+    variant_commands: tuple[SimpleCommand, ...] = ()
+    fork_bombs: tuple[str, ...] = ()
+    memo: dict[Hashable, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def once(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """``compute()`` the first time ``key`` is asked of this line, then that value."""
+        return _once(self.memo, key, compute)
+
+    def match_argvs(self) -> tuple[tuple[str, ...], ...]:
+        """Every argv deny rules and detection must see, deduplicated, order kept."""
+        seen: dict[tuple[str, ...], None] = {}
+        for cmd in self.commands + self.variant_commands:
+            if cmd.argv:
+                seen.setdefault(cmd.argv, None)
+        return tuple(seen)

@@ -1,0 +1,254 @@
+"""Builtins and programs that carry code in their arguments or environment (docs/approvals.md#parsing).
+
+``payload_step`` says what ``trap``, ``alias``, ``coproc``, ``source``/``.``,
+``at``/``batch``, ``parallel``, ``sg``, ``tmux`` and ``git`` (``-c alias.x=!…``,
+``core.pager``, ``core.sshCommand``, ``rebase --exec`` …) run; ``env_payloads``
+reads the variables whose value a program runs as a command (``GIT_PAGER``,
+``GIT_SSH_COMMAND``, ``PAGER``, ``BASH_ENV`` …). Every such text is parsed and
+checked like a line of its own, so hardline and deny rules hold inside it.
+A pure leaf: stdlib and ``shell.parsing._argv`` only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+from multiplex.shell.carriers._tool_code import CARRYING, carried
+from multiplex.shell.parsing._argv import (
+    NextStep,
+    RedirectLike,
+    fed_text,
+    operand_index,
+    option_value,
+    opts,
+)
+from multiplex.shell.parsing._getopt import read_options, table
+
+__all__ = [
+    "COMMAND_VARIABLES",
+    "PAYLOAD_PROGRAMS",
+    "STDIN_FILES",
+    "env_payloads",
+    "git_config_payload",
+    "git_config_write",
+    "payload_step",
+]
+
+# The programs payload_step knows (the unwrapper skips every other program quickly).
+PAYLOAD_PROGRAMS = frozenset(
+    {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git",
+     *CARRYING}
+)  # fmt: skip
+# Files that are the command's own standard input: "source /dev/stdin <<< CODE".
+STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+# Environment variables whose value some program runs as a shell command.
+COMMAND_VARIABLES = frozenset(
+    {
+        "GIT_PAGER", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
+        "GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL",
+        "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "LESSOPEN",
+        "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "BASH_ENV", "ENV", "RSYNC_RSH",
+        "CVS_RSH", "FCEDIT", "GIT_CONFIG_VALUE_0", "GIT_CONFIG_VALUE_1", "GIT_CONFIG_VALUE_2",
+    }
+)  # fmt: skip
+# git configuration keys whose value is a command git runs (docs/security.md#code-carriers).
+_GIT_COMMAND_KEY = re.compile(
+    r"^(?:alias\..+|core\.(?:pager|sshcommand|editor|fsmonitor|askpass|hookspath|gitproxy)"
+    r"|sequence\.editor|diff\.external|diff\..+\.(?:command|textconv)|pager\..+"
+    r"|credential(?:\..+)?\.helper|gpg(?:\..+)?\.program|filter\..+\.(?:clean|smudge|process)"
+    r"|merge\..+\.driver|remote\..+\.(?:uploadpack|receivepack|proxy)"
+    r"|uploadpack\.packobjectshook|(?:difftool|mergetool)\..+\.cmd|web\.browser|man\..+\.cmd"
+    r"|include\.path|includeif\..+\.path|core\.hookspath)$",
+    re.IGNORECASE,
+)
+_GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
+_MAX_RUNS = 256
+_PARALLEL_OPTS = opts(
+    "-j --jobs -S --sshlogin --joblog -a --arg-file --delay --timeout -d --delimiter -I "
+    "--results --tmpdir --workdir --wd -n --max-args -P --colsep -C --halt --retries --env "
+    "--tag-string --sshloginfile --basefile --return --transferfile -E --max-procs"
+)
+_TMUX_RUNS = frozenset(
+    {"new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane",
+     "respawnp", "respawn-window", "respawnw", "run-shell", "run", "send-keys", "send"}
+)  # fmt: skip
+_TMUX_OPTS = opts("-s -n -t -c -x -y -F -e -l -p -L -S -f -b")
+
+
+def git_config_payload(key: str, value: str) -> str | None:
+    """The command a ``git -c key=value`` setting makes git run, or None."""
+    if not _GIT_COMMAND_KEY.match(key.strip()):
+        return None
+    return value[1:] if value.startswith("!") else value
+
+
+_GIT_CONFIG = table(
+    "file= blob= type= default= comment= value= global system local worktree add replace-all "
+    "unset unset-all get get-all get-regexp get-urlmatch get-color get-colorbool list edit "
+    "rename-section remove-section null name-only show-origin show-scope includes no-includes "
+    "bool int bool-or-int path expiry-date fixed-value all append regexp=? url=",
+    "f= t= l e z",
+)
+_GIT_CONFIG_READS = (
+    "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool",
+    "--list", "-l", "--unset", "--unset-all", "--rename-section", "--remove-section",
+)  # fmt: skip
+_GIT_CONFIG_VERBS = frozenset({"get", "list", "unset", "rename-section", "remove-section", "edit"})
+
+
+_GIT_RUNS = {
+    "rebase": table("exec= onto= strategy= strategy-option= root interactive", "x= s= X= i"),
+    "grep": table(
+        "open-files-in-pager=? max-depth= context= after-context= before-context=",
+        "O=? e= f= A= B= C= m=",
+    ),
+    "difftool": table("extcmd= tool-cmd= tool= gui", "x= t= g"),
+    "mergetool": table("tool-cmd= tool=", "t="),
+}
+_GIT_RUN_OPTS = ("-x", "--exec", "--open-files-in-pager", "-O", "--extcmd", "--tool-cmd")
+
+
+def git_config_write(rest: Sequence[str]) -> tuple[str, str] | None:
+    """The ``(key, value)`` that ``git config REST`` writes, or None for a read.
+
+    Options are read as git reads them: ``-f FILE``/``--file=FILE`` take a value (so
+    the key is the next word), ``set`` is the verb of the newer syntax, ``--add`` and
+    ``--replace-all`` write too.
+    """
+    parsed = read_options(rest, _GIT_CONFIG)
+    if parsed.has(*_GIT_CONFIG_READS):
+        return None
+    ops = list(parsed.operands)
+    if ops[:1] == ["set"]:
+        ops = ops[1:]
+    elif ops and ops[0] in _GIT_CONFIG_VERBS:
+        return None
+    return (ops[0], ops[1]) if len(ops) >= 2 else None
+
+
+def env_payloads(assignments: Sequence[str]) -> tuple[str, ...]:
+    """Commands carried by ``NAME=VALUE`` words of COMMAND_VARIABLES."""
+    out: list[str] = []
+    for word in assignments:
+        name, _, value = word.partition("=")
+        # GIT_CONFIG_VALUE_7 as well as _0: git reads as many as GIT_CONFIG_COUNT says
+        carries = name in COMMAND_VARIABLES or name.startswith("GIT_CONFIG_VALUE_")
+        if carries and value.strip():
+            out.append(value)
+    return tuple(out)
+
+
+def _git(args: Sequence[str]) -> NextStep:
+    payloads: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-c" and i + 1 < len(args):
+            key, _, value = args[i + 1].partition("=")
+            found = git_config_payload(key, value)
+            payloads.extend([found] if found else [])
+        elif arg.startswith("--exec-path=") or arg.startswith("--upload-pack") or arg == "-u":
+            pass  # reported by the allowlist table (docs/allowlist.md#options-that-run-programs)
+        if arg in _GIT_GLOBAL_VALUE:
+            i += 2
+            continue
+        if not arg.startswith("-"):
+            break
+        i += 1
+    sub, rest = (args[i].lower(), list(args[i + 1 :])) if i < len(args) else ("", [])
+    if sub in _GIT_RUNS:  # rebase --exe=…, grep --open-files=…: abbreviations count
+        payloads.extend(v for v in read_options(rest, _GIT_RUNS[sub]).values(*_GIT_RUN_OPTS) if v)
+    elif sub == "submodule" and rest[:1] == ["foreach"]:
+        ops = [a for a in rest[1:] if not a.startswith("-")]
+        payloads.extend([" ".join(ops)] if ops else [])
+    elif sub == "bisect" and rest[:1] == ["run"] and len(rest) > 1:
+        return NextStep(inner=tuple(rest[1:]), shell_payloads=tuple(payloads))
+
+    elif sub == "config":
+        written = git_config_write(rest)
+        found = git_config_payload(*written) if written else None
+        payloads.extend([found] if found else [])
+    elif sub == "filter-branch":
+        payloads.extend(
+            rest[j + 1] for j, a in enumerate(rest[:-1]) if a.endswith("-filter") and a != "--"
+        )
+    return NextStep(shell_payloads=tuple(payloads))
+
+
+def _parallel(args: Sequence[str], stdin: str | None) -> NextStep:
+    rest = list(args[operand_index(args, _PARALLEL_OPTS) :])
+    if ":::" in rest:
+        cut = rest.index(":::")
+        command, values = rest[:cut], [a for a in rest[cut + 1 :] if not a.startswith(":::")]
+    else:
+        command = rest
+        values = [ln for ln in (stdin or "").splitlines() if ln.strip()]
+    values = values[:_MAX_RUNS]
+    if not command:  # each input is a command line of its own
+        return NextStep(shell_payloads=tuple(values))
+    text = " ".join(command)
+    runs = [text.replace("{}", v) if "{}" in text else f"{text} {v}" for v in values]
+    return NextStep(shell_payloads=tuple(runs or [text]))
+
+
+def _tmux(args: Sequence[str]) -> NextStep:
+    k = operand_index(args, _TMUX_OPTS)
+    if k >= len(args) or args[k] not in _TMUX_RUNS:
+        return NextStep()
+    rest = args[k + 1 :]
+    ops = rest[operand_index(rest, _TMUX_OPTS) :]
+    words = [w for w in ops if w not in ("Enter", "C-m")]
+    return NextStep(shell_payloads=(" ".join(words),)) if words else NextStep()
+
+
+def payload_step(
+    prog: str, args: Sequence[str], redirects: Sequence[RedirectLike], stdin: str | None
+) -> NextStep | None:
+    """What a code-carrying builtin or program runs; None when ``prog`` is not one."""
+    if prog == "trap":
+        ops = [a for a in args if a != "--"]
+        if ops and not ops[0].startswith("-") and len(ops) > 1:
+            return NextStep(shell_payloads=(ops[0],))
+        return NextStep()
+    if prog == "alias":
+        values = [a.partition("=")[2] for a in args if "=" in a and not a.startswith("-")]
+        return NextStep(shell_payloads=tuple(v for v in values if v.strip()))
+    if prog == "coproc":
+        # "coproc { cmd; }", "coproc NAME { cmd; }": the grammar hands the braces over as words.
+        sub = [a[1:-1] for a in args[:2] if a.startswith("(") and a.endswith(")") and len(a) > 1]
+        if sub:  # "coproc (cmd)", "coproc NAME (cmd)": the grammar hands the subshell over whole
+            return NextStep(shell_payloads=(sub[0],))
+        body = list(args[1:] if args[:1] == ("{",) else args[2:] if args[1:2] == ("{",) else ())
+        if body:
+            while body and body[-1] in ("}", ";"):
+                body.pop()
+            return NextStep(shell_payloads=(shlex.join(body),)) if body else NextStep()
+        return NextStep(inner=tuple(args)) if args else NextStep()
+    if prog in ("source", "."):
+        if args and args[0] in STDIN_FILES:
+            fed = fed_text(redirects, stdin)
+            return NextStep(shell_payloads=(fed,)) if fed else NextStep()
+        return NextStep()
+    if prog in ("at", "batch"):
+        if option_value(args, "f", (), len(args)) is not None:
+            return NextStep()
+        fed = fed_text(redirects, stdin)
+        return NextStep(shell_payloads=(fed,)) if fed else NextStep()
+    if prog == "parallel":
+        return _parallel(args, fed_text(redirects, stdin))
+    if prog == "sg":
+        code = option_value(args, "c", (), len(args))
+        ops = [a for a in args if not a.startswith("-")]
+        if code is None and len(ops) > 1:
+            code = " ".join(ops[1:])
+        return NextStep(shell_payloads=(code,)) if code else NextStep()
+    if prog == "tmux":
+        return _tmux(args)
+    if prog == "git":
+        return _git(args)
+    if prog in CARRYING and prog not in ("ssh", "xargs"):  # those two: shell.parsing._unwrap
+        found = carried(prog, args, fed_text(redirects, stdin))
+        return NextStep(shell_payloads=found.payloads, scripts=found.scripts)
+    return None

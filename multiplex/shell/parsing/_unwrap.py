@@ -1,0 +1,391 @@
+"""What one argv runs next: wrappers, shell payloads and script payloads (docs/approvals.md#parsing).
+
+Pure functions over argv words used by ``shell.parsing._parse``: ``unwrap_step`` says
+which program a wrapper (``sudo``, ``env``, ``timeout``, ``xargs`` …) runs, which
+texts are shell code to parse recursively (``bash -c``, ``eval``, ``ssh host CMD``,
+text piped into a bare shell) and which are script code for detection to scan
+(``python -c``, ``node -e``, ``perl -e``, ``awk`` programs). ``normalised_variants``
+builds the normalised forms of a line that deny rules and detection also match.
+A pure leaf: stdlib only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import shlex
+from collections.abc import Sequence
+
+from multiplex.shell.carriers._tool_code import awk_program
+from multiplex.shell.carriers._tool_code import carried as carried_code
+from multiplex.shell.parsing._argv import (
+    ASSIGN,
+    NextStep,
+    RedirectLike,
+    fed_text,
+    operand_index,
+    option_value,
+    opts,
+    program_name,
+)
+from multiplex.shell.parsing._payloads import (
+    PAYLOAD_PROGRAMS,
+    STDIN_FILES,
+    env_payloads,
+    payload_step,
+)
+from multiplex.shell.parsing._variants import decode_ansi_c
+
+__all__ = [
+    "SHELLS",
+    "NextStep",
+    "program_name",
+    "stdin_text_after",
+    "unwrap_step",
+]
+
+SHELLS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "fish", "csh", "tcsh"}
+)
+_SHELL_ARG_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+
+
+# program -> (options taking a value, operands before the wrapped program,
+#             NAME=VALUE words allowed before it)
+_WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
+    "sudo": (
+        opts(
+            "-u --user -g --group -C --close-from -D --chdir -p --prompt -r --role "
+            "-t --type -U --other-user -T --command-timeout -R --chroot"
+        ),
+        0,
+        True,
+    ),
+    "doas": (opts("-u -C"), 0, False),
+    "pkexec": (opts("--user"), 0, False),
+    "env": (opts("-u --unset -C --chdir -P -a --argv0"), 0, True),
+    "nice": (opts("-n --adjustment"), 0, False),
+    "ionice": (opts("-c --class -n --classdata -p --pid -P --pgid -u --uid"), 0, False),
+    "timeout": (opts("-s --signal -k --kill-after"), 1, False),
+    "exec": (opts("-a"), 0, False),
+    "command": (frozenset(), 0, False),
+    "builtin": (frozenset(), 0, False),
+    "nohup": (frozenset(), 0, False),
+    "time": (opts("-f --format -o --output"), 0, False),
+    "stdbuf": (opts("-i --input -o --output -e --error"), 0, False),
+    "setsid": (frozenset(), 0, False),
+    "unbuffer": (frozenset(), 0, False),
+    "fakeroot": (frozenset(), 0, False),
+    "torsocks": (frozenset(), 0, False),
+    "proxychains": (opts("-f"), 0, False),
+    "proxychains4": (opts("-f"), 0, False),
+    "chronic": (frozenset(), 0, False),
+    "chroot": (opts("--userspec --groups"), 1, False),
+    "taskset": (frozenset(), 1, False),
+    "chrt": (frozenset(), 1, False),
+    "flock": (opts("-w --timeout -E --conflict-exit-code"), 1, False),
+    "strace": (opts("-e -o -p -s -u -E -a -b -I -O -P -S -X"), 0, False),
+    "ltrace": (opts("-e -o -p -s -u -n -a -A -D -F -l -w"), 0, False),
+    "nsenter": (opts("-t --target -S --setuid -G --setgid"), 0, False),
+    "unshare": (frozenset(), 0, False),
+    "systemd-run": (
+        opts(
+            "-p --property -u --unit -E --setenv --uid --gid -M --machine --slice "
+            "--description -H --host --working-directory"
+        ),
+        0,
+        False,
+    ),
+    "xvfb-run": (
+        opts("-n --server-num -s --server-args -f --auth-file -e --error-file"),
+        0,
+        False,
+    ),
+    "runuser": (opts("-u --user -g --group -G --supp-group -s --shell"), 0, False),
+    "busybox": (frozenset(), 0, False),
+    "toybox": (frozenset(), 0, False),
+    "eatmydata": (frozenset(), 0, False),
+    "nocache": (frozenset(), 0, False),
+    "catchsegv": (frozenset(), 0, False),
+    "dbus-run-session": (opts("--config-file --dbus-daemon"), 0, False),
+    "ssh-agent": (opts("-a -E -P -t"), 0, False),
+    "faketime": (opts("-m -f"), 1, False),
+    "cpulimit": (opts("-l --limit -p --pid -e --exe"), 0, False),
+    "numactl": (opts("-C -N -m -p -i"), 0, False),
+    "prlimit": (opts("-p --pid -o --output"), 0, False),
+    "setpriv": (
+        opts("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set"),
+        0,
+        False,
+    ),
+    "valgrind": (frozenset(), 0, False),
+    "chpst": (opts("-u -U -e -/ -n -l -L -m -d -o -p -f -c -r -t"), 0, False),
+    "rlwrap": (opts("-a -b -c -e -f -H -l -p -P -S -w -z"), 0, False),
+    "entr": (frozenset(), 0, False),
+    "caffeinate": (opts("-t -w"), 0, False),
+    "sshpass": (opts("-p -f -d -e -P"), 0, False),
+    "trickle": (opts("-d -u -w -t -l -n"), 0, False),
+    "tsocks": (frozenset(), 0, False),
+    "firejail": (frozenset(), 0, False),
+    "screen": (opts("-S -c -e -h -p -T -t -X -L -Logfile"), 0, False),
+    "daemonize": (opts("-a -c -e -E -l -o -p -u"), 0, False),
+    "aa-exec": (opts("-p --profile -n --namespace"), 0, False),
+    "sem": (opts("-j --jobs --id"), 0, False),
+    "coproc": (frozenset(), 0, False),
+}
+# "<tool> run|exec PROGRAM …" runners: the program is checked too.
+_RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
+    "uv": (
+        "run",
+        opts(
+            "--with -p --python --project --directory --env-file --group --extra --package --from"
+        ),
+    ),
+    "poetry": ("run", opts("-C --directory -P --project")),
+    "pipenv": ("run", frozenset()),
+    "pdm": ("run", opts("-p --project")),
+    "bundle": ("exec", frozenset()),
+    "conda": ("run", opts("-n --name -p --prefix")),
+    "mamba": ("run", opts("-n --name -p --prefix")),
+}
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+_XARGS_OPTS = opts(
+    "-a --arg-file -d --delimiter -E -e --eof -I -L -l --max-lines -n --max-args "
+    "-P --max-procs -s --max-chars --process-slot-var"
+)
+_SSH_OPTS = opts("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
+_ENV_SPLIT = opts("-S --split-string")
+_MAX_ITEMS = 1000
+
+
+def _positional(payload: str, args: Sequence[str]) -> str:
+    """Substitute ``$0``, ``$1``… ``"$@"`` of a ``sh -c`` payload with its arguments.
+
+    Unquoted, a value is split into words as bash splits it (``sh -c '$1' x 'rm -rf /'``
+    runs ``rm``); inside double quotes it stays one word.
+    """
+    if not args:
+        return payload
+
+    def one(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        name = match.group(1) or match.group(2) or match.group(3)
+        if name in ("@", "*"):
+            values = list(args[1:])
+        else:
+            values = [args[int(name)]] if int(name) < len(args) else []
+        opens, closes = whole.startswith('"'), len(whole) > 1 and whole.endswith('"')
+        if opens and closes:
+            return shlex.join(values) if name == "@" else shlex.quote(" ".join(values))
+        if opens or closes:  # one quote of a longer "…$1…" string: keep it, escape the value
+            inner = re.sub(r'(["$`\\])', r"\\\1", " ".join(values))
+            return f'"{inner}' if opens else f'{inner}"'
+        return shlex.join([w for v in values for w in v.split()])
+
+    return re.sub(r'"?\$(?:\{([0-9@*])\}|([0-9@*]))"?|"\$\{([0-9])\}"', one, payload)
+
+
+def _shell(args: Sequence[str], redirects: Sequence[RedirectLike], stdin: str | None) -> NextStep:
+    k = operand_index(args, _SHELL_ARG_OPTS)
+    clusters = [a for a in args[:k] if a.startswith("-") and not a.startswith("--")]
+    if any("c" in a for a in clusters):
+        if k < len(args):
+            return NextStep(shell_payloads=(_positional(args[k], args[k + 1 :]),))
+        return NextStep()
+    if k < len(args) and not any("s" in a for a in clusters) and args[k] not in STDIN_FILES:
+        return NextStep()  # runs a script file we cannot see
+    fed = fed_text(redirects, stdin)
+    return NextStep(shell_payloads=(fed,)) if fed else NextStep()
+
+
+def _scripts(
+    prog: str, args: Sequence[str], redirects: Sequence[RedirectLike], stdin: str | None
+) -> NextStep:
+    found: list[str] = []
+    if _PYTHON.match(prog):
+        code, bare = _python_code(args)
+        found.extend([code] if code is not None else [])
+    elif prog in ("node", "nodejs", "bun", "deno"):
+        code = option_value(args, "e", ("--eval", "--print"), len(args))
+        if code is None and prog != "deno":
+            code = option_value(args, "p", (), len(args))
+        if prog == "deno" and tuple(args[:1]) == ("eval",) and len(args) > 1:
+            code = args[-1]
+        found.extend([code] if code is not None else [])
+        bare = code is None and not any(not a.startswith("-") for a in args)
+    elif prog in ("perl", "ruby", "lua", "luajit", "rscript", "php"):
+        flag = "r" if prog == "php" else "e"
+        for i, arg in enumerate(args):
+            if arg.startswith("-") and not arg.startswith("--") and (flag in arg or "E" in arg[1:]):
+                pos = max(arg.find(flag, 1), arg.find("E", 1) if prog == "perl" else -1)
+                rest = arg[pos + 1 :]
+                if rest:
+                    found.append(rest)
+                elif i + 1 < len(args):
+                    found.append(args[i + 1])
+        bare = not found and not any(not a.startswith("-") for a in args)
+    elif prog in _AWK:
+        found.extend(awk_program(args)[0])  # --source=, -e, or the first operand
+        bare = False
+    else:
+        return NextStep()
+    if bare:
+        fed = fed_text(redirects, stdin)
+        found.extend([fed] if fed else [])
+    return NextStep(scripts=tuple(found))
+
+
+def _python_code(args: Sequence[str]) -> tuple[str | None, bool]:
+    """``python -c CODE`` (also ``-Bc CODE``, ``-cCODE``); bare when it reads stdin."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-" or not arg.startswith("-"):
+            return None, arg == "-"
+        if arg.startswith("-m") or arg == "--":
+            return None, False
+        if not arg.startswith("--") and "c" in arg[1:]:
+            rest = arg[arg.index("c", 1) + 1 :]
+            return (rest or (args[i + 1] if i + 1 < len(args) else None)), False
+        i += 2 if arg in ("-W", "-X", "-Q") else 1
+    return None, True
+
+
+def _xargs(args: Sequence[str], stdin: str | None) -> NextStep:
+    k = operand_index(args, _XARGS_OPTS)
+    cmd = tuple(args[k:])
+    if not cmd:
+        return NextStep()
+    replace = option_value(args, "I", ("--replace",), k)
+    if replace is None and any(a == "-i" or a.startswith("--replace") for a in args[:k]):
+        replace = "{}"
+    if stdin is None:
+        return NextStep(inner=cmd)
+    if replace:
+        lines = [ln for ln in stdin.splitlines() if ln.strip()][:_MAX_ITEMS] or [""]
+        runs = [tuple(w.replace(replace, ln.strip()) for w in cmd) for ln in lines]
+        return NextStep(inner=runs[0], sub_commands=tuple(runs[1:]))
+    return NextStep(inner=cmd + tuple(stdin.split()[:_MAX_ITEMS]))
+
+
+def unwrap_step(
+    argv: tuple[str, ...], redirects: Sequence[RedirectLike], stdin: str | None
+) -> NextStep:
+    """What ``argv`` runs beyond itself; ``stdin`` is text known to be piped into it."""
+    prog = program_name(argv[0])
+    if prog not in _CARRIERS and not (prog.startswith("py") and _PYTHON.match(prog)):
+        return _NOTHING  # most programs run nothing else: skip the chain below
+    args = argv[1:]
+    if prog in SHELLS:
+        return _shell(args, redirects, stdin)
+    if prog == "eval":
+        return NextStep(shell_payloads=(" ".join(args),)) if args else NextStep()
+    if prog == "xargs":
+        return _xargs(args, fed_text(redirects, stdin))
+    carried = payload_step(prog, args, redirects, stdin)
+    if carried is not None:
+        return carried
+    if prog == "find":
+        return NextStep(sub_commands=_find_exec(args))
+    if prog in ("su", "runuser", "script", "flock"):
+        code = option_value(args, "c", ("--command", "--session-command"), len(args))
+        if code is not None:
+            return NextStep(shell_payloads=(code,))
+        if prog == "runuser" and option_value(args, "u", ("--user",), len(args)) is None:
+            return NextStep()
+    if prog == "watch":
+        k = operand_index(args, opts("-n --interval -q --equexit"))
+        if k < len(args):
+            if any(a in ("-x", "--exec") for a in args[:k]):
+                return NextStep(inner=tuple(args[k:]))
+            return NextStep(shell_payloads=(" ".join(args[k:]),))
+        return NextStep()
+    if prog == "ssh":
+        k = operand_index(args, _SSH_OPTS)
+        local = carried_code(prog, args).payloads  # -o ProxyCommand=…
+        remote = (" ".join(args[k + 1 :]),) if k + 1 < len(args) else ()
+        return NextStep(shell_payloads=local + remote)
+    if prog == "env":
+        k = operand_index(args, _ENV_SPLIT | _WRAPPERS["env"][0], assignments=True)
+        split = option_value(args, "S", ("--split-string",), k)
+        if split is not None:  # env -S "rm -rf /": the string is split into argv
+            try:
+                words = shlex.split(split)
+            except ValueError:
+                words = split.split()
+            return NextStep(inner=(*words, *args[k:]))
+        carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)])
+        inner = tuple(args[k:]) if k < len(args) else None
+        return NextStep(inner=inner, shell_payloads=carried_env)
+    if prog in _RUNNERS:
+        verb, with_arg = _RUNNERS[prog]
+        if args[:1] == (verb,):
+            k = operand_index(args[1:], with_arg) + 1
+            return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
+        return NextStep()
+    if prog in _WRAPPERS:
+        with_arg, positional, assignments = _WRAPPERS[prog]
+        k = operand_index(args, with_arg, assignments=assignments) + positional
+        carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)]) if assignments else ()
+        inner = tuple(args[k:]) if k < len(args) else None
+        return NextStep(inner=inner, shell_payloads=carried_env)
+    return _scripts(prog, args, redirects, stdin)
+
+
+_NOTHING = NextStep()
+_CARRIERS = frozenset(
+    {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, "eval", "xargs", "find", "su",
+     "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
+     "ruby", "lua", "luajit", "rscript", "php"}
+)  # fmt: skip
+
+
+def _find_exec(args: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    runs: list[tuple[str, ...]] = []
+    i = 0
+    while i < len(args):
+        if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j] not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                runs.append(tuple(args[i + 1 : j]))
+            i = j
+        i += 1
+    return tuple(runs)
+
+
+def stdin_text_after(argv: tuple[str, ...], stdin: str | None) -> str | None:
+    """Text a pipeline stage writes to stdout, when it is knowable from the line."""
+    if not argv:
+        return None
+    prog = program_name(argv[0])
+    args = list(argv[1:])
+    if prog == "echo":
+        flags = []
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            flags.append(args.pop(0))
+        text = " ".join(args)
+        return decode_ansi_c(text) if any("e" in f for f in flags) else text
+    if prog == "printf":
+        if not args:
+            return None
+        if len(args) > 1 and "%" in args[0]:
+            return " ".join(args[1:])
+        return decode_ansi_c(args[0])
+    if stdin is None:
+        return None
+    if prog in ("cat", "tee") and not [a for a in args if not a.startswith("-")]:
+        return stdin
+    try:
+        if prog == "base64" and any(a in ("-d", "--decode", "-D") for a in args):
+            return base64.b64decode("".join(stdin.split())).decode("utf-8", "replace")
+        if prog == "xxd" and any("r" in a for a in args if a.startswith("-")):
+            return bytes.fromhex("".join(stdin.split())).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return None
+    if prog == "rev":
+        return "\n".join(line[::-1] for line in stdin.splitlines())
+    return None
