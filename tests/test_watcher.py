@@ -416,7 +416,8 @@ def test_thousand_homes_use_one_inotify_instance(
         w.watch(home.name, home)
     w.start()
     assert inotify_instances() == before_fds + 1
-    assert threading.active_count() - before_threads <= 4  # not one thread per home
+    # watchdog 7 adds its own InotifyFD-Dispatcher thread: a handful in all, never one per home
+    assert threading.active_count() - before_threads <= 6, [t.name for t in threading.enumerate()]
     edited = ["p0000", "p0421", "p0999"]
     for name in edited:
         save_sed_i(root / name)
