@@ -5,7 +5,7 @@ Split from ``_models`` (the bodies of runs and approvals), which re-exports them
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,9 @@ __all__ = [
     "DecisionRow",
     "DecisionsPage",
     "FatigueOut",
+    "PolicyChangeOut",
+    "PolicyDiffIn",
+    "PolicyDiffOut",
     "ReloadOut",
     "RevokeIn",
     "RevokeOut",
@@ -135,3 +138,27 @@ class ReloadOut(BaseModel):
     removed: list[str]
     profiles: int
     restart_required: list[str] = []  # changed keys that wait for a restart (docs/operations.md)
+
+
+class PolicyDiffIn(_In):
+    """``POST /v1/policy/diff``: a proposed config.yaml (its text) against the profile's records."""
+
+    profile: Name
+    proposed: Annotated[str, Field(max_length=1 << 20)]
+    since: float | None = None  # epoch seconds: only records at or after
+
+
+class PolicyChangeOut(BaseModel):
+    """One recorded command the proposed config would decide otherwise (docs/allowlist.md#policy-diff)."""
+
+    command: str
+    context: str
+    was: Literal["approved", "blocked", "ask"]
+    would_be: Literal["approved", "blocked", "ask"]
+    cause: str
+    count: int
+
+
+class PolicyDiffOut(BaseModel):
+    changes: list[PolicyChangeOut]
+    records: int

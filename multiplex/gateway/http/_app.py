@@ -15,7 +15,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from multiplex._errors import RoutingError
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway.api import _api_history, _api_info, _api_kernels, _api_runs, _api_sessions
+from multiplex.gateway.api import (
+    _api_history,
+    _api_info,
+    _api_kernels,
+    _api_policy,
+    _api_runs,
+    _api_sessions,
+)
 from multiplex.gateway.http._apidocs import mount_api_docs
 from multiplex.gateway.http._fastpath import FastPath
 from multiplex.gateway.http._headers import SecurityHeaders
@@ -117,6 +124,7 @@ def create_app(
     app.include_router(_api_history.router)
     app.include_router(_api_kernels.router)
     app.include_router(_api_sessions.router)
+    app.include_router(_api_policy.router)
 
     @app.exception_handler(RoutingError)
     async def _routing(request: Request, exc: RoutingError) -> JSONResponse:
