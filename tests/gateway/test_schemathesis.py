@@ -99,6 +99,7 @@ def test_the_schema_documents_every_api_path(live: GatewayServer) -> None:
         "/v1/profiles",
         "/v1/profiles/{name}",
         "/v1/decisions",
+        "/v1/policy/diff",
         "/v1/whoami",
         "/v1/events",
         "/metrics",
