@@ -2,7 +2,8 @@
 
 ``_config`` reads ``multiplex.yaml``; ``_routing`` picks a profile for a turn;
 ``_turn`` binds and restores a scope; ``_supervisor`` ties profiles, the gate,
-the watcher and execution together; ``_describe`` renders a profile's effective
+the watcher and execution together; ``_served`` looks up the served profiles
+and keeps their views and secrets; ``_describe`` renders a profile's effective
 settings (secrets masked) for the CLI and the API; ``_hooks`` answers an agent's
 own pre-tool hook (docs/agents.md); ``_policy_diff`` replays a profile's
 recorded decisions against a proposed config.yaml. See docs/design.md.

@@ -3,8 +3,8 @@
 :class:`GatedExecution` is the half of :class:`~multiplex.supervision.Supervisor`
 that decides and runs: ``test`` (what the gate would do), ``run`` and
 ``run_or_park`` (gate, then execute in the turn's scope), the code cells of
-session kernels, and stopping what runs. Turns, profiles and the lifecycle
-stay in ``_supervisor.py``; this mixin only uses them.
+session kernels, and stopping what runs. Turns and the lifecycle stay in
+``_supervisor.py``, the served profiles in ``_served.py``; this mixin only uses them.
 """
 
 from __future__ import annotations

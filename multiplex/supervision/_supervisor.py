@@ -1,38 +1,42 @@
-"""The supervisor: many profile homes in one process (docs/design.md, docs/configuration.md#supervisor-config-multiplexyaml, docs/multiplexing.md, docs/design.md#the-python-api)."""
+"""The supervisor: many profile homes in one process (docs/design.md, docs/configuration.md#supervisor-config-multiplexyaml, docs/multiplexing.md, docs/design.md#the-python-api).
+
+:class:`Supervisor` builds the served profiles' state, routes and binds turns,
+watches the homes and closes down; it mixes in :class:`ServedProfiles`
+(``_served.py``: lookup, views, secrets) and :class:`GatedExecution`
+(``_execution.py``: the gate, commands and code cells).
+"""
 
 from __future__ import annotations
 
-import difflib
 import logging
 import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Literal
 
-from multiplex._errors import ConfigError, RoutingError
+from multiplex._errors import ConfigError
 from multiplex._metrics import Metrics
 from multiplex.approval import Gate
 from multiplex.execution import ProcessTracker, sandbox_of
 from multiplex.execution.egress import default_hub
 from multiplex.execution.kernels import KernelPool
-from multiplex.profiles import AllowlistStore, Profile, ReloadResult
+from multiplex.profiles import Profile
 from multiplex.redaction import KnownValues
 from multiplex.scopes import (
     ContextKind,
     ProfileScope,
     ProfileView,
-    build_view,
     install_strict_hook,
     peek_scope,
     set_process_scope,
 )
 from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
 from multiplex.supervision._execution import GatedExecution
-from multiplex.supervision._reconfigure import RETIRED, ConfigReload, reload_supervisor_config
+from multiplex.supervision._reconfigure import ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
+from multiplex.supervision._served import ServedProfiles
 from multiplex.supervision._turn import Turn, new_turn_id
 from multiplex.watching import SUPERVISOR_KEY, ConfigWatcher
 
@@ -44,7 +48,7 @@ Mode = Literal["multiplex", "standalone"]
 _KINDS: dict[str, ContextKind] = {kind.value: kind for kind in ContextKind}
 
 
-class Supervisor(GatedExecution):
+class Supervisor(ServedProfiles, GatedExecution):
     """Hosts profile homes, routes turns to them and binds each turn's scope.
 
     Build one with :meth:`from_config` (multiplex mode) or :meth:`standalone`
@@ -171,46 +175,7 @@ class Supervisor(GatedExecution):
                     key=f"routes.{index}.profile",
                 )
 
-    # -- profiles --------------------------------------------------------------
-    @property
-    def profiles(self) -> Mapping[str, Profile]:
-        """Served profiles by name (including broken ones, with their error)."""
-        return MappingProxyType(self._profiles)
-
-    def profile(self, name: str) -> Profile:
-        try:
-            return self._profiles[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, list(self._profiles), n=3)
-            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-            raise RoutingError(f"no profile named {name!r} is served{hint}") from None
-
-    def served_homes(self) -> tuple[tuple[str, Path], ...]:
-        """Every served profile's name and home, and (multiplex mode) the profiles folder.
-
-        The gate blocks a command of one profile that touches another's home
-        (docs/security.md#another-profiles-home); the folder is listed under the name "".
-        """
-        homes = tuple((name, p.home) for name, p in self._profiles.items())
-        if self.mode != "multiplex":
-            return homes
-        if self._profiles_root is None:  # resolved once: the gate asks on every decision
-            self._profiles_root = (self.config.base_dir / self.config.profiles_dir).resolve()
-        return (*homes, ("", self._profiles_root))
-
-    def view(self, name: str) -> ProfileView:
-        """The resolved settings of a routable profile at its current epoch."""
-        profile = self.profile(name)
-        view = self._views.get(name)
-        if view is None or not profile.loaded:
-            raise RoutingError(f"profile {name!r} is not routable: {profile.error or 'not loaded'}")
-        return view
-
-    def allowlist(self, name: str) -> AllowlistStore:
-        """That profile's live allowlist store."""
-        self.view(name)
-        return self._profiles[name].allowlist
-
+    # -- routing and turns -----------------------------------------------------
     def route(
         self,
         platform: str | None = None,
@@ -224,46 +189,6 @@ class Supervisor(GatedExecution):
         with ``fallback`` False no match is a ``RoutingError``, never ``default_profile``."""
         return self.router.route(platform, user_id, chat_id, thread_id, fallback=fallback)
 
-    def reload(self, name: str) -> ReloadResult:
-        """Re-read one profile's files now (the watcher calls this too)."""
-        return self.profile(name).reload()
-
-    def _after_reload(self, profile: Profile, result: ReloadResult) -> None:
-        self.metrics.reloads.labels(profile.name, result.result).inc()
-        if profile in self._retired:
-            return  # removed from multiplex.yaml: not served any more
-        if profile.loaded:
-            old = self._views.get(profile.name)
-            state = profile.state
-            if old is not None and self._built_from.get(profile.name) is state:
-                return  # a touch or a re-save: nothing to rebuild (thousands at start)
-            with self._secrets_lock:
-                self._views[profile.name] = build_view(profile)
-                self._built_from[profile.name] = state
-                self._all_secrets = None
-            if result.mtime and self._revoked(old, self._views[profile.name], result):
-                self.metrics.revocation_latency.observe(max(0.0, time.time() - result.mtime))
-
-    @staticmethod
-    def _revoked(old: ProfileView | None, new: ProfileView, result: ReloadResult) -> bool:
-        removed = bool(result.allowlist and result.allowlist.removed)
-        added_deny = old is not None and bool(set(new.approvals.deny) - set(old.approvals.deny))
-        return removed or added_deny
-
-    def known_secrets(self) -> KnownValues:
-        """Every served profile's known secret values (masked in any output)."""
-        union = self._all_secrets  # one read: a reload replaces it whole, under the lock
-        if union is not None:
-            return union
-        with self._secrets_lock:
-            if self._all_secrets is None:
-                union = KnownValues()
-                for view in self._views.values():
-                    union = union.union(view.known_secrets)
-                self._all_secrets = union
-            return self._all_secrets
-
-    # -- turns -----------------------------------------------------------------
     def turn(
         self,
         profile: str | None = None,
@@ -350,12 +275,6 @@ class Supervisor(GatedExecution):
         """Call ``hook(added, removed)`` after a reload of ``multiplex.yaml`` changed the homes."""
         self._profiles_hooks.append(hook)
 
-    def _adopt(self, profile: Profile) -> None:
-        profile.on_reload(self._after_reload)
-        self._after_reload(profile, profile.reload())
-        if self._watcher is not None:
-            self._watcher.watch(profile.name, profile.home)
-
     def _serve(
         self, profiles: dict[str, Profile], config: SupervisorConfig, router: Router
     ) -> None:
@@ -368,17 +287,7 @@ class Supervisor(GatedExecution):
         if self._watcher is not None:
             self._watcher.set_debounce(config.watch.debounce_ms)
 
-    def _retire(self, profile: Profile) -> None:
-        """Drain a removed home: no new turns; its pending approvals end cancelled."""
-        self._retired.add(profile)
-        if self._watcher is not None and self._profiles.get(profile.name) is None:
-            self._watcher.unwatch(profile.name)
-        with self._secrets_lock:
-            if self._views.get(profile.name) is not None and profile.name not in self._profiles:
-                del self._views[profile.name]
-            self._all_secrets = None
-        self.gate.pending(profile).cancel_where(lambda r: True, RETIRED)
-
+    # -- closing ---------------------------------------------------------------
     def on_close(self, hook: Callable[[], None]) -> None:
         self._close_hooks.append(hook)
 

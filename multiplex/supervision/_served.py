@@ -1,0 +1,148 @@
+"""The supervisor's served profiles: lookup, views and secrets (docs/multiplexing.md, docs/design.md#the-python-api).
+
+:class:`ServedProfiles` is the half of :class:`~multiplex.supervision.Supervisor`
+that knows which homes it serves: a profile by name (with a did-you-mean), the
+view a turn binds at the profile's current epoch (rebuilt when a reload changed
+its files), the union of every home's secrets, and adopting or retiring a home
+(docs/operations.md#live-reconfiguration). The Supervisor's ``__init__`` sets
+the state declared here; turns, the gate and the lifecycle stay in
+``_supervisor.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+import time
+import weakref
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from multiplex._errors import RoutingError
+from multiplex._metrics import Metrics
+from multiplex.approval import Gate
+from multiplex.profiles import AllowlistStore, Profile, ReloadResult
+from multiplex.redaction import KnownValues
+from multiplex.scopes import ProfileView, build_view
+from multiplex.supervision._config import SupervisorConfig
+from multiplex.supervision._reconfigure import RETIRED
+from multiplex.watching import ConfigWatcher
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["ServedProfiles"]
+
+
+class ServedProfiles:
+    """The homes a supervisor serves and each one's current view (mixed into the Supervisor)."""
+
+    config: SupervisorConfig
+    mode: str
+    metrics: Metrics
+    gate: Gate
+    _watcher: ConfigWatcher | None
+    _profiles: Mapping[str, Profile]
+    _views: dict[str, ProfileView]
+    _built_from: dict[str, object]  # the state each view was built from
+    _profiles_root: Path | None
+    _secrets_lock: threading.Lock
+    _all_secrets: KnownValues | None
+    _retired: weakref.WeakSet[Profile]
+
+    @property
+    def profiles(self) -> Mapping[str, Profile]:
+        """Served profiles by name (including broken ones, with their error)."""
+        return MappingProxyType(self._profiles)
+
+    def profile(self, name: str) -> Profile:
+        try:
+            return self._profiles[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(self._profiles), n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise RoutingError(f"no profile named {name!r} is served{hint}") from None
+
+    def served_homes(self) -> tuple[tuple[str, Path], ...]:
+        """Every served profile's name and home, and (multiplex mode) the profiles folder.
+
+        The gate blocks a command of one profile that touches another's home
+        (docs/security.md#another-profiles-home); the folder is listed under the name "".
+        """
+        homes = tuple((name, p.home) for name, p in self._profiles.items())
+        if self.mode != "multiplex":
+            return homes
+        if self._profiles_root is None:  # resolved once: the gate asks on every decision
+            self._profiles_root = (self.config.base_dir / self.config.profiles_dir).resolve()
+        return (*homes, ("", self._profiles_root))
+
+    def view(self, name: str) -> ProfileView:
+        """The resolved settings of a routable profile at its current epoch."""
+        profile = self.profile(name)
+        view = self._views.get(name)
+        if view is None or not profile.loaded:
+            raise RoutingError(f"profile {name!r} is not routable: {profile.error or 'not loaded'}")
+        return view
+
+    def allowlist(self, name: str) -> AllowlistStore:
+        """That profile's live allowlist store."""
+        self.view(name)
+        return self._profiles[name].allowlist
+
+    def reload(self, name: str) -> ReloadResult:
+        """Re-read one profile's files now (the watcher calls this too)."""
+        return self.profile(name).reload()
+
+    def _after_reload(self, profile: Profile, result: ReloadResult) -> None:
+        self.metrics.reloads.labels(profile.name, result.result).inc()
+        if profile in self._retired:
+            return  # removed from multiplex.yaml: not served any more
+        if profile.loaded:
+            old = self._views.get(profile.name)
+            state = profile.state
+            if old is not None and self._built_from.get(profile.name) is state:
+                return  # a touch or a re-save: nothing to rebuild (thousands at start)
+            with self._secrets_lock:
+                self._views[profile.name] = build_view(profile)
+                self._built_from[profile.name] = state
+                self._all_secrets = None
+            if result.mtime and self._revoked(old, self._views[profile.name], result):
+                self.metrics.revocation_latency.observe(max(0.0, time.time() - result.mtime))
+
+    @staticmethod
+    def _revoked(old: ProfileView | None, new: ProfileView, result: ReloadResult) -> bool:
+        removed = bool(result.allowlist and result.allowlist.removed)
+        added_deny = old is not None and bool(set(new.approvals.deny) - set(old.approvals.deny))
+        return removed or added_deny
+
+    def known_secrets(self) -> KnownValues:
+        """Every served profile's known secret values (masked in any output)."""
+        union = self._all_secrets  # one read: a reload replaces it whole, under the lock
+        if union is not None:
+            return union
+        with self._secrets_lock:
+            if self._all_secrets is None:
+                union = KnownValues()
+                for view in self._views.values():
+                    union = union.union(view.known_secrets)
+                self._all_secrets = union
+            return self._all_secrets
+
+    # -- adopting and retiring a home (docs/operations.md#live-reconfiguration) --
+    def _adopt(self, profile: Profile) -> None:
+        profile.on_reload(self._after_reload)
+        self._after_reload(profile, profile.reload())
+        if self._watcher is not None:
+            self._watcher.watch(profile.name, profile.home)
+
+    def _retire(self, profile: Profile) -> None:
+        """Drain a removed home: no new turns; its pending approvals end cancelled."""
+        self._retired.add(profile)
+        if self._watcher is not None and self._profiles.get(profile.name) is None:
+            self._watcher.unwatch(profile.name)
+        with self._secrets_lock:
+            if self._views.get(profile.name) is not None and profile.name not in self._profiles:
+                del self._views[profile.name]
+            self._all_secrets = None
+        self.gate.pending(profile).cancel_where(lambda r: True, RETIRED)
