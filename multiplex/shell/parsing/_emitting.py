@@ -1,0 +1,117 @@
+"""The simple commands a walk emits, each wrapper unwrapped into what it runs (docs/approvals.md#parsing).
+
+:class:`Emitter` is the record of one walk: every simple command, the script
+payloads, the ``NAME=VALUE`` words and the fork bombs it meets, and the limits
+(:data:`MAX_DEPTH`, :data:`MAX_SEGMENTS`) past which it stops with
+:class:`OverLimit`. Emitting a command unwraps it (``sudo``, ``env``, ``xargs``…)
+step by step and hands each payload (``bash -c``, ``GIT_PAGER='…'``) back to the
+walk of the tree, ``shell.parsing._walker``. A pure leaf: of the package it
+imports only its fellow leaves.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from multiplex.shell.parsing._argv import feed_upstream
+from multiplex.shell.parsing._grammar import WalkContext as _Ctx
+from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
+from multiplex.shell.parsing._payloads import env_payloads
+from multiplex.shell.parsing._unwrap import NextStep, program_name, stdin_text_after, unwrap_step
+
+__all__ = ["MAX_DEPTH", "MAX_SEGMENTS", "Emitter", "OverLimit"]
+
+MAX_SEGMENTS = 25_000
+MAX_DEPTH = 16
+
+
+class OverLimit(Exception):
+    """Raised inside the walk when a limit is passed; caught by ``parse_line``."""
+
+
+class Emitter:
+    """The simple commands of one line and of every payload inside it, as they are emitted."""
+
+    def __init__(self, *, strict: bool) -> None:
+        self.strict = strict  # variants are best effort: their errors are ignored
+        self.commands: dict[SimpleCommand, None] = {}
+        self.order: list[tuple[str, ...]] = []  # every argv emitted, in order
+        self.payloads: dict[str, None] = {}
+        self.assigned: dict[str, None] = {}  # NAME=VALUE words of the line
+        self.fork_bombs: list[str] = []
+        self.error: str | None = None
+        self.over_limit: str | None = None
+        self.frames = 0
+        self.segments = 0
+
+    def walktext(self, text: str, ctx: _Ctx, where: str) -> None:  # the walker's
+        raise NotImplementedError
+
+    def emit_plain(self, pipelines: list[list[tuple[tuple[str, ...], str]]], listed: bool) -> None:
+        """The commands of a line of plain words (``shell.parsing._plain``), as the walk of the tree
+        emits them: each list element at depth 0, each pipeline stage fed by the ones before."""
+        # Frames as the walk counts them: the root, a list node if && or || is there, a
+        # pipeline node, the command node.
+        for pipeline in pipelines:
+            frames = 1 + listed + (len(pipeline) > 1) + 1
+            self.frames += frames
+            upstream: tuple[str, ...] = ()
+            stdin: str | None = None
+            for argv, shown in pipeline:
+                self._emit(argv, (), shown, _Ctx(0, (), (), upstream, stdin))
+                upstream = feed_upstream(upstream, argv)
+                stdin = stdin_text_after(argv, stdin)
+            self.frames -= frames
+
+    def _env_code(self, assignments: list[str], ctx: _Ctx) -> None:
+        """``GIT_PAGER='…'``: the value some program later runs is parsed as a command."""
+        self.assigned.update(dict.fromkeys(assignments))
+        for payload in env_payloads(assignments):
+            self.walktext(payload, _Ctx(ctx.depth + 1, (*ctx.wrapped_by, "env")), "variable")
+
+    def _emit(
+        self,
+        argv: tuple[str, ...],
+        redirects: tuple[Redirect, ...],
+        text: str,
+        ctx: _Ctx,
+        assignments: tuple[str, ...] = (),
+    ) -> None:
+        wrapped = ctx.wrapped_by
+        upstream = ctx.upstream
+        if assignments:
+            self._env_code(list(assignments), ctx)
+        while True:
+            cmd = SimpleCommand(argv, redirects, text, wrapped, upstream, assignments)
+            self.order.append(cmd.argv)
+            assignments = ()
+            self.commands.setdefault(cmd, None)
+            self.segments += 1
+            if self.segments > MAX_SEGMENTS:
+                self.over_limit = f"more than {MAX_SEGMENTS} simple commands"
+                raise OverLimit
+            if not argv:
+                return
+            step = unwrap_step(argv, redirects, ctx.stdin)
+            if step.scripts or step.shell_payloads or step.sub_commands:  # most run nothing
+                self._step(step, argv, ctx, wrapped)
+            if step.inner is None:
+                return
+            wrapped = (*wrapped, program_name(argv[0]))
+            argv = step.inner
+            text = shlex.join(argv)
+
+    def _step(
+        self, step: NextStep, argv: tuple[str, ...], ctx: _Ctx, wrapped: tuple[str, ...]
+    ) -> None:
+        carrier = (*wrapped, program_name(argv[0]))
+        for script in step.scripts:
+            self.payloads.setdefault(script, None)
+        for payload in step.shell_payloads:
+            where = f"{carrier[-1]} payload"
+            self.walktext(payload, _Ctx(ctx.depth + 1, carrier), where)
+        for sub in step.sub_commands:
+            if ctx.depth + 1 > MAX_DEPTH:
+                self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
+                raise OverLimit
+            self._emit(sub, (), shlex.join(sub), _Ctx(ctx.depth + 1, carrier))
