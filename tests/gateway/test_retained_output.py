@@ -111,6 +111,10 @@ def served(tmp_path: Path) -> Iterator[Served]:
 def _run(s: Served, profile: str, *commands: str) -> dict[str, Any]:
     done = s.api.wait(s.api.submit(list(commands), profile=profile), timeout=60)
     assert done["status"] == "completed", json.dumps(done)[:2000]
+    # A client sees the run final a moment before the registry has counted it:
+    # its own `done` is set after the count.
+    run = s.server.gateway.runs.get(done["run_id"])
+    assert run is not None and run.done.wait(10)
     # The registry's own count, after every run: never past the bound.
     assert s.retained.total <= BOUND, s.retained.held()
     return done
