@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from multiplex._errors import RoutingError
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway.api import (
+    _api_approvals,
     _api_history,
     _api_info,
     _api_kernels,
@@ -120,6 +121,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(405, method_not_allowed)  # Allow: every method of the path
     app.include_router(_api_runs.router)
+    app.include_router(_api_approvals.router)  # after runs: the schema's order
     app.include_router(_api_info.router)
     app.include_router(_api_history.router)
     app.include_router(_api_kernels.router)
