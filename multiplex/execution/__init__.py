@@ -4,7 +4,8 @@ One module per backend behind one small protocol (``_backends``): ``_local``
 (bubblewrap sandbox or the sub-reaper), ``_container`` (docker/podman),
 ``_ssh`` (the OpenSSH client). ``_process`` starts, caps, times out and stops
 the one local process every backend ends in; ``_sandbox`` builds the bwrap argv
-prefix for a scope (``sandbox_argv``), which kernels reuse.
+prefix for a scope (``sandbox_argv``), which kernels reuse, from the paths
+``_sandbox_binds`` finds.
 """
 
 from multiplex.execution._backends import NOT_EXECUTED, execute, planner_for
@@ -14,13 +15,13 @@ from multiplex.execution._process import OUTPUT_CAP, ProcessTracker, Running
 from multiplex.execution._result import Execution, RunResult
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
-    WORKSPACE,
     SandboxChoice,
     bwrap_status,
     choose_sandbox,
     sandbox_argv,
     sandbox_of,
 )
+from multiplex.execution._sandbox_binds import WORKSPACE
 from multiplex.execution._seccomp import seccomp_available, seccomp_fd
 
 __all__ = [

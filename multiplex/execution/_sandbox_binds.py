@@ -1,0 +1,187 @@
+"""Which paths a sandbox shows, hides or lets write beyond the system's runtime (docs/execution.md#the-sandbox).
+
+``_root_view`` shows the system; this module finds the rest of a command's
+view, each path at its real location: ``terminal.read_paths`` read-only; the
+writable folders (the cwd, the home's ``cache/`` and ``workspace/``,
+``terminal.writable_paths``), none bound again inside another, and where the
+command starts; the other homes, the folders holding them and the
+supervisor's config hidden; the own home's ``.env``, credential sources,
+config and logs kept from the command (docs/security.md#the-sandbox-view).
+``sandbox_argv`` in ``_sandbox`` puts them in their order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from multiplex.scopes import ProfileScope
+
+__all__ = [
+    "WORKSPACE",
+    "Writable",
+    "hidden_binds",
+    "own_home_hides",
+    "read_paths",
+    "workspace_of",
+    "writable_binds",
+]
+
+WORKSPACE = "workspace"  # of the home: the default cwd, the sandbox's HOME
+
+
+def _under(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+@dataclass(frozen=True, slots=True)
+class Writable:
+    """The folders a command may write, each bound at its real path, and where it starts.
+
+    ``inside_home`` are bound after the read-only home, ``outside_home`` before
+    the hides (so a broad cwd cannot re-expose a hidden home).
+    """
+
+    inside_home: tuple[Path, ...]
+    outside_home: tuple[Path, ...]
+    chdir: Path | None
+
+
+def _own_folder(path: Path) -> Path | None:
+    """``path`` (a folder of the home), made if missing; None unless it is a real folder.
+
+    Made by whichever of the profile's first commands comes first (two at once
+    both see it missing). A symlinked one could point anywhere on the host: it is
+    never used; only a real folder is (lstat: a link is never followed).
+    """
+    with contextlib.suppress(OSError):  # exists already, or a read-only home: not ours to make
+        path.mkdir(mode=0o700)
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            return path
+    return None
+
+
+def read_paths(configured: Iterable[str]) -> list[Path]:
+    """``terminal.read_paths`` that can be shown: absolute, existing, no link on the way.
+
+    The load refuses any other (docs/configuration.md); one that became a link
+    since is not bound (a bind made from the host would follow it).
+    """
+    shown: list[Path] = []
+    for item in configured:
+        path = Path(os.path.abspath(item))
+        if path.is_absolute() and path.exists() and _real(path) == path:
+            shown.append(path)
+    return shown
+
+
+def workspace_of(scope: ProfileScope) -> Path | None:
+    """The profile's own ``workspace/``: its default cwd and, sandboxed, its ``HOME``."""
+    return _own_folder(scope.home / WORKSPACE)
+
+
+def writable_binds(scope: ProfileScope) -> Writable:
+    """The folders a command of ``scope`` may write, and its working directory inside."""
+    # docs/execution.md#the-sandbox: a path inside another writable one is not
+    # bound again. The command can already write there, so it can make any name
+    # there a symlink, and a bind made from the host follows it: anywhere on the
+    # host. Reached through the outer bind instead, a link resolves inside the
+    # sandbox's own view (read-only or hidden), and so does the working directory.
+    home = _real(scope.home)
+    homes = [home, Path(os.path.abspath(scope.home))]
+    wanted: list[Path] = []  # absolute as configured: symlinks not followed
+    cwd = scope.cwd if scope.cwd is not None and scope.cwd.is_dir() else None
+    if cwd is not None and _real(cwd) == home:
+        cwd = None
+    if cwd is not None:
+        wanted.append(Path(os.path.abspath(cwd)))
+    for own in (scope.home / "cache", scope.home / WORKSPACE):
+        if _own_folder(own) is not None:
+            wanted.append(Path(os.path.abspath(own)))
+    for item in scope.view.terminal.writable_paths:
+        expanded = Path(os.path.expanduser(item))
+        path = expanded if expanded.is_absolute() else scope.home / expanded
+        if path.is_dir() or path.is_file():
+            wanted.append(Path(os.path.abspath(path)))
+    # The home folder itself is never writable: its config.yaml, the allowlist's
+    # lock and intents live there (docs/security.md#the-sandbox-view).
+    wanted = [path for path in wanted if _real(path) != home]
+    real = {path: _real(path) for path in wanted}
+
+    def outer(path: Path) -> tuple[Path, Path] | None:
+        """The writable path ``path`` lies in, bound in the layer its location is in
+        (the home is bound read-only over everything outside it), and its real path."""
+        in_home = _under(path, homes)
+        for other in wanted:
+            if other == path or _under(real[other], [home]) != in_home:
+                continue
+            for root in (other, real[other]):
+                if path != root and path.is_relative_to(root):
+                    return root, real[other]
+        return None
+
+    binds: list[Path] = []
+    for path in dict.fromkeys(wanted):
+        if outer(path) is None and real[path] not in binds:
+            binds.append(real[path])
+    chdir = None
+    if cwd is not None:
+        start = Path(os.path.abspath(cwd))
+        found = outer(start)
+        chdir = real[start] if found is None else found[1] / start.relative_to(found[0])
+    return Writable(
+        tuple(p for p in binds if _under(p, [home])),
+        tuple(p for p in binds if not _under(p, [home])),
+        chdir,
+    )
+
+
+def hidden_binds(home: Path, hidden: Sequence[Path]) -> list[str]:
+    """bwrap arguments hiding ``hidden`` and the folder holding ``home`` (a real path), never ``home``."""
+    hide = {_real(Path(p)) for p in hidden} | {home.parent}
+    hide.discard(home)
+    argv: list[str] = []
+    for path in sorted(hide, key=lambda p: len(p.parts)):
+        if any(other != path and path.is_relative_to(other) for other in hide):
+            continue  # inside a hidden folder already: not even its name shows
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+        elif path.exists():
+            argv += ["--ro-bind", "/dev/null", str(path)]
+    return argv
+
+
+def own_home_hides(scope: ProfileScope, home: Path) -> list[str]:
+    """bwrap arguments keeping the own home's secrets, config and logs from the command."""
+    # The home's secrets reach a command only as its env and /run/credentials;
+    # its config, logs and allowlist are never writable from inside.
+    argv: list[str] = []
+    for name in (".env",):
+        if (home / name).is_file():
+            argv += ["--ro-bind", "/dev/null", str(home / name)]
+    for mount in scope.credential_mounts:
+        source = _real(mount.source)
+        if source.is_file() and _under(source, [home]):
+            argv += ["--ro-bind", "/dev/null", str(source)]
+    for name in ("credentials", ".multiplex-state"):  # the allowlist's pending intents
+        if (home / name).is_dir() and not (home / name).is_symlink():
+            argv += ["--tmpfs", str(home / name)]
+    for name in ("config.yaml", "logs"):
+        if (home / name).exists() and not (home / name).is_symlink():
+            argv += ["--ro-bind", str(home / name), str(home / name)]
+    # docs/security.md#finished-output: finished runs' output, every session's, stays unread.
+    runs = home / "logs" / "runs"
+    if runs.is_dir() and not runs.is_symlink() and not (home / "logs").is_symlink():
+        argv += ["--tmpfs", str(runs)]
+    return argv
