@@ -81,6 +81,12 @@ class Metrics:
             buckets=(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0),
             registry=self.registry,
         )
+        self.grants_ended = Counter(
+            "multiplex_grants_ended_total",
+            "Grants that stopped approving by themselves: expired, or their last use taken.",
+            ("profile", "reason"),
+            registry=self.registry,
+        )
         # Fatigue (docs/approvals.md#fatigue): how often people are asked and how they answer.
         self.prompts = Counter(
             "multiplex_approval_prompts_total",
@@ -184,6 +190,7 @@ class Metrics:
     patterns: Any
     reloads: Any
     revocation_latency: Any
+    grants_ended: Any
     prompts: Any
     answers: Any
     answer_seconds: Any

@@ -4,6 +4,7 @@ from multiplex.profiles._allowlist import AllowlistStore, InvalidRule, Reconcile
 from multiplex.profiles._bindings import binding_digest, binding_problem
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_credential
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
+from multiplex.profiles._grant_endings import GrantEnded, GrantEndings
 from multiplex.profiles._granted_rules import GrantedRules, grant_state
 from multiplex.profiles._grants import GrantText, entry_rule, parse_expiry
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
@@ -36,6 +37,8 @@ __all__ = [
     "ApprovalSettings",
     "CodeExecutionSettings",
     "CredentialFile",
+    "GrantEnded",
+    "GrantEndings",
     "GrantText",
     "GrantedRules",
     "InvalidRule",

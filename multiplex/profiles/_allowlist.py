@@ -12,8 +12,10 @@ the file holds. A hand revocation therefore disappears from memory at once, a
 hand addition is never removed, and only :meth:`AllowlistStore.revoke` removes.
 
 An entry may be a grant with conditions (:mod:`multiplex.profiles._grants`):
-:meth:`AllowlistStore.ruleset` applies them at the moment it is asked, and
-:meth:`AllowlistStore.spend` takes a use in the file under its lock.
+:meth:`AllowlistStore.ruleset` applies them at the moment it is asked,
+:meth:`AllowlistStore.spend` takes a use in the file under its lock, and
+:attr:`AllowlistStore.endings` tells when one stops approving
+(:mod:`multiplex.profiles._grant_endings`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from multiplex._errors import RuleSyntaxError
+from multiplex.profiles._grant_endings import GrantEnded, GrantEndings
 from multiplex.profiles._granted_rules import GrantedRules, live_rules
 from multiplex.profiles._grants import GrantText, entry_rule, make_grant
 from multiplex.profiles._loader import read_allowlist
@@ -134,6 +137,7 @@ class AllowlistStore:
         self._revoking: set[str] = set()  # revocations not yet written to disk
         self._parsed: dict[str, Rule | InvalidRule] = {}
         self._snapshot = self._build_snapshot()
+        self.endings = GrantEndings(self._path, clock)  # expired and spent grants, told once
 
     @property
     def config_path(self) -> Path:
@@ -171,6 +175,10 @@ class AllowlistStore:
     def grants(self) -> tuple[GrantText, ...]:
         """The entries with conditions (an expiry, uses, bound files), in the file's order."""
         return tuple(grant for _, grant in self._snapshot.grants)
+
+    def expire_due(self) -> list[GrantEnded]:
+        """Tell the grants that expired since the last call (the owner's timer calls this)."""
+        return self.endings.due(self.grants())
 
     @property
     def indexed(self) -> bool:
@@ -291,6 +299,8 @@ class AllowlistStore:
             with self._lock:
                 self._synchronised(written, written_revocations=frozenset())
                 self._writes += 1
+        if taken and taken[0].uses == 0:
+            self.endings.spent(taken[0])
         return bool(taken)
 
     def reload(self) -> ReconcileResult:
@@ -385,6 +395,8 @@ class AllowlistStore:
     def _publish(self) -> None:
         """Swap in a new snapshot of the effective rules (lock held)."""
         self._snapshot = self._build_snapshot()
+        if self._snapshot.grants:
+            self.endings.grants_changed(grant for _, grant in self._snapshot.grants)
 
     def _build_snapshot(self) -> _Snapshot:
         revoking = self._revoking

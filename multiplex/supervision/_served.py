@@ -26,6 +26,7 @@ from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ProfileView, build_view
 from multiplex.supervision._config import SupervisorConfig
+from multiplex.supervision._grant_timers import GrantTimers
 from multiplex.supervision._reconfigure import RETIRED
 from multiplex.watching import ConfigWatcher
 
@@ -50,6 +51,7 @@ class ServedProfiles:
     _secrets_lock: threading.Lock
     _all_secrets: KnownValues | None
     _retired: weakref.WeakSet[Profile]
+    _grant_timers: GrantTimers
 
     @property
     def profiles(self) -> Mapping[str, Profile]:
@@ -99,6 +101,7 @@ class ServedProfiles:
         if profile in self._retired:
             return  # removed from multiplex.yaml: not served any more
         if profile.loaded:
+            self._grant_timers.watch(profile)  # once per home (docs/allowlist.md#when-a-grant-ends)
             old = self._views.get(profile.name)
             state = profile.state
             if old is not None and self._built_from.get(profile.name) is state:
@@ -139,6 +142,7 @@ class ServedProfiles:
     def _retire(self, profile: Profile) -> None:
         """Drain a removed home: no new turns; its pending approvals end cancelled."""
         self._retired.add(profile)
+        self._grant_timers.forget(profile)
         if self._watcher is not None and self._profiles.get(profile.name) is None:
             self._watcher.unwatch(profile.name)
         with self._secrets_lock:

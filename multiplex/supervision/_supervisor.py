@@ -34,6 +34,7 @@ from multiplex.scopes import (
 )
 from multiplex.supervision._config import SupervisorConfig, config_path_from, load_supervisor_config
 from multiplex.supervision._execution import GatedExecution
+from multiplex.supervision._grant_timers import GrantTimers
 from multiplex.supervision._reconfigure import ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
 from multiplex.supervision._served import ServedProfiles
@@ -70,6 +71,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         self.strict = strict
         # False: nothing will scrape /metrics (a one-shot CLI command); nothing is counted.
         self.metrics = Metrics(exported=export_metrics)
+        self._grant_timers = GrantTimers(self.metrics)
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
         self._built_from: dict[str, object] = {}  # the state each view was built from
