@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from multiplex.profiles._allowlist import AllowlistStore
 from multiplex.profiles._loader import read_allowlist
+from multiplex.profiles.allowlist._allowlist import AllowlistStore
 
 CONFIG = """\
 # research profile: edited by hand, keep these comments

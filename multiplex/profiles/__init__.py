@@ -1,12 +1,7 @@
 """Profile homes: config schema, loading, the allowlist store, YAML round trip (docs/configuration.md#profile-home, docs/allowlist.md)."""
 
-from multiplex.profiles._allowlist import AllowlistStore, InvalidRule, ReconcileResult
-from multiplex.profiles._bindings import binding_digest, binding_problem
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_credential
 from multiplex.profiles._dotenv import parse_dotenv, read_dotenv
-from multiplex.profiles._grant_endings import GrantEnded, GrantEndings
-from multiplex.profiles._granted_rules import GrantedRules, grant_state
-from multiplex.profiles._grants import GrantText, entry_rule, parse_expiry
 from multiplex.profiles._loader import LoadedConfig, load_config, parse_config, read_allowlist
 from multiplex.profiles._nofollow import (
     LinkRefused,
@@ -29,6 +24,11 @@ from multiplex.profiles._schema import (
     SecuritySettings,
     TerminalSettings,
 )
+from multiplex.profiles.allowlist._allowlist import AllowlistStore, InvalidRule, ReconcileResult
+from multiplex.profiles.allowlist._bindings import binding_digest, binding_problem
+from multiplex.profiles.allowlist._grant_endings import GrantEnded, GrantEndings
+from multiplex.profiles.allowlist._granted_rules import GrantedRules, grant_state
+from multiplex.profiles.allowlist._grants import GrantText, entry_rule, parse_expiry
 
 __all__ = [
     "MIN_TOKEN_LENGTH",

@@ -17,12 +17,12 @@ from types import MappingProxyType
 from typing import Literal, TypeVar
 
 from multiplex._errors import ProfileConfigError
-from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_secret_file
 from multiplex.profiles._dotenv import parse_dotenv
 from multiplex.profiles._loader import missing_config_message, parse_config
 from multiplex.profiles._paths import check_sandbox_paths
 from multiplex.profiles._schema import ProfileSettings
+from multiplex.profiles.allowlist._allowlist import AllowlistStore, ReconcileResult
 from multiplex.redaction import KnownValues, looks_secret_name
 
 __all__ = ["MIN_TOKEN_LENGTH", "TOKEN_KEY", "Profile", "ProfileState", "ReloadResult"]

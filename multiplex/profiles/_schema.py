@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from multiplex.profiles._egress_patterns import parse_egress_pattern
-from multiplex.profiles._grants import GrantText, grant_from_mapping
+from multiplex.profiles.allowlist._grants import GrantText, grant_from_mapping
 
 __all__ = [
     "APPROVAL_TIMEOUT_MAX",

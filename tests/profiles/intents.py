@@ -11,7 +11,7 @@ __all__ = ["Poster"]
 _POSTER = """
 import json, sys
 from pathlib import Path
-from multiplex.profiles._intents import open_state_dir, post_intent
+from multiplex.profiles.allowlist._intents import open_state_dir, post_intent
 target = Path(sys.argv[1])
 intent = post_intent(open_state_dir(target), target.name, json.dumps(sys.argv[2:]).encode())
 print(intent.name, flush=True)

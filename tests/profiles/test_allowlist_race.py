@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from multiplex.profiles._loader import read_allowlist
-from multiplex.profiles._roundtrip import commit_grants
+from multiplex.profiles.allowlist._roundtrip import commit_grants
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ GRANTER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from multiplex.profiles._allowlist import AllowlistStore
+    from multiplex.profiles.allowlist._allowlist import AllowlistStore
     path, worker, count = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     store = AllowlistStore(path, lock_timeout=60)
     Path(sys.argv[4]).touch()  # ready
@@ -50,7 +50,7 @@ CHURNER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from multiplex.profiles._allowlist import AllowlistStore
+    from multiplex.profiles.allowlist._allowlist import AllowlistStore
     store = AllowlistStore(Path(sys.argv[1]))
     store.grant("warm up")  # one write first: it drops the intent a killed predecessor left
     print("ready", flush=True)

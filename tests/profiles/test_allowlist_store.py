@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multiplex._errors import ProfileConfigError, RuleSyntaxError
-from multiplex.profiles._allowlist import AllowlistStore, ReconcileResult
 from multiplex.profiles._loader import read_allowlist
+from multiplex.profiles.allowlist._allowlist import AllowlistStore, ReconcileResult
 
 HEADER = "# operator notes: do not lose me\nterminal:\n  timeout: 60  # seconds\n"
 FOOTER = "approvals:\n  mode: manual  # ask\n"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from multiplex._errors import ProfileConfigError
 from multiplex.profiles._loader import read_allowlist
-from multiplex.profiles._roundtrip import AllowlistMemo, commit_grants, update_allowlist
+from multiplex.profiles.allowlist._roundtrip import AllowlistMemo, commit_grants, update_allowlist
 from tests.profiles.intents import Poster
 
 OPERATOR_FILE = """\

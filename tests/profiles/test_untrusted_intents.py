@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from multiplex.profiles import AllowlistStore
-from multiplex.profiles._intents import MAX_INTENT_BYTES, STATE_DIR
 from multiplex.profiles._loader import read_allowlist
+from multiplex.profiles.allowlist._intents import MAX_INTENT_BYTES, STATE_DIR
 from tests.conftest import run_cli
 from tests.profiles.intents import Poster
 

@@ -5,7 +5,7 @@ An entry of ``command_allowlist`` is a plain rule text (as always) or a mapping
     - {rule: 'npm run *', expires: '2026-12-31T00:00:00Z', uses: 5, bind: {build.py: 'sha256:…'}}
 
 Inside the store every entry stays a ``str`` so the writers of
-:mod:`multiplex.profiles._roundtrip` keep working on lists of texts: a mapping
+:mod:`multiplex.profiles.allowlist._roundtrip` keep working on lists of texts: a mapping
 entry is a :class:`GrantText`, a ``str`` whose value is its canonical one-line
 flow mapping and which carries the parsed conditions. A ``GrantText`` never
 equals a plain string, so a plain rule and a mapping with the same rule are two

@@ -1,6 +1,6 @@
 """Cross-process, durable replacement of one config file (docs/allowlist.md).
 
-The machinery under :mod:`multiplex.profiles._roundtrip`, which knows nothing of
+The machinery under :mod:`multiplex.profiles.allowlist._roundtrip`, which knows nothing of
 YAML: a lock on the sidecar ``<file>.lock`` that every writing process shares;
 group commit, where grants are posted as intent files and whichever process
 takes the lock next writes them all at once; and the write itself, a temp file
@@ -8,7 +8,7 @@ in the same directory, fsynced, ``os.replace``-d over the file, then the
 directory fsynced. Temp files left by a writer that died are removed under the
 lock.
 
-What makes an intent trusted is :mod:`multiplex.profiles._intents`.
+What makes an intent trusted is :mod:`multiplex.profiles.allowlist._intents`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from multiplex.profiles._intents import (
+from multiplex.profiles.allowlist._intents import (
     MAX_INTENT_BYTES,
     STATE_DIR,
     Intent,
@@ -72,7 +72,7 @@ def group_commit(
 
     ``texts`` are posted as an intent file in :data:`STATE_DIR`. Under the lock,
     ``write`` receives every live intent's texts in posting order (only intents
-    that pass the checks of :mod:`multiplex.profiles._intents`, every text of
+    that pass the checks of :mod:`multiplex.profiles.allowlist._intents`, every text of
     which ``admits``) and returns the result; those intents are deleted after
     it returns (it must have made them durable). A process whose intent disappears while it waits returns
     ``read()`` without writing. When no intent can be posted (no usable state

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from multiplex.profiles._bindings import binding_problem
-from multiplex.profiles._grants import GrantText
+from multiplex.profiles.allowlist._bindings import binding_problem
+from multiplex.profiles.allowlist._grants import GrantText
 from multiplex.shell import Rule, RuleSet
 
 __all__ = ["GrantedRules", "grant_state", "live_rules"]

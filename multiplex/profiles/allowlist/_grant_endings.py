@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from multiplex.profiles._grants import GrantText
+from multiplex.profiles.allowlist._grants import GrantText
 
 __all__ = ["GrantEnded", "GrantEndings"]
 

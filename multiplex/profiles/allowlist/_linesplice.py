@@ -5,7 +5,7 @@ A block list whose items are one-line scalars is a run of lines, described by a
 removed ones lose theirs, new ones are appended with the same indentation. A
 layout also lets a text that another writer changed only inside the list be
 re-read line by line (each unknown line parsed on its own) instead of as a whole
-document. Used by :mod:`multiplex.profiles._roundtrip` (docs/allowlist.md).
+document. Used by :mod:`multiplex.profiles.allowlist._roundtrip` (docs/allowlist.md).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from multiplex._errors import ProfileConfigError
-from multiplex.profiles._grants import GrantText, grant_from_mapping
+from multiplex.profiles.allowlist._grants import GrantText, grant_from_mapping
 
 __all__ = [
     "KEY",

@@ -7,11 +7,11 @@ re-reads the file under it, writes a temp file in the same directory, fsyncs it,
 ``os.replace``-s it over the file and fsyncs the directory. :func:`commit_grants`
 does the same for grants, sharing one write among processes granting at once.
 The lock, the group commit and the durable replace are
-:mod:`multiplex.profiles._locked_write`.
+:mod:`multiplex.profiles.allowlist._locked_write`.
 
 Three ways to produce the new text, fastest first (docs/allowlist.md):
 
-1. *Line splice* (:mod:`multiplex.profiles._linesplice`). A block list whose
+1. *Line splice* (:mod:`multiplex.profiles.allowlist._linesplice`). A block list whose
    items are one-line scalars is a run of lines; kept items keep their source
    line (quoting, trailing comment), removed ones lose theirs, new ones are
    appended with the same indentation. An :class:`AllowlistMemo` remembers the
@@ -34,8 +34,10 @@ from typing import Any
 import yaml
 
 from multiplex._errors import ProfileConfigError, RuleSyntaxError
-from multiplex.profiles._grants import GrantText, grant_from_mapping
-from multiplex.profiles._linesplice import (
+from multiplex.profiles._loader import parse_config
+from multiplex.profiles._yamlread import MAX_CONFIG_BYTES
+from multiplex.profiles.allowlist._grants import GrantText, grant_from_mapping
+from multiplex.profiles.allowlist._linesplice import (
     KEY,
     Layout,
     Loader,
@@ -45,9 +47,7 @@ from multiplex.profiles._linesplice import (
     render,
     splice_plan,
 )
-from multiplex.profiles._loader import parse_config
-from multiplex.profiles._locked_write import group_commit, replace_durably, sidecar_lock
-from multiplex.profiles._yamlread import MAX_CONFIG_BYTES
+from multiplex.profiles.allowlist._locked_write import group_commit, replace_durably, sidecar_lock
 from multiplex.shell import parse_rule
 
 __all__ = ["AllowlistMemo", "commit_grants", "update_allowlist"]

@@ -1,6 +1,6 @@
 """Allowlist intents: posted by a waiting grant, admitted only on proof (docs/allowlist.md#several-processes-one-file).
 
-The files :func:`multiplex.profiles._locked_write.group_commit` shares writes
+The files :func:`multiplex.profiles.allowlist._locked_write.group_commit` shares writes
 through, and what makes one trusted. Nothing a sandbox could write may grant a
 rule: intents live in :data:`STATE_DIR` next to the file (a folder sandboxes
 never see), a poster proves it is alive by holding an exclusive ``flock`` on

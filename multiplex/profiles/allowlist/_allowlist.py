@@ -11,97 +11,41 @@ recomputed on every write and every reload, after which the baseline is what
 the file holds. A hand revocation therefore disappears from memory at once, a
 hand addition is never removed, and only :meth:`AllowlistStore.revoke` removes.
 
-An entry may be a grant with conditions (:mod:`multiplex.profiles._grants`):
+An entry may be a grant with conditions (:mod:`multiplex.profiles.allowlist._grants`):
 :meth:`AllowlistStore.ruleset` applies them at the moment it is asked,
 :meth:`AllowlistStore.spend` takes a use in the file under its lock, and
 :attr:`AllowlistStore.endings` tells when one stops approving
-(:mod:`multiplex.profiles._grant_endings`).
+(:mod:`multiplex.profiles.allowlist._grant_endings`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from multiplex._errors import RuleSyntaxError
-from multiplex.profiles._grant_endings import GrantEnded, GrantEndings
-from multiplex.profiles._granted_rules import GrantedRules, live_rules
-from multiplex.profiles._grants import GrantText, entry_rule, make_grant
 from multiplex.profiles._loader import read_allowlist
-from multiplex.profiles._roundtrip import AllowlistMemo, commit_grants, update_allowlist
 from multiplex.profiles._yamlread import line_of
+from multiplex.profiles.allowlist._grant_endings import GrantEnded, GrantEndings
+from multiplex.profiles.allowlist._granted_rules import GrantedRules, live_rules
+from multiplex.profiles.allowlist._grants import GrantText, entry_rule, make_grant
+from multiplex.profiles.allowlist._roundtrip import AllowlistMemo, commit_grants, update_allowlist
+from multiplex.profiles.allowlist._snapshot import (
+    InvalidRule,
+    ReconcileResult,
+    Snapshot,
+    parsed_rule,
+)
 from multiplex.shell import Rule, parse_rule
 
 __all__ = ["AllowlistStore", "InvalidRule", "ReconcileResult"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class InvalidRule:
-    """An entry of the file that does not parse: it stays in the file and allows nothing."""
-
-    text: str
-    error: str
-    line: int | None  # 1-based line in config.yaml, when the file still holds the entry
-
-    def where(self, path: Path) -> str:
-        return f"{path}:{self.line}" if self.line is not None else str(path)
-
-
-@dataclass(frozen=True, slots=True)
-class ReconcileResult:
-    """How the effective rules changed: texts that became allowed, and ones that stopped."""
-
-    added: frozenset[str]
-    removed: frozenset[str]
-
-
-class _Snapshot:
-    """An immutable view of the effective rules; its RuleSet is built on first use."""
-
-    __slots__ = ("_ruleset", "grants", "invalid", "live", "plain", "rules", "texts")
-
-    def __init__(
-        self,
-        texts: tuple[str, ...],
-        rules: tuple[Rule, ...],
-        invalid: tuple[InvalidRule, ...],
-        grants: tuple[tuple[Rule, GrantText], ...] = (),
-    ) -> None:
-        self.texts = texts
-        self.rules = rules
-        self.invalid = invalid
-        self.grants = grants  # the entries with conditions (docs/allowlist.md#grants)
-        self.plain = rules[: len(rules) - len(grants)]  # the rules without (sliced once)
-        self.live: dict[object, GrantedRules] = {}  # the rules in effect, by what was dead
-        self._ruleset: GrantedRules | None = None
-
-    def ruleset(self) -> GrantedRules:
-        ruleset = self._ruleset
-        if ruleset is None:
-            # Two readers may both build it; they build equal sets, and either may win.
-            ruleset = self._ruleset = GrantedRules(self.rules)
-        return ruleset
-
-    @property
-    def indexed(self) -> bool:
-        return self._ruleset is not None
-
-
-@functools.lru_cache(maxsize=8192)
-def _parsed_rule(text: str) -> Rule:
-    # A Rule is immutable and depends on its text alone: homes that allow the same
-    # rules (thousands at start) share one parse. A text that does not parse raises
-    # each time (exceptions are not cached).
-    return parse_rule(text)
 
 
 class AllowlistStore:
@@ -398,7 +342,7 @@ class AllowlistStore:
         if self._snapshot.grants:
             self.endings.grants_changed(grant for _, grant in self._snapshot.grants)
 
-    def _build_snapshot(self) -> _Snapshot:
+    def _build_snapshot(self) -> Snapshot:
         revoking = self._revoking
         texts = dict.fromkeys(
             t for t in self._disk if not revoking or entry_rule(t).strip() not in revoking
@@ -421,11 +365,11 @@ class AllowlistStore:
             else:
                 rules.append(rule)
         every = tuple(rules) + tuple(r for r, _ in grants)
-        return _Snapshot(tuple(texts), every, tuple(invalid), tuple(grants))
+        return Snapshot(tuple(texts), every, tuple(invalid), tuple(grants))
 
     def _parse_on_disk(self, text: str) -> Rule | InvalidRule:
         try:
-            return _parsed_rule(entry_rule(text))
+            return parsed_rule(entry_rule(text))
         except RuleSyntaxError as exc:
             # The operator's entry stays in the file; it just allows nothing.
             entry = InvalidRule(text, str(exc), self._line_of(text))
