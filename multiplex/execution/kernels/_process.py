@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -24,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import zmq
-from jupyter_client.kernelspec import KernelSpec
-from jupyter_client.manager import KernelManager
 from jupyter_client.session import Session
 
 from multiplex.execution._local import _materialise
@@ -41,8 +38,8 @@ from multiplex.execution.egress import EgressSession, default_hub
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
 from multiplex.execution.kernels._output import Collector, finish, on_iopub, read_answers
-from multiplex.execution.kernels._proctree import alive, memory_bytes, tree
-from multiplex.execution.kernels._spawn import KernelSpawn, kernel_argv
+from multiplex.execution.kernels._proctree import kill_and_prove, memory_bytes, tree
+from multiplex.execution.kernels._spawn import KernelSpawn, SpecManager, kernel_argv
 from multiplex.kernel import CELL_METADATA_KEY, IOPUB_COUNT_KEY, RESULT_KEY
 from multiplex.scopes import ProfileScope
 
@@ -54,18 +51,6 @@ _SLICE = 0.1  # how often a waiting cell looks at its deadline, cancel switch an
 # are taken as lost (a full subscriber queue drops them) and the cell settles.
 _LATE = 2.0
 _ENGINE_ENV = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")
-
-
-class _Manager(KernelManager):
-    """A KernelManager whose kernel spec is ours (no kernelspec lookup on disk)."""
-
-    def __init__(self, argv: list[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._spec = KernelSpec(argv=argv, display_name="multiplex", language="python", env={})
-
-    @property
-    def kernel_spec(self) -> KernelSpec | None:
-        return self._spec
 
 
 class KernelProcess:
@@ -82,7 +67,7 @@ class KernelProcess:
         self.pid = 0
         self.start_notes: tuple[str, ...] = ()  # credential files that were not mounted
         self.sandbox = "none"  # or "bwrap"
-        self._km: _Manager | None = None
+        self._km: SpecManager | None = None
         self._session: Session | None = None
         self._shell: zmq.Socket[bytes] | None = None
         self._iopub: zmq.Socket[bytes] | None = None
@@ -191,7 +176,7 @@ class KernelProcess:
     ) -> None:
         # The engine reads these at start only; _attach removes them again.
         engine = {name: str(self.runtime / name.lower()) for name in _ENGINE_ENV}
-        km = _Manager(
+        km = SpecManager(
             argv,
             transport="ipc",
             ip=str(self.runtime / "k"),
@@ -399,10 +384,7 @@ class KernelProcess:
         if km is not None:
             with contextlib.suppress(Exception):
                 km.shutdown_kernel(now=not polite)
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        _prove_dead(pids)
+        kill_and_prove(pids)
         for sock in (self._shell, self._iopub):
             if sock is not None:
                 with contextlib.suppress(Exception):
@@ -414,13 +396,3 @@ class KernelProcess:
         if self.egress is not None:
             self.egress.close()
         return pids
-
-
-def _prove_dead(pids: list[int], wait: float = 10.0) -> None:
-    deadline = time.monotonic() + wait
-    left = [p for p in pids if alive(p)]
-    while left and time.monotonic() < deadline:
-        time.sleep(0.01)
-        left = [p for p in left if alive(p)]
-    if left:
-        raise KernelError(f"kernel processes survived SIGKILL: {left}")

@@ -3,15 +3,20 @@
 The tree is the kernel, its descendants by parent, and every process still in
 its session or process group (a child whose parent exited is re-parented away
 from the kernel but keeps its session). That is what a kill must end and what
-"proven dead" checks.
+"proven dead" checks (:func:`kill_and_prove`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import time
 from pathlib import Path
 
-__all__ = ["alive", "memory_bytes", "tree"]
+from multiplex.execution.kernels._cells import KernelError
+
+__all__ = ["alive", "kill_and_prove", "memory_bytes", "tree"]
 
 _PROC = Path("/proc")
 
@@ -71,3 +76,17 @@ def memory_bytes(pids: list[int]) -> int:
         except (OSError, ValueError, IndexError):
             continue
     return total
+
+
+def kill_and_prove(pids: list[int], wait: float = 10.0) -> None:
+    """SIGKILL each of ``pids``, then wait until none is alive; raise if one survives."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait
+    left = [p for p in pids if alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.01)
+        left = [p for p in left if alive(p)]
+    if left:
+        raise KernelError(f"kernel processes survived SIGKILL: {left}")
