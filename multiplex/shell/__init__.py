@@ -2,8 +2,9 @@
 
 Pure: no I/O, no state, nothing of the gate, profiles, scopes or supervisor.
 A line is parsed (tree-sitter-bash) into simple commands with wrappers unwrapped
-and payloads parsed recursively (``_parse``, ``_words``, ``_unwrap``,
-``_variants``, ``_parsed``; a line of plain words without the grammar: ``_plain``);
+and payloads parsed recursively (``_parse`` with its ``_walker`` and
+``_emitting``, ``_words``, ``_unwrap``, ``_variants``, ``_parsed``; a line of
+plain words without the grammar: ``_plain``);
 the named patterns live in ``_catalogue`` and are found by ``_command_checks``
 (one argv) and ``_detection`` (a whole line); options are read as each program
 reads them by ``_getopt``, and what a program's options or input make it run or

@@ -1,4 +1,4 @@
-"""The tree-sitter bash grammar as the walker of ``shell.parsing._parse`` uses it (docs/approvals.md#parsing).
+"""The tree-sitter bash grammar as the walker of ``shell.parsing._walker`` uses it (docs/approvals.md#parsing).
 
 One parser per thread (tree-sitter parsers are not thread-safe) and the node
 kinds the walker descends into. A pure leaf.
