@@ -75,6 +75,9 @@ def test_a_grant_with_one_use_approves_one_run_then_parks_and_an_expired_one_par
     first = api.wait(api.submit(["echo once a"]))
     assert first["results"][0]["decision"]["cause"] == "allowlisted"
     assert "{rule: 'echo once *', uses: 0}" in config.read_text()
+    # Its last use is told as a hand revocation is (docs/allowlist.md#when-a-grant-ends).
+    spent = 'multiplex_grants_ended_total{profile="alpha",reason="spent"} 1.0'
+    assert spent in gateway.admin.get("/metrics").text
     second, pending = api.parked(["echo once b"])
     assert pending["step"] == "detection"  # strict: not allowlisted any more, so it asks
     api.post(f"/v1/runs/{second}/cancel")
