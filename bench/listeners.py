@@ -11,12 +11,15 @@ client threads submitting runs of `true` with `"wait": 10`, so events flow:
 3. the listeners closed: the same figures again.
 
 Prints the ratios of the latencies against phase 1, the events each listener
-got, the gateway's RSS before the listeners, with them, after they closed
-(a few seconds later) and after a second round of as many opened and closed
-(what the first round left is reused: the allocator keeps freed memory for
-the process), and the load average (the machine is shared).
+got, the gateway's RSS before the listeners (and what phase 1's load alone
+added: the runs the gateway keeps), with them, three seconds after they
+closed (before more load), and across a second round of as many opened and
+closed with no load, and the load average (the machine is shared).
 
-    .venv/bin/python bench/listeners.py [--listeners 500] [--seconds 8]
+With ``--c-allocator`` the gateway runs with ``PYTHONMALLOC=malloc``: what
+the streams left is then handed back to the system after they close.
+
+    .venv/bin/python bench/listeners.py [--listeners 500] [--seconds 8] [--c-allocator]
 """
 
 from __future__ import annotations
@@ -204,7 +207,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--listeners", type=int, default=500)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument(
+        "--c-allocator",
+        action="store_true",
+        help="start the gateway with PYTHONMALLOC=malloc (docs/operations.md#connections-and-streams)",
+    )
     args = parser.parse_args()
+    if args.c_allocator:
+        os.environ["PYTHONMALLOC"] = "malloc"  # the gateway subprocess inherits it
     with tempfile.TemporaryDirectory(prefix="mx-bench-listeners-") as tmp:
         root = Path(tmp)
         make_root(root, args.listeners)
@@ -213,6 +223,7 @@ def main() -> None:
             phase(base, 2.0)  # warm up: imports, the sandbox, the first runs
             rss0 = rss_mb(proc.pid)
             health0, runs0 = phase(base, args.seconds)
+            rss_load = rss_mb(proc.pid)  # what a phase of load alone adds (runs kept)
             floor = (percentile(health0, 99), percentile(runs0, 99))
             print(line("0 listeners", health0, runs0, floor))
             listeners = Listeners(base, args.listeners)
@@ -223,10 +234,11 @@ def main() -> None:
             frames = listeners.frames
             listeners.close()
             time.sleep(3.0)
-            health2, runs2 = phase(base, args.seconds)
             rss3 = rss_mb(proc.pid)
+            health2, runs2 = phase(base, args.seconds)
             print(line("after they closed", health2, runs2, floor))
-            # The same again: memory the first round left is reused, not added to.
+            # The same again, with no load: what the first round left is reused, not added to.
+            rss4a = rss_mb(proc.pid)
             Listeners(base, args.listeners).close()
             time.sleep(3.0)
             rss4 = rss_mb(proc.pid)
@@ -235,10 +247,12 @@ def main() -> None:
                 f"({frames / max(1, args.listeners):.0f} each, {len(runs1)} runs)"
             )
             print(
-                f"gateway RSS: {rss0:.1f} MB before, {rss1:.1f} MB with {args.listeners} listeners "
-                f"connected, {rss2:.1f} MB after the load with them, {rss3:.1f} MB after they closed "
-                f"(+{rss3 - rss0:.1f} MB, {rss3 / rss0:.2f}x); {rss4:.1f} MB after a second "
-                f"round of {args.listeners} opened and closed (+{rss4 - rss3:.1f} MB)"
+                f"gateway RSS: {rss_load:.1f} MB before the listeners ({rss_load - rss0:+.1f} MB"
+                f" from a phase of load alone), {rss1:.1f} MB with {args.listeners} connected,"
+                f" {rss2:.1f} MB after the load with them, {rss3:.1f} MB 3 s after they closed"
+                f" ({rss3 - rss_load:+.1f} MB, {rss3 / rss_load:.2f}x); a second round of"
+                f" {args.listeners} opened and closed with no load: {rss4a:.1f} -> {rss4:.1f} MB"
+                f" ({rss4 - rss4a:+.1f} MB)"
             )
         finally:
             proc.terminate()

@@ -13,7 +13,7 @@ from multiplex.cluster import Cluster
 from multiplex.gateway.events._events import EventHub
 from multiplex.gateway.events._feed import DecisionFeed
 from multiplex.gateway.http._auth import Authenticator
-from multiplex.gateway.http._listeners import ListenerSeats
+from multiplex.gateway.http._listeners import ListenerSeats, give_back_memory
 from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.journal import open_journal
 from multiplex.gateway.runs._offloop import OffLoop
@@ -52,7 +52,9 @@ class Gateway:
         shared = sup.config.cluster
         self.hub = SharedHub() if shared is not None else EventHub()
         self.feed = DecisionFeed(sup.gate.recorder.redact)
-        self.listeners = ListenerSeats(lambda: sup.config.gateway.max_listeners_per_profile)
+        self.listeners = ListenerSeats(
+            lambda: sup.config.gateway.max_listeners_per_profile, on_idle=give_back_memory
+        )
         # docs/operations.md#what-survives-a-crash: what an earlier process left unfinished
         # ends now (its parked prompts recorded cancelled), before anything is served.
         journal, finished = open_journal(sup, keep=keep_runs)

@@ -15,7 +15,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,10 +182,10 @@ class Up:
         return self.proc.wait(timeout=60)
 
 
-def start_up(root: Path) -> Up:
-    """``multiplex up --port 0`` on ``root/multiplex.yaml`` with the ADMIN token; its stderr
-    is read on (so its logs never fill the pipe)."""
-    env = {**os.environ, "MULTIPLEX_ADMIN_TOKEN": ADMIN}
+def start_up(root: Path, env: Mapping[str, str] = {}) -> Up:
+    """``multiplex up --port 0`` on ``root/multiplex.yaml`` with the ADMIN token (and ``env``
+    added to the environment); its stderr is read on (so its logs never fill the pipe)."""
+    env = {**os.environ, **env, "MULTIPLEX_ADMIN_TOKEN": ADMIN}
     config = str(root / "multiplex.yaml")
     proc = subprocess.Popen(
         [sys.executable, "-m", "multiplex", "--config", config, "up", "--port", "0"],
