@@ -9,6 +9,7 @@ streams. Real sockets against a real gateway; RSS read from ``/proc``.
 
 from __future__ import annotations
 
+import gc
 import socket
 import sys
 import threading
@@ -21,6 +22,7 @@ import pytest
 from multiplex import Supervisor
 from multiplex.gateway import GatewayServer
 from multiplex.gateway.http import _listeners
+from multiplex.gateway.http._connections import GuardedHttp
 from multiplex.gateway.http._listeners import ListenerSeats
 from tests.gateway.conftest import ADMIN, make_homes, start_up
 
@@ -91,6 +93,32 @@ def test_every_object_a_burst_of_streams_held_is_freed(tmp_path: Path) -> None:
     # A stream's objects leaking would leave about `held`; what else this process does
     # (another test's thread, a log line) stays far below 2 % of it.
     assert left < held * 0.02, f"{left} of the {held} blocks the streams held are still allocated"
+
+
+def test_a_closed_stream_is_freed_at_once_without_waiting_for_the_cycle_collector(
+    tmp_path: Path,
+) -> None:
+    make_homes(tmp_path)
+    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+    server = GatewayServer(sup, admin_token=ADMIN, host="127.0.0.1", port=0, grace=2.0).start()
+    gw = server.gateway
+
+    def protocols() -> int:
+        return sum(isinstance(o, GuardedHttp) for o in gc.get_objects())
+
+    try:
+        gc.collect()
+        gc.disable()  # only reference counting frees what follows
+        socks = [_stream(server.port) for _ in range(20)]
+        assert protocols() >= 20
+        for sock in socks:
+            sock.close()
+        _until(lambda: len(gw.listeners) == 0 and server.connections.total == 0, "closed")
+        _until(lambda: protocols() == 0, "every closed connection's protocol freed", timeout=5)
+    finally:
+        gc.enable()
+        server.stop()
+        sup.close()
 
 
 def test_a_gateway_on_the_c_allocator_returns_to_its_size_after_the_streams_close(

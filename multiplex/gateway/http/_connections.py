@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
@@ -155,13 +156,9 @@ class GuardedHttp(GatheringHttp):
             self._arm()
         super().on_message_begin()
         # An event stream's events are written to the connection by the hub (_stream.py).
-        self.scope["extensions"] = {TRANSPORT: {"transport": self._stream_transport}}
-
-    def _stream_transport(self) -> asyncio.Transport:
-        # What was gathered goes first; then the hub writes to the connection itself.
-        gathered: Any = self.transport  # GatheringHttp's: a _Gathered
-        transport: asyncio.Transport = gathered.direct()
-        return transport
+        # Held weakly: the scope is the protocol's, and a bound method in it would make a
+        # reference cycle that keeps every closed connection until a full collection.
+        self.scope["extensions"] = {TRANSPORT: {"transport": _stream_transport(weakref.ref(self))}}
 
     def on_headers_complete(self) -> None:
         self._disarm()
@@ -213,3 +210,16 @@ class ConnectionMetrics(Collector):
             "Open server-sent-event streams (each profile at most gateway.max_listeners_per_profile).",
             value=float(self._listeners()),
         )
+
+
+def _stream_transport(protocol: weakref.ref[GuardedHttp]) -> Callable[[], asyncio.Transport]:
+    def transport() -> asyncio.Transport:
+        # What was gathered goes first; then the hub writes to the connection itself.
+        live = protocol()
+        if live is None:
+            raise ConnectionError("the connection has closed")
+        gathered: Any = live.transport  # GatheringHttp's: a _Gathered
+        direct: asyncio.Transport = gathered.direct()
+        return direct
+
+    return transport

@@ -34,7 +34,9 @@ _giving_back = threading.Lock()
 
 def _trim() -> None:
     try:
-        gc.collect()  # the connections' reference cycles (tasks, transports, exceptions)
+        # A full collection is the only way to empty the interpreter's free lists
+        # (tuples, dicts, lists, floats): blocks kept there pin the pages around them.
+        gc.collect()
         if sys.platform == "linux":
             # glibc keeps freed heap pages for the process; malloc_trim returns them.
             ctypes.CDLL(None).malloc_trim(0)
