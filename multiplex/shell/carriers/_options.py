@@ -30,7 +30,8 @@ def _o(text: str) -> tuple[str, ...]:
 RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
     "git": _o(
         "--output --ext-diff -c --exec-path --upload-pack --receive-pack --exec -x -O "
-        "--open-files-in-pager --output-directory --template --config-env --textconv -u"
+        "--open-files-in-pager --output-directory --template --config-env --textconv -u "
+        "--httpd --browser --sendmail-cmd --to-cmd --cc-cmd --header-cmd --smtp-server"
     ),
     "find": _o("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
     "fd": _o("-x --exec -X --exec-batch"),
@@ -77,7 +78,7 @@ _EXACT_SAFE: dict[str, tuple[str, ...]] = {
 
 
 _INTERPRETERS = frozenset(
-    {"node", "nodejs", "bun", "deno", "perl", "ruby", "lua", "luajit", "rscript", "php"}
+    {"node", "nodejs", "bun", "deno", "perl", "ruby", "lua", "luajit", "rscript", "r", "php"}
 )
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 

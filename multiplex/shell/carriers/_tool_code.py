@@ -17,6 +17,19 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
+from multiplex.shell.carriers._consoles import (
+    emacs_code,
+    julia_code,
+    less_code,
+    lldb_code,
+    mysql_code,
+    osascript_code,
+    psql_code,
+    pwsh_code,
+    scp_code,
+    sqlite_code,
+    tcl_code,
+)
 from multiplex.shell.carriers._runners import (
     NOTHING,
     SHELL_WORDS,
@@ -154,20 +167,6 @@ def _plain_tool(line: str) -> bool:
     )
 
 
-_LESS = table(
-    "log-file= LOG-FILE= lesskey-file= tag= pattern=", "o= O= k= t= p= b= h= j= x= y= z= P="
-)
-
-
-def _less(args: Sequence[str], fed: str | None) -> Carried:
-    parsed = read_options(args, _LESS)
-    writes = parsed.values("-o", "-O", "--log-file", "--LOG-FILE")
-    return Carried(
-        unknown="less --lesskey-file" if parsed.has("-k", "--lesskey-file") else None,
-        writes=tuple(writes),
-    )
-
-
 _XARGS = table(
     "arg-file= delimiter= eof=? replace=? max-lines=? max-args= max-procs= max-chars= "
     "process-slot-var= null interactive no-run-if-empty open-tty verbose exit show-limits",
@@ -192,11 +191,29 @@ def endless_spawn(prog: str, args: Sequence[str], upstream: Sequence[str]) -> bo
 
 def _xargs(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options(args, _XARGS, permute=False)
+    inner = parsed.operands[0].rpartition("/")[2] if parsed.operands else "echo"
+    if _runs_input(parsed.operands, parsed.values("-I", "--replace", "-i")):
+        # xargs -I{} sh -c '{}', xargs sh -c: what xargs reads becomes the code a shell runs
+        why = "xargs hands the text it reads to a shell as code"
+        return Carried(runs=why, unknown=why)
     if not parsed.has("-a", "--arg-file"):
         return NOTHING
-    inner = parsed.operands[0].rpartition("/")[2] if parsed.operands else "echo"
     why = "xargs reads the arguments from a file"
     return Carried(runs=why if inner in _CODE_PROGRAMS else None, unknown=why)
+
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
+
+
+def _runs_input(command: Sequence[str], replace: Sequence[str]) -> bool:
+    """``sh -c`` with no code after it (the first item read is the code), or a code word
+    holding the replace string (``-I{}``; ``-i`` means ``{}``)."""
+    if not command or command[0].rpartition("/")[2] not in _SHELLS | _CODE_PROGRAMS:
+        return False
+    if command[-1] == "-c" or (len(command) > 1 and command[1:] == ["sh", "-c"]):
+        return True
+    marks = [r or "{}" for r in replace]
+    return any(mark in word for mark in marks for word in command[1:])
 
 
 _PYTEST = table(
@@ -312,9 +329,14 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "sed": _sed, "gsed": _sed, "vim": vim_code, "vi": vim_code, "nvim": vim_code, "ex": vim_code, "view": vim_code,
     "vimdiff": vim_code, "gvim": vim_code, "ed": ed_code, "gdb": gdb_code, "ssh": ssh_code, "make": make_code,
     "gmake": make_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
-    "sort": _sort, "man": _man, "less": _less, "xargs": _xargs, "pytest": _pytest,
-    "py.test": _pytest, "openssl": _openssl, "scp": ssh_code, "sftp": ssh_code, "npm": _npm,
-    "npx": _npm, "pnpm": _npm, "yarn": _npm,
+    "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
+    "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "scp": scp_code, "sftp": scp_code,
+    "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm,
+    # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers
+    "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
+    "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
+    "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
+    "wish": tcl_code,
 }  # fmt: skip
 CARRYING = frozenset(_READERS)
 

@@ -39,12 +39,13 @@ SCRIPT_DELETE = re.compile(
 SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
     r"|getline|\|\s*\"|\|&\s*\""  # awk: print "cmd" | "sh", "cmd" | getline
+    r"|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"  # perl: open(F, "|cmd")
 )
 
 # Each alternative of SCRIPT_EXEC holds one of these: a C-speed test before the search.
 _EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "subprocess", "check_output", "call", "run",
-    "child_process", "`", "qx", "%x", "getline", "|",
+    "child_process", "`", "qx", "%x", "getline", "|", "open",
 )  # fmt: skip
 _LIST = re.compile(r"\[([^\[\]]*)\]")
 
@@ -94,5 +95,7 @@ def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
             if len(words) > 1:
                 literals.append(" ".join(words))
         for literal in literals[:64]:
-            if literal.strip():
-                yield parse_line(literal)
+            # perl's piped open: "|cmd", "cmd|", "-|" mode strings around the command
+            command = literal.strip().removeprefix("-|").removeprefix("|").removesuffix("|")
+            if command.strip():
+                yield parse_line(command)

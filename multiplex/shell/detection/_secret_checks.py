@@ -128,6 +128,8 @@ _SCRIPT_EXEC = re.compile(
     r"|\bchild_process\b|\bexecSync\b|\bPopen\b|\bcheck_output\b|\bcheck_call\b|`[^`]*`"
     r"|\bqx\s*[({/\[]|%x\s*[({\[]|\bshell_exec\b|\bpassthru\b|\bproc_open\b|\bRuntime\b|\bDeno\.(?:run|Command)\b|\bBun\.spawn"
     r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b"
+    # perl and ruby call without parentheses (exec "cmd", system 'cmd'); perl's piped open
+    r"|\b(?:exec|system)\s+[\"'$@\w]|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"
 )
 
 
@@ -135,7 +137,7 @@ _SCRIPT_EXEC = re.compile(
 _SCRIPT_EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "Popen", "subprocess", "child_process", "check_output",
     "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
-    "os.fork", "__import__", "Deno.", "Bun.spawn",
+    "os.fork", "__import__", "Deno.", "Bun.spawn", "open",
 )  # fmt: skip
 
 
@@ -143,6 +145,9 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each command or script literal that reads a private key or credential store."""
     for cmd in all_commands(parsed):
         if cmd.argv and cmd.program in _METADATA_ONLY:
+            continue
+        if cmd.argv and cmd.program in _KEY_EXPORTERS and _exports_secret_keys(cmd.argv[1:]):
+            yield Finding(SECRET_READ, evidence(cmd), cmd.text)
             continue
         written = set(write_targets(cmd))
         words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
@@ -158,6 +163,14 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 continue
             if any(is_secret_path(p) for p in resolved(literal, place)):
                 yield Finding(SECRET_READ, payload)
+
+
+# gpg --export-secret-keys (and its abbreviations: gpg takes a unique prefix), gpgsm's p12.
+_KEY_EXPORTERS = frozenset({"gpg", "gpg2", "gpgsm"})
+
+
+def _exports_secret_keys(args: Sequence[str]) -> bool:
+    return any(a.startswith("--export-sec") for a in args if a != "--")
 
 
 def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:

@@ -18,6 +18,7 @@ from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, 
 from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
 from multiplex.shell.detection._command_checks import expand_braces, operands, short_flags
 from multiplex.shell.parsing._argv import git_subcommand
+from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = [
@@ -76,6 +77,21 @@ _WRITERS = frozenset(
 
 
 _READ_ARGV = _WRITERS | CARRYING
+_DOWNLOADS = {
+    "wget": table(
+        "output-document= output-file= append-output= execute= directory-prefix= input-file= "
+        "config= header= user= password= post-data= post-file= body-data= body-file=",
+        "O= o= a= e= P= i= U=",
+    ),
+    "curl": table(
+        "output= dump-header= cookie-jar= trace= trace-ascii= stderr= libcurl= etag-save= "
+        "hsts= alt-svc= config= data= header= user= url= form= upload-file= write-out=",
+        "o= D= c= K= d= H= u= F= T= w=",
+    ),
+}
+_DOWNLOAD_FILES = ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output",
+                   "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace",
+                   "--trace-ascii", "--stderr", "--libcurl", "--etag-save")  # fmt: skip
 
 
 def all_commands(parsed: ParsedLine) -> tuple[SimpleCommand, ...]:
@@ -144,10 +160,14 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     elif prog in ("chmod", "chown", "chgrp"):
         yield from operands(args)[1:]
     elif prog in ("curl", "wget"):
-        for i, arg in enumerate(args[:-1]):
-            # curl -O names the file after the URL; wget -O names it.
-            if arg in ("-o", "--output", "--output-document") or (arg == "-O" and prog == "wget"):
-                yield args[i + 1]
+        # Read as getopt_long reads them: --output-document=F, -OF, --output-doc F. curl -O
+        # names the file after the URL; wget -O names it.
+        parsed = read_options(args, _DOWNLOADS[prog])
+        yield from parsed.values(*_DOWNLOAD_FILES)
+        for command in parsed.values("-e", "--execute"):  # wget -e output_document=F
+            name, _, value = command.replace(" ", "").partition("=")
+            if name.replace("_", "").lower() in ("outputdocument", "logfile"):
+                yield value
     elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
         yield from operands(args)
 

@@ -60,7 +60,8 @@ _GIT_COMMAND_KEY = re.compile(
     r"|credential(?:\..+)?\.helper|gpg(?:\..+)?\.program|filter\..+\.(?:clean|smudge|process)"
     r"|merge\..+\.driver|remote\..+\.(?:uploadpack|receivepack|proxy)"
     r"|uploadpack\.packobjectshook|(?:difftool|mergetool)\..+\.cmd|web\.browser|man\..+\.cmd"
-    r"|include\.path|includeif\..+\.path|core\.hookspath)$",
+    r"|include\.path|includeif\..+\.path|core\.hookspath|instaweb\.(?:httpd|browser)"
+    r"|sendemail\.(?:smtpserver|sendmailcmd|tocmd|cccmd|headercmd))$",
     re.IGNORECASE,
 )
 _GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
@@ -106,8 +107,15 @@ _GIT_RUNS = {
     ),
     "difftool": table("extcmd= tool-cmd= tool= gui", "x= t= g"),
     "mergetool": table("tool-cmd= tool=", "t="),
+    "instaweb": table("httpd= browser= port= module-path= local start stop restart", "d= b= p= l"),
+    "send-email": table(
+        "sendmail-cmd= to-cmd= cc-cmd= header-cmd= smtp-server= smtp-server-port= from= to= "
+        "cc= bcc= subject= annotate compose dry-run quiet",
+    ),
 }
-_GIT_RUN_OPTS = ("-x", "--exec", "--open-files-in-pager", "-O", "--extcmd", "--tool-cmd")
+_GIT_RUN_OPTS = ("-x", "--exec", "--open-files-in-pager", "-O", "--extcmd", "--tool-cmd",
+                 "--httpd", "-d", "--browser", "-b", "--sendmail-cmd", "--to-cmd", "--cc-cmd",
+                 "--header-cmd")  # fmt: skip
 
 
 def git_config_write(rest: Sequence[str]) -> tuple[str, str] | None:
@@ -159,7 +167,11 @@ def _git(args: Sequence[str]) -> NextStep:
         i += 1
     sub, rest = (args[i].lower(), list(args[i + 1 :])) if i < len(args) else ("", [])
     if sub in _GIT_RUNS:  # rebase --exe=…, grep --open-files=…: abbreviations count
-        payloads.extend(v for v in read_options(rest, _GIT_RUNS[sub]).values(*_GIT_RUN_OPTS) if v)
+        options = read_options(rest, _GIT_RUNS[sub])
+        payloads.extend(v for v in options.values(*_GIT_RUN_OPTS) if v)
+        # send-email --smtp-server=/path runs that program as sendmail; a host name does not
+        servers = options.values("--smtp-server") if sub == "send-email" else []
+        payloads.extend(v for v in servers if v.startswith(("/", ".", "~", "$")))
     elif sub == "submodule" and rest[:1] == ["foreach"]:
         ops = [a for a in rest[1:] if not a.startswith("-")]
         payloads.extend([" ".join(ops)] if ops else [])
@@ -189,7 +201,12 @@ def _parallel(args: Sequence[str], stdin: str | None) -> NextStep:
     if not command:  # each input is a command line of its own
         return NextStep(shell_payloads=tuple(values))
     text = " ".join(command)
-    runs = [text.replace("{}", v) if "{}" in text else f"{text} {v}" for v in values]
+    runs: list[str] = []
+    for value in values:
+        # parallel quotes each input (sh -c then runs it whole); with -q or --shellquote
+        # it does not: both readings are checked.
+        for v in (value, shlex.quote(value)):
+            runs.append(text.replace("{}", v) if "{}" in text else f"{text} {v}")
     return NextStep(shell_payloads=tuple(runs or [text]))
 
 

@@ -215,7 +215,7 @@ def _scripts(
             code = args[-1]
         found.extend([code] if code is not None else [])
         bare = code is None and not any(not a.startswith("-") for a in args)
-    elif prog in ("perl", "ruby", "lua", "luajit", "rscript", "php"):
+    elif prog in ("perl", "ruby", "lua", "luajit", "rscript", "r", "php"):
         flag = "r" if prog == "php" else "e"
         for i, arg in enumerate(args):
             if arg.startswith("-") and not arg.startswith("--") and (flag in arg or "E" in arg[1:]):
@@ -338,7 +338,7 @@ _NOTHING = NextStep()
 _CARRIERS = frozenset(
     {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, "eval", "xargs", "find", "su",
      "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
-     "ruby", "lua", "luajit", "rscript", "php"}
+     "ruby", "lua", "luajit", "rscript", "r", "php"}
 )  # fmt: skip
 
 
