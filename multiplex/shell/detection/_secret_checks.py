@@ -146,11 +146,13 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     for cmd in all_commands(parsed):
         if cmd.argv and cmd.program in _METADATA_ONLY:
             continue
-        if cmd.argv and cmd.program in _KEY_EXPORTERS and _exports_secret_keys(cmd.argv[1:]):
+        if cmd.argv and _prints_credentials(cmd.program, cmd.argv[1:]):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
             continue
         written = set(write_targets(cmd))
         words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
+        if cmd.program in _DECLARE:  # export F=~/.aws/credentials; cat $F
+            words += [a.partition("=")[2] for a in cmd.argv[1:] if "=" in a]
         words += [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")]
         if may_hold_secret(words, place) and any(
             is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
@@ -167,10 +169,53 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
 
 # gpg --export-secret-keys (and its abbreviations: gpg takes a unique prefix), gpgsm's p12.
 _KEY_EXPORTERS = frozenset({"gpg", "gpg2", "gpgsm"})
+# Commands that print a credential: the leading operands that make them do it, and the
+# options that must be there too ("" for none). docs/security.md#named-patterns.
+_CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
+    "gh": ((("auth", "token"), ()), (("auth", "status"), ("-t", "--show-token"))),
+    "gcloud": (
+        (("auth", "print-access-token"), ()), (("auth", "print-identity-token"), ()),
+        (("auth", "application-default", "print-access-token"), ()),
+        (("config", "config-helper"), ()),
+    ),
+    "az": ((("account", "get-access-token"), ()),),
+    "aws": (
+        (("configure", "get"), ()), (("configure", "export-credentials"), ()),
+        (("sts", "get-session-token"), ()), (("ecr", "get-login-password"), ()),
+        (("secretsmanager", "get-secret-value"), ()),
+        (("ssm", "get-parameter"), ("--with-decryption",)),
+    ),
+    "kubectl": (
+        (("config", "view"), ("--raw", "--flatten")), (("get", "secret"), ()),
+        (("get", "secrets"), ()), (("create", "token"), ()),
+    ),
+    "vault": ((("read",), ()), (("kv", "get"), ()), (("token", "create"), ())),
+    "op": ((("read",), ()), (("item", "get"), ()), (("inject",), ())),
+    "security": (
+        (("find-generic-password",), ("-w", "-g")), (("find-internet-password",), ("-w", "-g")),
+    ),
+    "secret-tool": ((("lookup",), ()),),
+    "pass": ((("show",), ()),),
+    "git": ((("credential", "fill"), ()),),
+    "heroku": ((("auth:token",), ()),),
+}  # fmt: skip
 
 
-def _exports_secret_keys(args: Sequence[str]) -> bool:
-    return any(a.startswith("--export-sec") for a in args if a != "--")
+def _prints_credentials(prog: str, args: Sequence[str]) -> bool:
+    if prog in _KEY_EXPORTERS:
+        return any(a.startswith("--export-sec") for a in args if a != "--")
+    if prog.startswith("docker-credential-"):
+        return "get" in args
+    forms = _CREDENTIAL_PRINTERS.get(prog)
+    if forms is None:
+        return False
+    words = [a for a in args if not a.startswith("-")]
+    for lead, needs in forms:
+        if tuple(words[: len(lead)]) == lead and (
+            not needs or any(a == n or a.startswith(n + "=") for a in args for n in needs)
+        ):
+            return True
+    return False
 
 
 def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:

@@ -36,6 +36,17 @@ _SECRETS = (
     "~/.terraform.d/credentials.tfrc.json", "*/.terraform.d/credentials.tfrc.json",
     "~/.terraformrc", "~/.config/gh", "~/.config/gh/*", "*/.npmrc", "*/.pypirc",
     "~/.docker", "~/.config/hub", "~/.cargo/credentials*", "~/.gem/credentials",
+    # more tools' credential stores, browsers' saved logins, histories that hold typed tokens
+    "~/.config/git/credentials", "~/.m2/settings.xml", "~/.m2/settings-security.xml",
+    "~/.gradle/gradle.properties", "~/.yarnrc.yml", "~/.boto", "~/.s3cfg",
+    "~/.config/rclone/rclone.conf", "~/.my.cnf", "~/.mylogin.cnf", "~/.netrc.gpg",
+    "~/.local/share/keyrings", "~/.local/share/keyrings/*", "~/.config/op", "~/.config/op/*",
+    "~/.mozilla/firefox/*/logins.json", "~/.mozilla/firefox/*/key4.db",
+    "~/.mozilla/firefox/*/cookies.sqlite", "~/.config/google-chrome/*/Login Data",
+    "~/.config/google-chrome/*/Cookies", "~/.config/chromium/*/Login Data",
+    "~/.config/chromium/*/Cookies", "~/.bash_history", "~/.zsh_history", "~/.python_history",
+    "~/.psql_history", "~/.mysql_history", "~/.node_repl_history", "~/.sqlite_history",
+    "/proc/*/environ", "~/.config/Code/User/globalStorage/*",
 )  # fmt: skip
 _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[A-Za-z0-9_-]+)?$")
 _NOT_SECRET = re.compile(r"\.(?:pub|example|sample|template|dist)$")
@@ -80,8 +91,10 @@ _STARTUP = frozenset(
 # Substrings every secret / persistence pattern contains: a C-speed prefilter before fnmatch.
 _SECRET_KEYS = (
     ".ssh", ".aws", "gcloud", ".kube", ".netrc", ".docker", "shadow", "sudoers", "credentials",
-    ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh/", ".azure", ".vault-token",
-    "secrets", ".terraform", "/hub", ".cargo", ".gem",
+    ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh", ".azure", ".vault-token",
+    "secrets", ".terraform", "/hub", ".cargo", ".gem", ".m2", ".gradle", ".yarnrc", ".boto",
+    ".s3cfg", "rclone", ".my", "keyrings", "/op", "firefox", "chrom", "_history", "environ",
+    "globalStorage",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
@@ -133,12 +146,32 @@ def resolved(word: str, place: Place) -> list[str]:
 
 
 def is_secret_path(path: str) -> bool:
-    """``path`` (``~/…`` form) is a private key or credential store."""
+    """``path`` (``~/…`` form) is a private key or credential store, or a glob that may
+    name one (``~/.a?s/credentials``, ``~/.ss[h]/id_rsa``)."""
     if ".env" in path and _ENV_FILE.search(path):
         return not _NOT_SECRET.search(path)
+    if ("?" in path or "[" in path) and _glob_reaches_secret(path):
+        return True
     if not _SECRET_KEY.search(path) or _NOT_SECRET.search(path):
         return False
     return any(fnmatch.fnmatchcase(path, p) for p in _SECRETS)
+
+
+# Each secret pattern as one concrete path ("*/" a home, "*" a name): what a glob word is
+# matched against, component by component (a glob's reach is judged from its leading parts).
+_EXAMPLES = tuple({("~/" + p[2:] if p.startswith("*/") else p).replace("*", "x") for p in _SECRETS})
+
+
+@functools.lru_cache(maxsize=256)
+def _glob_reaches_secret(path: str) -> bool:
+    parts = path.split("/")
+    for k in range(2, len(parts) + 1):
+        head = "/".join(parts[:k])
+        if not ("?" in head or "[" in head):
+            continue
+        if any(fnmatch.fnmatchcase(example, head) for example in _EXAMPLES):
+            return True
+    return False
 
 
 def is_persistence_path(path: str) -> bool:
