@@ -30,9 +30,17 @@ RULES = [
     "kubectl delete *",
     "systemctl stop *",
     "rm -rf *",
+    "terraform apply *",
+    "rm -f *",
 ]
 BLOCKED = {
     "npm publish *": [
+        "npx npm publish",
+        "npx --yes npm pub",
+        "pnpm publish",
+        "yarn publish",
+        "yarn npm publish",
+        "bun publish",
         "npm pub",
         "npm publ",
         "npm publish --tag next",
@@ -47,6 +55,8 @@ BLOCKED = {
     "docker push *": [
         "docker image push img",
         "docker --context prod image push img",
+        "podman push img",
+        "nerdctl image push img",
     ],
     "docker rm *": ["docker container rm c", "docker container remove c"],
     "docker image rm *": ["docker rmi img", "docker image remove img"],
@@ -68,6 +78,7 @@ BLOCKED = {
     ],
     "git push *": [
         "git send-pack origin main",
+        "hub push origin main",
         "git subtree push --prefix=dist origin gh-pages",
         "git -C dir push",
         "git -c k=v push",
@@ -76,7 +87,17 @@ BLOCKED = {
         "git -c alias.p='push --force' p",
         "git -calias.sync=push sync",
     ],
-    "kubectl delete *": ["kubectl --context x delete pod y", "kubectl -n prod delete pod y"],
+    "kubectl delete *": [
+        "kubectl --context x delete pod y",
+        "kubectl -n prod delete pod y",
+        "oc delete pod y",
+    ],
+    "terraform apply *": [
+        "terraform -chdir=infra apply",
+        "tofu apply -auto-approve",
+        "terragrunt apply",
+        "terragrunt run-all apply",
+    ],
     "systemctl stop *": [
         "systemctl --now stop nginx",
         "systemctl -H host stop nginx",
@@ -91,6 +112,15 @@ BLOCKED = {
         "nice -n 5 rm -rf build",
         "timeout 5 rm -rf build",
         "echo build | xargs rm -rf",
+        "rm -r -f build",
+        "rm -fr build",
+        "rm -Rf build",
+        "rm --recursive --force build",
+        "rm -rfv build",
+        "rm -rf -- build",
+        "rm -r build",  # nobody answers a prompt: -r removes what -rf does
+        "find build -delete",
+        "find . -name '*.o' -delete",
     ],
 }
 # Siblings that mean something else: not blocked by mistake.
@@ -114,7 +144,14 @@ NOT_BLOCKED = [
     "systemctl status nginx",
     "systemctl disable nginx",
     "service nginx status",
-    "rm -r build",
+    "rm build",
+    "rm -i x",
+    "find build -name x",
+    "podman pull img",
+    "terragrunt plan",
+    "tofu plan",
+    "npx prettier --write .",
+    "pnpm install",
 ]
 
 
@@ -226,3 +263,23 @@ def test_in_a_container_without_host_access(make_home, supervisor_of) -> None:  
     sup = supervisor_of("profiles_dir: profiles\ndefault_profile: c\n")
     assert sup.test("c", "npm pub").outcome == "blocked"
     assert sup.test("c", "npm run publish-docs").outcome == "approved"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "docker buildx build --push -t img .",
+        "docker build --push -t img .",
+        "docker buildx bake --push",
+        "docker build --output=type=registry -t img .",
+        "docker compose push",
+        "docker-compose push web",
+        "npm exec -- npm publish",
+        "npm x -- npm publish",
+    ],
+)
+def test_a_build_that_pushes_and_a_runner_are_what_they_run(line: str) -> None:
+    rules = ["docker push *", "npm publish *"]
+    assert _deny(line, rules=rules) in rules
+    assert _deny("docker buildx build -t img .", rules=rules) is None
+    assert _deny("npm exec -- eslint .", rules=rules) is None

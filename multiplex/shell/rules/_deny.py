@@ -133,7 +133,7 @@ def _meant(rules: RuleSet, cwd: str | None) -> _Meant:
         words = rule.tokens[:-1] if rule.prefix else rule.tokens
         if not words or _is_glob(rule.program):
             continue
-        for form in meanings(words, cwd=cwd, takes=_takes(rule.program)):
+        for form in meanings(words, cwd=cwd, takes=_takes(rule.program), rule=True):
             tokens = (*form, "*") if rule.prefix else form
             text = shlex.join(tokens)
             if text not in origin:

@@ -208,19 +208,103 @@ def _systemctl(argv: Argv, i: int) -> list[Argv]:
     return forms
 
 
-def meanings(argv: Argv, *, cwd: str | None, takes: frozenset[str]) -> tuple[Argv, ...]:
+# Programs that are another's drop-in, for what a deny rule names (podman is docker's CLI,
+# OpenTofu terraform's, oc kubectl's, hub git's).
+_SAME_PROGRAM = {"podman": "docker", "nerdctl": "docker", "tofu": "terraform", "oc": "kubectl",
+                 "hub": "git"}  # fmt: skip
+# Publishing to the npm registry through another client is npm publish.
+_PUBLISHERS = frozenset({"pnpm", "yarn", "bun"})
+_NPX_VALUE = frozenset({"-p", "--package", "-c", "--call", "-w", "--workspace"})
+# rm's flags that say what it does, by every spelling; the rest (-v, -i, -d …) are dropped.
+_RM_FLAGS = {"-r": "r", "-R": "r", "--recursive": "r", "-f": "f", "--force": "f"}
+
+
+def _rm(argv: Argv, rule: bool) -> list[Argv]:
+    """``rm -r -f x``, ``rm --recursive --force x``, ``rm -Rfv x`` as ``rm -fr x``, ``rm -r
+    x`` and ``rm -f x``; a recursive rm counts as forced (with nobody to answer a prompt,
+    ``-r`` alone removes what ``-rf`` does)."""
+    letters: set[str] = set()
+    operands: list[str] = []
+    ended = False
+    for word in argv[1:]:
+        if ended or not word.startswith("-") or word == "-":
+            operands.append(word)
+        elif word == "--":
+            ended = True
+        elif word.startswith("--"):
+            letters.update(_RM_FLAGS.get(word.partition("=")[0], ""))
+        else:
+            letters.update(_RM_FLAGS.get("-" + flag, "") for flag in word[1:])
+    letters.discard("")
+    if rule:  # a rule means all it names: rm -Rf * is rm -fr *
+        clusters = ["-" + "".join(sorted(letters))] if letters else [""]
+    else:  # a command, each part of what it does: "rm -f *" holds against rm -rf too
+        letters |= {"f"} if "r" in letters else set()
+        clusters = [c for c in ("-fr", "-r", "-f") if set(c[1:]) <= letters] or [""]
+    forms = [("rm", *([c] if c else []), *operands) for c in clusters]
+    return [form for form in dict.fromkeys(forms) if form != argv]
+
+
+def _inner_npx(argv: Argv) -> Argv | None:
+    """``npx [options] CMD …`` and ``npm exec|x [options] -- CMD …``: CMD …."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] == "--":
+            i += 1
+            break
+        i += 2 if argv[i] in _NPX_VALUE else 1
+    return argv[i:] or None
+
+
+def _docker_push(argv: Argv, i: int) -> Argv | None:
+    """``docker buildx build --push -t IMG``, ``docker compose push``: a push."""
+    verbs = argv[i : i + 2]
+    if verbs[:1] == ("compose",) and "push" in argv[i + 1 :]:
+        return ("docker", "push", *argv[argv.index("push", i + 1) + 1 :])
+    building = verbs[:1] == ("build",) or verbs in (("buildx", "build"), ("buildx", "bake"))
+    pushing = "--push" in argv or any(a.startswith("--output=type=registry") for a in argv)
+    if not (building and pushing):
+        return None
+    tags = [argv[k + 1] for k in range(i, len(argv) - 1) if argv[k] in ("-t", "--tag")]
+    tags += [a.partition("=")[2] for a in argv if a.startswith("--tag=")]
+    return ("docker", "push", *tags)
+
+
+def meanings(
+    argv: Argv, *, cwd: str | None, takes: frozenset[str], rule: bool = False
+) -> tuple[Argv, ...]:
     """The canonical spellings of what ``argv`` does, other than ``argv`` itself.
 
-    ``takes`` are the options of the program that take a value (to find its verb).
+    ``takes`` are the options of the program that take a value (to find its verb);
+    ``rule`` says ``argv`` is a deny rule's words (it means all it names, where a
+    command means each part of what it does).
     """
     prog = _program(argv[0])
+    if prog in _SAME_PROGRAM:  # podman push x means docker push x, then what docker's means
+        same = (_SAME_PROGRAM[prog], *argv[1:])
+        return (same, *meanings(same, cwd=cwd, takes=takes, rule=rule))
+    if prog == "rm":
+        return tuple(_rm(argv, rule))
+    if prog == "find" and "-delete" in argv and not rule:  # find build -delete: rm -fr build
+        starts = [w for w in argv[1:] if w not in ("-H", "-L", "-P")]
+        paths = [w for w in starts[: next((k for k, w in enumerate(starts)
+                                            if w[:1] in ("-", "(", "!")), len(starts))]]  # fmt: skip
+        return tuple(_rm(("rm", "-r", *(paths or ["."])), rule=False))
+    if prog == "npx":
+        inner = _inner_npx(argv)
+        return () if inner is None else (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
+    if prog in _PUBLISHERS and "publish" in argv[1:3]:
+        return (("npm", "publish", *argv[argv.index("publish") + 1 :]),)
+    if prog == "terragrunt" and "apply" in argv[1:3]:  # terragrunt [run-all] apply
+        return (("terraform", "apply", *argv[argv.index("apply") + 1 :]),)
     if prog.endswith(".py"):  # ./deploy.py runs like python deploy.py
         return (("python", _relative(argv[0], cwd), *argv[1:]),)
     if _PYTHON.fullmatch(prog):
         form = _python(argv, cwd)
         return (form,) if form is not None and form != argv else ()
     if prog == "docker-compose":
-        return (("docker", "compose", *argv[1:]),)
+        compose = ("docker", "compose", *argv[1:])
+        return (compose, *meanings(compose, cwd=cwd, takes=takes, rule=rule))
     if prog == "service" and len(argv) >= 3 and not argv[1].startswith("-"):
         return (("systemctl", argv[2], argv[1].removesuffix(".service"), *argv[3:]),)
     if argv[0].startswith("/etc/init.d/") and len(argv) >= 2:
@@ -231,8 +315,16 @@ def meanings(argv: Argv, *, cwd: str | None, takes: frozenset[str]) -> tuple[Arg
     canonical = (prog, *argv[1:])
     if prog == "npm":
         form = _npm(canonical, i)
+        verb = form[i] if form is not None else canonical[i]
+        if verb == "exec":  # npm exec -- CMD: what CMD means too
+            inner = _inner_npx(canonical[i:])
+            if inner is not None:
+                found = (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
+                return (form, *found) if form is not None else found
     elif prog in _DOCKER_LIKE:
-        form = _docker(canonical, i)
+        managed = _docker(canonical, i)  # docker image push, docker buildx build --push
+        pushed = _docker_push(managed or canonical, i)
+        return tuple(f for f in (managed, pushed) if f is not None)
     elif prog == "git":
         form = _git(canonical, i)
     elif prog == "systemctl":
