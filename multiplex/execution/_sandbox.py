@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiplex.execution._root_view import runtime_paths, system_binds
+from multiplex.execution._root_view import runtime_paths, system_binds, system_roots
 from multiplex.execution._sandbox_binds import (
     hidden_binds,
     own_home_hides,
@@ -229,10 +229,12 @@ def sandbox_argv(
     home = Path(os.path.realpath(scope.home))
     writable = writable_binds(scope)
     argv = [*enter, bwrap, *_BASE, *system_binds(), "--seccomp", str(seccomp)]
+    shown = [*system_roots(), *runtime_paths(), *writable.outside_home]
     for path in runtime_paths():
         argv += ["--ro-bind", str(path), str(path)]
     for path in read_paths(scope.view.terminal.read_paths):
         argv += ["--ro-bind", str(path), str(path)]
+        shown.append(path)
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
     mode = scope.view.terminal.network
@@ -244,11 +246,11 @@ def sandbox_argv(
     # cannot re-expose a hidden home), then the own home and its writable parts.
     for path in writable.outside_home:
         argv += ["--bind", str(path), str(path)]
-    argv += hidden_binds(home, hidden)
+    argv += hidden_binds(home, hidden, shown)
     argv += ["--ro-bind", str(home), str(home)]
     for path in writable.inside_home:
         argv += ["--bind", str(path), str(path)]
-    argv += own_home_hides(scope, home)
+    argv += own_home_hides(scope, home, writable.inside_home)
     if credentials is not None:
         argv += ["--ro-bind", str(credentials), SANDBOX_CREDENTIALS]
     argv += _credential_data(credential_files)
