@@ -40,8 +40,31 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
+def _within(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or inside it (both absolute and normalised)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _real(path: Path) -> Path:
-    return Path(os.path.realpath(path))
+    """``os.path.realpath(path)``, resolved by the kernel when the path exists.
+
+    One open and one readlink where ``realpath`` takes an lstat per component
+    in Python: every hidden home is resolved for each command. A path that
+    does not exist (or cannot be opened) is resolved by ``realpath``.
+    """
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return Path(os.path.realpath(path))
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        resolved = ""
+    finally:
+        os.close(fd)
+    if not resolved.startswith("/") or resolved.endswith(" (deleted)"):
+        return Path(os.path.realpath(path))
+    return Path(resolved)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +180,14 @@ def hidden_binds(home: Path, hidden: Sequence[Path], shown: Sequence[Path] = ())
     """
     hide = {_real(Path(p)) for p in hidden} | {home.parent}
     hide.discard(home)
+    roots = [str(root) for root in shown]
     argv: list[str] = []
+    # Sets and string prefixes, not pathlib: thousands of homes are hidden from each command.
     for path in sorted(hide, key=lambda p: len(p.parts)):
-        if any(other != path and path.is_relative_to(other) for other in hide):
+        if any(parent in hide for parent in path.parents):
             continue  # inside a hidden folder already: not even its name shows
-        if not any(path.is_relative_to(root) or root.is_relative_to(path) for root in shown):
+        text = str(path)
+        if not any(_within(text, root) or _within(root, text) for root in roots):
             continue
         if path.is_dir():
             argv += ["--tmpfs", str(path)]
