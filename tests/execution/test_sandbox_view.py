@@ -66,3 +66,33 @@ def test_a_credential_source_is_blank_at_its_own_path(
     sup = supervisor_of("profiles_dir: profiles\n")
     out = _run(sup, f'cat {home}/{source} 2>&1; cat "$CREDENTIALS_DIRECTORY/{source}"')
     assert out.count("[REDACTED:known]") == 1  # the value, from /run/credentials only
+
+
+# --- the view is computed once per profile and kept while its paths are unchanged ------
+
+
+def test_a_folder_that_appears_after_the_first_command_is_hidden(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    home = make_home("p", "terminal:\n  sandbox: bwrap\n" + OFF)
+    sup = supervisor_of("profiles_dir: profiles\n")
+    for _ in range(2):  # the first makes cache/: the view is kept from the second on
+        _run(sup, "true")
+    (home / "logs/runs").mkdir(parents=True)
+    (home / "logs/runs/r1.json").write_text("RUNS-CANARY-2206")
+    assert "RUNS-CANARY-2206" not in _run(sup, f"cat {home}/logs/runs/r1.json 2>&1; true")
+
+
+def test_a_read_path_that_became_a_link_since_is_not_shown(
+    make_home, supervisor_of, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    data, secret = tmp_path / "data", tmp_path / "secret"
+    data.mkdir()
+    (data / "a.csv").write_text("x,y\n")
+    secret.mkdir()
+    (secret / "a.csv").write_text("LINK-CANARY-8817\n")
+    make_home("p", f"terminal:\n  sandbox: bwrap\n  read_paths: [{data}]\n" + OFF)
+    sup = supervisor_of("profiles_dir: profiles\n")
+    for _ in range(2):  # the first makes cache/ and workspace/: kept from the second on
+        assert "x,y" in _run(sup, f"cat {data}/a.csv")
+    data.rename(tmp_path / "data-before")
+    data.symlink_to(secret)
+    assert "LINK-CANARY-8817" not in _run(sup, f"cat {data}/a.csv 2>&1; true")
