@@ -62,16 +62,46 @@ def _credentials_root() -> str | None:
     return None
 
 
+def _remove(directory: Path, written: list[str]) -> None:
+    """A run's credential folder: its files, then its folders deepest first, then itself.
+
+    Through a descriptor of the folder, never a link; anything else in it (the
+    command may have added files) makes it ``shutil.rmtree``'s, as before.
+    """
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            folders: set[str] = set()
+            for rel in written:
+                os.unlink(rel, dir_fd=fd)
+                parts = rel.split("/")[:-1]
+                folders.update("/".join(parts[: n + 1]) for n in range(len(parts)))
+            for folder in sorted(folders, key=lambda f: f.count("/"), reverse=True):
+                os.rmdir(folder, dir_fd=fd)
+        finally:
+            os.close(fd)
+        os.rmdir(directory)
+    except OSError:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
+    """The run's private credential folder (or None) and the lines saying what was refused."""
+    directory, refused, _written = _credential_folder(scope)
+    return directory, refused
+
+
+def _credential_folder(scope: ProfileScope) -> tuple[Path | None, list[str], list[str]]:
     # docs/execution.md: a private per-run directory (0700), files 0400, removed afterwards.
     # docs/security.md#credentials-checked-when-used: each file is re-checked and read now;
     # one that fails is not mounted, whatever the last load said.
     if not scope.credential_mounts:
-        return None, []
+        return None, [], []
     directory = Path(
         tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-", dir=_credentials_root())
     )
     refused: list[str] = []
+    written: list[str] = []
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         for mount in scope.credential_mounts:
@@ -79,13 +109,14 @@ def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
                 # relative inside the directory, whatever the backend's mount target
                 rel = os.path.normpath(mount.relative)
                 write_new(dir_fd, rel, read_credential(scope.home, mount.relative))
+                written.append(rel)
             except (ProfileConfigError, OSError) as exc:
                 why = exc.reason if isinstance(exc, ProfileConfigError) else str(exc)
                 # The path last: "token.txt: <why>" would read as a secret assignment.
                 refused.append(f"[multiplex: not mounted ({why}): {mount.relative}]")
     finally:
         os.close(dir_fd)
-    return directory, refused
+    return directory, refused, written
 
 
 def _credential_data(scope: ProfileScope) -> tuple[tuple[tuple[str, int], ...], list[str]]:
@@ -133,8 +164,8 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     if choice.sandbox == "bwrap":
         return _plan_bwrap(scope, command, context, workspace)
     env = dict(scope.env)
-    creds, refused = _materialise(scope)
-    cleanup = None if creds is None else functools.partial(shutil.rmtree, creds, True)
+    creds, refused, written = _credential_folder(scope)
+    cleanup = None if creds is None else functools.partial(_remove, creds, written)
     if creds is not None:
         env["CREDENTIALS_DIRECTORY"] = str(creds)
     argv = (_SHELL, "-c", command)

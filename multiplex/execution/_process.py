@@ -93,6 +93,9 @@ class Running:
             self._signal(signal.SIGKILL)
 
     def _signal(self, sig: int) -> None:
+        if isinstance(self.proc, Reaped):  # only while its sub-reaper serves this command
+            self.proc.signal_group(sig)
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, sig)
 

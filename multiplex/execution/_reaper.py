@@ -4,18 +4,20 @@ One small helper per supervisor process, started once (``python -I -S
 _reaper.py --serve FD``, standard library only), serves every unsandboxed
 command: the supervisor hands it, over a unix socket, a fresh connection and
 the command's stdio with ``SCM_RIGHTS``, then the request (argv, env, cwd) on
-that connection. It is taken by one of the helper's spare children (forked
-ahead, so no interpreter start and no fork waits for it), which has made
-itself a process group leader and a child sub-reaper
-(``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant that is orphaned,
-including one that called ``setsid`` or double-forked, is re-parented to it
-instead of to init. It reports its pid, forks and execs the command, and when
-the command exits, or when it gets SIGTERM (timeout, cancel, shutdown), it
-signals its whole descendant tree, waits a short grace, kills what is left,
-reaps until it has no child and reports the command's status (128 + signal for
-a signal, as a shell reports it) before it exits.
+that connection. It is taken by one of the helper's idle sub-reapers (forked
+ahead and kept from one command to the next, so no interpreter start and no
+fork waits for it), each a process group leader and a child sub-reaper
+(``prctl(PR_SET_CHILD_SUBREAPER)``) once and for all, so every descendant
+that is orphaned, including one that called ``setsid`` or double-forked, is
+re-parented to it instead of to init. It starts the command, reports its pid,
+and when the command exits, or when it gets SIGTERM (timeout, cancel,
+shutdown), it signals its whole descendant tree, waits a short grace, kills
+what is left, reaps until it has no child and reports the command's status
+(128 + signal for a signal, as a shell reports it); once the supervisor has
+closed that connection it is idle again. The helper keeps ``_SPARES`` idle
+and lets the ones past ``_MAX_IDLE`` go.
 
-SIGCHLD, SIGTERM and SIGINT stay blocked in that child and are taken with
+SIGCHLD, SIGTERM and SIGINT stay blocked in a sub-reaper and are taken with
 ``sigwaitinfo``: no asynchronous handler, so a stop that arrives at any moment
 (between fork and wait included) still ends the tree. ``_signal`` rather than
 ``signal``: the helper starts lean (its enums cost more to import than the
@@ -32,11 +34,13 @@ import struct
 import sys
 import time
 
-__all__ = ["descendants", "end_tree", "serve"]
+__all__ = ["INLINE_REQUEST", "descendants", "end_tree", "serve"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _GRACE = 1.0
-_SPARES = 2  # sub-reapers forked ahead of the requests
+_SPARES = 2  # sub-reapers kept idle ahead of the requests
+_MAX_IDLE = 8  # more idle than this after a burst: the extra ones exit
+INLINE_REQUEST = 32768  # bytes of JSON sent with the fds; a longer request follows them
 _LIBC = ctypes.CDLL(None, use_errno=True)  # once in the helper, not per command
 
 
@@ -174,11 +178,15 @@ def _start_command(request: dict[str, object], stdio: list[int], wanted: set[int
     )
 
 
-def _spare(control: socket.socket, taken: int) -> int:
-    """A sub-reaper made ready before it is asked for: takes one command, ends its tree.
+def _spare(control: socket.socket, notify: int, quit_r: int) -> int:
+    """A sub-reaper made ready before it is asked for: takes commands one at a time.
 
     Its process group, ``PR_SET_CHILD_SUBREAPER`` and blocked signals are set
-    while it waits, so a request costs the command's start and a wait only.
+    once, so a command costs its start and a wait only: no fork. Between two
+    commands it has no child left (``end_tree`` reaps them all), its cwd is the
+    helper's again and no signal of the last run is pending. It exits when the
+    helper has more idle ones than it keeps (a byte on ``quit_r``) or the
+    supervisor is gone.
     """
     os.setsid()  # its own process group: the supervisor's stop reaches it and the command
     subreaper = _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
@@ -188,68 +196,144 @@ def _spare(control: socket.socket, taken: int) -> int:
     wanted = {_signal.SIGCHLD, _signal.SIGTERM, _signal.SIGINT}
     _signal.pthread_sigmask(_signal.SIG_BLOCK, wanted)
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # the helper ignores it (auto-reap)
-    try:
-        _msg, fds, _flags, _addr = socket.recv_fds(control, 16, 4)
+    home = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    # Exclusive: a request wakes one idle sub-reaper, not every one of them.
+    poller = select.epoll()
+    poller.register(control, select.EPOLLIN | select.EPOLLEXCLUSIVE)
+    poller.register(quit_r, select.EPOLLIN | select.EPOLLEXCLUSIVE)
+    while True:
+        events = dict(poller.poll())
+        if quit_r in events:
+            try:
+                os.read(quit_r, 1)
+                return 0  # one idle sub-reaper too many: this one goes
+            except BlockingIOError:
+                pass  # another idle one took it
+        if control.fileno() not in events:
+            continue
+        try:
+            message, fds = _receive(control)
+        except BlockingIOError:
+            continue  # another idle one took the request
+        if not fds:
+            return 0  # the supervisor is gone
+        if len(fds) != 4:  # not a request: still idle
+            for fd in fds:
+                os.close(fd)
+            continue
+        if not subreaper:
+            os.write(notify, b"t")
+            for fd in fds[1:]:
+                os.close(fd)
+            with socket.socket(fileno=fds[0]) as conn:
+                conn.sendall(b"E cannot become a child sub-reaper\n")
+            return 126
+        _one(socket.socket(fileno=fds[0]), fds[1:], message, (wanted, notify))
+        os.fchdir(home)
+        os.write(notify, b"i")  # idle again
+
+
+def _one(
+    conn: socket.socket, stdio: list[int], message: bytes, state: tuple[set[int], int]
+) -> None:
+    """One command: start it, report its pid, wait, end its tree, report its status.
+
+    The request is in ``message`` (``r`` + JSON) or follows on ``conn`` (``s``,
+    a long one). Then wait until the supervisor has closed the connection: it
+    signals the group only while that is open, so every signal of this run is
+    pending by then, and taken before the next command starts.
+    """
+    wanted, notify = state
+    # A stop meant for a run before (or sent to an idle sub-reaper) never reaches this one.
+    while _signal.sigtimedwait(wanted, 0) is not None:
+        pass
+    with conn:
+        try:
+            request = json.loads(message[1:]) if message[:1] == b"r" else _read_request(conn)
+            child = _start_command(request, stdio, wanted)
+        except OSError as exc:  # the caller says "cannot start <argv[0]>: <why>"
+            _say(conn, f"E {exc.strerror or exc}\n")
+            child = None
+        except (EOFError, ValueError):
+            child = None
+        finally:
+            for fd in stdio:
+                os.close(fd)
+        os.write(notify, b"t")  # busy (after the start: the helper forks while the command runs)
+        if child is not None:
+            _say(conn, f"P{os.getpid()}\n")
+            code = _wait_for(child, wanted)
+            end_tree()
+            _say(conn, f"S{code}\n")
+        try:
+            conn.shutdown(socket.SHUT_WR)  # its end stays readable: the status is in
+            while conn.recv(64):
+                pass
+        except OSError:
+            pass
+
+
+def _say(conn: socket.socket, line: str) -> None:
+    """A line to the supervisor; one that is gone changes nothing here (the tree still ends)."""
+    try:  # noqa: SIM105 (contextlib is not imported: the helper starts lean)
+        conn.sendall(line.encode())
     except OSError:
-        return 0
-    for fd in fds:  # only their copies made onto 0, 1 and 2 reach the command
-        os.set_inheritable(fd, False)
-    control.close()
-    if not fds:
-        return 0  # the supervisor is gone
-    os.write(taken, b"x")  # the helper makes the next spare
-    if len(fds) != 4:
-        for fd in fds:
-            os.close(fd)
-        return 0
-    conn = socket.socket(fileno=fds[0])
-    stdio = list(fds[1:])
-    if not subreaper:
-        conn.sendall(b"E cannot become a child sub-reaper\n")
-        return 126
-    request = _read_request(conn)
-    try:
-        child = _start_command(request, stdio, wanted)
-    except OSError as exc:  # the caller says "cannot start <argv[0]>: <why>"
-        conn.sendall(f"E {exc.strerror or exc}\n".encode())
-        return 127
-    conn.sendall(f"P{os.getpid()}\n".encode())
-    for fd in stdio:
-        os.close(fd)
-    code = _wait_for(child, wanted)
-    end_tree()
-    conn.sendall(f"S{code}\n".encode())
-    return 0
+        pass
+
+
+def _receive(control: socket.socket) -> tuple[bytes, list[int]]:
+    """One request's message and fds, close-on-exec: only their copies onto 0-2 reach the command.
+
+    ``recvmsg`` itself: ``socket.recv_fds`` drops its ``flags`` (Python 3.11).
+    """
+    flags = socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC
+    message, ancdata, _flags, _addr = control.recvmsg(
+        INLINE_REQUEST + 1, socket.CMSG_LEN(4 * 4), flags
+    )
+    fds: list[int] = []
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(data) - len(data) % 4
+            fds += struct.unpack(f"{usable // 4}i", data[:usable])
+    return message, fds
 
 
 def serve(control: socket.socket) -> None:
-    """The helper's loop: ``_SPARES`` sub-reapers always waiting, until the supervisor goes."""
+    """The helper's loop: ``_SPARES`` sub-reapers always idle, until the supervisor goes."""
     # Children that exit are reaped by the kernel; their status goes over their connection.
     _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)
-    taken_r, taken_w = os.pipe()
+    notify_r, notify_w = os.pipe()
+    quit_r, quit_w = os.pipe()
+    os.set_blocking(quit_r, False)
 
     def fork_spare() -> None:
         if os.fork() == 0:
             code = 1
             try:
-                os.close(taken_r)
-                code = _spare(control, taken_w)
+                os.close(notify_r)
+                os.close(quit_w)
+                code = _spare(control, notify_w, quit_r)
             except BaseException:  # never back into the helper's loop from a child
                 code = 1
             finally:
                 os._exit(code)
 
-    for _ in range(_SPARES):
-        fork_spare()
+    idle = 0
     poller = select.poll()
-    poller.register(control, 0)  # only its hang-up: the spares read the requests
-    poller.register(taken_r, select.POLLIN)
+    poller.register(control, 0)  # only its hang-up: the sub-reapers read the requests
+    poller.register(notify_r, select.POLLIN)
     while True:
+        while idle < _SPARES:
+            fork_spare()
+            idle += 1
+        while idle > _MAX_IDLE:
+            os.write(quit_w, b"q")
+            idle -= 1
         for fd, _event in poller.poll():
             if fd == control.fileno():
                 return  # the supervisor closed its end (or exited)
-            for _ in os.read(taken_r, 64):
-                fork_spare()
+            for byte in os.read(notify_r, 256):
+                idle += 1 if byte == ord("i") else -1
 
 
 def _wait_for(child: int, wanted: set[int]) -> int:

@@ -22,7 +22,7 @@ import stat
 import sys
 from pathlib import Path
 
-__all__ = ["runtime_paths", "system_binds"]
+__all__ = ["runtime_paths", "system_binds", "system_roots"]
 
 # Top-level folders of the system's runtime, shown read-only when they exist.
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -114,6 +114,17 @@ def system_binds() -> tuple[str, ...]:
         for path, is_dir in _etc_hidden():
             argv += ["--tmpfs", path] if is_dir else ["--ro-bind", "/dev/null", path]
     return tuple(argv)
+
+
+@functools.cache
+def system_roots() -> tuple[Path, ...]:
+    """The host folders ``system_binds`` shows (each at its own path)."""
+    binds = system_binds()
+    return tuple(
+        Path(binds[i + 1])
+        for i, arg in enumerate(binds)
+        if arg == "--ro-bind" and binds[i + 1] == binds[i + 2]
+    )
 
 
 def _real(path: Path) -> Path:

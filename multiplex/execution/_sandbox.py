@@ -35,13 +35,10 @@ from typing import TYPE_CHECKING
 
 from multiplex.execution._root_view import runtime_paths, system_binds
 from multiplex.execution._sandbox_binds import (
-    hidden_binds,
-    own_home_hides,
-    read_paths,
     workspace_of,  # re-exported: the local backend and kernels import it from here
-    writable_binds,
 )
 from multiplex.execution._seccomp import seccomp_available, seccomp_fd
+from multiplex.execution._view_cache import view_binds
 
 if TYPE_CHECKING:
     from multiplex.scopes import ProfileScope
@@ -226,12 +223,10 @@ def sandbox_argv(
     folders 0700), so no copy is made on the host's disk; pass the fds like the
     seccomp one. Append the command's argv.
     """
-    home = Path(os.path.realpath(scope.home))
-    writable = writable_binds(scope)
+    view = view_binds(scope, hidden)
+    writable = view.writable
     argv = [*enter, bwrap, *_BASE, *system_binds(), "--seccomp", str(seccomp)]
-    for path in runtime_paths():
-        argv += ["--ro-bind", str(path), str(path)]
-    for path in read_paths(scope.view.terminal.read_paths):
+    for path in (*runtime_paths(), *view.read):
         argv += ["--ro-bind", str(path), str(path)]
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
@@ -244,11 +239,11 @@ def sandbox_argv(
     # cannot re-expose a hidden home), then the own home and its writable parts.
     for path in writable.outside_home:
         argv += ["--bind", str(path), str(path)]
-    argv += hidden_binds(home, hidden)
-    argv += ["--ro-bind", str(home), str(home)]
+    argv += view.hides
+    argv += ["--ro-bind", str(view.home), str(view.home)]
     for path in writable.inside_home:
         argv += ["--bind", str(path), str(path)]
-    argv += own_home_hides(scope, home)
+    argv += view.home_hides
     if credentials is not None:
         argv += ["--ro-bind", str(credentials), SANDBOX_CREDENTIALS]
     argv += _credential_data(credential_files)

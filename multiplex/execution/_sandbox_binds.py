@@ -40,8 +40,31 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
+def _within(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or inside it (both absolute and normalised)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _real(path: Path) -> Path:
-    return Path(os.path.realpath(path))
+    """``os.path.realpath(path)``, resolved by the kernel when the path exists.
+
+    One open and one readlink where ``realpath`` takes an lstat per component
+    in Python: every hidden home is resolved for each command. A path that
+    does not exist (or cannot be opened) is resolved by ``realpath``.
+    """
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return Path(os.path.realpath(path))
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        resolved = ""
+    finally:
+        os.close(fd)
+    if not resolved.startswith("/") or resolved.endswith(" (deleted)"):
+        return Path(os.path.realpath(path))
+    return Path(resolved)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +170,25 @@ def writable_binds(scope: ProfileScope) -> Writable:
     )
 
 
-def hidden_binds(home: Path, hidden: Sequence[Path]) -> list[str]:
-    """bwrap arguments hiding ``hidden`` and the folder holding ``home`` (a real path), never ``home``."""
+def hidden_binds(home: Path, hidden: Sequence[Path], shown: Sequence[Path] = ()) -> list[str]:
+    """bwrap arguments hiding ``hidden`` and the folder holding ``home`` (a real path), never ``home``.
+
+    ``shown``: the host folders bound before the hides (the system's, the
+    runtime's, read paths, writable paths outside the home). A hidden path at,
+    under or above none of them is on the sandbox's fresh root or ``/tmp``
+    already, where nothing of the host is: it costs no mount.
+    """
     hide = {_real(Path(p)) for p in hidden} | {home.parent}
     hide.discard(home)
+    roots = [str(root) for root in shown]
     argv: list[str] = []
+    # Sets and string prefixes, not pathlib: thousands of homes are hidden from each command.
     for path in sorted(hide, key=lambda p: len(p.parts)):
-        if any(other != path and path.is_relative_to(other) for other in hide):
+        if any(parent in hide for parent in path.parents):
             continue  # inside a hidden folder already: not even its name shows
+        text = str(path)
+        if not any(_within(text, root) or _within(root, text) for root in roots):
+            continue
         if path.is_dir():
             argv += ["--tmpfs", str(path)]
         elif path.exists():
@@ -162,24 +196,41 @@ def hidden_binds(home: Path, hidden: Sequence[Path]) -> list[str]:
     return argv
 
 
-def own_home_hides(scope: ProfileScope, home: Path) -> list[str]:
-    """bwrap arguments keeping the own home's secrets, config and logs from the command."""
+def own_home_hides(
+    scope: ProfileScope, home: Path, writable_inside: Sequence[Path] = ()
+) -> list[str]:
+    """bwrap arguments keeping the own home's secrets, config and logs from the command.
+
+    ``writable_inside``: the writable binds inside the home (``Writable.inside_home``),
+    bound before these.
+    """
     # The home's secrets reach a command only as its env and /run/credentials;
     # its config, logs and allowlist are never writable from inside.
     argv: list[str] = []
     for name in (".env",):
         if (home / name).is_file():
             argv += ["--ro-bind", "/dev/null", str(home / name)]
+    emptied = [
+        home / name
+        for name in ("credentials", ".multiplex-state")  # the allowlist's pending intents
+        if (home / name).is_dir() and not (home / name).is_symlink()
+    ]
     for mount in scope.credential_mounts:
         source = _real(mount.source)
-        if source.is_file() and _under(source, [home]):
+        # One inside a folder emptied below needs no mount of its own.
+        if source.is_file() and _under(source, [home]) and not _under(source, emptied):
             argv += ["--ro-bind", "/dev/null", str(source)]
-    for name in ("credentials", ".multiplex-state"):  # the allowlist's pending intents
-        if (home / name).is_dir() and not (home / name).is_symlink():
-            argv += ["--tmpfs", str(home / name)]
+    for folder in emptied:
+        argv += ["--tmpfs", str(folder)]
     for name in ("config.yaml", "logs"):
-        if (home / name).exists() and not (home / name).is_symlink():
-            argv += ["--ro-bind", str(home / name), str(home / name)]
+        # Read-only with the home already, unless a writable bind reaches it.
+        path = home / name
+        if (
+            path.exists()
+            and not path.is_symlink()
+            and any(_under(path, [w]) or _under(w, [path]) for w in writable_inside)
+        ):
+            argv += ["--ro-bind", str(path), str(path)]
     # docs/security.md#finished-output: finished runs' output, every session's, stays unread.
     runs = home / "logs" / "runs"
     if runs.is_dir() and not runs.is_symlink() and not (home / "logs").is_symlink():

@@ -97,6 +97,16 @@ def test_credentials_directory_lifecycle(sup: Supervisor, sandbox: str) -> None:
         assert not Path(directory).exists()  # removed afterwards
 
 
+def test_credentials_removed_whatever_the_command_added(sup: Supervisor, sandbox: str) -> None:
+    result = run(
+        sup,
+        'echo "$CREDENTIALS_DIRECTORY"; touch "$CREDENTIALS_DIRECTORY/extra" '
+        '"$CREDENTIALS_DIRECTORY/credentials/nested/more" 2>/dev/null; true',
+    )
+    if sandbox == "none":  # removed afterwards, its files and the command's
+        assert not Path(result.stdout.strip()).exists()
+
+
 def test_credentials_removed_after_timeout(sup: Supervisor, sandbox: str) -> None:
     result = run(sup, 'echo "$CREDENTIALS_DIRECTORY"; sleep 30')
     assert result.timed_out and result.exit_code is None

@@ -1,0 +1,147 @@
+"""A profile's sandbox view, computed once and kept while its paths are unchanged (docs/execution.md#the-sandbox).
+
+Which host folders a command's sandbox binds, hides or blanks depends on the
+profile's config and on what those paths are at that moment: where each
+resolves (links followed), what it is, whether it exists. ``view_binds``
+computes it at a profile's first command and keeps it with a print of every
+path it looked at: the path the kernel resolves it to (``/proc/self/fd``),
+its device, inode and mode. Each later command takes the prints again (an
+open, an fstat and a readlink each) and uses the kept view only when all are
+the same, so a path that became a link since, a folder that appeared (a
+home's ``logs/runs``) or one replaced by another is computed anew: a kept
+view never binds what a fresh one would not. A reload that changes the
+config is another key. A path that cannot be printed (no ``/proc``, no
+permission) is computed every time, as before.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from multiplex.execution._root_view import runtime_paths, system_roots
+from multiplex.execution._sandbox_binds import (
+    Writable,
+    hidden_binds,
+    own_home_hides,
+    read_paths,
+    writable_binds,
+)
+
+if TYPE_CHECKING:
+    from multiplex.scopes import ProfileScope
+
+__all__ = ["ViewBinds", "view_binds"]
+
+_KEPT = 4096  # views (profile configs); the least recently used goes first
+# What own_home_hides looks at in the home, besides the credential sources.
+_HOME_ENTRIES = ("", "/..", "/.env", "/credentials", "/.multiplex-state", "/config.yaml")
+_HOME_ENTRIES_MORE = ("/logs", "/logs/runs", "/cache", "/workspace")
+
+
+@dataclass(frozen=True, slots=True)
+class ViewBinds:
+    """One profile's view beyond the system's: each path at its real location."""
+
+    home: Path  # real
+    writable: Writable
+    read: tuple[Path, ...]
+    hides: tuple[str, ...]  # bwrap arguments: other homes, profiles folders, the config
+    home_hides: tuple[str, ...]  # bwrap arguments: the own home's secrets, config, logs
+
+
+class _Unverifiable(Exception):
+    """A path whose print cannot be taken: the view is computed, not kept."""
+
+
+_Print = tuple[str, int, int, int] | None
+
+
+def _print(path: str) -> _Print:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise _Unverifiable from exc
+    try:
+        info = os.fstat(fd)
+        return os.readlink(f"/proc/self/fd/{fd}"), info.st_dev, info.st_ino, info.st_mode
+    except OSError as exc:
+        raise _Unverifiable from exc
+    finally:
+        os.close(fd)
+
+
+def _probed(scope: ProfileScope, hidden: Sequence[Path]) -> tuple[str, ...]:
+    """Every path the computation of the view looks at (as it names them)."""
+    home = str(scope.home)
+    paths = [home + entry for entry in (*_HOME_ENTRIES, *_HOME_ENTRIES_MORE)]
+    if scope.cwd is not None:
+        paths.append(str(scope.cwd))
+    for item in scope.view.terminal.writable_paths:
+        paths.append(os.path.join(home, os.path.expanduser(item)))  # an absolute one stays
+    paths += (os.path.abspath(item) for item in scope.view.terminal.read_paths)
+    paths += (str(mount.source) for mount in scope.credential_mounts)
+    paths += (str(path) for path in hidden)
+    return tuple(paths)
+
+
+def _compute(scope: ProfileScope, hidden: Sequence[Path]) -> ViewBinds:
+    home = Path(os.path.realpath(scope.home))
+    writable = writable_binds(scope)
+    read = tuple(read_paths(scope.view.terminal.read_paths))
+    shown = [*system_roots(), *runtime_paths(), *writable.outside_home, *read]
+    return ViewBinds(
+        home,
+        writable,
+        read,
+        tuple(hidden_binds(home, hidden, shown)),
+        tuple(own_home_hides(scope, home, writable.inside_home)),
+    )
+
+
+_lock = threading.Lock()
+_kept: collections.OrderedDict[object, tuple[tuple[_Print, ...], ViewBinds]] = (
+    collections.OrderedDict()
+)
+
+
+def view_binds(scope: ProfileScope, hidden: Sequence[Path]) -> ViewBinds:
+    """``scope``'s view as it is now: the kept one if every path it looked at is unchanged."""
+    terminal = scope.view.terminal
+    key = (
+        str(scope.home),
+        None if scope.cwd is None else str(scope.cwd),
+        tuple(terminal.writable_paths),
+        tuple(terminal.read_paths),
+        tuple(str(mount.source) for mount in scope.credential_mounts),
+        tuple(hidden),
+    )
+    probed = _probed(scope, hidden)
+    try:
+        before = tuple(_print(path) for path in probed)
+    except _Unverifiable:
+        return _compute(scope, hidden)
+    with _lock:
+        kept = _kept.get(key)
+        if kept is not None and kept[0] == before:
+            _kept.move_to_end(key)
+            return kept[1]
+    view = _compute(scope, hidden)
+    try:  # kept only when nothing changed while it was computed (it may make cache/, workspace/)
+        if tuple(_print(path) for path in probed) != before:
+            return view
+    except _Unverifiable:
+        return view
+    with _lock:
+        _kept[key] = (before, view)
+        _kept.move_to_end(key)
+        while len(_kept) > _KEPT:
+            _kept.popitem(last=False)
+    return view

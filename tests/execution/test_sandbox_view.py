@@ -1,0 +1,98 @@
+"""docs/execution.md#the-sandbox: mounts made only where they change the view, and the view the same.
+
+A hide, a read-only bind over the home's config or logs and a credential
+source's blank are each left out where the sandbox shows nothing there anyway
+(a fresh root or ``/tmp``, the read-only home, a folder emptied later); where
+something does show them they are made, as these tests prove.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from multiplex import Supervisor
+from multiplex.execution import bwrap_status
+
+pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
+
+OFF = "approvals:\n  mode: 'off'\n"
+
+
+def _run(sup: Supervisor, command: str, profile: str = "p") -> str:
+    result = sup.run(command, profile=profile, context="cron")
+    assert result.decision.approved, result.decision
+    return result.stdout
+
+
+def test_config_and_logs_named_writable_stay_read_only(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    home = make_home(
+        "p",
+        "terminal:\n  sandbox: bwrap\n  writable_paths: [config.yaml, logs]\n" + OFF,
+        files={"logs/decisions.jsonl": ""},
+    )
+    sup = supervisor_of("profiles_dir: profiles\n")
+    before = (home / "config.yaml").read_text()
+    out = _run(
+        sup, f"echo x >> {home}/config.yaml; echo a=$?; echo x >> {home}/logs/new; echo b=$?"
+    )
+    assert "a=1" in out and "b=1" in out
+    assert (home / "config.yaml").read_text() == before and not (home / "logs/new").exists()
+
+
+def test_homes_and_config_under_a_writable_folder_stay_hidden(
+    make_home, supervisor_of, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    make_home("p", f"terminal:\n  sandbox: bwrap\n  writable_paths: [{tmp_path}]\n" + OFF)
+    make_home("q", "", files={"secret.txt": "Q-CANARY-7431"})
+    sup = supervisor_of("profiles_dir: profiles\n# CONFIG-CANARY-9120\n")
+    found = "grep -rsE '[Q]-CANARY-7431|[C]ONFIG-CANARY-9120'"  # never matches its own log line
+    out = _run(sup, f"{found} {tmp_path}; ls -R {tmp_path}; true")
+    assert "Q-CANARY-7431" not in out and "CONFIG-CANARY-9120" not in out
+    assert "secret.txt" not in out  # not even the other home's names
+    assert "touched" in _run(sup, f"touch {tmp_path}/w && echo touched")  # the folder is writable
+
+
+@pytest.mark.parametrize("source", ["credentials/token.txt", "token.txt"])
+def test_a_credential_source_is_blank_at_its_own_path(
+    make_home, supervisor_of, source: str
+) -> None:  # type: ignore[no-untyped-def]
+    home = make_home(
+        "p",
+        f"terminal:\n  sandbox: bwrap\n  credential_files: [{source}]\n" + OFF,
+        files={source: "CRED-CANARY-5580\n"},
+    )
+    sup = supervisor_of("profiles_dir: profiles\n")
+    out = _run(sup, f'cat {home}/{source} 2>&1; cat "$CREDENTIALS_DIRECTORY/{source}"')
+    assert out.count("[REDACTED:known]") == 1  # the value, from /run/credentials only
+
+
+# --- the view is computed once per profile and kept while its paths are unchanged ------
+
+
+def test_a_folder_that_appears_after_the_first_command_is_hidden(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    home = make_home("p", "terminal:\n  sandbox: bwrap\n" + OFF)
+    sup = supervisor_of("profiles_dir: profiles\n")
+    for _ in range(2):  # the first makes cache/: the view is kept from the second on
+        _run(sup, "true")
+    (home / "logs/runs").mkdir(parents=True)
+    (home / "logs/runs/r1.json").write_text("RUNS-CANARY-2206")
+    assert "RUNS-CANARY-2206" not in _run(sup, f"cat {home}/logs/runs/r1.json 2>&1; true")
+
+
+def test_a_read_path_that_became_a_link_since_is_not_shown(
+    make_home, supervisor_of, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    data, secret = tmp_path / "data", tmp_path / "secret"
+    data.mkdir()
+    (data / "a.csv").write_text("x,y\n")
+    secret.mkdir()
+    (secret / "a.csv").write_text("LINK-CANARY-8817\n")
+    make_home("p", f"terminal:\n  sandbox: bwrap\n  read_paths: [{data}]\n" + OFF)
+    sup = supervisor_of("profiles_dir: profiles\n")
+    for _ in range(2):  # the first makes cache/ and workspace/: kept from the second on
+        assert "x,y" in _run(sup, f"cat {data}/a.csv")
+    data.rename(tmp_path / "data-before")
+    data.symlink_to(secret)
+    assert "LINK-CANARY-8817" not in _run(sup, f"cat {data}/a.csv 2>&1; true")
