@@ -100,6 +100,9 @@ class Profile:
         self._last_reload: float | None = None
         self._lock = threading.RLock()
         self._resources: dict[str, object] = {}
+        # get_resource(key): the resource under ``key`` if it was created, else None
+        # (never creates). The dict's own get: every turn's surfaces call it.
+        self.get_resource: Callable[[str], object | None] = self._resources.get
         self._listeners: list[Callable[[Profile, ReloadResult], None]] = []
 
     # -- state ---------------------------------------------------------------
@@ -163,10 +166,6 @@ class Profile:
     @property
     def resource_keys(self) -> tuple[str, ...]:
         return tuple(self._resources)
-
-    def get_resource(self, key: str) -> object | None:
-        """The resource under ``key`` if it was created, else None (never creates)."""
-        return self._resources.get(key)
 
     def resources(self, prefix: str = "") -> dict[str, object]:
         """The per-profile resources whose key starts with ``prefix``."""

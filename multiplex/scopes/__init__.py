@@ -7,10 +7,14 @@ from multiplex.scopes._scope import (
     ContextKind,
     ProfileScope,
     bind,
+    bind_token,
     current_scope,
+    new_scope,
     peek_scope,
+    previous_of,
     restore,
     set_process_scope,
+    unbind_token,
 )
 from multiplex.scopes._strict import install_strict_hook
 from multiplex.scopes._surfaces import SURFACES, Surface, SurfaceRegistry, register_surface
@@ -29,13 +33,17 @@ __all__ = [
     "Surface",
     "SurfaceRegistry",
     "bind",
+    "bind_token",
     "build_view",
     "current_scope",
     "install_strict_hook",
+    "new_scope",
     "peek_scope",
+    "previous_of",
     "register_surface",
     "resolve_cwd",
     "restore",
     "run_in_scope",
     "set_process_scope",
+    "unbind_token",
 ]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
+from collections import namedtuple
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
-from operator import itemgetter
+from contextvars import ContextVar, Token
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,10 +23,14 @@ __all__ = [
     "ContextKind",
     "ProfileScope",
     "bind",
+    "bind_token",
     "current_scope",
+    "new_scope",
     "peek_scope",
+    "previous_of",
     "restore",
     "set_process_scope",
+    "unbind_token",
 ]
 
 
@@ -46,6 +51,12 @@ class ContextKind(enum.StrEnum):
     def unattended(self) -> bool:
         """Nobody can ever answer a prompt in this kind of context."""
         return self in (ContextKind.CRON, ContextKind.WEBHOOK, ContextKind.SINGLE_QUERY)
+
+
+# Only its field getters are used (C descriptors that index any tuple).
+_FIELDS = namedtuple(
+    "_FIELDS", ("view", "session", "turn_id", "context", "parent", "strict", "profile", "others")
+)
 
 
 class ProfileScope(tuple):  # type: ignore[type-arg]
@@ -103,17 +114,16 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         def _others(self) -> Callable[[], KnownValues]: ...
 
     else:
-        view = property(itemgetter(0), doc="the profile's resolved settings at this turn's epoch")
-        session = property(itemgetter(1), doc="the session the turn belongs to")
-        turn_id = property(itemgetter(2), doc="this turn's random id")
-        context = property(itemgetter(3), doc="where the turn comes from")
-        parent = property(itemgetter(4), doc="the delegating turn's scope, or None")
-        strict = property(itemgetter(5), doc="whether the turn may not change process state")
-        profile = property(
-            itemgetter(6),
-            doc="The owning profile object (its live allowlist store, sessions, ...).",
-        )
-        _others = property(itemgetter(7))
+        # namedtuple's field getters: C descriptors that index the tuple, read
+        # without the call a property makes (a turn reads ``view`` once a surface).
+        view = _FIELDS.view
+        session = _FIELDS.session
+        turn_id = _FIELDS.turn_id
+        context = _FIELDS.context
+        parent = _FIELDS.parent
+        strict = _FIELDS.strict
+        profile = _FIELDS.profile
+        _others = _FIELDS.others
 
     # -- the profile, at this turn's epoch -------------------------------------
     @property
@@ -185,6 +195,21 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         )
 
 
+ScopeFields = tuple[
+    "ProfileView",
+    str,
+    str,
+    ContextKind,
+    "ProfileScope | None",
+    bool,
+    "Profile",
+    "Callable[[], KnownValues]",
+]
+# ProfileScope(...) with its fields as one tuple, in one C call (a turn's path:
+# the class call runs __new__ in Python first).
+new_scope: Callable[[ScopeFields], ProfileScope] = partial(tuple.__new__, ProfileScope)
+
+
 # docs/multiplexing.md#the-model: the one ContextVar. Its value is never mutated, only replaced.
 _SCOPE: ContextVar[ProfileScope | None] = ContextVar("multiplex_scope", default=None)
 
@@ -228,6 +253,19 @@ def bind(scope: ProfileScope | None) -> ProfileScope | None:
 def restore(previous: ProfileScope | None) -> None:
     """Restore what :func:`bind` replaced (works across copied contexts, unlike reset)."""
     _SCOPE.set(previous)
+
+
+# A turn's own bind and unbind (Supervisor.turn): the ContextVar's set and reset
+# themselves, with no Python frame between. The token's reset raises ValueError
+# in another context than the one it was made in (then: restore(previous_of(token))).
+bind_token: Callable[[ProfileScope | None], Token[ProfileScope | None]] = _SCOPE.set
+unbind_token: Callable[[Token[ProfileScope | None]], None] = _SCOPE.reset
+
+
+def previous_of(token: Token[ProfileScope | None]) -> ProfileScope | None:
+    """The scope bound before ``token``'s bind (what :func:`bind` would have returned)."""
+    old = token.old_value
+    return None if old is Token.MISSING else old
 
 
 def set_process_scope(scope: ProfileScope | None) -> None:

@@ -29,6 +29,7 @@ from multiplex.scopes import (
     ProfileScope,
     ProfileView,
     install_strict_hook,
+    new_scope,
     peek_scope,
     set_process_scope,
 )
@@ -38,7 +39,7 @@ from multiplex.supervision._grant_timers import GrantTimers
 from multiplex.supervision._reconfigure import ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
 from multiplex.supervision._served import ServedProfiles
-from multiplex.supervision._turn import Turn, new_turn_id
+from multiplex.supervision._turn import Turn, next_turn_id
 from multiplex.watching import SUPERVISOR_KEY, ConfigWatcher
 
 __all__ = ["Supervisor"]
@@ -206,7 +207,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         """
         name = profile if profile is not None else self.router.route()
         kind = _KINDS.get(context) or ContextKind(context)
-        return Turn(self._scope_for, (name, session, kind, parent), self._turn_ended)
+        return Turn(self._scope_for, (name, session, kind, parent), self._turn_end_hooks)
 
     def _scope_for(
         self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None
@@ -214,15 +215,19 @@ class Supervisor(ServedProfiles, GatedExecution):
         view = self._views.get(name)
         if view is None:
             view = self.view(name)  # raises the right RoutingError
-        return ProfileScope(
-            view,
-            session,
-            new_turn_id(),  # random: a global counter would leak other profiles' activity
-            _KINDS.get(context) or ContextKind(context),
-            parent if parent is not None else peek_scope(),
-            self.strict,
-            self._profiles[name],
-            self._known_secrets_fn,
+        if context.__class__ is not ContextKind:
+            context = _KINDS.get(context) or ContextKind(context)
+        return new_scope(
+            (
+                view,
+                session,
+                next_turn_id(),  # random: a global counter would leak other profiles' activity
+                context,
+                parent if parent is not None else peek_scope(),
+                self.strict,
+                self._profiles[name],
+                self._known_secrets_fn,
+            )
         )
 
     def on_turn_end(self, hook: Callable[[ProfileScope], None]) -> None:
@@ -230,6 +235,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         self._turn_end_hooks.append(hook)
 
     def _turn_ended(self, scope: ProfileScope) -> None:
+        # What a turn's end calls (Turn.__exit__ walks the same list itself).
         for hook in self._turn_end_hooks:
             hook(scope)
 

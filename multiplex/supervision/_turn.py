@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
+from contextvars import Token
 from types import TracebackType
 
 from multiplex.approval._decision import Decision
 from multiplex.approval.waiting._parked import Parked
 from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.execution import RunResult
-from multiplex.scopes import ContextKind, ProfileScope, bind, restore
+from multiplex.scopes import (
+    ContextKind,
+    ProfileScope,
+    bind_token,
+    previous_of,
+    restore,
+    unbind_token,
+)
 
 __all__ = ["ParkedRun", "Turn", "new_turn_id"]
 
@@ -21,26 +28,33 @@ _IDS_PER_DRAW = 256
 class _TurnIds:
     # A turn id is 96 random bits (a counter would leak other profiles' activity).
     # One getrandom call per 256 turns instead of one per turn: a turn is a few
-    # microseconds and the system call was a third of it. Forked children draw afresh.
+    # microseconds and the system call was a third of it. The ids of a draw are
+    # made at once and popped (list.pop is atomic: no lock on a turn's path; two
+    # threads that find the list empty each draw, and every id is still given
+    # once). Forked children draw afresh.
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._hex = ""
-        self._at = 0
+        self._ids: list[str] = []
 
     def reset(self) -> None:
-        self._hex, self._at = "", 0
+        self._ids = []
 
     def next(self) -> str:
-        with self._lock:
-            at = self._at
-            if at >= len(self._hex):
-                self._hex, at = os.urandom(12 * _IDS_PER_DRAW).hex(), 0
-            self._at = at + 24
-            return "t-" + self._hex[at : at + 24]
+        try:
+            return self._ids.pop()
+        except IndexError:
+            return self._draw()
+
+    def _draw(self) -> str:
+        drawn = os.urandom(12 * _IDS_PER_DRAW).hex()
+        ids = ["t-" + drawn[at : at + 24] for at in range(0, len(drawn), 24)]
+        self._ids = ids
+        return ids.pop()
 
 
 _TURN_IDS = _TurnIds()
 os.register_at_fork(after_in_child=_TURN_IDS.reset)
+# The supervisor's per-turn call: the bound method, one call frame fewer.
+next_turn_id = _TURN_IDS.next
 
 
 def new_turn_id() -> str:
@@ -53,49 +67,42 @@ class Turn:
 
     The scope is built on entry (at the profile's current epoch). Entering inside
     another turn makes a delegated child: its ``parent`` is the enclosing scope.
+    When it ends, each of ``ended`` (the supervisor's live list) is called with
+    the scope.
     """
 
-    __slots__ = (
-        "_build",
-        "_context",
-        "_ended",
-        "_name",
-        "_parent",
-        "_previous",
-        "_scope",
-        "_session",
-    )
+    __slots__ = ("_args", "_build", "_ended", "_scope", "_token")
 
     def __init__(
         self,
         build: Callable[[str, str, ContextKind, ProfileScope | None], ProfileScope],
         args: tuple[str, str, ContextKind, ProfileScope | None],
-        ended: Callable[[ProfileScope], None],
+        ended: list[Callable[[ProfileScope], None]],
     ) -> None:
         self._build = build
-        self._name, self._session, self._context, self._parent = args
+        self._args = args
         self._ended = ended
         self._scope: ProfileScope | None = None
-        self._previous: ProfileScope | None = None
+        self._token: Token[ProfileScope | None] | None = None
 
     @property
     def scope(self) -> ProfileScope | None:
         return self._scope
 
     def __enter__(self) -> ProfileScope:
-        scope = self._build(self._name, self._session, self._context, self._parent)
-        self._previous = bind(scope)
-        self._scope = scope
+        scope = self._scope = self._build(*self._args)
+        self._token = bind_token(scope)
         return scope
 
     def suspend(self) -> None:
         """Unbind the scope from this context but keep the turn open (a parked run)."""
-        restore(self._previous)
+        if self._token is not None:
+            restore(previous_of(self._token))
 
     def rebind(self) -> None:
         """Bind the open turn's scope again, in whatever thread resumes it."""
         if self._scope is not None:
-            self._previous = bind(self._scope)
+            self._token = bind_token(self._scope)
 
     def __exit__(
         self,
@@ -103,10 +110,19 @@ class Turn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        restore(self._previous)
-        scope, self._scope = self._scope, None
+        token = self._token
+        if token is not None:
+            try:
+                unbind_token(token)
+            except (ValueError, RuntimeError):
+                # Ended in another context than it was bound in (or after a
+                # suspend there): put back what the bind replaced, as set would.
+                restore(previous_of(token))
+        scope = self._scope
         if scope is not None:
-            self._ended(scope)
+            self._scope = None
+            for hook in self._ended:
+                hook(scope)
 
     async def __aenter__(self) -> ProfileScope:
         return self.__enter__()
