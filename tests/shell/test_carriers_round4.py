@@ -76,6 +76,16 @@ HARDLINE = [
     "git send-email --sendmail-cmd='rm -rf /' x.patch",
     "git -c instaweb.httpd='rm -rf /' instaweb",
     "git config sendemail.sendmailcmd 'rm -rf /'",
+    # a value holding code, evaluated where bash evaluates it (each ran its $(…) in bash)
+    "x='a[$(rm -rf /)]'; test -v \"$x\"",
+    "x='a[$(rm -rf /)]'; [ -v \"$x\" ]",
+    "x='a[$(rm -rf /)]'; echo ${#x[x]}",
+    "x='a[$(rm -rf /)]'; read \"$x\" <<< 1",
+    "x='a[$(rm -rf /)]'; set -- a b; echo ${@:x}",
+    "x='a[$(rm -rf /)]'; echo ${*:x}",
+    "x='a[$(rm -rf /)]'; declare -i y; y=x",
+    "x='a[$(rm -rf /)]'; declare \"$x\"=1",
+    "x='a[`rm -rf /`]'; echo ${#x[x]}",
 ]
 # Run code whose text the line does not show or cannot vouch for: never approved.
 CODE = [

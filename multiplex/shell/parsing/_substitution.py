@@ -30,13 +30,29 @@ __all__ = [
 ]
 
 _BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
-# Where bash evaluates a variable's value as arithmetic (an array subscript in it runs
-# "$(…)") or as a prompt string (${x@P}): docs/security.md#code-carriers.
-_EVALUATING = (
-    "$((", "$[", "@P", "((", "[[", "let", "declare", "typeset", "local", "${!", "]=", "printf",
-)  # fmt: skip
-# ${y[x]}, ${y:x:1}: a subscript or an offset is arithmetic (a plain ${x} is not).
-_EVALUATING_EXPANSION = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*[\[:]")
+# A value assigned on the line that holds code is parsed as code where bash may evaluate
+# it (docs/security.md#code-carriers): the name written bare again (arithmetic: $((x)),
+# ${y[x]}, ${@:x}, ${#y[x]}, let x, declare -i y; y=x, ${!x}), or its value handed to a
+# command that takes a variable's name and evaluates its subscript (test -v "$x", read
+# "$x", declare "$x"=1, printf -v "$x") or expanded as a prompt (${x@P}). A plain "$x"
+# given to any other command (echo "$x") is only its text.
+_TAKES_A_NAME = re.compile(r"-v\b|-R\b|\bread\b|\bdeclare\b|\btypeset\b|\blocal\b|\bexport\b"
+                           r"|\breadonly\b|\bunset\b|\blet\b|\bprintf\b|@P|\$\{!")  # fmt: skip
+_MAX_CODE_VALUES = 16  # past these, every value holding code counts (the scan stays linear)
+
+
+def _evaluated(line: str, name: str) -> bool:
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    bare = expanded = 0
+    for m in pattern.finditer(line):
+        before = line[max(0, m.start() - 2) : m.start()]
+        if before.endswith("$") or before == "${":
+            expanded += 1
+        else:
+            bare += 1
+        if bare >= 2:  # the assignment itself, then a bare use
+            return True
+    return expanded > 0 and _TAKES_A_NAME.search(line) is not None
 
 
 _FOREVER = frozenset({"true", ":", "1", "[ 1 ]", "((1))", "(( 1 ))", "/bin/true"})
@@ -74,18 +90,16 @@ def expansion_backticks(node: Node, src: bytes) -> list[str]:
 
 
 def evaluated_values(line: str, assignments: Iterable[str]) -> list[str]:
-    """Values assigned on the line that hold code (``x='a[$(cmd)]'``) when the line also
-    has a context that evaluates a variable's value (``$((x))``, ``${x@P}``, ``let``)."""
-    if not any(marker in line for marker in _EVALUATING) and not (
-        "${" in line and _EVALUATING_EXPANSION.search(line)
-    ):
-        return []
-    out: list[str] = []
-    for assigned in assignments:
-        value = assigned.partition("=")[2]
-        if "$(" in value or "`" in value:
-            out.append(value)
-    return out
+    """Values assigned on the line that hold code (``x='a[$(cmd)]'``) where the line may
+    evaluate them (``$((x))``, ``${x@P}``, ``test -v "$x"``, ``read "$x"`` …)."""
+    coded = [
+        (name, value)
+        for name, _, value in (a.partition("=") for a in assignments)
+        if "$(" in value or "`" in value
+    ]
+    if len(coded) > _MAX_CODE_VALUES:
+        return [value for _, value in coded]
+    return [value for name, value in coded if _evaluated(line, name.partition("[")[0])]
 
 
 def output_of(node: Node, src: bytes) -> str | None:
