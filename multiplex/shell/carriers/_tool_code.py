@@ -17,6 +17,16 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
+from multiplex.shell.carriers._builds import (
+    apt_code,
+    cargo_code,
+    dotnet_code,
+    go_code,
+    latexmk_code,
+    mvn_code,
+    npm_settings,
+    tex_code,
+)
 from multiplex.shell.carriers._consoles import (
     emacs_code,
     julia_code,
@@ -319,7 +329,10 @@ def _npm(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options(args, _NPM)
     shells = parsed.values("--script-shell", "--shell")
     calls = parsed.values("--call", "-c")
+    settings, sets = npm_settings(args)  # npm config set script-shell CMD, npm pkg set scripts.x=
+    calls += settings
     runs = "npm runs a command" if calls or any(SHELL_WORDS.search(s) for s in shells) else None
+    runs = runs or ("npm sets a command a later run runs" if sets else None)
     loads = ("--node-options", "--prefix", "-C", "--userconfig", "--globalconfig", "--script-shell")
     unknown = "npm runs another script or config" if parsed.has(*loads, "--shell") else None
     return Carried(tuple(shells + calls), runs, unknown)
@@ -337,6 +350,11 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
     "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
     "wish": tcl_code,
+    # docs/security.md#code-carriers: build and package tools' command options
+    "go": go_code, "cargo": cargo_code, "apt": apt_code, "apt-get": apt_code, "mvn": mvn_code,
+    "mvnw": mvn_code, "dotnet": dotnet_code, "latexmk": latexmk_code, "pdflatex": tex_code,
+    "xelatex": tex_code, "lualatex": tex_code, "latex": tex_code, "tex": tex_code,
+    "pdftex": tex_code, "luatex": tex_code, "etex": tex_code,
 }  # fmt: skip
 CARRYING = frozenset(_READERS)
 

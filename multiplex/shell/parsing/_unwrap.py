@@ -29,6 +29,7 @@ from multiplex.shell.parsing._argv import (
     opts,
     program_name,
 )
+from multiplex.shell.parsing._launchers import LAUNCHERS, launched
 from multiplex.shell.parsing._payloads import (
     PAYLOAD_PROGRAMS,
     STDIN_FILES,
@@ -285,6 +286,12 @@ def unwrap_step(
     if prog == "xargs":
         return _xargs(args, fed_text(redirects, stdin))
     carried = payload_step(prog, args, redirects, stdin)
+    # perf record, docker exec, kubectl exec --, npx, nodemon --exec …; npx --script-shell=…
+    if prog in LAUNCHERS and (started := launched(prog, args)) is not None:
+        extra = carried or NextStep()
+        return NextStep(
+            started.inner, started.shell_payloads + extra.shell_payloads, (), extra.scripts
+        )
     if carried is not None:
         return carried
     if prog == "find":
@@ -338,7 +345,7 @@ _NOTHING = NextStep()
 _CARRIERS = frozenset(
     {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, "eval", "xargs", "find", "su",
      "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
-     "ruby", "lua", "luajit", "rscript", "r", "php"}
+     "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS}
 )  # fmt: skip
 
 

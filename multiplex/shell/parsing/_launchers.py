@@ -1,0 +1,88 @@
+"""Programs that start another program given on their command line (docs/security.md#code-carriers).
+
+``launched(prog, args)`` is the argv a launcher starts, for the launchers not
+written as plain wrappers in ``_unwrap.py``: ``perf record|stat|trace CMD``,
+``ip netns exec NS CMD``, ``docker|podman|nerdctl exec [opts] C CMD`` (a
+container is a real system, as an ssh host is), ``kubectl exec … -- CMD``,
+``kubectl run … -- CMD``, ``npx CMD``/``bunx CMD``, ``pnpm|yarn|composer exec
+CMD``, and the shell line ``nodemon --exec`` and ``ansible -m shell -a`` run.
+The command found is checked like one of the line's own (hardline, deny, allow).
+A pure leaf: stdlib and ``shell.parsing._argv``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multiplex.shell.parsing._argv import NextStep, operand_index, opts
+
+__all__ = ["LAUNCHERS", "launched"]
+
+_PERF = opts(
+    "-e --event -o --output -p --pid -t --tid -F --freq -c --count -C --cpu -G --cgroup "
+    "-r --repeat -x --field-separator -m --mmap-pages -u --uid --call-graph --filter -I"
+)
+_CONTAINER_EXEC = opts("-e --env --env-file -u --user -w --workdir --detach-keys")
+_KUBECTL = opts(
+    "-n --namespace --context --cluster --user -s --server --kubeconfig -c --container "
+    "--image --port --env --labels -l --overrides --restart --serviceaccount --pod-running-timeout"
+)
+_NPX = opts("-p --package -c --call -w --workspace")
+_EXEC_VERB = {"pnpm": "exec", "yarn": "exec", "composer": "exec", "bun": "x"}
+_ANSIBLE_SHELLS = frozenset({"shell", "command", "raw", "ansible.builtin.shell",
+                             "ansible.builtin.command", "ansible.builtin.raw"})  # fmt: skip
+
+LAUNCHERS = frozenset(
+    {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
+     "ansible", *_EXEC_VERB}
+)  # fmt: skip
+
+
+def _after(args: Sequence[str], with_arg: frozenset[str]) -> tuple[str, ...] | None:
+    k = operand_index(args, with_arg)
+    return tuple(args[k:]) if k < len(args) else None
+
+
+def launched(prog: str, args: Sequence[str]) -> NextStep | None:
+    """What ``prog ARGS`` starts, or None when it starts nothing this module knows."""
+    if prog == "perf" and args[:1] in (("record",), ("stat",), ("trace",)):
+        inner = _after(args[1:], _PERF)
+    elif prog == "ip" and tuple(args[:2]) == ("netns", "exec") and len(args) > 3:
+        inner = tuple(args[3:])
+    elif prog in ("docker", "podman", "nerdctl") and args[:1] == ("exec",):
+        rest = _after(args[1:], _CONTAINER_EXEC)  # the container, then its command
+        inner = rest[1:] if rest is not None and len(rest) > 1 else None
+    elif prog in ("kubectl", "oc") and args[:1] in (("exec",), ("run",)) and "--" in args:
+        inner = tuple(args[list(args).index("--") + 1 :]) or None
+    elif prog in ("npx", "bunx"):
+        inner = _after(args, _NPX)
+    elif prog in _EXEC_VERB and args[:1] == (_EXEC_VERB[prog],):
+        inner = _after(args[1:], frozenset())
+    elif prog == "nodemon":
+        code = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--exec", "-x")]
+        code += [a.partition("=")[2] for a in args if a.startswith("--exec=")]
+        return NextStep(shell_payloads=tuple(code)) if code else None
+    elif prog == "ansible":
+        return _ansible(args)
+    else:
+        return None
+    return NextStep(inner=inner) if inner else None
+
+
+def _ansible(args: Sequence[str]) -> NextStep | None:
+    """``ansible HOSTS -m shell -a CMD``: the module's argument is a command line."""
+    module = ""
+    payloads: list[str] = []
+    for i, arg in enumerate(args):
+        value = args[i + 1] if i + 1 < len(args) else ""
+        if arg in ("-m", "--module-name"):
+            module = value
+        elif arg.startswith("--module-name="):
+            module = arg.partition("=")[2]
+        elif arg in ("-a", "--args"):
+            payloads.append(value)
+        elif arg.startswith("--args="):
+            payloads.append(arg.partition("=")[2])
+    if module not in _ANSIBLE_SHELLS or not payloads:
+        return None
+    return NextStep(shell_payloads=tuple(payloads))
