@@ -17,7 +17,7 @@ import shlex
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["meanings"]
+__all__ = ["may_rename", "meanings"]
 
 Argv = tuple[str, ...]
 
@@ -268,6 +268,26 @@ def _docker_push(argv: Argv, i: int) -> Argv | None:
     tags = [argv[k + 1] for k in range(i, len(argv) - 1) if argv[k] in ("-t", "--tag")]
     tags += [a.partition("=")[2] for a in argv if a.startswith("--tag=")]
     return ("docker", "push", *tags)
+
+
+# Commands whose meanings may name another program than their own (the rest keep theirs):
+# what a deny check may skip when no rule names the program (shell.rules._deny).
+_RENAMING = frozenset(
+    {"docker-compose", "service", "npx", "npm", "find", "terragrunt", *_SAME_PROGRAM,
+     *_PUBLISHERS}
+)  # fmt: skip
+
+
+def may_rename(argv: Sequence[str]) -> bool:
+    """:func:`meanings` may give ``argv`` another program's name (python for a script,
+    docker for podman, rm for find -delete, the command npx runs …)."""
+    prog = _program(argv[0])
+    return (
+        prog in _RENAMING
+        or prog.endswith(".py")
+        or argv[0].startswith("/etc/init.d/")
+        or _PYTHON.fullmatch(prog) is not None
+    )
 
 
 def meanings(
