@@ -10,11 +10,9 @@ streams. Real sockets against a real gateway; RSS read from ``/proc``.
 from __future__ import annotations
 
 import gc
-import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from multiplex.gateway.http import _listeners
 from multiplex.gateway.http._connections import GuardedHttp
 from multiplex.gateway.http._listeners import ListenerSeats
 from tests.gateway.conftest import ADMIN, make_homes, start_up
+from tests.gateway.test_bounds import _stream, _until
 
 STREAMS = 300
 GATEWAY = "gateway: {max_connections: 1000, max_connections_per_client: 800, max_listeners_per_profile: 500}\n"
@@ -37,34 +36,11 @@ def _rss_mb(pid: int | str) -> float:
     raise AssertionError("no VmRSS")
 
 
-def _stream(port: int) -> socket.socket:
-    """A raw SSE client that has read the stream's head and ``: connected``."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    sock.sendall(
-        f"GET /v1/events HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {ADMIN}\r\n\r\n".encode()
-    )
-    got = b""
-    while b": connected" not in got:
-        chunk = sock.recv(65536)
-        assert chunk, got
-        got += chunk
-    assert got.startswith(b"HTTP/1.1 200 "), got
-    return sock
-
-
 def _burst(port: int) -> None:
     """STREAMS streams opened, all open at once, then closed."""
-    socks = [_stream(port) for _ in range(STREAMS)]
+    socks = [_stream(port, ADMIN) for _ in range(STREAMS)]
     for sock in socks:
         sock.close()
-
-
-def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never: {what}")
-        time.sleep(0.05)
 
 
 def test_every_object_a_burst_of_streams_held_is_freed(tmp_path: Path) -> None:
@@ -79,7 +55,7 @@ def test_every_object_a_burst_of_streams_held_is_freed(tmp_path: Path) -> None:
         _burst(server.port)  # first use: imports, caches and pools that stay by design
         _until(lambda: len(gw.listeners) == 0 and server.connections.total == 0, "closed")
         before = sys.getallocatedblocks()
-        socks = [_stream(server.port) for _ in range(STREAMS)]
+        socks = [_stream(server.port, ADMIN) for _ in range(STREAMS)]
         held = sys.getallocatedblocks() - before
         for sock in socks:
             sock.close()
@@ -109,7 +85,7 @@ def test_a_closed_stream_is_freed_at_once_without_waiting_for_the_cycle_collecto
     try:
         gc.collect()
         gc.disable()  # only reference counting frees what follows
-        socks = [_stream(server.port) for _ in range(20)]
+        socks = [_stream(server.port, ADMIN) for _ in range(20)]
         assert protocols() >= 20
         for sock in socks:
             sock.close()
@@ -130,10 +106,10 @@ def test_a_gateway_on_the_c_allocator_returns_to_its_size_after_the_streams_clos
     up = start_up(tmp_path, {"PYTHONMALLOC": "malloc"})
     try:
         port = int(up.api.base.rsplit(":", 1)[1])
-        _stream(port).close()  # the first stream's imports stay by design
+        _stream(port, ADMIN).close()  # the first stream's imports stay by design
         time.sleep(1.0)
         before = _rss_mb(up.proc.pid)
-        socks = [_stream(port) for _ in range(STREAMS)]
+        socks = [_stream(port, ADMIN) for _ in range(STREAMS)]
         grown = _rss_mb(up.proc.pid) - before
         for sock in socks:
             sock.close()
