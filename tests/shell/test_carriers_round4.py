@@ -104,6 +104,11 @@ HARDLINE = [
     "npm config set script-shell 'rm -rf /'",
     "npm pkg set scripts.test='rm -rf /'",
     "npm set-script test 'rm -rf /'",
+    # every language's recursive delete of / or ~
+    "node -e \"require('fs').rmSync('/', {recursive: true})\"",
+    "node -e \"require('fs').rmdirSync('~', {recursive: true})\"",
+    "node -e \"fs.rm('/', {recursive: true}, () => {})\"",
+    "deno eval 'await Deno.remove(\"/\", {recursive: true})'",
     # a value holding code, evaluated where bash evaluates it (each ran its $(…) in bash)
     "x='a[$(rm -rf /)]'; test -v \"$x\"",
     "x='a[$(rm -rf /)]'; [ -v \"$x\" ]",

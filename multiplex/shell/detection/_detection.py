@@ -119,7 +119,12 @@ _SQL_UNBOUNDED = re.compile(
 )
 # "rm_rf (" with spaces on either side: one \s* before the optional "(", one inside it,
 # so no two quantifiers can take the same spaces (docs/security.md#linear-time).
-_RMTREE_HOME = re.compile(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]")
+# Every language's recursive delete of "/" or "~": python/perl rmtree, node rmSync/rmdirSync
+# and fs.rm, perl remove_tree, Go RemoveAll, Rust remove_dir_all, Deno.remove, ruby rm_rf.
+_RMTREE_HOME = re.compile(
+    r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove|\bfs\.rm)"
+    r"\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]"
+)
 _SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
