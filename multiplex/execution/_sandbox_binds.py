@@ -170,7 +170,7 @@ def writable_binds(scope: ProfileScope) -> Writable:
     )
 
 
-def hidden_binds(home: Path, hidden: Sequence[Path], shown: Sequence[Path] = ()) -> list[str]:
+def hidden_binds(home: Path, hidden: Sequence[Path], shown: Sequence[Path]) -> list[str]:
     """bwrap arguments hiding ``hidden`` and the folder holding ``home`` (a real path), never ``home``.
 
     ``shown``: the host folders bound before the hides (the system's, the

@@ -11,7 +11,10 @@ the same, so a path that became a link since, a folder that appeared (a
 home's ``logs/runs``) or one replaced by another is computed anew: a kept
 view never binds what a fresh one would not. A reload that changes the
 config is another key. A path that cannot be printed (no ``/proc``, no
-permission) is computed every time, as before.
+permission) is computed every time, as before. The hidden paths (every home,
+the same list for each profile) are printed once a command and their prints
+kept once for all profiles: among thousands of homes that is one print each,
+not a resolve in Python and a comparison with every other hidden path.
 """
 
 from __future__ import annotations
@@ -78,8 +81,8 @@ def _print(path: str) -> _Print:
         os.close(fd)
 
 
-def _probed(scope: ProfileScope, hidden: Sequence[Path]) -> tuple[str, ...]:
-    """Every path the computation of the view looks at (as it names them)."""
+def _probed(scope: ProfileScope) -> tuple[str, ...]:
+    """Every path of its own the computation of ``scope``'s view looks at (as it names them)."""
     home = str(scope.home)
     paths = [home + entry for entry in (*_HOME_ENTRIES, *_HOME_ENTRIES_MORE)]
     if scope.cwd is not None:
@@ -88,7 +91,6 @@ def _probed(scope: ProfileScope, hidden: Sequence[Path]) -> tuple[str, ...]:
         paths.append(os.path.join(home, os.path.expanduser(item)))  # an absolute one stays
     paths += (os.path.abspath(item) for item in scope.view.terminal.read_paths)
     paths += (str(mount.source) for mount in scope.credential_mounts)
-    paths += (str(path) for path in hidden)
     return tuple(paths)
 
 
@@ -107,40 +109,61 @@ def _compute(scope: ProfileScope, hidden: Sequence[Path]) -> ViewBinds:
 
 
 _lock = threading.Lock()
-_kept: collections.OrderedDict[object, tuple[tuple[_Print, ...], ViewBinds]] = (
+_Prints = tuple[_Print, ...]
+# Per profile: the prints of its own paths and of the hidden ones, and its view.
+_kept: collections.OrderedDict[object, tuple[_Prints, _Prints, ViewBinds]] = (
     collections.OrderedDict()
 )
+# The hidden paths (every home: the same list for each profile) and their last
+# prints, one object shared by every kept view: thousands of homes, one copy.
+_hidden: dict[tuple[Path, ...], _Prints] = {}
+
+
+def _hidden_prints(hidden: tuple[Path, ...]) -> _Prints:
+    prints = tuple(_print(str(path)) for path in hidden)
+    with _lock:
+        last = _hidden.get(hidden)
+        if last is None:  # another list (a reload): no kept view was made with it
+            _hidden.clear()
+            _kept.clear()
+        elif last == prints:
+            return last
+        _hidden[hidden] = prints
+        return prints
 
 
 def view_binds(scope: ProfileScope, hidden: Sequence[Path]) -> ViewBinds:
     """``scope``'s view as it is now: the kept one if every path it looked at is unchanged."""
     terminal = scope.view.terminal
+    hidden = tuple(hidden)
     key = (
         str(scope.home),
         None if scope.cwd is None else str(scope.cwd),
         tuple(terminal.writable_paths),
         tuple(terminal.read_paths),
         tuple(str(mount.source) for mount in scope.credential_mounts),
-        tuple(hidden),
     )
-    probed = _probed(scope, hidden)
+    probed = _probed(scope)
     try:
         before = tuple(_print(path) for path in probed)
+        hidden_before = _hidden_prints(hidden)
     except _Unverifiable:
         return _compute(scope, hidden)
     with _lock:
         kept = _kept.get(key)
-        if kept is not None and kept[0] == before:
+        if kept is not None and kept[0] == before and kept[1] == hidden_before:
             _kept.move_to_end(key)
-            return kept[1]
+            return kept[2]
     view = _compute(scope, hidden)
     try:  # kept only when nothing changed while it was computed (it may make cache/, workspace/)
         if tuple(_print(path) for path in probed) != before:
             return view
+        if _hidden_prints(hidden) != hidden_before:
+            return view
     except _Unverifiable:
         return view
     with _lock:
-        _kept[key] = (before, view)
+        _kept[key] = (before, hidden_before, view)
         _kept.move_to_end(key)
         while len(_kept) > _KEPT:
             _kept.popitem(last=False)
