@@ -74,9 +74,22 @@ CONTAINER_BACKENDS = frozenset({"docker", "singularity", "modal", "daytona"})
 
 
 @lru_cache(maxsize=1024)
+def _deny_set(rules: tuple[str, ...]) -> RuleSet:
+    return RuleSet(rules, ignore_case_program=True)
+
+
+# The last tuple asked and its set: a view hands out the same tuple on every decision,
+# which the lru_cache would hash anew (each of its texts) every time.
+_last_deny: tuple[tuple[str, ...], RuleSet] = ((), RuleSet((), ignore_case_program=True))
+
+
 def deny_set(rules: tuple[str, ...]) -> RuleSet:
     """Deny rules, compiled once per distinct tuple; program names ignore case (docs/allowlist.md#rules)."""
-    return RuleSet(rules, ignore_case_program=True)
+    global _last_deny
+    last = _last_deny  # one read: another thread may replace it meanwhile
+    if last[0] is not rules:
+        last = _last_deny = (rules, _deny_set(rules))
+    return last[1]
 
 
 def _deny_match(
