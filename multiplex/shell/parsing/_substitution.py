@@ -76,15 +76,17 @@ def expansion_backticks(node: Node, src: bytes) -> list[str]:
 def evaluated_values(line: str, assignments: Iterable[str]) -> list[str]:
     """Values assigned on the line that hold code (``x='a[$(cmd)]'``) when the line also
     has a context that evaluates a variable's value (``$((x))``, ``${x@P}``, ``let``)."""
-    if not any(marker in line for marker in _EVALUATING) and not (
-        "${" in line and _EVALUATING_EXPANSION.search(line)
-    ):
-        return []
     out: list[str] = []
     for assigned in assignments:
         value = assigned.partition("=")[2]
         if "$(" in value or "`" in value:
             out.append(value)
+    if not out:  # most lines assign nothing: no need to look for an evaluating context
+        return out
+    if not any(marker in line for marker in _EVALUATING) and not (
+        "${" in line and _EVALUATING_EXPANSION.search(line)
+    ):
+        return []
     return out
 
 
