@@ -124,18 +124,20 @@ _SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
+_SPAWNERS = frozenset({"xargs", "parallel"})  # the programs endless_spawn looks at
 _EVERYTHING_HERE = frozenset({"*", ".", "./", "./*", ".*", "*/", "..", "../*"})
 
 
 def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
+    targets = write_targets(cmd)
     if not cmd.argv:
-        return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in write_targets(cmd)) else None
+        return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in targets) else None
     prog = cmd.program
     found = hardline_check(prog, cmd.argv[1:])
-    if found is None and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
+    if found is None and prog in _SPAWNERS and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
         return FORK_BOMB
-    writes_device = any(is_block_device(p) for p in write_targets(cmd))
-    if found is None and prog not in ("chmod", "chown", "chgrp") and writes_device:
+    chmods = prog in ("chmod", "chown", "chgrp")
+    if found is None and targets and not chmods and any(is_block_device(p) for p in targets):
         return BLOCK_DEVICE_WRITE
     return found
 
@@ -228,8 +230,9 @@ def _reads_stdin(cmd: SimpleCommand) -> bool:
 def _sql(cmd: SimpleCommand) -> bool:
     if cmd.program in _SEARCHERS:
         return False
-    texts = [" ".join(cmd.argv[1:])] + [r.target for r in cmd.redirects if r.op.startswith("<<")]
-    return any(_sql_text(t) for t in texts)
+    if _sql_text(" ".join(cmd.argv[1:])):
+        return True
+    return any(_sql_text(r.target) for r in cmd.redirects if r.op.startswith("<<"))
 
 
 def _sql_text(text: str) -> bool:
@@ -254,7 +257,7 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
         found = DYNAMIC_PROGRAM
     if found is None:
         found = _download_exec(cmd)
-    if found is None and any(sensitive(p) for p in write_targets(cmd)):
+    if found is None and (targets := write_targets(cmd)) and any(sensitive(p) for p in targets):
         found = SENSITIVE_WRITE
     if found is None and _sql(cmd):
         found = SQL_DESTRUCTIVE

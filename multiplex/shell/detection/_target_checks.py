@@ -153,7 +153,9 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
     for cmd, here in _placed(parsed, place):
         if here is not last:  # the place changes only at a cd
             # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
-            cwd_safe = here.cwd is not None and not _enters_other(here.cwd, others, own, here)
+            # Without a cwd it stays relative (candidates gives the word itself), and only
+            # an absolute path can enter a home.
+            cwd_safe = here.cwd is None or not _enters_other(here.cwd, others, own, here)
             last = here
         words = [r.target for r in cmd.redirects if not r.op.startswith("<<")]
         words += list(path_words(cmd.argv)) if cmd.argv else []

@@ -15,7 +15,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from multiplex.shell.detection._command_checks import (
     catastrophic_path,
@@ -54,6 +54,15 @@ class Place:
     homes: tuple[str, ...] = ()
     others: tuple[str, ...] = ()
     profiles_dirs: tuple[str, ...] = ()
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # A Place keys each check's memo of a line, several times a decision: hashed once.
+        hashed = hash((self.cwd, self.homes, self.others, self.profiles_dirs))
+        object.__setattr__(self, "_hash", hashed)
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def known(self, name: str) -> str | None:
         if name in ("HOME", "USERPROFILE"):
