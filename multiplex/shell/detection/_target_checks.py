@@ -47,9 +47,18 @@ __all__ = [
     "find_target_hardline",
 ]
 
-_ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
-# Over words joined by newlines: matches wherever _ESCAPES matches one of the words.
-_ANY_ESCAPES = re.compile(_ESCAPES.pattern, re.MULTILINE)
+# A word may leave the cwd when it starts with / or ~ or holds "..", $ ` * ? [ or {: those
+# inside a word as literal alternatives (the engine then skips to them).
+_INNER_ESCAPES = re.compile(r"\.\.|\$|`|\*|\?|\[|\{")
+
+
+def _any_escapes(joined: str) -> bool:
+    """Some word of ``joined`` (words joined by newlines) may leave the cwd."""
+    if joined.startswith(("/", "~")) or "\n/" in joined or "\n~" in joined:
+        return True
+    return _INNER_ESCAPES.search(joined) is not None
+
+
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "srm", "find", "rsync", "shred", "wipe"})
 _SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
 # Programs that erase a block device named as an operand (listing options excepted).
@@ -159,12 +168,12 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
             last = here
         words = [r.target for r in cmd.redirects if not r.op.startswith("<<")]
         words += list(path_words(cmd.argv)) if cmd.argv else []
-        if cwd_safe and not _ANY_ESCAPES.search("\n".join(words)):
+        if cwd_safe and not _any_escapes("\n".join(words)):
             continue  # one search for the whole command: no word can leave the cwd
         for word in words:
             if not word or word.startswith("&"):
                 continue
-            if cwd_safe and not _ESCAPES.search(word):
+            if cwd_safe and not word.startswith(("/", "~")) and not _INNER_ESCAPES.search(word):
                 continue
             values, _ = candidates(word, here)
             if any(_enters_other(v, others, own, here) for v in values):

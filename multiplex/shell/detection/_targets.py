@@ -37,7 +37,9 @@ _DIRNAME = re.compile(r"\$\(\s*dirname\s+([^()\s][^()]*)\)")
 _HOME_WORD = re.compile(r"^~(?=/|$)")
 _TRAILING = ("/*", "/.*", "/**", "/.", "/")
 _MAX_CANDIDATES = 16
-_EXPANDABLE = re.compile(r"[$`{~]|\.\*|^\.\.?$")
+# What candidates() expands: $ ` { ~ or ".*" inside a word (literal alternatives: the engine
+# skips to them), or a word that is "." or "..".
+_EXPANDABLE = re.compile(r"\$|`|\{|~|\.\*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     """Plausible values of a target word, made absolute when the cwd is known, and
     whether the word is dynamic (its value is computed when the line runs)."""
     dynamic = "$" in word or "`" in word
-    if not _EXPANDABLE.search(word):  # a plain word: only the cwd changes it
+    if word not in (".", "..") and not _EXPANDABLE.search(word):  # only the cwd changes it
         if place.cwd and not word.startswith("/"):
             return [place.cwd + "/" + word if word else place.cwd], False
         return [word], False

@@ -47,7 +47,9 @@ _ANSI = re.compile(
     r"|(?:\\x1b|\\033|\\e|\\u001b)\[[0-9;]*[A-Za-z]"
 )
 _IFS = re.compile(r"(?:\$\{IFS[^}]*\}|\$IFS\b)(?:\$\{?[1-9]\}?)?")
-_QUOTED_WORD = re.compile(r"(?<!\\)'([^'\s;&|<>()`\\]*)'|(?<!\\)\"([^\"\s;&|<>()`\\]*)\"")
+# The quote first, then the look back at the character before it (the same test as
+# (?<!\\) in front): each alternative starts with a literal the engine skips to.
+_QUOTED_WORD = re.compile(r"'(?<!\\')([^'\s;&|<>()`\\]*)'|\"(?<!\\\")([^\"\s;&|<>()`\\]*)\"")
 # "{rm,-rf,/}" as a whole word: bash brace expansion makes it three words.
 # The part before the first comma has no comma itself: the two runs cannot overlap.
 _BRACE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))\{([^{}\s$,]*,[^{}\s]*)\}(?=$|[\s;&|)])")
@@ -86,7 +88,10 @@ def normalised_variants(line: str) -> tuple[str, ...]:
     clean = line
     if not line.isascii() or not line.isprintable() or "\\" in line:
         clean = unicodedata.normalize("NFKC", _strip_controls(line))
-    spaced = _BRACE_WORD.sub(lambda m: m.group(1).replace(",", " "), _IFS.sub(" ", clean))
+    # _IFS holds "$IFS" or "${IFS", _BRACE_WORD a "{": skipped when the text has neither.
+    spaced = _IFS.sub(" ", clean) if "IFS" in clean else clean
+    if "{" in spaced:
+        spaced = _BRACE_WORD.sub(lambda m: m.group(1).replace(",", " "), spaced)
     unquoted = unquote_words(spaced)
     out: dict[str, None] = {}
     for variant in (clean, spaced, unquoted):

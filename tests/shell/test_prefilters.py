@@ -1,0 +1,78 @@
+"""The regexes rewritten for speed and their C-speed first tests agree with the forms they replace.
+
+Each pair is run on random text over the characters that matter to it (shell.detection,
+shell.parsing): a rewrite that let the regex engine skip ahead must match exactly where
+the original did (docs/security.md#linear-time keeps both linear).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from multiplex.shell.detection import _scripts, _secret_paths, _target_checks, _targets
+from multiplex.shell.parsing import _variants
+
+# The forms before: the secret prefilter had a character class first, the escapes and the
+# quoted word a look-around, the fork loops no literal prefix.
+OLD_MAY_SECRET = re.compile(f"[$`{{~*?\\[]|{_secret_paths._SECRET_KEY.pattern}")
+OLD_ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
+OLD_ANY_ESCAPES = re.compile(OLD_ESCAPES.pattern, re.MULTILINE)
+OLD_EXPANDABLE = re.compile(r"[$`{~]|\.\*|^\.\.?$")
+OLD_QUOTED_WORD = re.compile(r"(?<!\\)'([^'\s;&|<>()`\\]*)'|(?<!\\)\"([^\"\s;&|<>()`\\]*)\"")
+
+
+def _texts(alphabet: str, extra: tuple[str, ...], count: int = 20_000) -> list[str]:
+    rng = random.Random(32)
+    out = []
+    for _ in range(count):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 24)))
+        if extra and rng.random() < 0.3:
+            at = rng.randint(0, len(text))
+            text = text[:at] + rng.choice(extra) + text[at:]
+        out.append(text)
+    return out
+
+
+def test_may_be_secret_matches_where_the_class_first_form_did() -> None:
+    keys = (*_secret_paths._SECRET_KEYS, ".env")
+    for text in _texts("ab.sgc/$`{~*?[\n-_ hk", keys):
+        new = _secret_paths._MAY_SECRET.search(text) is not None
+        assert new == (OLD_MAY_SECRET.search(text) is not None), text
+
+
+def test_any_escapes_matches_where_the_multiline_form_did() -> None:
+    for text in _texts("ab./~$`*?[{\n-x ", ("..", "\n/", "\n~")):
+        assert _target_checks._any_escapes(text) == (OLD_ANY_ESCAPES.search(text) is not None)
+
+
+def test_expandable_and_escaping_words_are_the_ones_the_class_first_forms_found() -> None:
+    for text in _texts("ab./~$`*?[{-x", ("..", ".", ".*")):
+        expandable = text in (".", "..") or _targets._EXPANDABLE.search(text) is not None
+        assert expandable == (OLD_EXPANDABLE.search(text) is not None), text
+        escapes = text.startswith(("/", "~")) or _target_checks._INNER_ESCAPES.search(text)
+        assert bool(escapes) == (OLD_ESCAPES.search(text) is not None), text
+
+
+def test_quoted_words_are_unquoted_as_with_the_look_behind_first() -> None:
+    def old(text: str) -> str:
+        return _variants._ESCAPED.sub(
+            r"\1", OLD_QUOTED_WORD.sub(lambda m: m.group(1) or m.group(2) or "", text)
+        )
+
+    for text in _texts("ab'\"\\ ;|x-", ("\\'", "'a'", '"b"', '\\"')):
+        assert _variants.unquote_words(text) == old(text), text
+
+
+def test_fork_text_finds_what_the_regexes_alone_find() -> None:
+    pieces = ("fork", "while", "true", "for (;;)", "1 while fork", "loop do", "(", ")", "{", "}",
+              "f", "|", "&", ":", " ", "os.fork()", "f(){ f|f& };f")  # fmt: skip
+    rng = random.Random(5)
+    for _ in range(20_000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 8)))
+        loops = _scripts._FORK_LOOPS.search(text)
+        found = _scripts.fork_text(text)
+        if loops:
+            assert found == loops.group(0), text
+        elif not _scripts._FORK_DEF.search(text):
+            assert found is None, text
