@@ -10,7 +10,13 @@ from __future__ import annotations
 import random
 import re
 
-from multiplex.shell.detection import _scripts, _secret_paths, _target_checks, _targets
+from multiplex.shell.detection import (
+    _detection,
+    _scripts,
+    _secret_paths,
+    _target_checks,
+    _targets,
+)
 from multiplex.shell.parsing import _variants
 
 # The forms before: the secret prefilter had a character class first, the escapes and the
@@ -76,3 +82,16 @@ def test_fork_text_finds_what_the_regexes_alone_find() -> None:
             assert found == loops.group(0), text
         elif not _scripts._FORK_DEF.search(text):
             assert found is None, text
+
+
+def test_metadata_and_sql_first_tests_let_through_all_the_regexes_match() -> None:
+    words = (*_detection._METADATA_WORDS, "DROP TABLE x", "delete from t", "UPDATE t SET a=1",
+             "TRUNCATE t", "FLUSHALL", "x.dropDatabase()", "169.254.169.254", "METADATA.google.internal")  # fmt: skip
+    for text in _texts("abdrop.:0125 \n;", words):
+        before = any(w in text.lower() for w in _detection._METADATA_WORDS)
+        assert before == (_detection._METADATA_WORD.search(text.lower()) is not None), text
+        unbounded = any(
+            not re.search(r"\bWHERE\b", m.group(2), re.I)
+            for m in _detection._SQL_UNBOUNDED.finditer(text)
+        )
+        assert _detection._sql_text(text) == bool(_detection._SQL.search(text) or unbounded), text

@@ -103,9 +103,12 @@ _METADATA_WORDS = (
 )  # fmt: skip
 
 
+# One search for all of them (over the lower-cased text), where a generator tested each.
+_METADATA_WORD = re.compile("|".join(re.escape(w) for w in _METADATA_WORDS))
+
+
 def _metadata(text: str) -> re.Match[str] | None:
-    lowered = text.lower()
-    return _METADATA.search(text) if any(w in lowered for w in _METADATA_WORDS) else None
+    return _METADATA.search(text) if _METADATA_WORD.search(text.lower()) else None
 
 
 _SQL = re.compile(
@@ -121,6 +124,7 @@ _SQL_UNBOUNDED = re.compile(
 # so no two quantifiers can take the same spaces (docs/security.md#linear-time).
 _RMTREE_HOME = re.compile(r"rmtree\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]")
 _SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
+_SQL_ANY_WORD = re.compile("drop|truncate|flu|delete|update")  # _SQL_WORDS, or _SQL_UNBOUNDED's
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
@@ -239,6 +243,8 @@ def _sql_text(text: str) -> bool:
     # C-speed prefilter: each pattern holds one of these words (none has an i, s or k,
     # the letters IGNORECASE matches to other characters than their lower case).
     lowered = text.lower()
+    if not _SQL_ANY_WORD.search(lowered):
+        return False  # none of the words below: neither test can hold
     if any(w in lowered for w in _SQL_WORDS) and _SQL.search(text):
         return True
     if "delete" not in lowered and "update" not in lowered:
