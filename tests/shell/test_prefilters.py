@@ -10,6 +10,9 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
+
+from multiplex.shell import RuleSet, deny_match, parse_line
 from multiplex.shell.detection import (
     _detection,
     _scripts,
@@ -18,6 +21,7 @@ from multiplex.shell.detection import (
     _targets,
 )
 from multiplex.shell.parsing import _variants
+from multiplex.shell.rules import _deny
 
 # The forms before: the secret prefilter had a character class first, the escapes and the
 # quoted word a look-around, the fork loops no literal prefix.
@@ -95,3 +99,31 @@ def test_metadata_and_sql_first_tests_let_through_all_the_regexes_match() -> Non
             for m in _detection._SQL_UNBOUNDED.finditer(text)
         )
         assert _detection._sql_text(text) == bool(_detection._SQL.search(text) or unbounded), text
+
+
+def test_deny_rules_skip_only_commands_no_rule_or_meaning_can_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A command whose program no deny rule names is not matched at all: the same rules as
+    when every command is matched in every meaning (programs, paths, scripts, aliases)."""
+    programs = ["git", "Git", "/usr/bin/git", "npm", "docker", "docker-compose", "service",
+                "systemctl", "/etc/init.d/nginx", "python", "python3", "./deploy.py", "deploy.py",
+                "ls", "make", "kubectl", "podman", "nginx"]  # fmt: skip
+    words = ["push", "pub", "publish", "image", "compose", "up", "stop", "nginx", "-C", "x",
+             "--force", "deploy.py", "-m", "deploy", "send-pack", "-u", "start", "*"]  # fmt: skip
+    rng = random.Random(9)
+    for _ in range(300):
+        rules = []
+        for _ in range(rng.randint(1, 4)):
+            rule = [rng.choice(programs), *rng.choices(words, k=rng.randint(0, 2))]
+            rules.append(" ".join(rule) + (" *" if rng.random() < 0.5 else ""))
+        if rng.random() < 0.1:
+            rules.append("g?t push *")  # a glob program: nothing is skipped
+        ruleset = RuleSet(rules, ignore_case_program=True)
+        for _ in range(20):
+            line = " ".join([rng.choice(programs), *rng.choices(words, k=rng.randint(0, 3))])
+            parsed = parse_line(line)
+            fast = deny_match(ruleset, parsed, cwd="/w")
+            with monkeypatch.context() as patch:
+                patch.setattr(_deny, "_may_match", lambda argv, programs: True)
+                assert deny_match(ruleset, parsed, cwd="/w") == fast, (rules, line)
