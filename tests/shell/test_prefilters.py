@@ -127,3 +127,16 @@ def test_deny_rules_skip_only_commands_no_rule_or_meaning_can_match(
             with monkeypatch.context() as patch:
                 patch.setattr(_deny, "_may_match", lambda argv, programs: True)
                 assert deny_match(ruleset, parsed, cwd="/w") == fast, (rules, line)
+
+
+def test_a_program_that_may_not_destroy_has_no_destructive_targets() -> None:
+    names = ["rm", "RM", "/bin/rm", "find", "mv", "chmod", "truncate", "pytest", "python",
+             "python3", "Python3.12", "ls", "cat", "git", "rsync", "shred", "py.test", "echo"]  # fmt: skip
+    words = ["-m", "pytest", "--basetemp=/", "-rf", "/", "-delete", "-exec", "rm", "{}", ";",
+             "-R", "--delete", "a", "b", "-s", "0"]  # fmt: skip
+    rng = random.Random(3)
+    for _ in range(20_000):
+        argv = (rng.choice(names), *rng.choices(words, k=rng.randint(0, 5)))
+        program = argv[0][argv[0].rfind("/") + 1 :].lower()  # SimpleCommand.program
+        if not _targets.may_destroy(program):
+            assert list(_targets.destructive_targets(argv)) == [], argv

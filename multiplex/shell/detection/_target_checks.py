@@ -34,6 +34,7 @@ from multiplex.shell.detection._targets import (
     candidates,
     destructive_targets,
     is_catastrophic,
+    may_destroy,
     path_words,
 )
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
@@ -88,7 +89,7 @@ def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 yield Finding(SYSRQ, evidence(cmd), cmd.text)
         if not cmd.argv:
             continue
-        for word in destructive_targets(cmd.argv):
+        for word in destructive_targets(cmd.argv) if may_destroy(cmd.program) else ():
             values, _dynamic = candidates(word, here)
             if any(is_catastrophic(v, here) for v in values):
                 deletes = cmd.program in _DELETERS
@@ -110,7 +111,7 @@ def find_target_hardline(parsed: ParsedLine, place: Place) -> Finding | None:
 def each_dynamic_target(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each destructive command with a target computed at run time."""
     for cmd in all_commands(parsed):
-        if not cmd.argv:
+        if not cmd.argv or not may_destroy(cmd.program):
             continue
         for word in destructive_targets(cmd.argv):
             if candidates(word, place)[1] or ("*" in word and word.startswith(("/", "~"))):

@@ -27,7 +27,14 @@ from multiplex.shell.detection._command_checks import (
 from multiplex.shell.parsing._argv import has_long
 from multiplex.shell.parsing._getopt import read_options, table
 
-__all__ = ["Place", "candidates", "destructive_targets", "is_catastrophic", "path_words"]
+__all__ = [
+    "Place",
+    "candidates",
+    "destructive_targets",
+    "is_catastrophic",
+    "may_destroy",
+    "path_words",
+]
 
 _VAR = re.compile(
     r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*)|(%%?|##?)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
@@ -200,6 +207,12 @@ _DESTROYERS = frozenset(
 _PYTEST_BASETEMP = table(
     "basetemp= rootdir= confcutdir= junit-xml= junitxml= override-ini=", "o= c= p="
 )
+
+
+def may_destroy(program: str) -> bool:
+    """:func:`destructive_targets` of an argv with this program (``SimpleCommand.program``)
+    may yield something: a destructive verb, or python (``python -m pytest``)."""
+    return program in _DESTROYERS or program.startswith("python")
 
 
 def destructive_targets(argv: Sequence[str]) -> Iterator[str]:
