@@ -126,15 +126,15 @@ class Gate(Asking):
             if end.step == "ask":
                 trace.append(TraceStep("ask", "ask", f"context {scope.context.value}"))
         return Verdict(
-            profile=scope.name,
-            command=command,
-            outcome=VerdictOutcome(end.outcome),
-            cause=end.cause,
-            decided_by=end.decided_by,
-            rule=end.rule,
-            segments=tuple(c.argv for c in parsed.commands),
-            trace=tuple(trace),
-            dangers=dangers,
+            scope.name,
+            command,
+            _OUTCOMES[end.outcome],
+            end.cause,
+            end.decided_by,
+            end.rule,
+            tuple([c.argv for c in parsed.commands]),
+            tuple(trace),
+            dangers,
         )
 
     def _unattended(
@@ -282,6 +282,10 @@ class Gate(Asking):
             lambda: self.sessions(scope.profile).get(scope.session).grants,
             lambda: place_of(scope, self._served_homes()).cwd,  # only on a new epoch
         )
+
+
+# VerdictOutcome by value: a dict lookup, where calling the enum costs a lookup and more.
+_OUTCOMES = {outcome.value: outcome for outcome in VerdictOutcome}
 
 
 def _by_allow_rules(end: Conclusion | None) -> bool:

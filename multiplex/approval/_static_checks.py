@@ -51,7 +51,7 @@ def _nothing_held(argv: Sequence[str]) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # made once per decision and only read: not frozen, which costs its init
 class CheckInput:
     """Everything steps 1-7 look at, resolved at the profile's current epoch."""
 
@@ -74,9 +74,22 @@ CONTAINER_BACKENDS = frozenset({"docker", "singularity", "modal", "daytona"})
 
 
 @lru_cache(maxsize=1024)
+def _deny_set(rules: tuple[str, ...]) -> RuleSet:
+    return RuleSet(rules, ignore_case_program=True)
+
+
+# The last tuple asked and its set: a view hands out the same tuple on every decision,
+# which the lru_cache would hash anew (each of its texts) every time.
+_last_deny: tuple[tuple[str, ...], RuleSet] = ((), RuleSet((), ignore_case_program=True))
+
+
 def deny_set(rules: tuple[str, ...]) -> RuleSet:
     """Deny rules, compiled once per distinct tuple; program names ignore case (docs/allowlist.md#rules)."""
-    return RuleSet(rules, ignore_case_program=True)
+    global _last_deny
+    last = _last_deny  # one read: another thread may replace it meanwhile
+    if last[0] is not rules:
+        last = _last_deny = (rules, _deny_set(rules))
+    return last[1]
 
 
 def _deny_match(
@@ -152,6 +165,18 @@ def dangers_of(
     return tuple(seen.values())
 
 
+# The steps most decisions pass the same way: made once (values, compared by value).
+_HARDLINE_PASS = TraceStep("hardline", "pass")
+_YOLO_PASS = TraceStep("yolo", "pass")
+_NOT_SEALED = TraceStep("container", "pass", "not applied")
+_HOST_MOUNTS = TraceStep("container", "pass", "host mounts given")
+_NOT_EVERY_COMMAND = TraceStep("allowlist", "pass", "not every command matches")
+_NOTHING_FOUND_STEP = TraceStep("detection", "approved", "nothing dangerous detected")
+_NOTHING_FOUND = Conclusion(
+    "approved", "nothing dangerous detected", DecidedBy.POLICY, None, "detection"
+)
+
+
 def _describe(finding: Finding) -> str:
     return f"{finding.pattern.name}: {finding.pattern.description}"
 
@@ -201,7 +226,7 @@ def run_static_checks(
             stop("hardline", "blocked", f"hardline: {_describe(hard)}", DecidedBy.POLICY),
             hard,
         )
-    trace.append(TraceStep("hardline", "pass"))
+    trace.append(_HARDLINE_PASS)
     # 3. deny rules: before every bypass, container skip and allowlist
     denied = _deny_match(parsed, approvals.deny, data.place.cwd)
     if denied is not None:
@@ -215,7 +240,7 @@ def run_static_checks(
             else ("profile yolo" if approvals.yolo else "session yolo")
         )
         return trace, stop("yolo", "approved", why, DecidedBy.POLICY), None
-    trace.append(TraceStep("yolo", "pass"))
+    trace.append(_YOLO_PASS)
     # 5. container without host access: heuristics skipped. Not in strict mode
     # (it asks for everything not allowlisted) and not for an unparseable line.
     sealed = data.backend in CONTAINER_BACKENDS and not data.host_access
@@ -230,13 +255,7 @@ def run_static_checks(
             ),
             None,
         )
-    trace.append(
-        TraceStep(
-            "container",
-            "pass",
-            "not applied" if data.backend not in CONTAINER_BACKENDS else "host mounts given",
-        )
-    )
+    trace.append(_NOT_SEALED if data.backend not in CONTAINER_BACKENDS else _HOST_MOUNTS)
     protected = find_protected_write(parsed, approvals.protected_files)
     # 6. session grants and the permanent allowlist; a named pattern is never vouched for
     named = None if protected is not None else find_named(parsed, data.place)
@@ -249,27 +268,17 @@ def run_static_checks(
     if held is not None:  # a bound file changed: a human looks again, whatever detection says
         trace.append(TraceStep("allowlist", "ask", held))
         return trace, None, None
-    trace.append(
-        TraceStep(
-            "allowlist",
-            "pass",
-            "protected file write"
-            if protected
-            else (
-                f"{named.pattern.name} is never allowlisted"
-                if named
-                else "not every command matches"
-            ),
-        )
-    )
+    if protected is not None:
+        trace.append(TraceStep("allowlist", "pass", "protected file write"))
+    elif named is not None:
+        trace.append(TraceStep("allowlist", "pass", f"{named.pattern.name} is never allowlisted"))
+    else:
+        trace.append(_NOT_EVERY_COMMAND)
     # 7. detection
     finding = protected or find_dangerous(parsed, place=data.place)
     if finding is None and approvals.mode != "strict":
-        return (
-            trace,
-            stop("detection", "approved", "nothing dangerous detected", DecidedBy.POLICY),
-            None,
-        )
+        trace.append(_NOTHING_FOUND_STEP)
+        return trace, _NOTHING_FOUND, None
     detail = _describe(finding) if finding else "mode strict: everything not allowlisted asks"
     trace.append(TraceStep("detection", "ask", detail))
     return trace, None, finding

@@ -48,6 +48,8 @@ class ServedProfiles:
     _views: dict[str, ProfileView]
     _built_from: dict[str, object]  # the state each view was built from
     _profiles_root: Path | None
+    # The last served_homes() answer and the dict and folder it was built from.
+    _served_last: tuple[Mapping[str, Profile], Path | None, tuple[tuple[str, Path], ...]] | None
     _secrets_lock: threading.Lock
     _all_secrets: KnownValues | None
     _retired: weakref.WeakSet[Profile]
@@ -72,12 +74,21 @@ class ServedProfiles:
         The gate blocks a command of one profile that touches another's home
         (docs/security.md#another-profiles-home); the folder is listed under the name "".
         """
-        homes = tuple((name, p.home) for name, p in self._profiles.items())
-        if self.mode != "multiplex":
-            return homes
-        if self._profiles_root is None:  # resolved once: the gate asks on every decision
-            self._profiles_root = (self.config.base_dir / self.config.profiles_dir).resolve()
-        return (*homes, ("", self._profiles_root))
+        # The gate asks on every decision: the tuple is built once per set of homes (a
+        # reload serves a new dict), so that it is the same object until they change.
+        profiles, root = self._profiles, self._profiles_root
+        last = self._served_last
+        if last is not None and last[0] is profiles and last[1] is root:
+            return last[2]
+        homes = tuple((name, p.home) for name, p in profiles.items())
+        if self.mode == "multiplex":
+            if root is None:  # resolved once
+                root = self._profiles_root = (
+                    self.config.base_dir / self.config.profiles_dir
+                ).resolve()
+            homes = (*homes, ("", root))
+        self._served_last = (profiles, root, homes)
+        return homes
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""

@@ -77,6 +77,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         self._views: dict[str, ProfileView] = {}
         self._built_from: dict[str, object] = {}  # the state each view was built from
         self._profiles_root: Path | None = None
+        self._served_last = None
         self._secrets_lock = threading.Lock()
         self._all_secrets: KnownValues | None = None
         self._turn_end_hooks: list[Callable[[ProfileScope], None]] = []

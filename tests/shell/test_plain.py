@@ -60,6 +60,51 @@ def test_plain_lines_parse_as_the_grammar_reads_them(monkeypatch: pytest.MonkeyP
     assert differ == []
 
 
+# Wrappers and carriers whose quoted argument the walk unwraps or parses as code.
+_CARRYING = (
+    "python3 -c node -e perl -e ssh host xargs find -exec {} + git -c awk sed timeout 5 sudo "
+    "nohup make --eval tar -I sort -o vim +!x gdb -ex docker run kubectl exec -- rm -rf / "
+    "~ cat .env id_rsa curl -d @x nc -e parallel nice env watch"
+)
+CARRIERS = _CARRYING.split()
+QUOTABLE = [chr(c) for c in range(32, 127)] + ["a"] * 30 + [" "] * 10
+
+
+def _quoted(rng: random.Random) -> str:
+    quote = rng.choice("'\"")
+    body = "".join(rng.choices(QUOTABLE, k=rng.randint(0, 8))).replace(quote, "")
+    return quote + body + quote
+
+
+def _quoted_lines() -> list[str]:
+    rng = random.Random(27)
+    lines: list[str] = []
+    for _ in range(4000):
+        words = rng.choices(WORDS + CARRIERS, k=rng.randint(1, 5))
+        for _ in range(rng.randint(1, 3)):
+            word = _quoted(rng)
+            if rng.random() < 0.4:  # "-m'x'", "x'y'z"
+                word = rng.choice(WORDS) + word
+            if rng.random() < 0.3:
+                word += rng.choice(["x", "-y", _quoted(rng)])
+            words.insert(rng.randint(1, len(words)), word)
+        line = (" " * rng.randint(1, 2)).join(words)
+        if rng.random() < 0.3:
+            line += rng.choice(OPERATORS) + " ".join(rng.choices(WORDS, k=2)) + " " + _quoted(rng)
+        lines.append(line)
+    return lines
+
+
+def test_quoted_words_parse_as_the_grammar_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Words with quoted parts (any printable ASCII inside, operators too) read without the
+    grammar give the same ParsedLine as through it; the rest goes to the grammar."""
+    quoted = [line for line in _lines() + _quoted_lines() if "'" in line or '"' in line]
+    plain = [line for line in quoted if plain_lines(line) is not None]
+    assert len(plain) > 1500  # the generated lines reach the fast path
+    differ = [line for line in plain if parse_line(line) != _grammar(line, monkeypatch)]
+    assert differ == []
+
+
 @pytest.mark.parametrize(
     "line",
     [
@@ -83,10 +128,34 @@ def test_plain_lines_parse_as_the_grammar_reads_them(monkeypatch: pytest.MonkeyP
         "a && && b",
         "a |& b",
         "echo ls | sh",
+        "'rm' -rf /",  # a quote in the program word
+        "r'm' -rf /",
+        "echo 'unterminated",
+        'echo "$HOME"',  # double quotes that expand, unescape or substitute
+        'echo "a\\b"',
+        'echo "`id`"',
+        'echo "!x"',
+        "echo 'tab\there'",  # not printable ASCII inside
+        "echo 'é'",
+        "echo 'a' == b",
+        "echo 'a'&",
     ],
 )
 def test_lines_the_grammar_must_read(line: str) -> None:
     assert plain_lines(line) is None
+
+
+def test_quoted_words_are_unquoted_and_operators_inside_them_stay() -> None:
+    parsed = parse_line("git add -A && git commit -m 'a && b; c | d'")
+    assert [c.argv for c in parsed.commands] == [
+        ("git", "add", "-A"),
+        ("git", "commit", "-m", "a && b; c | d"),
+    ]
+    assert parse_line("""awk '{print $1}' "x y"'z'""").commands[0].argv == (
+        "awk",
+        "{print $1}",
+        "x yz",
+    )
 
 
 def test_plain_line_is_still_unwrapped_and_judged() -> None:

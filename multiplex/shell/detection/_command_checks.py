@@ -166,8 +166,17 @@ def _kill_targets(args: Sequence[str]) -> list[str]:
     return pids
 
 
+# Every program a branch of hardline_check looks at (and mkfs*): any other shows nothing.
+_HARDLINE_PROGRAMS = frozenset(
+    {"rm", "rmdir", "unlink", "srm", "dd", "shred", "wipe", "blkdiscard", "kill", "killall5",
+     "systemctl", "loginctl", "init", "telinit", *_MKFS, *_POWER}
+)  # fmt: skip
+
+
 def hardline_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """The hardline pattern one argv shows (write targets are checked in detection)."""
+    if prog not in _HARDLINE_PROGRAMS and not prog.startswith("mkfs"):
+        return None
     if prog in ("rm", "rmdir", "unlink", "srm"):
         for target in operands(args):
             if any(catastrophic_path(t) for t in expand_braces(target)):
@@ -326,10 +335,20 @@ def _infra(prog: str, args: Sequence[str]) -> Pattern | None:
     return None
 
 
+# Every program a branch of dangerous_check, _packages or _infra looks at.
+_JUDGED = frozenset(
+    {"rm", "find", "shred", "wipe", "srm", "chmod", "chown", "chgrp", "dd", "systemctl",
+     "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
+     "nft", "ufw", "firewall-cmd", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *_PACKAGERS, *_INFRA}
+)  # fmt: skip
+
+
 def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """The dangerous pattern one argv shows, judged by its program and arguments."""
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pip uninstall …
+    if prog not in _JUDGED and not prog.startswith("pip"):
+        return None  # no branch below looks at another program (pip* is _packages')
     if prog == "rm":
         if set(short_flags(args)) & set("rRf") or has_long(args, "recursive", "force"):
             return RECURSIVE_DELETE

@@ -103,9 +103,12 @@ _METADATA_WORDS = (
 )  # fmt: skip
 
 
+# One search for all of them (over the lower-cased text), where a generator tested each.
+_METADATA_WORD = re.compile("|".join(re.escape(w) for w in _METADATA_WORDS))
+
+
 def _metadata(text: str) -> re.Match[str] | None:
-    lowered = text.lower()
-    return _METADATA.search(text) if any(w in lowered for w in _METADATA_WORDS) else None
+    return _METADATA.search(text) if _METADATA_WORD.search(text.lower()) else None
 
 
 _SQL = re.compile(
@@ -126,21 +129,24 @@ _RMTREE_HOME = re.compile(
     r"\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]"
 )
 _SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
+_SQL_ANY_WORD = re.compile("drop|truncate|flu|delete|update")  # _SQL_WORDS, or _SQL_UNBOUNDED's
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
+_SPAWNERS = frozenset({"xargs", "parallel"})  # the programs endless_spawn looks at
 _EVERYTHING_HERE = frozenset({"*", ".", "./", "./*", ".*", "*/", "..", "../*"})
 
 
 def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
+    targets = write_targets(cmd)
     if not cmd.argv:
-        return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in write_targets(cmd)) else None
+        return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in targets) else None
     prog = cmd.program
     found = hardline_check(prog, cmd.argv[1:])
-    if found is None and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
+    if found is None and prog in _SPAWNERS and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
         return FORK_BOMB
-    writes_device = any(is_block_device(p) for p in write_targets(cmd))
-    if found is None and prog not in ("chmod", "chown", "chgrp") and writes_device:
+    chmods = prog in ("chmod", "chown", "chgrp")
+    if found is None and targets and not chmods and any(is_block_device(p) for p in targets):
         return BLOCK_DEVICE_WRITE
     return found
 
@@ -233,14 +239,17 @@ def _reads_stdin(cmd: SimpleCommand) -> bool:
 def _sql(cmd: SimpleCommand) -> bool:
     if cmd.program in _SEARCHERS:
         return False
-    texts = [" ".join(cmd.argv[1:])] + [r.target for r in cmd.redirects if r.op.startswith("<<")]
-    return any(_sql_text(t) for t in texts)
+    if _sql_text(" ".join(cmd.argv[1:])):
+        return True
+    return any(_sql_text(r.target) for r in cmd.redirects if r.op.startswith("<<"))
 
 
 def _sql_text(text: str) -> bool:
     # C-speed prefilter: each pattern holds one of these words (none has an i, s or k,
     # the letters IGNORECASE matches to other characters than their lower case).
     lowered = text.lower()
+    if not _SQL_ANY_WORD.search(lowered):
+        return False  # none of the words below: neither test can hold
     if any(w in lowered for w in _SQL_WORDS) and _SQL.search(text):
         return True
     if "delete" not in lowered and "update" not in lowered:
@@ -259,7 +268,7 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
         found = DYNAMIC_PROGRAM
     if found is None:
         found = _download_exec(cmd)
-    if found is None and any(sensitive(p) for p in write_targets(cmd)):
+    if found is None and (targets := write_targets(cmd)) and any(sensitive(p) for p in targets):
         found = SENSITIVE_WRITE
     if found is None and _sql(cmd):
         found = SQL_DESTRUCTIVE

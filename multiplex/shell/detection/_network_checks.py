@@ -48,6 +48,7 @@ _SHELL_HINT = re.compile(
 _CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form")
 _CURL_UPLOAD = ("-T", "--upload-file")
 _WGET_POST = ("--post-file", "--body-file")
+_UPLOADERS = frozenset({"curl", "http", "https", "xh", "wget", *_COPIERS})
 _REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
 
 
@@ -139,7 +140,7 @@ def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
 def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each reverse shell, exfiltration or network redirection."""
     commands = all_commands(parsed)
-    redirecting = [c for c in commands if network_redirect(c)]
+    redirecting = [c for c in commands if c.redirects and network_redirect(c)]
     if redirecting and any(_is_shell(c) for c in commands):
         yield Finding(REVERSE_SHELL, evidence(redirecting[0]), redirecting[0].text)
     for cmd in commands:
@@ -152,7 +153,9 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     for cmd in commands:
         if not cmd.argv:
             continue
-        if any(_sensitive_source(p, place) for p in _uploads(cmd)):
+        # _uploads yields only for these programs or from a redirection.
+        uploads = cmd.program in _UPLOADERS or cmd.redirects
+        if uploads and any(_sensitive_source(p, place) for p in _uploads(cmd)):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         piped = cmd.program in _NET and cmd.upstream
         if piped and readers_of_secrets is None:

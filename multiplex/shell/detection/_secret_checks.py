@@ -149,11 +149,18 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         if cmd.argv and _prints_credentials(cmd.program, cmd.argv[1:]):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
             continue
-        written = set(write_targets(cmd))
-        words = [w for w in path_words(cmd.argv) if w not in written] if cmd.argv else []
+        words = list(path_words(cmd.argv)) if cmd.argv else []
         if cmd.program in _DECLARE:  # export F=~/.aws/credentials; cat $F
             words += [a.partition("=")[2] for a in cmd.argv[1:] if "=" in a]
-        words += [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")]
+        read = (
+            [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")] if cmd.redirects else []
+        )
+        # The words before those it writes are taken out: when none of them may be a
+        # secret, none of the rest is (the first test looks at each word alone).
+        if not may_hold_secret(words + read, place):
+            continue
+        written = set(write_targets(cmd))
+        words = [w for w in words if w not in written] + read
         if may_hold_secret(words, place) and any(
             is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
         ):

@@ -34,6 +34,7 @@ from multiplex.shell.detection._targets import (
     candidates,
     destructive_targets,
     is_catastrophic,
+    may_destroy,
     path_words,
 )
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
@@ -47,9 +48,18 @@ __all__ = [
     "find_target_hardline",
 ]
 
-_ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
-# Over words joined by newlines: matches wherever _ESCAPES matches one of the words.
-_ANY_ESCAPES = re.compile(_ESCAPES.pattern, re.MULTILINE)
+# A word may leave the cwd when it starts with / or ~ or holds "..", $ ` * ? [ or {: those
+# inside a word as literal alternatives (the engine then skips to them).
+_INNER_ESCAPES = re.compile(r"\.\.|\$|`|\*|\?|\[|\{")
+
+
+def _any_escapes(joined: str) -> bool:
+    """Some word of ``joined`` (words joined by newlines) may leave the cwd."""
+    if joined.startswith(("/", "~")) or "\n/" in joined or "\n~" in joined:
+        return True
+    return _INNER_ESCAPES.search(joined) is not None
+
+
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "srm", "find", "rsync", "shred", "wipe"})
 _SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
 # Programs that erase a block device named as an operand (listing options excepted).
@@ -79,7 +89,7 @@ def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 yield Finding(SYSRQ, evidence(cmd), cmd.text)
         if not cmd.argv:
             continue
-        for word in destructive_targets(cmd.argv):
+        for word in destructive_targets(cmd.argv) if may_destroy(cmd.program) else ():
             values, _dynamic = candidates(word, here)
             if any(is_catastrophic(v, here) for v in values):
                 deletes = cmd.program in _DELETERS
@@ -101,7 +111,7 @@ def find_target_hardline(parsed: ParsedLine, place: Place) -> Finding | None:
 def each_dynamic_target(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each destructive command with a target computed at run time."""
     for cmd in all_commands(parsed):
-        if not cmd.argv:
+        if not cmd.argv or not may_destroy(cmd.program):
             continue
         for word in destructive_targets(cmd.argv):
             if candidates(word, place)[1] or ("*" in word and word.startswith(("/", "~"))):
@@ -153,16 +163,18 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
     for cmd, here in _placed(parsed, place):
         if here is not last:  # the place changes only at a cd
             # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
-            cwd_safe = here.cwd is not None and not _enters_other(here.cwd, others, own, here)
+            # Without a cwd it stays relative (candidates gives the word itself), and only
+            # an absolute path can enter a home.
+            cwd_safe = here.cwd is None or not _enters_other(here.cwd, others, own, here)
             last = here
         words = [r.target for r in cmd.redirects if not r.op.startswith("<<")]
         words += list(path_words(cmd.argv)) if cmd.argv else []
-        if cwd_safe and not _ANY_ESCAPES.search("\n".join(words)):
+        if cwd_safe and not _any_escapes("\n".join(words)):
             continue  # one search for the whole command: no word can leave the cwd
         for word in words:
             if not word or word.startswith("&"):
                 continue
-            if cwd_safe and not _ESCAPES.search(word):
+            if cwd_safe and not word.startswith(("/", "~")) and not _INNER_ESCAPES.search(word):
                 continue
             values, _ = candidates(word, here)
             if any(_enters_other(v, others, own, here) for v in values):

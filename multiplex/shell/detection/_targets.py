@@ -15,7 +15,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from multiplex.shell.detection._command_checks import (
     catastrophic_path,
@@ -27,7 +27,14 @@ from multiplex.shell.detection._command_checks import (
 from multiplex.shell.parsing._argv import has_long
 from multiplex.shell.parsing._getopt import read_options, table
 
-__all__ = ["Place", "candidates", "destructive_targets", "is_catastrophic", "path_words"]
+__all__ = [
+    "Place",
+    "candidates",
+    "destructive_targets",
+    "is_catastrophic",
+    "may_destroy",
+    "path_words",
+]
 
 _VAR = re.compile(
     r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*)|(%%?|##?)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
@@ -37,7 +44,9 @@ _DIRNAME = re.compile(r"\$\(\s*dirname\s+([^()\s][^()]*)\)")
 _HOME_WORD = re.compile(r"^~(?=/|$)")
 _TRAILING = ("/*", "/.*", "/**", "/.", "/")
 _MAX_CANDIDATES = 16
-_EXPANDABLE = re.compile(r"[$`{~]|\.\*|^\.\.?$")
+# What candidates() expands: $ ` { ~ or ".*" inside a word (literal alternatives: the engine
+# skips to them), or a word that is "." or "..".
+_EXPANDABLE = re.compile(r"\$|`|\{|~|\.\*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +63,15 @@ class Place:
     homes: tuple[str, ...] = ()
     others: tuple[str, ...] = ()
     profiles_dirs: tuple[str, ...] = ()
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # A Place keys each check's memo of a line, several times a decision: hashed once.
+        hashed = hash((self.cwd, self.homes, self.others, self.profiles_dirs))
+        object.__setattr__(self, "_hash", hashed)
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def known(self, name: str) -> str | None:
         if name in ("HOME", "USERPROFILE"):
@@ -75,7 +93,7 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     """Plausible values of a target word, made absolute when the cwd is known, and
     whether the word is dynamic (its value is computed when the line runs)."""
     dynamic = "$" in word or "`" in word
-    if not _EXPANDABLE.search(word):  # a plain word: only the cwd changes it
+    if word not in (".", "..") and not _EXPANDABLE.search(word):  # only the cwd changes it
         if place.cwd and not word.startswith("/"):
             return [place.cwd + "/" + word if word else place.cwd], False
         return [word], False
@@ -189,6 +207,12 @@ _DESTROYERS = frozenset(
 _PYTEST_BASETEMP = table(
     "basetemp= rootdir= confcutdir= junit-xml= junitxml= override-ini=", "o= c= p="
 )
+
+
+def may_destroy(program: str) -> bool:
+    """:func:`destructive_targets` of an argv with this program (``SimpleCommand.program``)
+    may yield something: a destructive verb, or python (``python -m pytest``)."""
+    return program in _DESTROYERS or program.startswith("python")
 
 
 def destructive_targets(argv: Sequence[str]) -> Iterator[str]:

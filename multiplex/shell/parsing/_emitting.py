@@ -57,10 +57,12 @@ class Emitter:
             self.frames += frames
             upstream: tuple[str, ...] = ()
             stdin: str | None = None
-            for argv, shown in pipeline:
+            last = len(pipeline) - 1
+            for stage, (argv, shown) in enumerate(pipeline):
                 self._emit(argv, (), shown, _Ctx(0, (), (), upstream, stdin))
-                upstream = feed_upstream(upstream, argv)
-                stdin = stdin_text_after(argv, stdin)
+                if stage < last:  # what feeds the next stage; the last feeds none
+                    upstream = feed_upstream(upstream, argv)
+                    stdin = stdin_text_after(argv, stdin)
             self.frames -= frames
 
     def _env_code(self, assignments: list[str], ctx: _Ctx) -> None:

@@ -12,8 +12,6 @@ imports only its fellow leaves.
 
 from __future__ import annotations
 
-import re
-
 from multiplex.shell.parsing._emitting import MAX_DEPTH, MAX_SEGMENTS, OverLimit
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import ParsedLine, Redirect, SimpleCommand
@@ -36,15 +34,13 @@ __all__ = [
 MAX_CHARS = 128_000
 MAX_PIPES = 512
 
-_LISTED = re.compile(r"&&|\|\|")  # the grammar makes a list node of these (";" stays flat)
-
 
 def _walk(line: str, *, strict: bool) -> Walker:
     walker = Walker(strict=strict)
     try:
         plain = plain_lines(line)
         if plain is not None:  # plain words: what the grammar would give, without it
-            walker.emit_plain(plain, listed=bool(_LISTED.search(line)))
+            walker.emit_plain(plain, listed=plain.listed)
         else:
             walker.walktext(line, _Ctx(0), "command line")
         for value in evaluated_values(line, walker.assigned):  # x='a[$(cmd)]'; echo $((x))

@@ -47,7 +47,9 @@ _ANSI = re.compile(
     r"|(?:\\x1b|\\033|\\e|\\u001b)\[[0-9;]*[A-Za-z]"
 )
 _IFS = re.compile(r"(?:\$\{IFS[^}]*\}|\$IFS\b)(?:\$\{?[1-9]\}?)?")
-_QUOTED_WORD = re.compile(r"(?<!\\)'([^'\s;&|<>()`\\]*)'|(?<!\\)\"([^\"\s;&|<>()`\\]*)\"")
+# The quote first, then the look back at the character before it (the same test as
+# (?<!\\) in front): each alternative starts with a literal the engine skips to.
+_QUOTED_WORD = re.compile(r"'(?<!\\')([^'\s;&|<>()`\\]*)'|\"(?<!\\\")([^\"\s;&|<>()`\\]*)\"")
 # "{rm,-rf,/}" as a whole word: bash brace expansion makes it three words.
 # The part before the first comma has no comma itself: the two runs cannot overlap.
 _BRACE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))\{([^{}\s$,]*,[^{}\s]*)\}(?=$|[\s;&|)])")
@@ -68,6 +70,11 @@ def _strip_controls(text: str) -> str:
     return _NON_ASCII.sub(lambda m: "" if unicodedata.category(m[0]) in _HIDDEN else m[0], text)
 
 
+# A character some normalisation acts on (an escape, a quote, $IFS, a brace word): one
+# search in C where a generator looked for each in turn.
+_MAY_VARY = re.compile(r"[\x1b\\'\"${]")
+
+
 def normalised_variants(line: str) -> tuple[str, ...]:
     """The normalised forms of ``line`` (docs/approvals.md#parsing), deduplicated, without ``line``.
 
@@ -76,12 +83,15 @@ def normalised_variants(line: str) -> tuple[str, ...]:
     backslashes before ordinary characters are removed. Quotes that group spaces or
     shell operators stay, so that ``echo "a; reboot"`` does not turn into two commands.
     """
-    if line.isascii() and not any(c in line for c in "\x1b\\'\"${") and line.isprintable():
+    if line.isascii() and not _MAY_VARY.search(line) and line.isprintable():
         return ()
     clean = line
     if not line.isascii() or not line.isprintable() or "\\" in line:
         clean = unicodedata.normalize("NFKC", _strip_controls(line))
-    spaced = _BRACE_WORD.sub(lambda m: m.group(1).replace(",", " "), _IFS.sub(" ", clean))
+    # _IFS holds "$IFS" or "${IFS", _BRACE_WORD a "{": skipped when the text has neither.
+    spaced = _IFS.sub(" ", clean) if "IFS" in clean else clean
+    if "{" in spaced:
+        spaced = _BRACE_WORD.sub(lambda m: m.group(1).replace(",", " "), spaced)
     unquoted = unquote_words(spaced)
     out: dict[str, None] = {}
     for variant in (clean, spaced, unquoted):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from multiplex.shell.detection._scripts import script_lines
 from multiplex.shell.parsing._argv import opts
 from multiplex.shell.parsing._parsed import ParsedLine
-from multiplex.shell.rules._meaning import meanings
+from multiplex.shell.rules._meaning import may_rename, meanings
 from multiplex.shell.rules._rules import Rule, RuleSet, _compile, _is_glob
 
 __all__ = ["OPTIONS_WITH_VALUE", "deny_match", "matches_skipping_options"]
@@ -115,10 +115,30 @@ def _match_one(rules: RuleSet, argv: Sequence[str]) -> Rule | None:
 
 @dataclass(frozen=True, slots=True)
 class _Meant:
-    """Deny rules with their meanings added, each meaning naming the rule it came from."""
+    """Deny rules with their meanings added, each meaning naming the rule it came from.
+
+    ``programs``: every rule's program (casefolded, a path rule's whole path), or None
+    when a rule's program is a glob (then any program may match).
+    """
 
     rules: RuleSet
     origin: dict[str, str]
+    programs: frozenset[str] | None
+
+
+def _programs(rules: RuleSet) -> frozenset[str] | None:
+    if any(_is_glob(rule.program) for rule in rules):
+        return None
+    return frozenset(rule.program.casefold() for rule in rules)
+
+
+def _may_match(argv: Sequence[str], programs: frozenset[str]) -> bool:
+    """Some rule may match ``argv`` or one of its meanings: its program is a rule's, or
+    meanings() may name another one (:func:`._meaning.may_rename`)."""
+    prog = _basename(argv[0])
+    if prog in programs or argv[0].casefold() in programs:
+        return True
+    return may_rename(argv)
 
 
 def _takes(program: str) -> frozenset[str]:
@@ -139,9 +159,8 @@ def _meant(rules: RuleSet, cwd: str | None) -> _Meant:
             if text not in origin:
                 origin[text] = rule.text
                 extra.append(Rule(text, tokens))
-    if not extra:
-        return _Meant(rules, origin)
-    return _Meant(RuleSet((*rules, *extra), ignore_case_program=True), origin)
+    meant = RuleSet((*rules, *extra), ignore_case_program=True) if extra else rules
+    return _Meant(meant, origin, _programs(meant))
 
 
 def deny_match(
@@ -159,7 +178,11 @@ def deny_match(
     meant = _meant(rules, cwd)
     argvs = list(parsed.match_argvs())
     argvs += [a for inner in script_lines(parsed, 0) for a in inner.match_argvs()]
+    programs = meant.programs
     for argv in argvs:
+        # Most commands name a program no rule names: no meaning of theirs is looked for.
+        if programs is not None and not _may_match(argv, programs):
+            continue
         for form in (argv, *meanings(argv, cwd=cwd, takes=_takes(argv[0]))):
             rule = _match_one(meant.rules, form)
             if rule is not None:

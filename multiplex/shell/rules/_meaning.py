@@ -17,7 +17,7 @@ import shlex
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["may_rename", "meanings"]
+__all__ = ["PYTHON_PROGRAM", "may_rename", "meanings"]
 
 Argv = tuple[str, ...]
 
@@ -94,7 +94,7 @@ _DOCKER_MANAGED = {
 }  # fmt: skip
 _DOCKER_LIKE = frozenset({"docker", "podman", "nerdctl"})
 _GIT_SAME = {"send-pack": "push", "stage": "add"}
-_PYTHON = re.compile(r"python(?:[23](?:\.\d+)?)?")
+PYTHON_PROGRAM = re.compile(r"python(?:[23](?:\.\d+)?)?")  # the interpreters meanings() reads
 _PY_VALUE = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 
 
@@ -286,7 +286,7 @@ def may_rename(argv: Sequence[str]) -> bool:
         prog in _RENAMING
         or prog.endswith(".py")
         or argv[0].startswith("/etc/init.d/")
-        or _PYTHON.fullmatch(prog) is not None
+        or PYTHON_PROGRAM.fullmatch(prog) is not None
     )
 
 
@@ -319,7 +319,7 @@ def meanings(
         return (("terraform", "apply", *argv[argv.index("apply") + 1 :]),)
     if prog.endswith(".py"):  # ./deploy.py runs like python deploy.py
         return (("python", _relative(argv[0], cwd), *argv[1:]),)
-    if _PYTHON.fullmatch(prog):
+    if PYTHON_PROGRAM.fullmatch(prog):
         form = _python(argv, cwd)
         return (form,) if form is not None and form != argv else ()
     if prog == "docker-compose":

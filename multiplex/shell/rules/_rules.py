@@ -231,6 +231,7 @@ class RuleSet:
         "_by_name",
         "_by_path",
         "_fallback",
+        "_hash",
         "_ignore_case",
         "_rules",
         "_text_set",
@@ -265,6 +266,7 @@ class RuleSet:
         self._by_name = {key: _by_first_word(bucket) for key, bucket in by_name.items()}
         self._by_path = {key: _by_first_word(bucket) for key, bucket in by_path.items()}
         self._fallback = tuple(fallback)
+        self._hash: int | None = None
 
     @property
     def ignore_case_program(self) -> bool:
@@ -322,10 +324,16 @@ class RuleSet:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RuleSet):
             return NotImplemented
+        if self is other:
+            return True
         return self._texts == other._texts and self._ignore_case == other._ignore_case
 
     def __hash__(self) -> int:
-        return hash((self._texts, self._ignore_case))
+        # Deny rules are cache keys on every decision: their texts are hashed once.
+        found = self._hash
+        if found is None:
+            found = self._hash = hash((self._texts, self._ignore_case))
+        return found
 
     def __repr__(self) -> str:
         flag = ", ignore_case_program=True" if self._ignore_case else ""

@@ -1,0 +1,144 @@
+"""The regexes rewritten for speed and their C-speed first tests agree with the forms they replace.
+
+Each pair is run on random text over the characters that matter to it (shell.detection,
+shell.parsing): a rewrite that let the regex engine skip ahead must match exactly where
+the original did (docs/security.md#linear-time keeps both linear).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from multiplex.shell import RuleSet, deny_match, parse_line
+from multiplex.shell.detection import (
+    _detection,
+    _scripts,
+    _secret_paths,
+    _target_checks,
+    _targets,
+)
+from multiplex.shell.parsing import _variants
+from multiplex.shell.rules import _deny
+
+# The forms before: the secret prefilter had a character class first, the escapes and the
+# quoted word a look-around, the fork loops no literal prefix.
+OLD_MAY_SECRET = re.compile(f"[$`{{~*?\\[]|{_secret_paths._SECRET_KEY.pattern}")
+OLD_ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
+OLD_ANY_ESCAPES = re.compile(OLD_ESCAPES.pattern, re.MULTILINE)
+OLD_EXPANDABLE = re.compile(r"[$`{~]|\.\*|^\.\.?$")
+OLD_QUOTED_WORD = re.compile(r"(?<!\\)'([^'\s;&|<>()`\\]*)'|(?<!\\)\"([^\"\s;&|<>()`\\]*)\"")
+
+
+def _texts(alphabet: str, extra: tuple[str, ...], count: int = 20_000) -> list[str]:
+    rng = random.Random(32)
+    out = []
+    for _ in range(count):
+        text = "".join(rng.choices(alphabet, k=rng.randint(0, 24)))
+        if extra and rng.random() < 0.3:
+            at = rng.randint(0, len(text))
+            text = text[:at] + rng.choice(extra) + text[at:]
+        out.append(text)
+    return out
+
+
+def test_may_be_secret_matches_where_the_class_first_form_did() -> None:
+    keys = (*_secret_paths._SECRET_KEYS, ".env")
+    for text in _texts("ab.sgc/$`{~*?[\n-_ hk", keys):
+        new = _secret_paths._MAY_SECRET.search(text) is not None
+        assert new == (OLD_MAY_SECRET.search(text) is not None), text
+
+
+def test_any_escapes_matches_where_the_multiline_form_did() -> None:
+    for text in _texts("ab./~$`*?[{\n-x ", ("..", "\n/", "\n~")):
+        assert _target_checks._any_escapes(text) == (OLD_ANY_ESCAPES.search(text) is not None)
+
+
+def test_expandable_and_escaping_words_are_the_ones_the_class_first_forms_found() -> None:
+    for text in _texts("ab./~$`*?[{-x", ("..", ".", ".*")):
+        expandable = text in (".", "..") or _targets._EXPANDABLE.search(text) is not None
+        assert expandable == (OLD_EXPANDABLE.search(text) is not None), text
+        escapes = text.startswith(("/", "~")) or _target_checks._INNER_ESCAPES.search(text)
+        assert bool(escapes) == (OLD_ESCAPES.search(text) is not None), text
+
+
+def test_quoted_words_are_unquoted_as_with_the_look_behind_first() -> None:
+    def old(text: str) -> str:
+        return _variants._ESCAPED.sub(
+            r"\1", OLD_QUOTED_WORD.sub(lambda m: m.group(1) or m.group(2) or "", text)
+        )
+
+    for text in _texts("ab'\"\\ ;|x-", ("\\'", "'a'", '"b"', '\\"')):
+        assert _variants.unquote_words(text) == old(text), text
+
+
+def test_fork_text_finds_what_the_regexes_alone_find() -> None:
+    pieces = ("fork", "while", "true", "for (;;)", "1 while fork", "loop do", "(", ")", "{", "}",
+              "f", "|", "&", ":", " ", "os.fork()", "f(){ f|f& };f")  # fmt: skip
+    rng = random.Random(5)
+    for _ in range(20_000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 8)))
+        loops = _scripts._FORK_LOOPS.search(text)
+        found = _scripts.fork_text(text)
+        if loops:
+            assert found == loops.group(0), text
+        elif not _scripts._FORK_DEF.search(text):
+            assert found is None, text
+
+
+def test_metadata_and_sql_first_tests_let_through_all_the_regexes_match() -> None:
+    words = (*_detection._METADATA_WORDS, "DROP TABLE x", "delete from t", "UPDATE t SET a=1",
+             "TRUNCATE t", "FLUSHALL", "x.dropDatabase()", "169.254.169.254", "METADATA.google.internal")  # fmt: skip
+    for text in _texts("abdrop.:0125 \n;", words):
+        before = any(w in text.lower() for w in _detection._METADATA_WORDS)
+        assert before == (_detection._METADATA_WORD.search(text.lower()) is not None), text
+        unbounded = any(
+            not re.search(r"\bWHERE\b", m.group(2), re.I)
+            for m in _detection._SQL_UNBOUNDED.finditer(text)
+        )
+        assert _detection._sql_text(text) == bool(_detection._SQL.search(text) or unbounded), text
+
+
+def test_deny_rules_skip_only_commands_no_rule_or_meaning_can_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A command whose program no deny rule names is not matched at all: the same rules as
+    when every command is matched in every meaning (programs, paths, scripts, aliases)."""
+    programs = ["git", "Git", "/usr/bin/git", "npm", "docker", "docker-compose", "service",
+                "systemctl", "/etc/init.d/nginx", "python", "python3", "./deploy.py", "deploy.py",
+                "ls", "make", "kubectl", "podman", "nginx", "rm", "find", "npx", "oc", "hub",
+                "tofu", "terraform", "terragrunt", "pnpm", "nerdctl"]  # fmt: skip
+    words = ["push", "pub", "publish", "image", "compose", "up", "stop", "nginx", "-C", "x",
+             "--force", "deploy.py", "-m", "deploy", "send-pack", "-u", "start", "*", "-rf",
+             "-r", "-delete", "apply", "exec", "--", "npm", "delete"]  # fmt: skip
+    rng = random.Random(9)
+    for _ in range(300):
+        rules = []
+        for _ in range(rng.randint(1, 4)):
+            rule = [rng.choice(programs), *rng.choices(words, k=rng.randint(0, 2))]
+            rules.append(" ".join(rule) + (" *" if rng.random() < 0.5 else ""))
+        if rng.random() < 0.1:
+            rules.append("g?t push *")  # a glob program: nothing is skipped
+        ruleset = RuleSet(rules, ignore_case_program=True)
+        for _ in range(20):
+            line = " ".join([rng.choice(programs), *rng.choices(words, k=rng.randint(0, 3))])
+            parsed = parse_line(line)
+            fast = deny_match(ruleset, parsed, cwd="/w")
+            with monkeypatch.context() as patch:
+                patch.setattr(_deny, "_may_match", lambda argv, programs: True)
+                assert deny_match(ruleset, parsed, cwd="/w") == fast, (rules, line)
+
+
+def test_a_program_that_may_not_destroy_has_no_destructive_targets() -> None:
+    names = ["rm", "RM", "/bin/rm", "find", "mv", "chmod", "truncate", "pytest", "python",
+             "python3", "Python3.12", "ls", "cat", "git", "rsync", "shred", "py.test", "echo"]  # fmt: skip
+    words = ["-m", "pytest", "--basetemp=/", "-rf", "/", "-delete", "-exec", "rm", "{}", ";",
+             "-R", "--delete", "a", "b", "-s", "0"]  # fmt: skip
+    rng = random.Random(3)
+    for _ in range(20_000):
+        argv = (rng.choice(names), *rng.choices(words, k=rng.randint(0, 5)))
+        program = argv[0][argv[0].rfind("/") + 1 :].lower()  # SimpleCommand.program
+        if not _targets.may_destroy(program):
+            assert list(_targets.destructive_targets(argv)) == [], argv
