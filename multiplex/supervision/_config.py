@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import logging
 import os
 import resource
@@ -283,26 +284,55 @@ class SupervisorConfig(_Model):
 
     def homes(self) -> dict[str, Path]:
         """Every profile home this config serves, by name, in a stable order."""
+        return {name: home for name, (home, _resolved) in self.found_homes().items()}
+
+    def found_homes(self) -> dict[str, tuple[Path, bool]]:
+        """:meth:`homes`, each with whether its path is known resolved already
+        (a real folder in the resolved ``profiles_dir``: no link to follow)."""
         root = (self.base_dir / self.profiles_dir).resolve()
         if self.profiles is None:
-            if not root.is_dir():
-                return {}
-            # lexists: a dangling config.yaml link is a home in error, never skipped.
-            return {
-                d.name: d
-                for d in sorted(root.iterdir())
-                if d.is_dir() and os.path.lexists(d / "config.yaml")
-            }
-        homes: dict[str, Path] = {}
+            return _homes_in(root)
+        homes: dict[str, tuple[Path, bool]] = {}
         for entry in self.profiles:
             if isinstance(entry, ProfileEntry):
-                homes[entry.name] = (self.base_dir / os.path.expanduser(entry.home)).resolve()
+                homes[entry.name] = (
+                    (self.base_dir / os.path.expanduser(entry.home)).resolve(),
+                    True,
+                )
             elif "/" in entry:
                 path = (self.base_dir / os.path.expanduser(entry)).resolve()
-                homes[path.name] = path
+                homes[path.name] = (path, True)
             else:
-                homes[entry] = root / entry
+                homes[entry] = (root / entry, False)
         return homes
+
+
+_NO_FOLDER = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _homes_in(root: Path) -> dict[str, tuple[Path, bool]]:
+    """Every folder of ``root`` (or link to one) holding a config.yaml, by name, sorted.
+
+    One directory read: a real folder's type comes with its entry (no stat), and
+    its path, under the resolved ``root``, is resolved already; a link is
+    followed as ``Path.is_dir`` does and resolved by its profile.
+    """
+    try:
+        with os.scandir(root) as scan:
+            entries = sorted(scan, key=lambda e: e.name)
+    except OSError as exc:
+        if exc.errno in _NO_FOLDER:
+            return {}  # as Path.is_dir: no such folder, or a link loop
+        raise
+    homes: dict[str, tuple[Path, bool]] = {}
+    for entry in entries:
+        link = entry.is_symlink()
+        if not (Path(entry.path).is_dir() if link else entry.is_dir(follow_symlinks=False)):
+            continue
+        # lexists: a dangling config.yaml link is a home in error, never skipped.
+        if os.path.lexists(entry.path + "/config.yaml"):
+            homes[entry.name] = (root / entry.name, not link)
+    return homes
 
 
 def _did_you_mean(loc: tuple[str | int, ...]) -> str:
