@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import errno
 import logging
 import os
 import resource
@@ -24,6 +23,7 @@ from pydantic import (
 from multiplex._errors import ConfigError
 from multiplex.profiles._wording import plain_message
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
+from multiplex.supervision._homes import homes_in
 
 __all__ = [
     "CONFIG_ENV",
@@ -291,7 +291,7 @@ class SupervisorConfig(_Model):
         (a real folder in the resolved ``profiles_dir``: no link to follow)."""
         root = (self.base_dir / self.profiles_dir).resolve()
         if self.profiles is None:
-            return _homes_in(root)
+            return homes_in(root)
         homes: dict[str, tuple[Path, bool]] = {}
         for entry in self.profiles:
             if isinstance(entry, ProfileEntry):
@@ -305,34 +305,6 @@ class SupervisorConfig(_Model):
             else:
                 homes[entry] = (root / entry, False)
         return homes
-
-
-_NO_FOLDER = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
-
-
-def _homes_in(root: Path) -> dict[str, tuple[Path, bool]]:
-    """Every folder of ``root`` (or link to one) holding a config.yaml, by name, sorted.
-
-    One directory read: a real folder's type comes with its entry (no stat), and
-    its path, under the resolved ``root``, is resolved already; a link is
-    followed as ``Path.is_dir`` does and resolved by its profile.
-    """
-    try:
-        with os.scandir(root) as scan:
-            entries = sorted(scan, key=lambda e: e.name)
-    except OSError as exc:
-        if exc.errno in _NO_FOLDER:
-            return {}  # as Path.is_dir: no such folder, or a link loop
-        raise
-    homes: dict[str, tuple[Path, bool]] = {}
-    for entry in entries:
-        link = entry.is_symlink()
-        if not (Path(entry.path).is_dir() if link else entry.is_dir(follow_symlinks=False)):
-            continue
-        # lexists: a dangling config.yaml link is a home in error, never skipped.
-        if os.path.lexists(entry.path + "/config.yaml"):
-            homes[entry.name] = (root / entry.name, not link)
-    return homes
 
 
 def _did_you_mean(loc: tuple[str | int, ...]) -> str:
