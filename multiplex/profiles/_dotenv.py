@@ -10,6 +10,7 @@ from multiplex._errors import ProfileConfigError
 __all__ = ["parse_dotenv", "read_dotenv"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_COMMENT = re.compile(r"\s+#")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "$"}
 MAX_DOTENV_BYTES = 1024 * 1024
 
@@ -68,8 +69,8 @@ def parse_dotenv(text: str, *, file: Path | str = ".env") -> dict[str, str]:
             value = body[: ends[0]]
             result[name] = _unescape_double(value) if quote == '"' else value
         else:
-            value = re.split(r"\s+#", rest, maxsplit=1)[0].strip()
-            result[name] = value
+            # A comment after an unquoted value (most lines have none: no split).
+            result[name] = _COMMENT.split(rest, maxsplit=1)[0].strip() if "#" in rest else rest
     return result
 
 

@@ -84,11 +84,14 @@ class Profile:
     good state (or has none, and is not routable) and reports the error.
     """
 
-    def __init__(self, name: str, home: Path, *, config_path: Path | None = None) -> None:
+    def __init__(
+        self, name: str, home: Path, *, config_path: Path | None = None, resolved: bool = False
+    ) -> None:
         # ``config_path``: another file read as this home's config.yaml (a proposed
         # policy replayed against the home's history, docs/allowlist.md#policy-diff).
+        # ``resolved``: the caller found ``home`` resolved already (SupervisorConfig.found_homes).
         self.name = name
-        self.home = home.resolve()
+        self.home = home if resolved else home.resolve()
         self.config_path = config_path.resolve() if config_path else self.home / "config.yaml"
         self.env_path = self.home / ".env"
         self._state: ProfileState | None = None
@@ -288,7 +291,7 @@ class Profile:
             credentials=creds,
             known_secrets=KnownValues(secrets),
             secrets_digest=hashlib.sha256("\0".join(sorted(secrets)).encode()).hexdigest(),
-            epoch=0,
+            epoch=1 if self._state is None else 0,  # the first load's; a reload's is set after
             digest=files.digest,
             warnings=loaded.warnings + cred_warnings + path_warnings,
             loaded_at=time.time(),
@@ -359,4 +362,5 @@ def _same_effect(old: ProfileState, new: ProfileState) -> bool:
 
 
 def _with_epoch(state: ProfileState, epoch: int) -> ProfileState:
-    return dataclasses.replace(state, epoch=epoch)
+    # A first load builds its state at epoch 1 already: nothing to copy.
+    return state if state.epoch == epoch else dataclasses.replace(state, epoch=epoch)

@@ -11,6 +11,7 @@ rules. Other top-level keys belong to the agent runtime and are warnings.
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from dataclasses import dataclass
@@ -59,7 +60,25 @@ def _keys(model: type[BaseModel]) -> dict[str, Any]:
 
 def owned_sections() -> dict[str, type[BaseModel] | None]:
     """Top-level sections of ``config.yaml`` multiplex owns -> their model (None for a list)."""
+    return dict(_owned())
+
+
+# The models never change while the process runs: what they accept is read once
+# (each home's check read it again: 10,000 times at start). Read only.
+@functools.cache
+def _owned() -> dict[str, type[BaseModel] | None]:
     return {name: _model_of(a) for name, a in _keys(ProfileSettings).items()}
+
+
+class _Key(typing.NamedTuple):
+    annotation: Any
+    nested: type[BaseModel] | None  # the model of a section inside, if any
+    bare_off: bool  # a Literal with "off" (see _accepts_bare_off)
+
+
+@functools.cache
+def _fields(model: type[BaseModel]) -> dict[str, _Key]:
+    return {name: _Key(a, _model_of(a), _accepts_bare_off(a)) for name, a in _keys(model).items()}
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -92,7 +111,7 @@ def check_sections(
     raw: dict[Any, Any], located: Located | None, file: Path | str, warnings: list[str]
 ) -> tuple[dict[str, Any], list[Issue]]:
     """The owned part of ``raw`` ready for validation, and every issue found in it."""
-    owned = owned_sections()
+    owned = _owned()
     doc: dict[str, Any] = {}
     issues: list[Issue] = []
 
@@ -125,34 +144,39 @@ def _check_model(
     located: Located | None,
     issues: list[Issue],
 ) -> dict[Any, Any]:
-    keys = _keys(model)
+    keys = _fields(model)
     out: dict[Any, Any] = {}
     for sub, item in value.items():
         where = (*path, sub)
-        dotted = ".".join(str(p) for p in where)
-        line = located.line(where) if located is not None else None
-        if not isinstance(sub, str) or sub not in keys:
+        known = keys.get(sub) if isinstance(sub, str) else None
+        if known is None:
             near = _closest(sub, keys) if isinstance(sub, str) else None
             hint = f"did you mean {near!r}?" if near else "known keys: " + ", ".join(sorted(keys))
-            issues.append(Issue(line, dotted, f"unknown key ({hint})"))
+            issues.append(Issue(_line(located, where), _dotted(where), f"unknown key ({hint})"))
             continue
         if item is None and sub != "cwd":
             continue  # `timeout:` with no value means the default
-        annotation = keys[sub]
-        if isinstance(item, bool) and _accepts_bare_off(annotation):
+        if isinstance(item, bool) and known.bare_off:
             if located is not None and located.bare_off(where) and item is False:
                 item = "off"
             else:
                 issues.append(
                     Issue(
-                        line,
-                        dotted,
-                        f"a YAML boolean; write one of {', '.join(typing.get_args(annotation))}",
+                        _line(located, where),
+                        _dotted(where),
+                        f"a YAML boolean; write one of {', '.join(typing.get_args(known.annotation))}",
                     )
                 )
                 continue
-        nested = _model_of(annotation)
-        if nested is not None and isinstance(item, dict):
-            item = _check_model(nested, item, where, located, issues)
+        if known.nested is not None and isinstance(item, dict):
+            item = _check_model(known.nested, item, where, located, issues)
         out[sub] = item
     return out
+
+
+def _line(located: Located | None, where: tuple[str | int, ...]) -> int | None:
+    return located.line(where) if located is not None else None
+
+
+def _dotted(where: tuple[str | int, ...]) -> str:
+    return ".".join(str(p) for p in where)

@@ -53,10 +53,22 @@ class ContextKind(enum.StrEnum):
         return self in (ContextKind.CRON, ContextKind.WEBHOOK, ContextKind.SINGLE_QUERY)
 
 
-# Only its field getters are used (C descriptors that index any tuple).
+# Only its field getters are used (C descriptors that index any tuple), with
+# their docstrings set as namedtuple documents.
 _FIELDS = namedtuple(
     "_FIELDS", ("view", "session", "turn_id", "context", "parent", "strict", "profile", "others")
 )
+for _name, _doc in (
+    ("view", "the profile's resolved settings at this turn's epoch"),
+    ("session", "the session the turn belongs to"),
+    ("turn_id", "this turn's random id"),
+    ("context", "where the turn comes from"),
+    ("parent", "the delegating turn's scope, or None"),
+    ("strict", "whether the turn may not change process state"),
+    ("profile", "The owning profile object (its live allowlist store, sessions, ...)."),
+):
+    getattr(_FIELDS, _name).__doc__ = _doc
+del _name, _doc
 
 
 class ProfileScope(tuple):  # type: ignore[type-arg]

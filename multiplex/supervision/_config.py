@@ -23,6 +23,7 @@ from pydantic import (
 from multiplex._errors import ConfigError
 from multiplex.profiles._wording import plain_message
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
+from multiplex.supervision._homes import homes_in
 
 __all__ = [
     "CONFIG_ENV",
@@ -283,25 +284,26 @@ class SupervisorConfig(_Model):
 
     def homes(self) -> dict[str, Path]:
         """Every profile home this config serves, by name, in a stable order."""
+        return {name: home for name, (home, _resolved) in self.found_homes().items()}
+
+    def found_homes(self) -> dict[str, tuple[Path, bool]]:
+        """:meth:`homes`, each with whether its path is known resolved already
+        (a real folder in the resolved ``profiles_dir``: no link to follow)."""
         root = (self.base_dir / self.profiles_dir).resolve()
         if self.profiles is None:
-            if not root.is_dir():
-                return {}
-            # lexists: a dangling config.yaml link is a home in error, never skipped.
-            return {
-                d.name: d
-                for d in sorted(root.iterdir())
-                if d.is_dir() and os.path.lexists(d / "config.yaml")
-            }
-        homes: dict[str, Path] = {}
+            return homes_in(root)
+        homes: dict[str, tuple[Path, bool]] = {}
         for entry in self.profiles:
             if isinstance(entry, ProfileEntry):
-                homes[entry.name] = (self.base_dir / os.path.expanduser(entry.home)).resolve()
+                homes[entry.name] = (
+                    (self.base_dir / os.path.expanduser(entry.home)).resolve(),
+                    True,
+                )
             elif "/" in entry:
                 path = (self.base_dir / os.path.expanduser(entry)).resolve()
-                homes[path.name] = path
+                homes[path.name] = (path, True)
             else:
-                homes[entry] = root / entry
+                homes[entry] = (root / entry, False)
         return homes
 
 

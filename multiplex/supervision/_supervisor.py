@@ -8,11 +8,13 @@ watches the homes and closes down; it mixes in :class:`ServedProfiles`
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -48,6 +50,27 @@ log = logging.getLogger("multiplex.supervisor")
 Mode = Literal["multiplex", "standalone"]
 # A context named by its text or its member, found without Enum's slow call path.
 _KINDS: dict[str, ContextKind] = {kind.value: kind for kind in ContextKind}
+
+
+@contextlib.contextmanager
+def _collector_held() -> Iterator[None]:
+    """No automatic cyclic collection while many homes load (docs/operations.md#capacity).
+
+    What a load makes stays alive, and each automatic full collection on the way
+    walks all of it again: about half the time of loading 10,000 homes. After
+    the load, what it made is moved to the oldest generation in one step
+    (freeze, unfreeze: no object is visited), where it would have ended anyway.
+    """
+    if not gc.isenabled():
+        yield  # the application holds it off itself
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.unfreeze()
+        gc.enable()
 
 
 class Supervisor(ServedProfiles, GatedExecution):
@@ -122,14 +145,18 @@ class Supervisor(ServedProfiles, GatedExecution):
     ) -> Supervisor:
         """Multiplex mode from ``multiplex.yaml`` (``--config``/``MULTIPLEX_CONFIG``)."""
         config = load_supervisor_config(config_path_from(path))
-        profiles = {name: Profile(name, home) for name, home in config.homes().items()}
-        return cls(
-            profiles,
-            config=config,
-            mode="multiplex",
-            strict=strict,
-            export_metrics=export_metrics,
-        )
+        with _collector_held():
+            profiles = {
+                name: Profile(name, home, resolved=resolved)
+                for name, (home, resolved) in config.found_homes().items()
+            }
+            return cls(
+                profiles,
+                config=config,
+                mode="multiplex",
+                strict=strict,
+                export_metrics=export_metrics,
+            )
 
     @classmethod
     def standalone(

@@ -66,7 +66,8 @@ class AllowlistStore:
         lock_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._path = Path(config_path)
+        # Path(a Path) parses its text again: a home's store is made with one (10,000 at start).
+        self._path = config_path if isinstance(config_path, Path) else Path(config_path)
         self._lock_timeout = lock_timeout
         self._clock = clock  # what "now" is for an expiry (seconds since the epoch)
         # Guards the state below, held briefly: its only I/O is one re-read of the file to

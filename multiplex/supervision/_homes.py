@@ -1,0 +1,36 @@
+"""The homes in a ``profiles_dir``, found in one directory read (docs/configuration.md#supervisor-config-multiplexyaml)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+__all__ = ["homes_in"]
+
+_NO_FOLDER = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def homes_in(root: Path) -> dict[str, tuple[Path, bool]]:
+    """Every folder of ``root`` (or link to one) holding a config.yaml, by name, sorted.
+
+    One directory read: a real folder's type comes with its entry (no stat), and
+    its path, under the resolved ``root``, is resolved already; a link is
+    followed as ``Path.is_dir`` does and resolved by its profile.
+    """
+    try:
+        with os.scandir(root) as scan:
+            entries = sorted(scan, key=lambda e: e.name)
+    except OSError as exc:
+        if exc.errno in _NO_FOLDER:
+            return {}  # as Path.is_dir: no such folder, or a link loop
+        raise
+    homes: dict[str, tuple[Path, bool]] = {}
+    for entry in entries:
+        link = entry.is_symlink()
+        if not (Path(entry.path).is_dir() if link else entry.is_dir(follow_symlinks=False)):
+            continue
+        # lexists: a dangling config.yaml link is a home in error, never skipped.
+        if os.path.lexists(entry.path + "/config.yaml"):
+            homes[entry.name] = (root / entry.name, not link)
+    return homes
