@@ -47,7 +47,7 @@ from multiplex.shell.detection._command_checks import (
     short_flags,
 )
 from multiplex.shell.detection._network_checks import each_network
-from multiplex.shell.detection._scripts import SCRIPT_DELETE, fork_text, script_lines
+from multiplex.shell.detection._scripts import RMTREE_HOME, SCRIPT_DELETE, fork_text, script_lines
 from multiplex.shell.detection._secret_checks import (
     each_code_carrier,
     each_command_variable,
@@ -119,14 +119,6 @@ _SQL = re.compile(
 )
 _SQL_UNBOUNDED = re.compile(
     r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
-)
-# "rm_rf (" with spaces on either side: one \s* before the optional "(", one inside it,
-# so no two quantifiers can take the same spaces (docs/security.md#linear-time).
-# Every language's recursive delete of "/" or "~": python/perl rmtree, node rmSync/rmdirSync
-# and fs.rm, perl remove_tree, Go RemoveAll, Rust remove_dir_all, Deno.remove, ruby rm_rf.
-_RMTREE_HOME = re.compile(
-    r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove|\bfs\.rm)"
-    r"\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]"
 )
 _SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
 _SQL_ANY_WORD = re.compile("drop|truncate|flu|delete|update")  # _SQL_WORDS, or _SQL_UNBOUNDED's
@@ -211,7 +203,7 @@ def _each_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Fi
     for inner in script_lines(parsed, _depth):
         yield from _each_hardline(inner, _depth + 1, place)
     for payload in parsed.script_payloads:
-        if _RMTREE_HOME.search(payload):
+        if RMTREE_HOME.search(payload):
             yield Finding(DELETE_SYSTEM, payload)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from multiplex.shell.detection._writes import LITERAL
 from multiplex.shell.parsing._parse import ParsedLine, parse_line
 
-__all__ = ["SCRIPT_DELETE", "SCRIPT_EXEC", "fork_text", "script_lines"]
+__all__ = ["RMTREE_HOME", "SCRIPT_DELETE", "SCRIPT_EXEC", "fork_text", "script_lines"]
 
 _MAX_SCRIPT_DEPTH = 4
 
@@ -36,6 +36,14 @@ SCRIPT_DELETE = re.compile(
     r"|\bunlinkSync\b|rm_rf|FileUtils\.rm|remove_tree|\bunlink\s*\(|File\.delete"
 )
 
+# "rm_rf (" with spaces on either side: one \s* before the optional "(", one inside it,
+# so no two quantifiers can take the same spaces (docs/security.md#linear-time).
+# Every language's recursive delete of "/" or "~": python/perl rmtree, node rmSync/rmdirSync
+# and fs.rm, perl remove_tree, Go RemoveAll, Rust remove_dir_all, Deno.remove, ruby rm_rf.
+RMTREE_HOME = re.compile(
+    r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove|\bfs\.rm)"
+    r"\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]"
+)
 SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
     r"|getline|\|\s*\"|\|&\s*\""  # awk: print "cmd" | "sh", "cmd" | getline
