@@ -10,6 +10,7 @@ streams. Real sockets against a real gateway; RSS read from ``/proc``.
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
 import threading
 import time
@@ -43,20 +44,20 @@ def _burst(port: int) -> None:
         sock.close()
 
 
-def test_every_object_a_burst_of_streams_held_is_freed(tmp_path: Path) -> None:
-    make_homes(tmp_path)
-    (tmp_path / "multiplex.yaml").write_text(
+def _blocks_held_and_left(root: Path) -> tuple[int, int]:
+    """In a fresh interpreter: the allocated blocks STREAMS open streams hold, and those
+    left once they closed and the give-back ran (counted after a first burst)."""
+    make_homes(root)
+    (root / "multiplex.yaml").write_text(
         "profiles_dir: profiles\ndefault_profile: alpha\nwatch: {mode: off}\n" + GATEWAY
     )
-    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+    sup = Supervisor.from_config(root / "multiplex.yaml")
     server = GatewayServer(sup, admin_token=ADMIN, host="127.0.0.1", port=0, grace=2.0).start()
     gw = server.gateway
     try:
         _burst(server.port)  # first use: imports, caches and pools that stay by design
         _until(lambda: len(gw.listeners) == 0 and server.connections.total == 0, "closed")
-        # The first burst's give-back collects whatever this process (a test worker) left:
-        # the counts are taken after it, each after a collection of our own.
-        time.sleep(_listeners.SETTLE + 0.5)
+        time.sleep(_listeners.SETTLE + 0.5)  # its give-back has run
         gc.collect()
         before = sys.getallocatedblocks()
         socks = [_stream(server.port, ADMIN) for _ in range(STREAMS)]
@@ -65,15 +66,34 @@ def test_every_object_a_burst_of_streams_held_is_freed(tmp_path: Path) -> None:
         for sock in socks:
             sock.close()
         _until(lambda: len(gw.listeners) == 0 and server.connections.total == 0, "closed")
-        time.sleep(_listeners.SETTLE + 0.5)  # the give-back has run
+        time.sleep(_listeners.SETTLE + 0.5)
         gc.collect()
-        left = sys.getallocatedblocks() - before
+        return held, sys.getallocatedblocks() - before
     finally:
         server.stop()
         sup.close()
+
+
+def test_every_object_a_burst_of_streams_held_is_freed(tmp_path: Path) -> None:
+    # A process of its own: a test worker's other objects come and go meanwhile.
+    repo = Path(__file__).resolve().parents[2]
+    code = (
+        "import sys; from pathlib import Path; "
+        "from tests.gateway.test_listener_memory import _blocks_held_and_left as m; "
+        "print(*m(Path(sys.argv[1])))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()
+    held, left = int(out[-2]), int(out[-1])
     assert held > 100 * STREAMS, f"{STREAMS} open streams held only {held} blocks"
-    # A stream's objects leaking would leave about `held`; what else this process does
-    # (another test's thread, a log line) stays far below a tenth of it.
+    # A stream's objects leaking would leave about `held`; the process's own other work
+    # (a log line, a metric) stays far below a tenth of it.
     assert left < held * 0.1, f"{left} of the {held} blocks the streams held are still allocated"
 
 
