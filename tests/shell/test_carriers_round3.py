@@ -16,6 +16,15 @@ import yaml
 
 from multiplex import Supervisor
 from tests.conftest import write_home
+from tests.shell._carriers import (
+    APPROVED,
+    ASK,
+    BLOCKED,
+    FILES,
+    assert_hardline,
+    outcome,
+    write_strict_and_manual,
+)
 
 MKFS = "mkfs.ext4 -q -F ./img.bin 1M"
 ALLOW = [
@@ -242,72 +251,53 @@ MANUAL_APPROVED = [
     "tar --to-command=./filter.sh -xf a.tar",
     "tar -czf a.tgz --use-compress-program=pigz .",
 ]
-BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
 
 
 @pytest.fixture(scope="module")
 def sup(tmp_path_factory: pytest.TempPathFactory) -> Supervisor:
     root = tmp_path_factory.mktemp("round3")
-    files = {"work/README.md": "x\n"}
-    strict = {
-        "approvals": {"mode": "strict"},
-        "command_allowlist": ALLOW,
-        "terminal": {"cwd": "work"},
-    }
-    write_home(root / "profiles", "strict", yaml.safe_dump(strict), files=files)
-    write_home(
-        root / "profiles", "manual", yaml.safe_dump({"terminal": {"cwd": "work"}}), files=files
-    )
+    write_strict_and_manual(root, ALLOW)
     cron = {"approvals": {"unattended": "deny"}, "terminal": {"cwd": "work"}}
-    write_home(root / "profiles", "cron", yaml.safe_dump(cron), files=files)
+    write_home(root / "profiles", "cron", yaml.safe_dump(cron), files=FILES)
     ci_bot = (Path(__file__).parents[2] / "profiles" / "ci-bot" / "config.yaml").read_text()
     write_home(root / "profiles", "ci-bot", ci_bot)
-    (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
     supervisor = Supervisor.from_config(root / "multiplex.yaml")
     yield supervisor
     supervisor.close()
 
 
-def _outcome(sup: Supervisor, profile: str, line: str, context: str = "api") -> str:
-    return sup.test(profile, line, context=context).outcome.value
-
-
 @pytest.mark.parametrize("line", HARDLINE)
 def test_a_hardline_payload_is_blocked_as_hardline(sup: Supervisor, line: str) -> None:
-    for profile in ("strict", "manual"):
-        verdict = sup.test(profile, line, context="api")
-        assert verdict.outcome.value == BLOCKED, (profile, verdict.cause)
-        blocked_as = verdict.trace[-1].step  # "hardline": also "another profile's home"
-        assert blocked_as == "hardline", verdict.cause
+    assert_hardline(sup, line)
 
 
 @pytest.mark.parametrize("line", CODE)
 def test_code_running_forms_ask(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == ASK
-    assert _outcome(sup, "manual", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == ASK
 
 
 @pytest.mark.parametrize("line", WRITES)
 def test_an_allow_rule_never_approves_these(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
 
 
 @pytest.mark.parametrize("line", PROTECTED)
 def test_protected_and_secret_forms_ask_in_every_mode(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == ASK
-    assert _outcome(sup, "manual", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == ASK
 
 
 @pytest.mark.parametrize("line", MANUAL_APPROVED)
 def test_a_named_program_is_judged_by_its_name_in_manual(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == ASK
-    assert _outcome(sup, "manual", line) == APPROVED
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == APPROVED
 
 
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_stay_allowlisted(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == APPROVED
-    assert _outcome(sup, "manual", line) == APPROVED
+    assert outcome(sup, "strict", line) == APPROVED
+    assert outcome(sup, "manual", line) == APPROVED
 
 
 @pytest.mark.parametrize(
@@ -322,8 +312,8 @@ def test_ordinary_uses_stay_allowlisted(sup: Supervisor, line: str) -> None:
     ],
 )
 def test_the_shipped_ci_bot_no_longer_approves_make_carriers(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "ci-bot", line, context="cron") == BLOCKED
-    assert _outcome(sup, "ci-bot", "make all", context="cron") == APPROVED
+    assert outcome(sup, "ci-bot", line, context="cron") == BLOCKED
+    assert outcome(sup, "ci-bot", "make all", context="cron") == APPROVED
 
 
 def test_a_remote_log_truncate_is_not_run_unattended(sup: Supervisor) -> None:
@@ -331,13 +321,13 @@ def test_a_remote_log_truncate_is_not_run_unattended(sup: Supervisor) -> None:
         "ssh host truncate -s0 /var/log/syslog",
         "ssh host 'truncate -s 0 /var/log/*.log'",
     ):
-        assert _outcome(sup, "cron", line, context="cron") == BLOCKED
-    assert _outcome(sup, "cron", "ssh host uptime", context="cron") == APPROVED
+        assert outcome(sup, "cron", line, context="cron") == BLOCKED
+    assert outcome(sup, "cron", "ssh host uptime", context="cron") == APPROVED
 
 
 def test_the_cwd_tilde_is_the_cwd(sup: Supervisor) -> None:
-    assert _outcome(sup, "manual", "rm -rf ~+") == _outcome(sup, "manual", "rm -rf $PWD")
-    assert _outcome(sup, "manual", "rm -rf ~+/..") == BLOCKED
+    assert outcome(sup, "manual", "rm -rf ~+") == outcome(sup, "manual", "rm -rf $PWD")
+    assert outcome(sup, "manual", "rm -rf ~+/..") == BLOCKED
 
 
 SIBLINGS_HARDLINE = [
@@ -391,13 +381,13 @@ SIBLINGS_PROTECTED = [
 @pytest.mark.parametrize("line", SIBLINGS_HARDLINE)
 def test_siblings_with_a_hardline_payload_are_blocked(sup: Supervisor, line: str) -> None:
     for profile in ("strict", "manual"):
-        assert _outcome(sup, profile, line) == BLOCKED, profile
+        assert outcome(sup, profile, line) == BLOCKED, profile
 
 
 @pytest.mark.parametrize("line", SIBLINGS_PROTECTED)
 def test_siblings_writing_a_protected_file_ask(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == ASK
-    assert _outcome(sup, "manual", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == ASK
 
 
 @pytest.mark.parametrize(
@@ -428,7 +418,7 @@ def test_npm_and_ed_forms_are_never_allowlisted(argv: tuple[str, ...]) -> None:
     ],
 )
 def test_abbreviated_long_options_of_dangerous_verbs_ask(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "manual", line) == ASK
+    assert outcome(sup, "manual", line) == ASK
 
 
 @pytest.mark.parametrize(
@@ -437,7 +427,7 @@ def test_abbreviated_long_options_of_dangerous_verbs_ask(sup: Supervisor, line: 
 def test_abbreviated_destructive_options_with_a_catastrophic_target_are_blocked(
     sup: Supervisor, line: str
 ) -> None:
-    assert _outcome(sup, "manual", line) == BLOCKED
+    assert outcome(sup, "manual", line) == BLOCKED
 
 
 def test_an_option_that_only_shares_a_letter_is_not_read_as_another() -> None:

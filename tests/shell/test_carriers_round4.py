@@ -16,10 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import yaml
 
 from multiplex import Supervisor
-from tests.conftest import write_home
+from tests.shell._carriers import (
+    APPROVED,
+    ASK,
+    assert_hardline,
+    outcome,
+    write_strict_and_manual,
+)
 
 ALLOW = [
     "less *", "more *", "emacs *", "lldb *", "sqlite3 *", "psql *", "mysql *", "R *",
@@ -258,65 +263,47 @@ MANUAL_ORDINARY = [
     "KUBECONFIG=~/.kube/config kubectl get pods",
     "export PATH=$PATH:~/bin",
 ]
-BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
 
 
 @pytest.fixture(scope="module")
 def sup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
     root = tmp_path_factory.mktemp("round4")
-    files = {"work/README.md": "x\n"}
-    strict = {
-        "approvals": {"mode": "strict"},
-        "command_allowlist": ALLOW,
-        "terminal": {"cwd": "work"},
-    }
-    write_home(root / "profiles", "strict", yaml.safe_dump(strict), files=files)
-    write_home(
-        root / "profiles", "manual", yaml.safe_dump({"terminal": {"cwd": "work"}}), files=files
-    )
-    (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
+    write_strict_and_manual(root, ALLOW)
     supervisor = Supervisor.from_config(root / "multiplex.yaml")
     yield supervisor
     supervisor.close()
 
 
-def _outcome(sup: Supervisor, profile: str, line: str) -> str:
-    return sup.test(profile, line, context="api").outcome.value
-
-
 @pytest.mark.parametrize("line", HARDLINE)
 def test_a_hardline_payload_is_blocked_as_hardline(sup: Supervisor, line: str) -> None:
-    for profile in ("strict", "manual"):
-        verdict = sup.test(profile, line, context="api")
-        assert verdict.outcome.value == BLOCKED, (profile, verdict.cause)
-        assert verdict.trace[-1].step == "hardline", verdict.cause
+    assert_hardline(sup, line)
 
 
 @pytest.mark.parametrize("line", CODE)
 def test_code_running_forms_ask(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == ASK
-    assert _outcome(sup, "manual", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == ASK
 
 
 @pytest.mark.parametrize("line", NEVER_ALLOWLISTED)
 def test_an_allow_rule_never_approves_these(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
 
 
 @pytest.mark.parametrize("line", ASK_EVERYWHERE)
 def test_secret_exports_and_start_up_file_downloads_ask_in_every_mode(
     sup: Supervisor, line: str
 ) -> None:
-    assert _outcome(sup, "strict", line) == ASK
-    assert _outcome(sup, "manual", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == ASK
 
 
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_stay_allowlisted(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "strict", line) == APPROVED
-    assert _outcome(sup, "manual", line) == APPROVED
+    assert outcome(sup, "strict", line) == APPROVED
+    assert outcome(sup, "manual", line) == APPROVED
 
 
 @pytest.mark.parametrize("line", MANUAL_ORDINARY)
 def test_ordinary_uses_of_credential_tools_are_not_secret_reads(sup: Supervisor, line: str) -> None:
-    assert _outcome(sup, "manual", line) == APPROVED
+    assert outcome(sup, "manual", line) == APPROVED

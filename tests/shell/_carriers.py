@@ -1,0 +1,42 @@
+"""What the carrier rounds share: a strict home allowlisting the attacker's programs and a
+manual home with no rules, and the gate's outcome and hardline check for a line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from multiplex import Supervisor
+from tests.conftest import write_home
+
+BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
+FILES = {"work/README.md": "x\n"}
+
+
+def write_strict_and_manual(root: Path, allow: list[str]) -> Path:
+    """``profiles/strict`` (mode strict, ``allow``) and ``profiles/manual`` under ``root``,
+    both working in ``work/``, and the ``multiplex.yaml`` serving them; its path."""
+    strict = {
+        "approvals": {"mode": "strict"},
+        "command_allowlist": allow,
+        "terminal": {"cwd": "work"},
+    }
+    write_home(root / "profiles", "strict", yaml.safe_dump(strict), files=FILES)
+    manual = {"terminal": {"cwd": "work"}}
+    write_home(root / "profiles", "manual", yaml.safe_dump(manual), files=FILES)
+    config = root / "multiplex.yaml"
+    config.write_text("profiles_dir: profiles\ndefault_profile: null\n")
+    return config
+
+
+def outcome(sup: Supervisor, profile: str, line: str, context: str = "api") -> str:
+    return sup.test(profile, line, context=context).outcome.value
+
+
+def assert_hardline(sup: Supervisor, line: str) -> None:
+    """Blocked in both homes, by the hardline step (not another profile's home)."""
+    for profile in ("strict", "manual"):
+        verdict = sup.test(profile, line, context="api")
+        assert verdict.outcome.value == BLOCKED, (profile, verdict.cause)
+        assert verdict.trace[-1].step == "hardline", verdict.cause
