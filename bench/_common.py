@@ -7,6 +7,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
+# Realistic agent command lines (one a line; "#" comments; "<NL>" for a newline).
+ORDINARY_CORPUS = REPO / "tests/shell/corpus/ordinary.txt"
+
 
 def median_us(fn: Callable[[], object], *, loops: int, repeats: int = 7) -> float:
     """Median over ``repeats`` batches of the per-call time of ``fn`` in microseconds."""

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import percentile, write_home
+from _common import ORDINARY_CORPUS, percentile, write_home
 
 from multiplex import Supervisor
 from multiplex.shell import parse_line
@@ -95,7 +95,7 @@ def corpus(rng: random.Random) -> list[str]:
     lines = [
         t.format(n=i, w=rng.choice(words)) for i, t in enumerate(rng.choices(TEMPLATES, k=900))
     ]
-    ordinary = (REPO / "tests/shell/corpus/ordinary.txt").read_text().splitlines()
+    ordinary = ORDINARY_CORPUS.read_text().splitlines()
     lines += [line for line in ordinary if line.strip() and not line.startswith("#")][:100]
     return lines[:1000]
 

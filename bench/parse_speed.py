@@ -1,6 +1,6 @@
 """Median time to parse one agent command line (docs/approvals.md#parsing).
 
-Corpus: tests/approval/corpus/ordinary.txt (realistic agent commands). Baseline,
+Corpus: tests/shell/corpus/ordinary.txt (realistic agent commands). Baseline,
 measured in the same run: tree-sitter's own parse of the same line, i.e. the cost
 that no shell-grammar parser can avoid. Prints medians in microseconds and the
 ratio parse_line / baseline, and the same for parse_line + find_dangerous.
@@ -9,6 +9,7 @@ ratio parse_line / baseline, and the same for parse_line + find_dangerous.
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,15 +17,17 @@ from pathlib import Path
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ORDINARY_CORPUS
+
 from multiplex.shell import find_dangerous, find_hardline, parse_line
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests/approval/corpus/ordinary.txt"
 ROUNDS = 200
 
 
 def lines() -> list[str]:
     out = []
-    for raw in CORPUS.read_text(encoding="utf-8").splitlines():
+    for raw in ORDINARY_CORPUS.read_text(encoding="utf-8").splitlines():
         if raw.strip() and not raw.startswith("#"):
             out.append(raw.replace("<NL>", "\n"))
     return out
