@@ -83,7 +83,8 @@ test: install envs chromium redis isolation
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: install redis
-	@for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@failed=""; for b in bench/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || failed="$$failed $$b"; done; \
+	if [ -n "$$failed" ]; then echo "benchmarks that failed:$$failed"; exit 1; fi
 
 lint: install
 	$(BIN)/ruff check .
