@@ -71,11 +71,14 @@ _BASE = (
     "/dev",
     "--proc",
     "/proc",
-    "--tmpfs",
+    # Folders of the sandbox's own root, itself a fresh tmpfs: as empty and as
+    # private as a tmpfs each, without three more mounts (each costs bwrap a
+    # mount and the kernel a superblock, per command).
+    "--dir",
     "/tmp",
-    "--tmpfs",
+    "--dir",
     "/run",
-    "--tmpfs",
+    "--dir",
     "/var/tmp",
 )
 

@@ -153,6 +153,19 @@ def test_credentials_have_no_copy_on_the_hosts_disk(make_home, supervisor_of) ->
     assert seen == set()
 
 
+def test_tmp_run_and_var_tmp_are_fresh_and_private_to_each_sandbox(sup: Supervisor) -> None:
+    # docs/execution.md#the-sandbox: empty folders of the sandbox's own root
+    # (no mount of their own); what a command leaves there is gone with it.
+    mark = f"left-{uuid.uuid4().hex[:12]}"
+    first = run(sup, f"ls -A /var/tmp; for d in /tmp /run /var/tmp; do echo x > $d/{mark}; done")
+    assert first.exit_code == 0, first.stderr
+    assert first.stdout == ""  # nothing of the host's /var/tmp
+    again = run(sup, f"ls -A /tmp /run /var/tmp | grep -c {mark}; stat -c %a /tmp /var/tmp")
+    assert again.stdout.split() == ["0", "755", "755"]
+    assert not (Path(tempfile.gettempdir()) / mark).exists()
+    assert not Path("/var/tmp", mark).exists() and not Path("/run", mark).exists()
+
+
 def test_new_pid_namespace(sup: Supervisor) -> None:
     result = run(sup, "echo $$; ls /proc | grep -c '^[0-9]'")
     pid, count = result.stdout.split()
