@@ -7,7 +7,8 @@ in the same rounds: a bare ``bash -c true`` subprocess (the floor of ``none``)
 and the same command in a minimal fresh bubblewrap sandbox (the floor of
 ``bwrap``). Prints the medians, the ratios against each floor (targets:
 0.8x for both) and the sandbox's overhead at the median against the same
-command unsandboxed (target: at most 15 ms).
+command unsandboxed (a figure; the earlier target of at most 15 ms gave way to
+the minimal-bwrap floor). A missed target is printed, not an exit status.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from multiplex import Supervisor
 from multiplex.execution import bwrap_status, execute
 
 RUNS = 60
-TARGET_MS = 15.0
 # The floor of docs/operations.md#capacity: the same command in a minimal fresh sandbox.
 FLOOR = [
     "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -94,7 +94,8 @@ def main() -> None:
         print(f"{label:40s} median={med[key]:7.2f} ms  p90={percentile(samples[key], 90):7.2f} ms")
     overhead = med["bwrap"] - med["none"]
     print(
-        f"sandbox overhead vs unsandboxed at the median: {overhead:+.2f} ms (target <= {TARGET_MS} ms)"
+        f"sandbox overhead vs unsandboxed at the median: {overhead:+.2f} ms "
+        "(a figure: the floor a run is held to is the minimal-bwrap one)"
     )
     print(
         f"ratio bwrap/none: {med['bwrap'] / med['none']:.2f}; bwrap over bare: {med['bwrap'] - med['bare']:+.2f} ms"
@@ -113,8 +114,6 @@ def main() -> None:
         f"{statistics.median(r[1] for r in ratios):.2f}x"
     )
     print(f"egress (network: on) over network: off: {med['on'] - med['bwrap']:+.2f} ms")
-    if overhead > TARGET_MS:
-        sys.exit(1)
 
 
 if __name__ == "__main__":
