@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Literal, TypeVar
 
 from multiplex._errors import ProfileConfigError
+from multiplex.profiles._child import child
 from multiplex.profiles._credentials import CredentialFile, plan_credential_files, read_secret_file
 from multiplex.profiles._dotenv import parse_dotenv
 from multiplex.profiles._loader import missing_config_message, parse_config
@@ -92,8 +93,8 @@ class Profile:
         # ``resolved``: the caller found ``home`` resolved already (SupervisorConfig.found_homes).
         self.name = name
         self.home = home if resolved else home.resolve()
-        self.config_path = config_path.resolve() if config_path else self.home / "config.yaml"
-        self.env_path = self.home / ".env"
+        self.config_path = config_path.resolve() if config_path else child(self.home, "config.yaml")
+        self.env_path = child(self.home, ".env")
         self._state: ProfileState | None = None
         self._store: AllowlistStore | None = None
         self._error: str | None = None

@@ -80,7 +80,9 @@ class TerminalSettings(_Section):
     # docs/execution.md#egress: on = own namespace, out only through the egress
     # proxy; off = loopback only; host = the host's network (a warning at load).
     network: Literal["on", "off", "host"] = "on"
-    egress: EgressSettings = Field(default_factory=EgressSettings)
+    # A section left out is one shared instance (frozen, holding nothing mutable):
+    # 10,000 homes made one each.
+    egress: EgressSettings = EgressSettings()
     writable_paths: tuple[StrictStr, ...] = ()
     read_paths: tuple[StrictStr, ...] = ()
     # docs/execution.md#containers
@@ -220,9 +222,9 @@ class ProfileSettings(BaseSettings):
 
     terminal: TerminalSettings = Field(default_factory=TerminalSettings)
     command_allowlist: tuple[AllowlistEntry, ...] = ()
-    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
-    security: SecuritySettings = Field(default_factory=SecuritySettings)
-    code_execution: CodeExecutionSettings = Field(default_factory=CodeExecutionSettings)
+    approvals: ApprovalSettings = ApprovalSettings()  # shared, as egress above
+    security: SecuritySettings = SecuritySettings()
+    code_execution: CodeExecutionSettings = CodeExecutionSettings()
 
     def __init__(self, **values: Any) -> None:
         # docs/configuration.md#configyaml-keys: built from the values passed in (the home's

@@ -26,6 +26,16 @@ MAX_CONFIG_BYTES = 1024 * 1024
 MAX_INT_DIGITS = 64
 _Base: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BOOL_TAG = "tag:yaml.org,2002:bool"
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+# Scalars built directly (see _StrictLoader.construct_document); any other tag
+# (a timestamp, binary, a merge key, an explicit tag) goes PyYAML's own way.
+_DIRECT_SCALARS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
+
+
+class _Unusual(Exception):
+    """A node the direct construction leaves to PyYAML's own."""
 
 
 class _Marks:
@@ -68,6 +78,52 @@ class _StrictLoader(_Base):  # type: ignore[misc]
             mapping[key] = self.construct_object(value_node, deep=deep)
             where[key] = (line, _bare_off(value_node))
         return mapping, where
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        # PyYAML's construction goes through several Python calls a node and a
+        # queue of generators; a config is plain maps, lists and scalars, built
+        # here in one recursive call a node (thousands of homes are read at
+        # start). Anything else, or anything wrong, is built again PyYAML's way,
+        # which gives the same document or raises the same error as it always did.
+        try:
+            return self._direct(node)
+        except Exception:
+            self.marks.by_id.clear()
+            self.keep.clear()
+            return super().construct_document(node)
+
+    def _direct(self, node: yaml.Node) -> Any:
+        kind = type(node)
+        tag = node.tag
+        if kind is yaml.ScalarNode:
+            if tag == _STR_TAG:
+                return node.value
+            if tag not in _DIRECT_SCALARS:
+                raise _Unusual(tag)
+            return self.yaml_constructors[tag](self, node)
+        if kind is yaml.MappingNode and tag == _MAP_TAG:
+            mapping: dict[Any, Any] = {}
+            where: dict[Any, tuple[int, bool]] = {}
+            for key_node, value_node in node.value:
+                if type(key_node) is not yaml.ScalarNode:
+                    raise _Unusual("a key that is not a scalar")
+                key = self._direct(key_node)
+                if key in where:
+                    raise _Unusual("a duplicate key")  # named with both lines PyYAML's way
+                mapping[key] = self._direct(value_node)
+                where[key] = (key_node.start_mark.line + 1, _bare_off(value_node))
+            self.marks.by_id[id(mapping)] = where
+            self.keep.append(mapping)
+            return mapping
+        if kind is yaml.SequenceNode and tag == _SEQ_TAG:
+            items = node.value
+            sequence = [self._direct(item) for item in items]
+            self.marks.by_id[id(sequence)] = {
+                i: (item.start_mark.line + 1, _bare_off(item)) for i, item in enumerate(items)
+            }
+            self.keep.append(sequence)
+            return sequence
+        raise _Unusual(tag)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         mapping, _ = self._entries(node, deep)

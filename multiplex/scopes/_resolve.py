@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from multiplex.profiles import CredentialFile, ProfileState, TerminalSettings
+from multiplex.profiles._child import child
 
 __all__ = [
     "CREDENTIALS_MOUNT_ROOT",
@@ -77,7 +78,7 @@ def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None
     """
     value = terminal.cwd
     if value is None or value.strip() in _PLACEHOLDERS:
-        return home / "workspace" if terminal.backend == "local" else None
+        return child(home, "workspace") if terminal.backend == "local" else None
     value = value.strip()
     if value == "~" or value.startswith("~/"):
         base = process_home or str(Path.home())
@@ -86,7 +87,7 @@ def resolve_cwd(terminal: TerminalSettings, home: Path, process_home: str | None
         path = Path(value)
         path = path if path.is_absolute() else home / path
     if terminal.backend == "local" and os.path.realpath(path) == os.path.realpath(home):
-        return home / "workspace"
+        return child(home, "workspace")
     return path
 
 
@@ -123,6 +124,8 @@ def credential_mounts(
     files: tuple[CredentialFile, ...], backend: str
 ) -> tuple[CredentialMount, ...]:
     """The mount plan of a profile's credential files for its backend (docs/execution.md)."""
+    if not files:
+        return ()
     if backend == "local":
         return tuple(
             CredentialMount(f.relative, f.source, os.path.normpath(f.relative)) for f in files

@@ -14,6 +14,7 @@ from multiplex.profiles import (
     Profile,
     TerminalSettings,
 )
+from multiplex.profiles._child import child
 from multiplex.redaction import KnownValues
 from multiplex.scopes._resolve import (
     CredentialMount,
@@ -59,12 +60,13 @@ def build_view(profile: Profile, environ: Mapping[str, str] | None = None) -> Pr
     environ = os.environ if environ is None else environ
     state = profile.state
     terminal = state.settings.terminal
-    env, env_warnings = command_env(state, base_env(environ))
+    base = base_env(environ)  # HOME included, as environ holds it: one read of it
+    env, env_warnings = command_env(state, base)
     return ProfileView(
         name=profile.name,
         home=profile.home,
         epoch=state.epoch,
-        cwd=resolve_cwd(terminal, profile.home, environ.get("HOME")),
+        cwd=resolve_cwd(terminal, profile.home, base.get("HOME")),
         env=MappingProxyType(env),
         backend=terminal.backend,
         redact_secrets=redaction_switch(state),
@@ -73,7 +75,7 @@ def build_view(profile: Profile, environ: Mapping[str, str] | None = None) -> Pr
         approvals=state.settings.approvals,
         timeout=terminal.timeout,
         known_secrets=state.known_secrets,
-        logs_dir=profile.home / "logs",
+        logs_dir=child(profile.home, "logs"),
         warnings=state.warnings + env_warnings,
         terminal=terminal,
         code_execution=state.settings.code_execution,

@@ -6,6 +6,8 @@ import errno
 import os
 from pathlib import Path
 
+from multiplex.profiles._child import child
+
 __all__ = ["homes_in"]
 
 _NO_FOLDER = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
@@ -32,5 +34,5 @@ def homes_in(root: Path) -> dict[str, tuple[Path, bool]]:
             continue
         # lexists: a dangling config.yaml link is a home in error, never skipped.
         if os.path.lexists(entry.path + "/config.yaml"):
-            homes[entry.name] = (root / entry.name, not link)
+            homes[entry.name] = (child(root, entry.name), not link)
     return homes
