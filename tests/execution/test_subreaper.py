@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 from multiplex.execution import _subreaper
-from multiplex.execution._process import run_process
+from multiplex.execution._process import ProcessTracker, run_process
 from multiplex.execution._reaper import descendants
 
 ENV = {"PATH": os.defpath}
@@ -72,3 +73,70 @@ def test_a_finished_runs_handle_signals_nothing() -> None:
         os.kill(first.pid, 0)  # and that sub-reaper is still there
     finally:
         second.close()
+
+
+def test_a_command_that_cannot_start_is_reported_with_its_reason(tmp_path: Path) -> None:
+    missing = run_process(
+        ["/nonexistent/tool", "x"],
+        env=ENV,
+        cwd=None,
+        timeout=20,
+        tracker=None,
+        run_id=None,
+        backend="local",
+        sandbox="none",
+        reaped=True,
+    )
+    assert missing.exit_code is None
+    assert missing.error == "cannot start /nonexistent/tool: No such file or directory"
+    assert missing.stderr == missing.error
+    gone = reaped("true", cwd=tmp_path / "gone")  # the sub-reaper's chdir fails
+    assert gone.error == "cannot start bash: No such file or directory"
+    assert reaped("echo next").stdout == "next\n"  # and that sub-reaper serves on
+
+
+def test_a_cancel_right_after_the_start_stops_the_run() -> None:
+    tracker = ProcessTracker()
+    tracker.cancel("r1")  # as a cancel racing the start: the tracker stops it when added
+    started = time.monotonic()
+    result = run_process(
+        ["sleep", "30"],
+        env=ENV,
+        cwd=None,
+        timeout=20,
+        tracker=tracker,
+        run_id="r1",
+        backend="local",
+        sandbox="none",
+        reaped=True,
+    )
+    assert result.cancelled and result.exit_code is None
+    assert time.monotonic() - started < 10
+
+
+def test_a_long_commands_pid_comes_before_its_end() -> None:
+    handle = _subreaper.spawn_reaped(["sleep", "0.5"], env=ENV, cwd=None)
+    try:
+        deadline = time.monotonic() + 5
+        while handle.pid == 0 and time.monotonic() < deadline:
+            assert handle.poll() is None
+            time.sleep(0.01)
+        assert handle.poll() is None  # still running, and its group is known
+        assert os.getpgid(handle.pid) == handle.pid
+        assert handle.wait() == 0
+    finally:
+        handle.close()
+
+
+def test_a_sub_reaper_killed_mid_run_reports_sigkill() -> None:
+    handle = _subreaper.spawn_reaped(["sleep", "30"], env=ENV, cwd=None)
+    try:
+        deadline = time.monotonic() + 5
+        while handle.pid == 0 and time.monotonic() < deadline:
+            handle.poll()
+            time.sleep(0.01)
+        os.kill(handle.pid, signal.SIGKILL)
+        assert handle.wait(10) == -signal.SIGKILL
+        handle.signal_group(signal.SIGKILL)  # its group (the command) is left to this signal
+    finally:
+        handle.close()
