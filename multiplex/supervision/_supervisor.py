@@ -98,6 +98,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         self._grant_timers = GrantTimers(self.metrics)
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._heads: dict[str, tuple[object, ...]] = {}
         self._built_from: dict[str, object] = {}  # the state each view was built from
         self._profiles_root: Path | None = None
         self._served_last = None
@@ -240,21 +241,20 @@ class Supervisor(ServedProfiles, GatedExecution):
     def _scope_for(
         self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None
     ) -> ProfileScope:
-        view = self._views.get(name)
-        if view is None:
-            view = self.view(name)  # raises the right RoutingError
+        head = self._heads.get(name)
+        if head is None:
+            self.view(name)  # raises the right RoutingError
+            head = self._heads[name]
         if context.__class__ is not ContextKind:
             context = _KINDS.get(context) or ContextKind(context)
+        # One tuple concatenation (unpacking builds a list first).
         return new_scope(
-            (
-                view,
+            head  # noqa: RUF005
+            + (
                 session,
                 next_turn_id(),  # random: a global counter would leak other profiles' activity
                 context,
                 parent if parent is not None else peek_scope(),
-                self.strict,
-                self._profiles[name],
-                self._known_secrets_fn,
             )
         )
 

@@ -211,7 +211,7 @@ class Asking:
     # -- ending waits -------------------------------------------------------------
     def cancel_turn(self, scope: ProfileScope) -> None:
         """A turn ended: its waits, and its delegated children's, are withdrawn."""
-        table = scope.profile.get_resource(PENDING_KEY)
+        table = scope.get_resource(PENDING_KEY)
         if isinstance(table, PendingTable) and len(table):
             table.cancel_where(
                 lambda r: r.turn_id == scope.turn_id,
