@@ -6,7 +6,6 @@ import enum
 from collections import namedtuple
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -168,7 +167,10 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
     # (a third of a turn's cost); its fields are read by C accessors.
     __slots__ = ()
 
-    def __new__(
+    # Built as ProfileScope(head + tail): tuple's own constructor, in C (a turn's
+    # path; a Python __new__ would run a frame). ``of`` names the fields.
+    @classmethod
+    def of(
         cls,
         view: ProfileView,
         session: str,
@@ -179,9 +181,8 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         profile: Profile,
         others: Callable[[], KnownValues],
     ) -> ProfileScope:
-        return tuple.__new__(
-            cls, (*scope_head(view, profile, strict, others), session, turn_id, context, parent)
-        )
+        """The scope of one turn of ``profile`` at ``view``'s epoch."""
+        return cls((*scope_head(view, profile, strict, others), session, turn_id, context, parent))
 
     __eq__ = object.__eq__  # identity, like the turn it belongs to
     __ne__ = object.__ne__
@@ -297,16 +298,7 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         ).redact(text)
 
     def __getnewargs__(self) -> tuple[object, ...]:  # copy and pickle build it anew
-        return (
-            self.view,
-            self.session,
-            self.turn_id,
-            self.context,
-            self.parent,
-            self.strict,
-            self.profile,
-            self._others,
-        )
+        return (tuple(self),)
 
     def __repr__(self) -> str:
         return (
@@ -315,9 +307,8 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         )
 
 
-# ProfileScope from a view's head and a turn's tail (session, turn_id, context,
-# parent), in one C call (a turn's path: the class call runs __new__ in Python first).
-new_scope: Callable[[tuple[object, ...]], ProfileScope] = partial(tuple.__new__, ProfileScope)
+# ProfileScope from a view's head and a turn's tail (session, turn_id, context, parent).
+new_scope: Callable[[tuple[object, ...]], ProfileScope] = ProfileScope
 
 
 # docs/multiplexing.md#the-model: the one ContextVar. Its value is never mutated, only replaced.

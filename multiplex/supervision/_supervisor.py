@@ -41,7 +41,7 @@ from multiplex.supervision._grant_timers import GrantTimers
 from multiplex.supervision._reconfigure import ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
 from multiplex.supervision._served import ServedProfiles
-from multiplex.supervision._turn import Turn, next_turn_id
+from multiplex.supervision._turn import Turn, draw_turn_id, take_turn_id
 from multiplex.watching import SUPERVISOR_KEY, ConfigWatcher
 
 __all__ = ["Supervisor"]
@@ -247,12 +247,16 @@ class Supervisor(ServedProfiles, GatedExecution):
             head = self._heads[name]
         if context.__class__ is not ContextKind:
             context = _KINDS.get(context) or ContextKind(context)
+        try:
+            turn_id = take_turn_id()  # random: a global counter would leak other profiles' activity
+        except IndexError:
+            turn_id = draw_turn_id()
         # One tuple concatenation (unpacking builds a list first).
         return new_scope(
             head  # noqa: RUF005
             + (
                 session,
-                next_turn_id(),  # random: a global counter would leak other profiles' activity
+                turn_id,
                 context,
                 parent if parent is not None else peek_scope(),
             )

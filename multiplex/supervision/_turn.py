@@ -20,46 +20,38 @@ from multiplex.scopes import (
     unbind_token,
 )
 
-__all__ = ["ParkedRun", "Turn", "new_turn_id"]
+__all__ = ["ParkedRun", "Turn", "draw_turn_id", "new_turn_id", "take_turn_id"]
 
 _IDS_PER_DRAW = 256
 
-
-class _TurnIds:
-    # A turn id is 96 random bits (a counter would leak other profiles' activity).
-    # One getrandom call per 256 turns instead of one per turn: a turn is a few
-    # microseconds and the system call was a third of it. The ids of a draw are
-    # made at once and popped (list.pop is atomic: no lock on a turn's path; two
-    # threads that find the list empty each draw, and every id is still given
-    # once). Forked children draw afresh.
-    def __init__(self) -> None:
-        self._ids: list[str] = []
-
-    def reset(self) -> None:
-        self._ids = []
-
-    def next(self) -> str:
-        try:
-            return self._ids.pop()
-        except IndexError:
-            return self._draw()
-
-    def _draw(self) -> str:
-        drawn = os.urandom(12 * _IDS_PER_DRAW).hex()
-        ids = ["t-" + drawn[at : at + 24] for at in range(0, len(drawn), 24)]
-        self._ids = ids
-        return ids.pop()
+# A turn id is 96 random bits (a counter would leak other profiles' activity).
+# One getrandom call per 256 turns instead of one per turn: a turn is a few
+# microseconds and the system call was a third of it. A draw's ids are cut in C
+# (bytes.hex with a separator, then split) into one list that is only ever
+# popped and extended in place: list.pop and list.extend are atomic, so no lock
+# is on a turn's path; two threads that find it empty each draw, and every id is
+# still given once. Forked children draw afresh.
+_IDS: list[str] = []
+os.register_at_fork(after_in_child=_IDS.clear)
+# A turn's own id: the list's pop, a C call (IndexError when empty: then draw_turn_id()).
+take_turn_id: Callable[[], str] = _IDS.pop
 
 
-_TURN_IDS = _TurnIds()
-os.register_at_fork(after_in_child=_TURN_IDS.reset)
-# The supervisor's per-turn call: the bound method, one call frame fewer.
-next_turn_id = _TURN_IDS.next
+def draw_turn_id() -> str:
+    """Draw the next ids and give one (what a turn calls when ``take_turn_id`` found none)."""
+    drawn = os.urandom(12 * _IDS_PER_DRAW).hex(" ", 12)
+    ids = ("t-" + drawn.replace(" ", " t-")).split(" ")
+    given = ids.pop()
+    _IDS.extend(ids)
+    return given
 
 
 def new_turn_id() -> str:
     """A fresh random turn id, ``t-`` and 24 hex digits (never repeats, never guessable)."""
-    return _TURN_IDS.next()
+    try:
+        return take_turn_id()
+    except IndexError:
+        return draw_turn_id()
 
 
 class Turn:
