@@ -236,7 +236,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         """
         name = profile if profile is not None else self.router.route()
         kind = _KINDS.get(context) or ContextKind(context)
-        return Turn(self._scope_for, (name, session, kind, parent), self._turn_end_hooks)
+        return Turn(self, name, session, kind, parent)
 
     def _scope_for(
         self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from contextvars import Token
 from types import TracebackType
+from typing import Protocol
 
 from multiplex.approval._decision import Decision
 from multiplex.approval.waiting._parked import Parked
@@ -20,7 +21,7 @@ from multiplex.scopes import (
     unbind_token,
 )
 
-__all__ = ["ParkedRun", "Turn", "draw_turn_id", "new_turn_id", "take_turn_id"]
+__all__ = ["ParkedRun", "Turn", "TurnHost", "draw_turn_id", "new_turn_id", "take_turn_id"]
 
 _IDS_PER_DRAW = 256
 
@@ -54,26 +55,42 @@ def new_turn_id() -> str:
         return draw_turn_id()
 
 
+class TurnHost(Protocol):
+    """What a turn is opened on (the Supervisor)."""
+
+    _turn_end_hooks: list[Callable[[ProfileScope], None]]
+
+    def _scope_for(
+        self, name: str, session: str, context: ContextKind, parent: ProfileScope | None
+    ) -> ProfileScope: ...
+
+
 class Turn:
     """A context manager that binds one turn's scope and restores the previous one.
 
     The scope is built on entry (at the profile's current epoch). Entering inside
     another turn makes a delegated child: its ``parent`` is the enclosing scope.
-    When it ends, each of ``ended`` (the supervisor's live list) is called with
-    the scope.
+    When it ends, each of the host's turn-end hooks (its live list) is called
+    with the scope.
     """
 
-    __slots__ = ("_args", "_build", "_ended", "_scope", "_token")
+    # The host and the arguments one by one: entering calls the host's method
+    # straight from this frame (a bound method with *args is a call through C).
+    __slots__ = ("_host", "_kind", "_name", "_parent", "_scope", "_session", "_token")
 
     def __init__(
         self,
-        build: Callable[[str, str, ContextKind, ProfileScope | None], ProfileScope],
-        args: tuple[str, str, ContextKind, ProfileScope | None],
-        ended: list[Callable[[ProfileScope], None]],
+        host: TurnHost,
+        name: str,
+        session: str,
+        kind: ContextKind,
+        parent: ProfileScope | None,
     ) -> None:
-        self._build = build
-        self._args = args
-        self._ended = ended
+        self._host = host
+        self._name = name
+        self._session = session
+        self._kind = kind
+        self._parent = parent
         self._scope: ProfileScope | None = None
         self._token: Token[ProfileScope | None] | None = None
 
@@ -82,7 +99,9 @@ class Turn:
         return self._scope
 
     def __enter__(self) -> ProfileScope:
-        scope = self._scope = self._build(*self._args)
+        scope = self._scope = self._host._scope_for(
+            self._name, self._session, self._kind, self._parent
+        )
         self._token = bind_token(scope)
         return scope
 
@@ -113,7 +132,7 @@ class Turn:
         scope = self._scope
         if scope is not None:
             self._scope = None
-            for hook in self._ended:
+            for hook in self._host._turn_end_hooks:
                 hook(scope)
 
     async def __aenter__(self) -> ProfileScope:
