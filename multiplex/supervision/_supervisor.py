@@ -124,7 +124,9 @@ class Supervisor(ServedProfiles, GatedExecution):
         )
         # docs/approvals.md#what-a-prompt-shows: a prompt names the sandbox it would run in.
         self.gate.sandbox_of = lambda backend, setting: sandbox_of(backend, setting)[0]
-        self._turn_end_hooks.append(self.gate.cancel_turn)
+        # A turn's end withdraws its waits; none can exist before the first pending
+        # table, so a process that never asked ends its turns without the call.
+        self.gate.when_waiting(lambda: self._turn_end_hooks.append(self.gate.cancel_turn))
         self.kernels = KernelPool(
             metrics=self.metrics,
             dispatch=self._kernel_command,
