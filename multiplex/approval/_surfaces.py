@@ -7,14 +7,9 @@ from typing import Any
 from multiplex.approval._gate import PENDING_KEY, SESSIONS_KEY
 from multiplex.approval.grants._sessions import SessionTable
 from multiplex.approval.waiting._pending import PendingTable
-from multiplex.scopes import ProfileScope, register_surface
+from multiplex.scopes import register_surface, resource_of
 
 __all__: list[str] = []
-
-
-def _sessions(scope: ProfileScope) -> SessionTable | None:
-    found = scope.profile.get_resource(SESSIONS_KEY)
-    return found if isinstance(found, SessionTable) else None
 
 
 def _render_sessions(table: SessionTable | None) -> dict[str, Any]:
@@ -26,25 +21,20 @@ def _render_sessions(table: SessionTable | None) -> dict[str, Any]:
     }
 
 
-def _pending(scope: ProfileScope) -> PendingTable | None:
-    found = scope.profile.get_resource(PENDING_KEY)
-    return found if isinstance(found, PendingTable) else None
-
-
 def _render_pending(table: PendingTable | None) -> list[str]:
     return [] if table is None else sorted(r.display for r in table.list_open())
 
 
 register_surface(
     "session_grants",
-    _sessions,
+    resource_of(SESSIONS_KEY),
     render=_render_sessions,
     description="session grants and session yolo",
     owns=(SESSIONS_KEY,),
 )
 register_surface(
     "pending_approvals",
-    _pending,
+    resource_of(PENDING_KEY),
     render=_render_pending,
     description="open approval requests",
     owns=(PENDING_KEY,),

@@ -13,11 +13,18 @@ from multiplex.scopes._scope import (
     peek_scope,
     previous_of,
     restore,
+    scope_head,
     set_process_scope,
     unbind_token,
 )
 from multiplex.scopes._strict import install_strict_hook
-from multiplex.scopes._surfaces import SURFACES, Surface, SurfaceRegistry, register_surface
+from multiplex.scopes._surfaces import (
+    SURFACES,
+    Surface,
+    SurfaceRegistry,
+    register_surface,
+    resource_of,
+)
 from multiplex.scopes._view import ProfileView, build_view
 
 __all__ = [
@@ -42,8 +49,10 @@ __all__ = [
     "previous_of",
     "register_surface",
     "resolve_cwd",
+    "resource_of",
     "restore",
     "run_in_scope",
+    "scope_head",
     "set_process_scope",
     "unbind_token",
 ]

@@ -6,7 +6,6 @@ import enum
 from collections import namedtuple
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,7 @@ __all__ = [
     "peek_scope",
     "previous_of",
     "restore",
+    "scope_head",
     "set_process_scope",
     "unbind_token",
 ]
@@ -54,21 +54,103 @@ class ContextKind(enum.StrEnum):
 
 
 # Only its field getters are used (C descriptors that index any tuple), with
-# their docstrings set as namedtuple documents.
+# their docstrings set as namedtuple documents. The head (view .. logs_dir) is
+# the same for every turn of one profile epoch: it is built once per view
+# (scope_head) and a turn adds its own four fields, so each surface's resolver
+# reads one field instead of walking view.approvals.<field>.
 _FIELDS = namedtuple(
-    "_FIELDS", ("view", "session", "turn_id", "context", "parent", "strict", "profile", "others")
+    "_FIELDS",
+    (
+        "view",
+        "profile",
+        "strict",
+        "others",
+        "get_resource",
+        "name",
+        "home",
+        "epoch",
+        "cwd",
+        "env",
+        "backend",
+        "redact_secrets",
+        "credential_mounts",
+        "approvals",
+        "allowlist",
+        "deny",
+        "approval_mode",
+        "unattended",
+        "approval_timeout",
+        "protected_files",
+        "yolo",
+        "logs_dir",
+        "session",
+        "turn_id",
+        "context",
+        "parent",
+    ),
 )
 for _name, _doc in (
     ("view", "the profile's resolved settings at this turn's epoch"),
+    ("profile", "The owning profile object (its live allowlist store, sessions, ...)."),
+    ("strict", "whether the turn may not change process state"),
+    ("get_resource", "The profile's resource under a key if it was created, else None."),
+    ("name", "the profile's name"),
+    ("home", "the profile home"),
+    ("epoch", "the config epoch the turn started in"),
+    ("cwd", "the working directory of the profile's commands (None: the backend's)"),
+    ("env", "the environment of the profile's commands"),
+    ("backend", "the terminal backend"),
+    ("redact_secrets", "whether layer-2 redaction is on"),
+    ("credential_mounts", "the credential mount plan"),
+    ("approvals", "the profile's approvals settings"),
+    ("allowlist", "The profile's live allowlist store (never a stale copy)."),
+    ("deny", "approvals.deny"),
+    ("approval_mode", "approvals.mode"),
+    ("unattended", "approvals.unattended"),
+    ("approval_timeout", "approvals.timeout"),
+    ("protected_files", "approvals.protected_files"),
+    ("yolo", "approvals.yolo (profile-level)"),
+    ("logs_dir", "the profile's logs directory"),
     ("session", "the session the turn belongs to"),
     ("turn_id", "this turn's random id"),
     ("context", "where the turn comes from"),
     ("parent", "the delegating turn's scope, or None"),
-    ("strict", "whether the turn may not change process state"),
-    ("profile", "The owning profile object (its live allowlist store, sessions, ...)."),
 ):
     getattr(_FIELDS, _name).__doc__ = _doc
 del _name, _doc
+
+ScopeHead = tuple[object, ...]
+
+
+def scope_head(
+    view: ProfileView, profile: Profile, strict: bool, others: Callable[[], KnownValues]
+) -> ScopeHead:
+    """The fields every turn of ``view``'s epoch shares (build once per view)."""
+    approvals = view.approvals
+    return (
+        view,
+        profile,
+        strict,
+        others,
+        profile.get_resource,  # the dict's own get: never creates a resource
+        view.name,
+        view.home,
+        view.epoch,
+        view.cwd,
+        view.env,
+        view.backend,
+        view.redact_secrets,
+        view.credential_mounts,
+        approvals,
+        profile.allowlist,  # the live store: one object for the profile's lifetime
+        approvals.deny,
+        approvals.mode,
+        approvals.unattended,
+        approvals.timeout,
+        approvals.protected_files,
+        approvals.yolo,
+        view.logs_dir,
+    )
 
 
 class ProfileScope(tuple):  # type: ignore[type-arg]
@@ -85,7 +167,10 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
     # (a third of a turn's cost); its fields are read by C accessors.
     __slots__ = ()
 
-    def __new__(
+    # Built as ProfileScope(head + tail): tuple's own constructor, in C (a turn's
+    # path; a Python __new__ would run a frame). ``of`` names the fields.
+    @classmethod
+    def of(
         cls,
         view: ProfileView,
         session: str,
@@ -96,9 +181,8 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         profile: Profile,
         others: Callable[[], KnownValues],
     ) -> ProfileScope:
-        return tuple.__new__(
-            cls, (view, session, turn_id, context, parent, strict, profile, others)
-        )
+        """The scope of one turn of ``profile`` at ``view``'s epoch."""
+        return cls((*scope_head(view, profile, strict, others), session, turn_id, context, parent))
 
     __eq__ = object.__eq__  # identity, like the turn it belongs to
     __ne__ = object.__ne__
@@ -109,6 +193,54 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         @property
         def view(self) -> ProfileView: ...
         @property
+        def profile(self) -> Profile:
+            """The owning profile object (its live allowlist store, sessions, ...)."""
+
+        @property
+        def strict(self) -> bool: ...
+        @property
+        def _others(self) -> Callable[[], KnownValues]: ...
+        @property
+        def get_resource(self) -> Callable[[str], object | None]:
+            """The profile's resource under a key if it was created, else None."""
+
+        @property
+        def name(self) -> str: ...
+        @property
+        def home(self) -> Path: ...
+        @property
+        def epoch(self) -> int: ...
+        @property
+        def cwd(self) -> Path | None: ...
+        @property
+        def env(self) -> Mapping[str, str]: ...
+        @property
+        def backend(self) -> str: ...
+        @property
+        def redact_secrets(self) -> bool: ...
+        @property
+        def credential_mounts(self) -> tuple[CredentialMount, ...]: ...
+        @property
+        def approvals(self) -> ApprovalSettings: ...
+        @property
+        def allowlist(self) -> AllowlistStore:
+            """The profile's live allowlist store (never a stale copy)."""
+
+        @property
+        def deny(self) -> tuple[str, ...]: ...
+        @property
+        def approval_mode(self) -> str: ...
+        @property
+        def unattended(self) -> str: ...
+        @property
+        def approval_timeout(self) -> float: ...
+        @property
+        def protected_files(self) -> tuple[str, ...]: ...
+        @property
+        def yolo(self) -> bool: ...
+        @property
+        def logs_dir(self) -> Path: ...
+        @property
         def session(self) -> str: ...
         @property
         def turn_id(self) -> str: ...
@@ -116,73 +248,41 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         def context(self) -> ContextKind: ...
         @property
         def parent(self) -> ProfileScope | None: ...
-        @property
-        def strict(self) -> bool: ...
-        @property
-        def profile(self) -> Profile:
-            """The owning profile object (its live allowlist store, sessions, ...)."""
-
-        @property
-        def _others(self) -> Callable[[], KnownValues]: ...
 
     else:
         # namedtuple's field getters: C descriptors that index the tuple, read
-        # without the call a property makes (a turn reads ``view`` once a surface).
+        # without the call a property makes (a turn reads each once a surface).
         view = _FIELDS.view
+        profile = _FIELDS.profile
+        strict = _FIELDS.strict
+        _others = _FIELDS.others
+        get_resource = _FIELDS.get_resource
+        name = _FIELDS.name
+        home = _FIELDS.home
+        epoch = _FIELDS.epoch
+        cwd = _FIELDS.cwd
+        env = _FIELDS.env
+        backend = _FIELDS.backend
+        redact_secrets = _FIELDS.redact_secrets
+        credential_mounts = _FIELDS.credential_mounts
+        approvals = _FIELDS.approvals
+        allowlist = _FIELDS.allowlist
+        deny = _FIELDS.deny
+        approval_mode = _FIELDS.approval_mode
+        unattended = _FIELDS.unattended
+        approval_timeout = _FIELDS.approval_timeout
+        protected_files = _FIELDS.protected_files
+        yolo = _FIELDS.yolo
+        logs_dir = _FIELDS.logs_dir
         session = _FIELDS.session
         turn_id = _FIELDS.turn_id
         context = _FIELDS.context
         parent = _FIELDS.parent
-        strict = _FIELDS.strict
-        profile = _FIELDS.profile
-        _others = _FIELDS.others
-
-    # -- the profile, at this turn's epoch -------------------------------------
-    @property
-    def name(self) -> str:
-        return self.view.name
-
-    @property
-    def home(self) -> Path:
-        return self.view.home
-
-    @property
-    def epoch(self) -> int:
-        return self.view.epoch
-
-    @property
-    def cwd(self) -> Path | None:
-        return self.view.cwd
-
-    @property
-    def env(self) -> Mapping[str, str]:
-        return self.view.env
-
-    @property
-    def backend(self) -> str:
-        return self.view.backend
-
-    @property
-    def redact_secrets(self) -> bool:
-        return self.view.redact_secrets
-
-    @property
-    def credential_mounts(self) -> tuple[CredentialMount, ...]:
-        return self.view.credential_mounts
-
-    @property
-    def approvals(self) -> ApprovalSettings:
-        return self.view.approvals
 
     # -- live per-profile resources --------------------------------------------
-    @property
-    def allowlist(self) -> AllowlistStore:
-        """The profile's live allowlist store (never a stale copy)."""
-        return self.profile.allowlist
-
     def cache(self, name: str) -> ProfileCache:
         """This profile's cache called ``name`` (one object per profile home)."""
-        caches = self.profile.get_resource(CACHES_KEY)
+        caches = self.get_resource(CACHES_KEY)
         if caches is None:
             home = self.view.home
             caches = self.profile.resource(CACHES_KEY, lambda _p: ProfileCaches(home))
@@ -198,7 +298,7 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         ).redact(text)
 
     def __getnewargs__(self) -> tuple[object, ...]:  # copy and pickle build it anew
-        return tuple(self)
+        return (tuple(self),)
 
     def __repr__(self) -> str:
         return (
@@ -207,19 +307,8 @@ class ProfileScope(tuple):  # type: ignore[type-arg]
         )
 
 
-ScopeFields = tuple[
-    "ProfileView",
-    str,
-    str,
-    ContextKind,
-    "ProfileScope | None",
-    bool,
-    "Profile",
-    "Callable[[], KnownValues]",
-]
-# ProfileScope(...) with its fields as one tuple, in one C call (a turn's path:
-# the class call runs __new__ in Python first).
-new_scope: Callable[[ScopeFields], ProfileScope] = partial(tuple.__new__, ProfileScope)
+# ProfileScope from a view's head and a turn's tail (session, turn_id, context, parent).
+new_scope: Callable[[tuple[object, ...]], ProfileScope] = ProfileScope
 
 
 # docs/multiplexing.md#the-model: the one ContextVar. Its value is never mutated, only replaced.

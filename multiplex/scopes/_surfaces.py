@@ -12,13 +12,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, methodcaller
 from typing import Any
 
 from multiplex.scopes._caches import CACHES_KEY, ProfileCaches
 from multiplex.scopes._scope import ProfileScope
 
-__all__ = ["SURFACES", "Surface", "SurfaceRegistry", "register_surface"]
+__all__ = ["SURFACES", "Surface", "SurfaceRegistry", "register_surface", "resource_of"]
 
 
 def _identity(value: Any) -> Any:
@@ -107,13 +107,17 @@ def register_surface(
     return SURFACES.register(Surface(name, resolve, render, description, owns))
 
 
+def resource_of(key: str) -> Callable[[ProfileScope], Any]:
+    """A resolver: the scope's profile resource under ``key`` if it was created, else None.
+
+    Only the layer that owns ``key`` creates it, so its type is that layer's
+    (a C call: no Python frame on a turn's path).
+    """
+    return methodcaller("get_resource", key)
+
+
 def _text(value: Any) -> Any:
     return None if value is None else str(value)
-
-
-def _caches(scope: ProfileScope) -> ProfileCaches | None:
-    found = scope.profile.get_resource(CACHES_KEY)
-    return found if isinstance(found, ProfileCaches) else None
 
 
 def _render_caches(caches: ProfileCaches | None) -> dict[str, Any]:
@@ -124,50 +128,50 @@ def _render_caches(caches: ProfileCaches | None) -> dict[str, Any]:
 
 def _register_builtins() -> None:
     reg = register_surface
-    reg("home", attrgetter("view.home"), render=_text, description="the profile home")
-    reg("epoch", attrgetter("view.epoch"), description="config epoch of the turn")
-    reg("cwd", attrgetter("view.cwd"), render=_text, description="working directory of commands")
+    reg("home", attrgetter("home"), render=_text, description="the profile home")
+    reg("epoch", attrgetter("epoch"), description="config epoch of the turn")
+    reg("cwd", attrgetter("cwd"), render=_text, description="working directory of commands")
     reg(
         "env",
-        attrgetter("view.env"),
+        attrgetter("env"),
         render=lambda e: dict(sorted(e.items())),
         description="command environment",
     )
-    reg("backend", attrgetter("view.backend"), description="terminal backend")
-    reg("redact_secrets", attrgetter("view.redact_secrets"), description="redaction switch")
+    reg("backend", attrgetter("backend"), description="terminal backend")
+    reg("redact_secrets", attrgetter("redact_secrets"), description="redaction switch")
     reg(
         "credential_mounts",
-        attrgetter("view.credential_mounts"),
+        attrgetter("credential_mounts"),
         render=lambda ms: [{"source": str(m.source), "target": m.target} for m in ms],
         description="credential mount plan",
     )
     reg(
         "allowlist",
-        attrgetter("profile.allowlist"),
+        attrgetter("allowlist"),
         render=lambda st: sorted(st.rules()),
         description="permanent allowlist (live store)",
     )
-    reg("deny", attrgetter("view.approvals.deny"), render=list, description="deny rules")
-    reg("approval_mode", attrgetter("view.approvals.mode"), description="approvals.mode")
-    reg("unattended", attrgetter("view.approvals.unattended"), description="approvals.unattended")
-    reg("approval_timeout", attrgetter("view.approvals.timeout"), description="approvals.timeout")
+    reg("deny", attrgetter("deny"), render=list, description="deny rules")
+    reg("approval_mode", attrgetter("approval_mode"), description="approvals.mode")
+    reg("unattended", attrgetter("unattended"), description="approvals.unattended")
+    reg("approval_timeout", attrgetter("approval_timeout"), description="approvals.timeout")
     reg(
         "protected_files",
-        attrgetter("view.approvals.protected_files"),
+        attrgetter("protected_files"),
         render=list,
         description="approvals.protected_files",
     )
-    reg("yolo", attrgetter("view.approvals.yolo"), description="profile-level yolo")
+    reg("yolo", attrgetter("yolo"), description="profile-level yolo")
     reg(
         "caches",
-        _caches,
+        resource_of(CACHES_KEY),
         render=_render_caches,
         description="per-profile caches",
         owns=(CACHES_KEY,),
     )
     reg(
         "logs_dir",
-        attrgetter("view.logs_dir"),
+        attrgetter("logs_dir"),
         render=_text,
         description="per-profile logs directory",
     )

@@ -24,14 +24,14 @@ from multiplex._metrics import Metrics
 from multiplex.approval import Gate
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
-from multiplex.scopes import ProfileView, build_view
+from multiplex.scopes import ProfileView, build_view, scope_head
 from multiplex.supervision._config import SupervisorConfig
 from multiplex.supervision._grant_timers import GrantTimers
 from multiplex.supervision._reconfigure import RETIRED
 from multiplex.watching import ConfigWatcher
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = ["ServedProfiles"]
 
@@ -46,6 +46,10 @@ class ServedProfiles:
     _watcher: ConfigWatcher | None
     _profiles: Mapping[str, Profile]
     _views: dict[str, ProfileView]
+    # Each view's scope head (the fields every turn of its epoch shares), built with it.
+    _heads: dict[str, tuple[object, ...]]
+    strict: bool
+    _known_secrets_fn: Callable[[], KnownValues]
     _built_from: dict[str, object]  # the state each view was built from
     _profiles_root: Path | None
     # The last served_homes() answer and the dict and folder it was built from.
@@ -118,7 +122,10 @@ class ServedProfiles:
             if old is not None and self._built_from.get(profile.name) is state:
                 return  # a touch or a re-save: nothing to rebuild (thousands at start)
             with self._secrets_lock:
-                self._views[profile.name] = build_view(profile)
+                view = self._views[profile.name] = build_view(profile)
+                self._heads[profile.name] = scope_head(
+                    view, profile, self.strict, self._known_secrets_fn
+                )
                 self._built_from[profile.name] = state
                 self._all_secrets = None
             if result.mtime and self._revoked(old, self._views[profile.name], result):
@@ -159,5 +166,6 @@ class ServedProfiles:
         with self._secrets_lock:
             if self._views.get(profile.name) is not None and profile.name not in self._profiles:
                 del self._views[profile.name]
+                del self._heads[profile.name]
             self._all_secrets = None
         self.gate.pending(profile).cancel_where(lambda r: True, RETIRED)

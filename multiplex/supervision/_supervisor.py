@@ -41,7 +41,7 @@ from multiplex.supervision._grant_timers import GrantTimers
 from multiplex.supervision._reconfigure import ConfigReload, reload_supervisor_config
 from multiplex.supervision._routing import Router
 from multiplex.supervision._served import ServedProfiles
-from multiplex.supervision._turn import Turn, next_turn_id
+from multiplex.supervision._turn import Turn, draw_turn_id, take_turn_id
 from multiplex.watching import SUPERVISOR_KEY, ConfigWatcher
 
 __all__ = ["Supervisor"]
@@ -98,6 +98,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         self._grant_timers = GrantTimers(self.metrics)
         self._profiles = dict(profiles)
         self._views: dict[str, ProfileView] = {}
+        self._heads: dict[str, tuple[object, ...]] = {}
         self._built_from: dict[str, object] = {}  # the state each view was built from
         self._profiles_root: Path | None = None
         self._served_last = None
@@ -123,7 +124,9 @@ class Supervisor(ServedProfiles, GatedExecution):
         )
         # docs/approvals.md#what-a-prompt-shows: a prompt names the sandbox it would run in.
         self.gate.sandbox_of = lambda backend, setting: sandbox_of(backend, setting)[0]
-        self._turn_end_hooks.append(self.gate.cancel_turn)
+        # A turn's end withdraws its waits; none can exist before the first pending
+        # table, so a process that never asked ends its turns without the call.
+        self.gate.when_waiting(lambda: self._turn_end_hooks.append(self.gate.cancel_turn))
         self.kernels = KernelPool(
             metrics=self.metrics,
             dispatch=self._kernel_command,
@@ -235,26 +238,29 @@ class Supervisor(ServedProfiles, GatedExecution):
         """
         name = profile if profile is not None else self.router.route()
         kind = _KINDS.get(context) or ContextKind(context)
-        return Turn(self._scope_for, (name, session, kind, parent), self._turn_end_hooks)
+        return Turn(self, name, session, kind, parent)
 
     def _scope_for(
         self, name: str, session: str, context: str | ContextKind, parent: ProfileScope | None
     ) -> ProfileScope:
-        view = self._views.get(name)
-        if view is None:
-            view = self.view(name)  # raises the right RoutingError
+        head = self._heads.get(name)
+        if head is None:
+            self.view(name)  # raises the right RoutingError
+            head = self._heads[name]
         if context.__class__ is not ContextKind:
             context = _KINDS.get(context) or ContextKind(context)
+        try:
+            turn_id = take_turn_id()  # random: a global counter would leak other profiles' activity
+        except IndexError:
+            turn_id = draw_turn_id()
+        # One tuple concatenation (unpacking builds a list first).
         return new_scope(
-            (
-                view,
+            head  # noqa: RUF005
+            + (
                 session,
-                next_turn_id(),  # random: a global counter would leak other profiles' activity
+                turn_id,
                 context,
                 parent if parent is not None else peek_scope(),
-                self.strict,
-                self._profiles[name],
-                self._known_secrets_fn,
             )
         )
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from contextvars import Token
 from types import TracebackType
+from typing import Protocol
 
 from multiplex.approval._decision import Decision
 from multiplex.approval.waiting._parked import Parked
@@ -20,46 +21,48 @@ from multiplex.scopes import (
     unbind_token,
 )
 
-__all__ = ["ParkedRun", "Turn", "new_turn_id"]
+__all__ = ["ParkedRun", "Turn", "TurnHost", "draw_turn_id", "new_turn_id", "take_turn_id"]
 
 _IDS_PER_DRAW = 256
 
-
-class _TurnIds:
-    # A turn id is 96 random bits (a counter would leak other profiles' activity).
-    # One getrandom call per 256 turns instead of one per turn: a turn is a few
-    # microseconds and the system call was a third of it. The ids of a draw are
-    # made at once and popped (list.pop is atomic: no lock on a turn's path; two
-    # threads that find the list empty each draw, and every id is still given
-    # once). Forked children draw afresh.
-    def __init__(self) -> None:
-        self._ids: list[str] = []
-
-    def reset(self) -> None:
-        self._ids = []
-
-    def next(self) -> str:
-        try:
-            return self._ids.pop()
-        except IndexError:
-            return self._draw()
-
-    def _draw(self) -> str:
-        drawn = os.urandom(12 * _IDS_PER_DRAW).hex()
-        ids = ["t-" + drawn[at : at + 24] for at in range(0, len(drawn), 24)]
-        self._ids = ids
-        return ids.pop()
+# A turn id is 96 random bits (a counter would leak other profiles' activity).
+# One getrandom call per 256 turns instead of one per turn: a turn is a few
+# microseconds and the system call was a third of it. A draw's ids are cut in C
+# (bytes.hex with a separator, then split) into one list that is only ever
+# popped and extended in place: list.pop and list.extend are atomic, so no lock
+# is on a turn's path; two threads that find it empty each draw, and every id is
+# still given once. Forked children draw afresh.
+_IDS: list[str] = []
+os.register_at_fork(after_in_child=_IDS.clear)
+# A turn's own id: the list's pop, a C call (IndexError when empty: then draw_turn_id()).
+take_turn_id: Callable[[], str] = _IDS.pop
 
 
-_TURN_IDS = _TurnIds()
-os.register_at_fork(after_in_child=_TURN_IDS.reset)
-# The supervisor's per-turn call: the bound method, one call frame fewer.
-next_turn_id = _TURN_IDS.next
+def draw_turn_id() -> str:
+    """Draw the next ids and give one (what a turn calls when ``take_turn_id`` found none)."""
+    drawn = os.urandom(12 * _IDS_PER_DRAW).hex(" ", 12)
+    ids = ("t-" + drawn.replace(" ", " t-")).split(" ")
+    given = ids.pop()
+    _IDS.extend(ids)
+    return given
 
 
 def new_turn_id() -> str:
     """A fresh random turn id, ``t-`` and 24 hex digits (never repeats, never guessable)."""
-    return _TURN_IDS.next()
+    try:
+        return take_turn_id()
+    except IndexError:
+        return draw_turn_id()
+
+
+class TurnHost(Protocol):
+    """What a turn is opened on (the Supervisor)."""
+
+    _turn_end_hooks: list[Callable[[ProfileScope], None]]
+
+    def _scope_for(
+        self, name: str, session: str, context: ContextKind, parent: ProfileScope | None
+    ) -> ProfileScope: ...
 
 
 class Turn:
@@ -67,21 +70,27 @@ class Turn:
 
     The scope is built on entry (at the profile's current epoch). Entering inside
     another turn makes a delegated child: its ``parent`` is the enclosing scope.
-    When it ends, each of ``ended`` (the supervisor's live list) is called with
-    the scope.
+    When it ends, each of the host's turn-end hooks (its live list) is called
+    with the scope.
     """
 
-    __slots__ = ("_args", "_build", "_ended", "_scope", "_token")
+    # The host and the arguments one by one: entering calls the host's method
+    # straight from this frame (a bound method with *args is a call through C).
+    __slots__ = ("_host", "_kind", "_name", "_parent", "_scope", "_session", "_token")
 
     def __init__(
         self,
-        build: Callable[[str, str, ContextKind, ProfileScope | None], ProfileScope],
-        args: tuple[str, str, ContextKind, ProfileScope | None],
-        ended: list[Callable[[ProfileScope], None]],
+        host: TurnHost,
+        name: str,
+        session: str,
+        kind: ContextKind,
+        parent: ProfileScope | None,
     ) -> None:
-        self._build = build
-        self._args = args
-        self._ended = ended
+        self._host = host
+        self._name = name
+        self._session = session
+        self._kind = kind
+        self._parent = parent
         self._scope: ProfileScope | None = None
         self._token: Token[ProfileScope | None] | None = None
 
@@ -90,7 +99,9 @@ class Turn:
         return self._scope
 
     def __enter__(self) -> ProfileScope:
-        scope = self._scope = self._build(*self._args)
+        scope = self._scope = self._host._scope_for(
+            self._name, self._session, self._kind, self._parent
+        )
         self._token = bind_token(scope)
         return scope
 
@@ -121,7 +132,7 @@ class Turn:
         scope = self._scope
         if scope is not None:
             self._scope = None
-            for hook in self._ended:
+            for hook in self._host._turn_end_hooks:
                 hook(scope)
 
     async def __aenter__(self) -> ProfileScope:

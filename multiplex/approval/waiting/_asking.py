@@ -54,6 +54,8 @@ class Asking:
         self._tables: dict[str, PendingTable] = {}
         self._listeners: list[Listener] = []
         self._lock = threading.Lock()
+        # Called once, when the first pending table is made (see when_waiting).
+        self._first_table: list[Callable[[], None]] | None = []
         # docs/approvals.md#what-a-prompt-shows: who asked, given the run id; set by
         # the layer that knows (the gateway's runs).
         self.asked_by: Callable[[str], str] = lambda run_id: ""
@@ -68,9 +70,25 @@ class Asking:
             table.subscribe(self._fan_out)
             with self._lock:
                 self._tables[p.name] = table
+                first, self._first_table = self._first_table, None
+            for callback in first or ():
+                callback()  # before the table is returned: before any request waits in it
             return table
 
         return profile.resource(PENDING_KEY, create)
+
+    def when_waiting(self, callback: Callable[[], None]) -> None:
+        """``callback()`` once the first profile's pending table is made (now, if one is).
+
+        No request can wait before that, so what only matters while one may
+        (withdrawing a turn's waits when it ends) can start there.
+        """
+        with self._lock:
+            later = self._first_table
+            if later is not None:
+                later.append(callback)
+                return
+        callback()
 
     def tables(self) -> dict[str, PendingTable]:
         with self._lock:
@@ -211,7 +229,7 @@ class Asking:
     # -- ending waits -------------------------------------------------------------
     def cancel_turn(self, scope: ProfileScope) -> None:
         """A turn ended: its waits, and its delegated children's, are withdrawn."""
-        table = scope.profile.get_resource(PENDING_KEY)
+        table = scope.get_resource(PENDING_KEY)
         if isinstance(table, PendingTable) and len(table):
             table.cancel_where(
                 lambda r: r.turn_id == scope.turn_id,

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 from multiplex.execution.kernels._slots import KERNELS_KEY, KernelTable
-from multiplex.scopes import ProfileScope, register_surface
+from multiplex.scopes import register_surface, resource_of
 
 __all__: list[str] = []
-
-
-def _kernels(scope: ProfileScope) -> KernelTable | None:
-    found = scope.profile.get_resource(KERNELS_KEY)
-    return found if isinstance(found, KernelTable) else None
 
 
 def _render(table: KernelTable | None) -> list[str]:
@@ -19,7 +14,7 @@ def _render(table: KernelTable | None) -> list[str]:
 
 register_surface(
     "kernels",
-    _kernels,
+    resource_of(KERNELS_KEY),
     render=_render,
     description="session kernels (owners with a live kernel)",
     owns=(KERNELS_KEY,),
