@@ -93,6 +93,8 @@ def test_follow_prints_each_event_kind(up: Up) -> None:
 
 def test_ids_whole_in_tables_and_prefixes_accepted(up: Up) -> None:
     api = up.profile("alpha")
+    # "run-" must match two runs whatever ran before in this gateway (alone, this is the first).
+    extra, _ = api.parked(["echo another-run"])
     run_id, pending = api.parked(["echo prefix-me"], session_id="s-a-rather-long-session-name")
     # A narrow terminal: ids stay whole; long text is cut unless --no-trunc.
     narrow = {"COLUMNS": "60"}
@@ -106,6 +108,7 @@ def test_ids_whole_in_tables_and_prefixes_accepted(up: Up) -> None:
     ambiguous = up.cli("runs", "show", "run-")
     assert ambiguous.returncode == 2 and "ambiguous" in ambiguous.stderr
     assert run_id in ambiguous.stderr
+    assert up.cli("runs", "cancel", extra).returncode == 0
     answered = up.cli("approvals", "answer", pending["approval_id"][:7], "deny")
     assert answered.returncode == 0, answered.stderr
     assert pending["approval_id"] in answered.stdout
