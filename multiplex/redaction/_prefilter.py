@@ -33,6 +33,7 @@ from multiplex.redaction._patterns import (
     apply_patterns,
     fold_case,
     mask,
+    spliced,
 )
 
 __all__ = ["PIECE", "line_pieces", "may_span_lines", "redact_patterns"]
@@ -214,6 +215,7 @@ class _Prefilter:
         data = encoded if ascii_only else None  # ASCII: byte offsets are character offsets
         folded: str | None = None
         folded_data: bytes | None = None
+        after: str | None = None  # the folded text after this shape, when spliced
         for shape in shapes:
             if not present:
                 break
@@ -227,7 +229,8 @@ class _Prefilter:
                 if pattern.fold:
                     if folded is None:
                         folded = fold_case(text)
-                        folded_data = folded.encode("ascii") if ascii_only else None
+                    if folded_data is None and ascii_only:
+                        folded_data = folded.encode("ascii")
                     hay, hay_data = folded, folded_data
                 else:
                     if data is None and ascii_only:
@@ -244,12 +247,18 @@ class _Prefilter:
                 elif assignment:
                     out = assignment_at(text, hay, starts)
                 else:
-                    out = pattern.apply_at(text, hay, starts)
+                    spans = pattern.spans_at(text, hay, starts)
+                    if spans and folded is not None and ascii_only:
+                        # Masks are ASCII, and an ASCII text folds character by
+                        # character: the folded text is spliced, not folded anew.
+                        after = spliced(folded, spans, lower=True)
+                    out = spliced(text, spans)
             if out is not text:
                 text = out
                 ascii_only = text.isascii()
                 data = None
-                folded = folded_data = None
+                folded, after = after, None
+                folded_data = None
                 present |= shape.brings
         return text
 
