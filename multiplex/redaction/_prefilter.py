@@ -52,6 +52,12 @@ _GATES = {"discord-bot-token": rb"\.[A-Za-z0-9_-]{6}\."}
 # not followed by "=" or ":".)
 _FOLLOWERS = {"connection-password": rb"[^\t-\r :/@?#]{0,128}:[^\t-\r /?#]{1,256}@"}
 
+# At most this many finders of some of a shape's anchors are kept (a few
+# milliseconds of compiling in all); past them, the finder of all is used. A
+# log's fragments of names are a few of the fourteen, and the assignment's
+# finder of four scans in about half the time of its finder of all.
+_PARTS = 32
+
 # The one shape whose matches span lines (a PEM block). It runs over the whole
 # text before the text is cut into pieces; every other shape's regex matches no
 # newline, and its look-arounds treat a newline as they treat the text's edge.
@@ -92,7 +98,7 @@ def _collect_all(_expression: int, start: int, _end: int, _flags: int, starts: l
 class _Shape:
     """One shape as the prefilter sees it."""
 
-    __slots__ = ("_finder", "anchors", "brings", "gate", "ids", "pattern")
+    __slots__ = ("_finder", "_hs", "_parts", "anchors", "brings", "gate", "ids", "pattern")
 
     def __init__(
         self,
@@ -110,15 +116,37 @@ class _Shape:
         # Where the anchors are. One expression per anchor: the engine reports
         # the leftmost start of each expression's matches ending at one place,
         # and another anchor inside the same name must be reported as well.
-        self._finder: Database | None = None
-        if anchors:
-            caseless = hs.HS_FLAG_CASELESS if pattern.fold else 0
-            follower = _FOLLOWERS.get(pattern.kind, b"")
-            self._finder = Database(
-                hs,
-                [escape(a.encode("ascii")) + follower for a, _ in anchors],
-                [hs.HS_FLAG_SOM_LEFTMOST | caseless] * len(anchors),
-            )
+        self._hs = hs
+        self._finder = self._compiled([a for a, _ in anchors]) if anchors else None
+        # Finders of some of the anchors, by which: built when first needed.
+        self._parts: dict[tuple[str, ...], Database] = {}
+
+    def _compiled(self, anchors: list[str]) -> Database:
+        hs = self._hs
+        caseless = hs.HS_FLAG_CASELESS if self.pattern.fold else 0
+        follower = _FOLLOWERS.get(self.pattern.kind, b"")
+        return Database(
+            hs,
+            [escape(a.encode("ascii")) + follower for a in anchors],
+            [hs.HS_FLAG_SOM_LEFTMOST | caseless] * len(anchors),
+        )
+
+    def _finder_of(self, live: list[str]) -> Database | None:
+        """A finder of the anchors in ``live`` (all the text can hold): fewer scan faster."""
+        finder = self._finder
+        if finder is None or len(live) == len(self.anchors):
+            return finder
+        key = tuple(live)
+        part = self._parts.get(key)
+        if part is None:
+            if len(self._parts) >= _PARTS:
+                return finder
+            try:
+                part = self._compiled(live)
+            except self._hs.error:
+                return finder
+            self._parts[key] = part
+        return part
 
     def starts(
         self, hay: str, data: bytes | None, live: list[str], limit: int | None
@@ -127,13 +155,14 @@ class _Shape:
 
         ``data`` is ``hay`` as ASCII bytes, or None when it is not ASCII.
         """
-        if self._finder is not None and data is not None:  # byte offsets are character offsets
+        finder = self._finder_of(live) if data is not None else None
+        if finder is not None and data is not None:  # byte offsets are character offsets
             if limit is None:
                 found: list[int] = []
-                self._finder.scan(data, _collect_all, found)
+                finder.scan(data, _collect_all, found)
             else:
                 found = _Starts(limit)
-                if not self._finder.scan(data, _collect, found):
+                if not finder.scan(data, _collect, found):
                     return None
             found.sort()
             return found
