@@ -36,7 +36,7 @@ from multiplex.redaction._patterns import (
     spliced,
 )
 
-__all__ = ["PIECE", "line_pieces", "may_span_lines", "redact_patterns"]
+__all__ = ["PIECE", "line_pieces", "redact_patterns"]
 
 # Shapes without a literal lead: an expression every match contains. When it
 # is absent the shape is skipped; when present the regex scans the whole text.
@@ -181,7 +181,7 @@ class _Shape:
 class _Prefilter:
     """The anchors of every shape, compiled into one database."""
 
-    __slots__ = ("_db", "_shapes", "_spanning")
+    __slots__ = ("_db", "_shapes", "_spanning", "_spanning_id")
 
     def __init__(self, hs: ModuleType) -> None:
         expressions: list[bytes] = []
@@ -225,23 +225,47 @@ class _Prefilter:
         assert shapes[0].pattern.kind == _LINE_SPANNING
         assert shapes[0].pattern.anchors == (_SPANNING_ANCHOR,)
         self._spanning = shapes[0].pattern
+        self._spanning_id = shapes[0].anchors[0][1]
         self._shapes = tuple(shapes)
 
     def redact(self, text: str) -> str:
         """``text`` with every shape masked; a long ASCII text piece by piece."""
         if len(text) < 2 * PIECE or not text.isascii():
             return self._redact(text, self._shapes)
-        if may_span_lines(text):
-            text = self._spanning.apply(text)
         rest = self._shapes[1:]
-        return "".join([self._redact(piece, rest) for piece in line_pieces(text)])
+        out: list[str] = []
+        done = 0  # where the pieces redacted so far end
+        for piece in line_pieces(text):
+            # A piece's anchors tell whether a PEM block starts in it (its
+            # start holds no newline), for less than a search of the text.
+            present = self._present(piece.encode("ascii"))
+            if self._spanning_id in present:
+                # None starts before: from here on, the text is masked for
+                # PEM blocks first (its matches start at the anchor and look
+                # nowhere behind it), then cut into pieces again.
+                tail = self._spanning.apply(text[done:])
+                out.extend(self._redact(part, rest) for part in line_pieces(tail))
+                break
+            out.append(self._redact(piece, rest, present))
+            done += len(piece)
+        return "".join(out)
 
-    def _redact(self, text: str, shapes: tuple[_Shape, ...]) -> str:
-        ascii_only = text.isascii()
-        encoded = text.encode("utf-8", "surrogatepass")
+    def _present(self, encoded: bytes) -> set[int]:
+        """The expressions (anchors and gates) that occur in ``encoded``."""
         present: set[int] = set()
         self._db.scan(encoded, _note, present)
-        data = encoded if ascii_only else None  # ASCII: byte offsets are character offsets
+        return present
+
+    def _redact(
+        self, text: str, shapes: tuple[_Shape, ...], present: set[int] | None = None
+    ) -> str:
+        """``text`` with ``shapes`` masked; ``present``: its expressions, if scanned already."""
+        ascii_only = text.isascii()
+        data: bytes | None = None  # ASCII: byte offsets are character offsets
+        if present is None:
+            encoded = text.encode("utf-8", "surrogatepass")
+            present = self._present(encoded)
+            data = encoded if ascii_only else None
         folded: str | None = None
         folded_data: bytes | None = None
         after: str | None = None  # the folded text after this shape, when spliced
@@ -290,11 +314,6 @@ class _Prefilter:
                 folded_data = None
                 present |= shape.brings
         return text
-
-
-def may_span_lines(text: str) -> bool:
-    """Whether a layer-2 match in ``text`` may span lines (it holds a PEM block's start)."""
-    return _SPANNING_ANCHOR in text
 
 
 def line_pieces(text: str) -> Iterator[str]:
