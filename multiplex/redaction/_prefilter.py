@@ -58,9 +58,10 @@ _FOLLOWERS = {"connection-password": rb"[^\t-\r :/@?#]{0,128}:[^\t-\r /?#]{1,256
 # finder of four scans in about half the time of its finder of all.
 _PARTS = 32
 
-# The one shape whose matches span lines (a PEM block). It runs over the whole
-# text before the text is cut into pieces; every other shape's regex matches no
-# newline, and its look-arounds treat a newline as they treat the text's edge.
+# The one shape whose matches span lines (a PEM block). It runs over the text
+# from the first piece holding its anchor on, before that part is cut into
+# pieces; every other shape's regex matches no newline, and its look-arounds
+# treat a newline as they treat the text's edge.
 _LINE_SPANNING = "private-key"
 _SPANNING_ANCHOR = "-----BEGIN"
 
