@@ -39,6 +39,8 @@ _TAIL = 48
 # a few names thousands of times, and a dict lookup costs half the lru_cache's.
 _RULES: dict[str, int] = {}
 _RULES_MAX = 1024
+# What [\w.-] matches in ASCII text: there, a set lookup answers isalnum().
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
@@ -56,6 +58,7 @@ def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
     # characters are read from ``text`` itself (lower-casing may change what
     # counts as a name character).
     ascii_only = text.isascii()
+    name_chars = _NAME_CHARS
     pieces: list[str] = []
     append = pieces.append
     last = 0  # end of the last mask
@@ -67,7 +70,11 @@ def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
         if m is None:
             continue
         resume = m.end()
-        if at and ((ch := text[at - 1]).isalnum() or ch in "_.-"):
+        if at and (
+            text[at - 1] in name_chars
+            if ascii_only
+            else ((ch := text[at - 1]).isalnum() or ch in "_.-")
+        ):
             name = _name_at(text, at)  # the name starts before the fragment
             if name is None:
                 continue
@@ -97,7 +104,8 @@ def assignment_at(text: str, hay: str, starts: Sequence[int]) -> str:
         first = value[0]
         if (
             first in leads
-            or (size <= 9 and value.lower() in plain)
+            # Every value in plain is a word: isalpha() is cheaper than lower().
+            or (size <= 9 and value.isalpha() and value.lower() in plain)
             or value.count(first) == size
             or (group == _BARE and value[-1] == ")" and "(" in value)
         ):

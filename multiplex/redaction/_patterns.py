@@ -37,6 +37,7 @@ __all__ = [
     "assignment_value",
     "fold_case",
     "mask",
+    "spliced",
 ]
 
 MASK_PREFIX = "[REDACTED:"
@@ -92,7 +93,11 @@ class SecretPattern:
 
         ``starts`` ascend and include every position where a match can start.
         """
-        return self._masked(text, self._matches_at(hay, starts))
+        return spliced(text, self.spans_at(text, hay, starts))
+
+    def spans_at(self, text: str, hay: str, starts: Sequence[int]) -> list[_Span]:
+        """What :meth:`apply_at` masks: (start, end, kind), ascending and apart."""
+        return self._spans(text, self._matches_at(hay, starts))
 
     def _matches_at(self, hay: str, starts: Sequence[int]) -> Iterator[re.Match[str]]:
         # The matches finditer would yield: it goes on from the end of each match.
@@ -107,22 +112,37 @@ class SecretPattern:
                 yield m
 
     def _masked(self, text: str, matches: Iterable[re.Match[str]]) -> str:
-        pieces: list[str] = []
+        return spliced(text, self._spans(text, matches))
+
+    def _spans(self, text: str, matches: Iterable[re.Match[str]]) -> list[_Span]:
+        spans: list[_Span] = []
         last = 0
         for m in matches:
             found = self.locate(m, text, self.kind)
             if found is None:
                 continue
-            start, end, kind = found
-            if start < last:  # inside what this pattern just masked
+            if found[0] < last:  # inside what this pattern just masked
                 continue
-            pieces.append(text[last:start])
-            pieces.append(mask(kind))
-            last = end
-        if not pieces:
-            return text
-        pieces.append(text[last:])
-        return "".join(pieces)
+            spans.append(found)
+            last = found[1]
+        return spans
+
+
+def spliced(text: str, spans: Sequence[_Span], lower: bool = False) -> str:
+    """``text`` with each (start, end, kind) of ``spans`` replaced by ``mask(kind)``.
+
+    ``lower``: by the mask lower-cased (splicing ``fold_case`` of an ASCII text).
+    """
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end, kind in spans:
+        pieces.append(text[last:start])
+        pieces.append(mask(kind).lower() if lower else mask(kind))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def _secret_span(m: re.Match[str], text: str, kind: str) -> _Span | None:

@@ -33,9 +33,10 @@ from multiplex.redaction._patterns import (
     apply_patterns,
     fold_case,
     mask,
+    spliced,
 )
 
-__all__ = ["PIECE", "line_pieces", "may_span_lines", "redact_patterns"]
+__all__ = ["PIECE", "line_pieces", "redact_patterns"]
 
 # Shapes without a literal lead: an expression every match contains. When it
 # is absent the shape is skipped; when present the regex scans the whole text.
@@ -51,9 +52,16 @@ _GATES = {"discord-bot-token": rb"\.[A-Za-z0-9_-]{6}\."}
 # not followed by "=" or ":".)
 _FOLLOWERS = {"connection-password": rb"[^\t-\r :/@?#]{0,128}:[^\t-\r /?#]{1,256}@"}
 
-# The one shape whose matches span lines (a PEM block). It runs over the whole
-# text before the text is cut into pieces; every other shape's regex matches no
-# newline, and its look-arounds treat a newline as they treat the text's edge.
+# At most this many finders of some of a shape's anchors are kept (each took
+# 0.1-0.5 ms to compile here); past them, the finder of all is used. A
+# log's fragments of names are a few of the fourteen, and the assignment's
+# finder of four scans in about half the time of its finder of all.
+_PARTS = 32
+
+# The one shape whose matches span lines (a PEM block). It runs over the text
+# from the first piece holding its anchor on, before that part is cut into
+# pieces; every other shape's regex matches no newline, and its look-arounds
+# treat a newline as they treat the text's edge.
 _LINE_SPANNING = "private-key"
 _SPANNING_ANCHOR = "-----BEGIN"
 
@@ -91,7 +99,7 @@ def _collect_all(_expression: int, start: int, _end: int, _flags: int, starts: l
 class _Shape:
     """One shape as the prefilter sees it."""
 
-    __slots__ = ("_finder", "anchors", "brings", "gate", "ids", "pattern")
+    __slots__ = ("_finder", "_hs", "_parts", "anchors", "brings", "gate", "ids", "pattern")
 
     def __init__(
         self,
@@ -109,15 +117,37 @@ class _Shape:
         # Where the anchors are. One expression per anchor: the engine reports
         # the leftmost start of each expression's matches ending at one place,
         # and another anchor inside the same name must be reported as well.
-        self._finder: Database | None = None
-        if anchors:
-            caseless = hs.HS_FLAG_CASELESS if pattern.fold else 0
-            follower = _FOLLOWERS.get(pattern.kind, b"")
-            self._finder = Database(
-                hs,
-                [escape(a.encode("ascii")) + follower for a, _ in anchors],
-                [hs.HS_FLAG_SOM_LEFTMOST | caseless] * len(anchors),
-            )
+        self._hs = hs
+        self._finder = self._compiled([a for a, _ in anchors]) if anchors else None
+        # Finders of some of the anchors, by which: built when first needed.
+        self._parts: dict[tuple[str, ...], Database] = {}
+
+    def _compiled(self, anchors: list[str]) -> Database:
+        hs = self._hs
+        caseless = hs.HS_FLAG_CASELESS if self.pattern.fold else 0
+        follower = _FOLLOWERS.get(self.pattern.kind, b"")
+        return Database(
+            hs,
+            [escape(a.encode("ascii")) + follower for a in anchors],
+            [hs.HS_FLAG_SOM_LEFTMOST | caseless] * len(anchors),
+        )
+
+    def _finder_of(self, live: list[str]) -> Database | None:
+        """A finder of the anchors in ``live`` (all the text can hold): fewer scan faster."""
+        finder = self._finder
+        if finder is None or len(live) == len(self.anchors):
+            return finder
+        key = tuple(live)
+        part = self._parts.get(key)
+        if part is None:
+            if len(self._parts) >= _PARTS:
+                return finder
+            try:
+                part = self._compiled(live)
+            except self._hs.error:
+                return finder
+            self._parts[key] = part
+        return part
 
     def starts(
         self, hay: str, data: bytes | None, live: list[str], limit: int | None
@@ -126,13 +156,14 @@ class _Shape:
 
         ``data`` is ``hay`` as ASCII bytes, or None when it is not ASCII.
         """
-        if self._finder is not None and data is not None:  # byte offsets are character offsets
+        finder = self._finder_of(live) if data is not None else None
+        if finder is not None and data is not None:  # byte offsets are character offsets
             if limit is None:
                 found: list[int] = []
-                self._finder.scan(data, _collect_all, found)
+                finder.scan(data, _collect_all, found)
             else:
                 found = _Starts(limit)
-                if not self._finder.scan(data, _collect, found):
+                if not finder.scan(data, _collect, found):
                     return None
             found.sort()
             return found
@@ -151,7 +182,7 @@ class _Shape:
 class _Prefilter:
     """The anchors of every shape, compiled into one database."""
 
-    __slots__ = ("_db", "_shapes", "_spanning")
+    __slots__ = ("_db", "_shapes", "_spanning", "_spanning_id")
 
     def __init__(self, hs: ModuleType) -> None:
         expressions: list[bytes] = []
@@ -195,25 +226,50 @@ class _Prefilter:
         assert shapes[0].pattern.kind == _LINE_SPANNING
         assert shapes[0].pattern.anchors == (_SPANNING_ANCHOR,)
         self._spanning = shapes[0].pattern
+        self._spanning_id = shapes[0].anchors[0][1]
         self._shapes = tuple(shapes)
 
     def redact(self, text: str) -> str:
         """``text`` with every shape masked; a long ASCII text piece by piece."""
         if len(text) < 2 * PIECE or not text.isascii():
             return self._redact(text, self._shapes)
-        if may_span_lines(text):
-            text = self._spanning.apply(text)
         rest = self._shapes[1:]
-        return "".join([self._redact(piece, rest) for piece in line_pieces(text)])
+        out: list[str] = []
+        done = 0  # where the pieces redacted so far end
+        for piece in line_pieces(text):
+            # A piece's anchors tell whether a PEM block starts in it (its
+            # start holds no newline), for less than a search of the text.
+            present = self._present(piece.encode("ascii"))
+            if self._spanning_id in present:
+                # None starts before: from here on, the text is masked for
+                # PEM blocks first (its matches start at the anchor and look
+                # nowhere behind it), then cut into pieces again.
+                tail = self._spanning.apply(text[done:])
+                out.extend(self._redact(part, rest) for part in line_pieces(tail))
+                break
+            out.append(self._redact(piece, rest, present))
+            done += len(piece)
+        return "".join(out)
 
-    def _redact(self, text: str, shapes: tuple[_Shape, ...]) -> str:
-        ascii_only = text.isascii()
-        encoded = text.encode("utf-8", "surrogatepass")
+    def _present(self, encoded: bytes) -> set[int]:
+        """The expressions (anchors and gates) that occur in ``encoded``."""
         present: set[int] = set()
         self._db.scan(encoded, _note, present)
-        data = encoded if ascii_only else None  # ASCII: byte offsets are character offsets
+        return present
+
+    def _redact(
+        self, text: str, shapes: tuple[_Shape, ...], present: set[int] | None = None
+    ) -> str:
+        """``text`` with ``shapes`` masked; ``present``: its expressions, if scanned already."""
+        ascii_only = text.isascii()
+        data: bytes | None = None  # ASCII: byte offsets are character offsets
+        if present is None:
+            encoded = text.encode("utf-8", "surrogatepass")
+            present = self._present(encoded)
+            data = encoded if ascii_only else None
         folded: str | None = None
         folded_data: bytes | None = None
+        after: str | None = None  # the folded text after this shape, when spliced
         for shape in shapes:
             if not present:
                 break
@@ -227,7 +283,8 @@ class _Prefilter:
                 if pattern.fold:
                     if folded is None:
                         folded = fold_case(text)
-                        folded_data = folded.encode("ascii") if ascii_only else None
+                    if folded_data is None and ascii_only:
+                        folded_data = folded.encode("ascii")
                     hay, hay_data = folded, folded_data
                 else:
                     if data is None and ascii_only:
@@ -244,19 +301,20 @@ class _Prefilter:
                 elif assignment:
                     out = assignment_at(text, hay, starts)
                 else:
-                    out = pattern.apply_at(text, hay, starts)
+                    spans = pattern.spans_at(text, hay, starts)
+                    if spans and folded is not None and ascii_only:
+                        # Masks are ASCII, and an ASCII text folds character by
+                        # character: the folded text is spliced, not folded anew.
+                        after = spliced(folded, spans, lower=True)
+                    out = spliced(text, spans)
             if out is not text:
                 text = out
                 ascii_only = text.isascii()
                 data = None
-                folded = folded_data = None
+                folded, after = after, None
+                folded_data = None
                 present |= shape.brings
         return text
-
-
-def may_span_lines(text: str) -> bool:
-    """Whether a layer-2 match in ``text`` may span lines (it holds a PEM block's start)."""
-    return _SPANNING_ANCHOR in text
 
 
 def line_pieces(text: str) -> Iterator[str]:
