@@ -19,8 +19,12 @@ ENV = {"PATH": os.defpath}
 
 
 def reaped(command: str, cwd: Path | None = None):  # type: ignore[no-untyped-def]
+    return reaped_argv(["bash", "-c", command], cwd)
+
+
+def reaped_argv(argv: list[str], cwd: Path | None = None):  # type: ignore[no-untyped-def]
     return run_process(
-        ["bash", "-c", command],
+        argv,
         env=ENV,
         cwd=cwd,
         timeout=20,
@@ -76,17 +80,7 @@ def test_a_finished_runs_handle_signals_nothing() -> None:
 
 
 def test_a_command_that_cannot_start_is_reported_with_its_reason(tmp_path: Path) -> None:
-    missing = run_process(
-        ["/nonexistent/tool", "x"],
-        env=ENV,
-        cwd=None,
-        timeout=20,
-        tracker=None,
-        run_id=None,
-        backend="local",
-        sandbox="none",
-        reaped=True,
-    )
+    missing = reaped_argv(["/nonexistent/tool", "x"])
     assert missing.exit_code is None
     assert missing.error == "cannot start /nonexistent/tool: No such file or directory"
     assert missing.stderr == missing.error
