@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from multiplex.shell.carriers._runners import Carried
+from multiplex.shell.carriers._runners import Carried, carried_of
 
 __all__ = [
     "apt_code",
@@ -58,7 +58,7 @@ def go_code(args: Sequence[str], fed: str | None) -> Carried:
                 payloads.extend(_flag_values(value.split(), _GO_RUNS) or [value])
     unknown = "go generate runs its files' directives" if verb == "generate" else None
     runs = "go runs a command" if payloads else None
-    return Carried(tuple(p for p in payloads if p.strip()), runs, unknown)
+    return carried_of(payloads, runs, unknown)
 
 
 _CARGO_RUNS = re.compile(
@@ -77,8 +77,8 @@ def cargo_code(args: Sequence[str], fed: str | None) -> Carried:
             files = True
         elif _CARGO_RUNS.search(key.strip()):
             payloads.append(setting.strip().strip("'\"[]").replace('", "', " "))
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "cargo --config runs a program" if payloads else None,
         "cargo --config file" if files else None,
     )
@@ -98,8 +98,8 @@ def apt_code(args: Sequence[str], fed: str | None) -> Carried:
         if _APT_HOOK.search(key):
             payloads.append(value)
     config = any(a in ("-c", "--config-file") or a.startswith("--config-file=") for a in args)
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "apt runs a hook command" if payloads else None,
         "apt -c config file" if config else None,
     )
@@ -121,8 +121,8 @@ _BUILD_EVENTS = re.compile(r"^(?:/|-{1,2})p(?:roperty)?:(?:Pre|Post)BuildEvent="
 def dotnet_code(args: Sequence[str], fed: str | None) -> Carried:
     """``dotnet msbuild -p:PreBuildEvent=CMD`` (also ``/p:``, ``--property:``)."""
     payloads = [a.partition("=")[2] for a in args if _BUILD_EVENTS.match(a)]
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "a build event runs a command" if payloads else None,
     )
 

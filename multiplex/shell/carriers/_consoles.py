@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from multiplex.shell.carriers._runners import Carried, ssh_code
+from multiplex.shell.carriers._runners import Carried, carried_of, ssh_code
 from multiplex.shell.parsing._getopt import read_options, table
 
 __all__ = [
@@ -76,8 +76,8 @@ def less_code(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options([a for a in args if not a.startswith("+")], _LESS)
     writes = parsed.values("-o", "-O", "--log-file", "--LOG-FILE")
     loads = parsed.has("-k", "--lesskey-file", "--lesskey-src")
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "less runs a shell command" if runs else None,
         "less --lesskey-file" if loads else None,
         tuple(writes),
@@ -121,8 +121,8 @@ def emacs_code(args: Sequence[str], fed: str | None) -> Carried:
                 k += 1
             # A process call's program may follow a name and a buffer: each start is tried.
             payloads.extend(" ".join(mine[j:]) for j in range(min(3, len(mine))))
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "emacs evaluates Lisp" if code else None,
         "emacs loads Lisp from a file" if loads else None,
         scripts=tuple(code),
@@ -173,8 +173,8 @@ def lldb_code(args: Sequence[str], fed: str | None) -> Carried:
             runs = True  # Python in lldb, command script import
             scripts.append(line)
     sources = ("-s", "--source", "-S", "--source-before-file", "-K", "--source-on-crash")
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "lldb runs a shell command or script" if runs else None,
         "lldb -s command file" if parsed.has(*sources) else None,
         scripts=tuple(scripts),
@@ -292,8 +292,8 @@ def mysql_code(args: Sequence[str], fed: str | None) -> Carried:
             payloads.append(_after(line, verb))
         elif lowered.startswith(("source ", "\\.")):
             loads = True
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "mysql runs a shell command" if runs else None,
         "mysql reads commands or options from a file" if loads else None,
     )
@@ -311,8 +311,8 @@ def osascript_code(args: Sequence[str], fed: str | None) -> Carried:
     payloads = [m.group(1) for text in code for m in _DO_SCRIPT.finditer(text)]
     scripted = any("script" in text.lower() or "doShellScript" in text for text in code)
     loads = not code and any(not a.startswith("-") for a in args)
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "osascript runs a script" if scripted else None,
         "osascript script file" if loads else None,
         scripts=tuple(code),
@@ -358,8 +358,8 @@ def pwsh_code(args: Sequence[str], fed: str | None) -> Carried:
             break
     if payloads == ["-"] and fed is not None:
         payloads = [fed]
-    return Carried(
-        tuple(p for p in payloads if p.strip()),
+    return carried_of(
+        payloads,
         "pwsh runs a command line" if payloads or hidden else None,
         "pwsh runs a script file or encoded command" if hidden else None,
     )
@@ -379,7 +379,7 @@ def tcl_code(args: Sequence[str], fed: str | None) -> Carried:
         for m in _TCL_RUNS.finditer(line)
     ]
     runs = bool(payloads) or '"|' in code or "{|" in code
-    return Carried(tuple(p for p in payloads if p.strip()), "Tcl runs a program" if runs else None)
+    return carried_of(payloads, "Tcl runs a program" if runs else None)
 
 
 # ---- scp, sftp -------------------------------------------------------------------------

@@ -21,6 +21,7 @@ __all__ = [
     "NOTHING",
     "SHELL_WORDS",
     "Carried",
+    "carried_of",
     "ed_code",
     "expect_code",
     "first_word",
@@ -46,6 +47,17 @@ class Carried:
 
 
 NOTHING = Carried()
+
+
+def carried_of(
+    payloads: Sequence[str],
+    runs: str | None = None,
+    unknown: str | None = None,
+    writes: tuple[str, ...] = (),
+    scripts: tuple[str, ...] = (),
+) -> Carried:
+    """A :class:`Carried` of the non-blank ``payloads`` (an empty command runs nothing)."""
+    return Carried(tuple(p for p in payloads if p.strip()), runs, unknown, writes, scripts)
 
 
 def words(text: str) -> frozenset[str]:
@@ -230,7 +242,7 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
     for folder in parsed.values("-C", "--directory"):
         if folder.startswith(("/", "~", "$")) or ".." in folder.split("/"):
             unknown = f"make -C {folder}"
-    return Carried(tuple(p for p in payloads if p.strip()), runs, unknown)
+    return carried_of(payloads, runs, unknown)
 
 
 _EXPECT = table("", "c= f= b= d D= i n N v")

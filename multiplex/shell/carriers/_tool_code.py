@@ -44,6 +44,7 @@ from multiplex.shell.carriers._runners import (
     NOTHING,
     SHELL_WORDS,
     Carried,
+    carried_of,
     ed_code,
     expect_code,
     first_word,
@@ -127,9 +128,7 @@ def _tar(args: Sequence[str], fed: str | None) -> Carried:
         writes += parsed.operands  # the members named are written over
     if unknown is None and parsed.has("-T", "--files-from"):
         unknown = "tar -T list"
-    return Carried(
-        tuple(p for p in payloads if p.strip()), _command_line(payloads), unknown, writes
-    )
+    return carried_of(payloads, _command_line(payloads), unknown, writes)
 
 
 _SORT = table(
