@@ -40,3 +40,9 @@ def assert_hardline(sup: Supervisor, line: str) -> None:
         verdict = sup.test(profile, line, context="api")
         assert verdict.outcome.value == BLOCKED, (profile, verdict.cause)
         assert verdict.trace[-1].step == "hardline", verdict.cause
+
+
+def assert_in_both(sup: Supervisor, line: str, expected: str) -> None:
+    """The same outcome in the strict home and the manual one."""
+    assert outcome(sup, "strict", line) == expected
+    assert outcome(sup, "manual", line) == expected

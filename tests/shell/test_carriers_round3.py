@@ -22,6 +22,7 @@ from tests.shell._carriers import (
     BLOCKED,
     FILES,
     assert_hardline,
+    assert_in_both,
     outcome,
     write_strict_and_manual,
 )
@@ -273,8 +274,7 @@ def test_a_hardline_payload_is_blocked_as_hardline(sup: Supervisor, line: str) -
 
 @pytest.mark.parametrize("line", CODE)
 def test_code_running_forms_ask(sup: Supervisor, line: str) -> None:
-    assert outcome(sup, "strict", line) == ASK
-    assert outcome(sup, "manual", line) == ASK
+    assert_in_both(sup, line, ASK)
 
 
 @pytest.mark.parametrize("line", WRITES)
@@ -284,8 +284,7 @@ def test_an_allow_rule_never_approves_these(sup: Supervisor, line: str) -> None:
 
 @pytest.mark.parametrize("line", PROTECTED)
 def test_protected_and_secret_forms_ask_in_every_mode(sup: Supervisor, line: str) -> None:
-    assert outcome(sup, "strict", line) == ASK
-    assert outcome(sup, "manual", line) == ASK
+    assert_in_both(sup, line, ASK)
 
 
 @pytest.mark.parametrize("line", MANUAL_APPROVED)
@@ -296,8 +295,7 @@ def test_a_named_program_is_judged_by_its_name_in_manual(sup: Supervisor, line: 
 
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_stay_allowlisted(sup: Supervisor, line: str) -> None:
-    assert outcome(sup, "strict", line) == APPROVED
-    assert outcome(sup, "manual", line) == APPROVED
+    assert_in_both(sup, line, APPROVED)
 
 
 @pytest.mark.parametrize(
@@ -386,8 +384,7 @@ def test_siblings_with_a_hardline_payload_are_blocked(sup: Supervisor, line: str
 
 @pytest.mark.parametrize("line", SIBLINGS_PROTECTED)
 def test_siblings_writing_a_protected_file_ask(sup: Supervisor, line: str) -> None:
-    assert outcome(sup, "strict", line) == ASK
-    assert outcome(sup, "manual", line) == ASK
+    assert_in_both(sup, line, ASK)
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from tests.shell._carriers import (
     APPROVED,
     ASK,
     assert_hardline,
+    assert_in_both,
     outcome,
     write_strict_and_manual,
 )
@@ -281,8 +282,7 @@ def test_a_hardline_payload_is_blocked_as_hardline(sup: Supervisor, line: str) -
 
 @pytest.mark.parametrize("line", CODE)
 def test_code_running_forms_ask(sup: Supervisor, line: str) -> None:
-    assert outcome(sup, "strict", line) == ASK
-    assert outcome(sup, "manual", line) == ASK
+    assert_in_both(sup, line, ASK)
 
 
 @pytest.mark.parametrize("line", NEVER_ALLOWLISTED)
@@ -294,14 +294,12 @@ def test_an_allow_rule_never_approves_these(sup: Supervisor, line: str) -> None:
 def test_secret_exports_and_start_up_file_downloads_ask_in_every_mode(
     sup: Supervisor, line: str
 ) -> None:
-    assert outcome(sup, "strict", line) == ASK
-    assert outcome(sup, "manual", line) == ASK
+    assert_in_both(sup, line, ASK)
 
 
 @pytest.mark.parametrize("line", ORDINARY)
 def test_ordinary_uses_stay_allowlisted(sup: Supervisor, line: str) -> None:
-    assert outcome(sup, "strict", line) == APPROVED
-    assert outcome(sup, "manual", line) == APPROVED
+    assert_in_both(sup, line, APPROVED)
 
 
 @pytest.mark.parametrize("line", MANUAL_ORDINARY)
