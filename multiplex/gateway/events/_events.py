@@ -366,6 +366,11 @@ class EventHub:
     def flush(self) -> None:
         """Publish what this thread left to :meth:`publish_soon` (call before waiting)."""
 
+    def publish_output(self, event: Event) -> None:
+        """A command's output: here at once; a hub that writes events elsewhere may hold
+        it a moment to send it with its run's next event."""
+        self.publish(event)
+
     async def listening(self, sub: Subscription) -> None:
         """Return once ``sub`` (subscribed with ``follow``) is offered every event published
         from now on, from anywhere.

@@ -157,7 +157,9 @@ class RunExecution(RunLifecycle):
             if len(self._hub):  # nothing is built for events nobody listens to
                 data = {"run_id": run.run_id, "profile": run.profile, "index": index}
                 data.update(stream=stream, offset=offset, text=text)
-                self._hub.publish(make_event("command.output", data, run.profile, run.run_id))
+                self._hub.publish_output(
+                    make_event("command.output", data, run.profile, run.run_id)
+                )
 
         return publish
 

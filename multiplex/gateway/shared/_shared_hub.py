@@ -3,7 +3,9 @@
 :class:`SharedHub` sends every local event to the cluster's stream (through
 its :class:`~multiplex.gateway.shared._shared.ClusterBridge`) before its own streams,
 so they carry its position. Events a worker leaves to :meth:`SharedHub.publish_soon`
-(a command's end) go out with that thread's next event or flush, in one write.
+(a command's end) go out with that thread's next event or flush, in one write;
+a command's output (:meth:`SharedHub.publish_output`) waits a moment for its
+run's next event the same way (``shared._linger``).
 Streams that follow the cluster say so when they subscribe (``follow=True``)
 and wait for :meth:`SharedHub.listening`; the node reads the shared stream only while one does, and those streams get every
 event from there, this node's own included (:meth:`SharedHub.publish_shared`),
@@ -19,6 +21,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from multiplex.gateway.events._events import Event, EventHub, Subscription
+from multiplex.gateway.shared._linger import Lingering
 
 if TYPE_CHECKING:
     from multiplex.gateway.shared._shared import ClusterBridge
@@ -34,9 +37,14 @@ class SharedHub(EventHub):
         self.bridge: ClusterBridge | None = None
         self._held = threading.local()  # this thread's events left to publish_soon
         self._following: set[Subscription] = set()  # streams that want other nodes' events
+        self._lingering = Lingering(self._send)
 
     def publish(self, event: Event) -> None:
-        self._send([*self._take(), event])
+        self._lingering.send_with([*self._take(), event])
+
+    def publish_output(self, event: Event) -> None:
+        if self.bridge is None or event.run_id is None or not self._lingering.hold(event):
+            self.publish(event)
 
     def publish_soon(self, event: Event) -> None:
         if self.bridge is None:
@@ -50,7 +58,7 @@ class SharedHub(EventHub):
     def flush(self) -> None:
         events = self._take()
         if events:
-            self._send(events)
+            self._lingering.send_with(events)
 
     def _take(self) -> list[Event]:
         held: list[Event] | None = getattr(self._held, "events", None)
@@ -106,6 +114,7 @@ class SharedHub(EventHub):
             self._following.discard(sub)
 
     def close(self) -> None:
+        self._lingering.close()
         super().close()
         with self._lock:
             self._following.clear()

@@ -1,0 +1,83 @@
+"""A command's output on a cluster node: live across nodes, and no write of its own
+when the command ends at once (docs/cluster.md#cost)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.gateway.cluster_nodes import Node, make_cluster_homes
+from tests.gateway.conftest import ADMIN, Api, SseReader
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def pair(redis_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Node]]:
+    if redis_server.proc is None:
+        redis_server.start()
+    root = tmp_path_factory.mktemp("pair")
+    make_cluster_homes(root)
+    nodes: list[Node] = []
+    try:
+        nodes.append(Node(root, "out-a", redis_server.url))
+        nodes.append(Node(root, "out-b", redis_server.url, watch="off"))
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def _trips(api: Api) -> float:
+    text = api.get("/metrics").text
+    found = re.search(r"^multiplex_cluster_redis_round_trips_total (\S+)$", text, re.M)
+    assert found is not None, "no round trip counter on a cluster node"
+    return float(found.group(1))
+
+
+def _trips_of(api: Api, command: str) -> float:
+    before = _trips(api)
+    run_id = api.submit([command], profile="delta")
+    assert api.wait(run_id)["status"] == "completed"
+    return _trips(api) - before
+
+
+def test_output_of_a_command_that_ends_at_once_shares_its_end_s_write(pair: list[Node]) -> None:
+    a = pair[0].admin
+    # The fewest of several runs: a heartbeat of the node falls inside one now and then.
+    silent = min(_trips_of(a, "sleep 0") for _ in range(5))
+    # A loaded machine may take more than the 20 ms from the output to the command's
+    # end, and the output then goes out alone: one run of ten that shares is enough,
+    # and before the change none ever did.
+    spoken = [_trips_of(a, "echo ok spoken") for _ in range(10)]
+    assert silent in spoken, (silent, spoken)
+    run_id = a.submit(["echo ok spoken"], profile="delta")
+    assert a.wait(run_id)["results"][0]["stdout"] == "ok spoken\n"
+
+
+def test_output_reaches_another_node_while_the_command_still_runs(pair: list[Node]) -> None:
+    a, b = pair
+    headers = {"Authorization": f"Bearer {ADMIN}"}
+    with (
+        httpx.Client(base_url=b.base, headers=headers) as client,
+        client.stream("GET", "/v1/events", timeout=30) as response,
+    ):
+        stream = SseReader(response)
+        run_id = a.admin.submit(["echo ok early; sleep 2; echo ok late"], profile="delta")
+        name, data = stream.until(lambda n, d: d.get("run_id") == run_id and n != "run.started")
+        early = time.monotonic()
+        assert (name, data["text"], data["offset"]) == ("command.output", "ok early\n", 0)
+        name, data = stream.until(lambda n, d: d.get("run_id") == run_id)
+        assert (name, data["text"], data["offset"]) == ("command.output", "ok late\n", 9)
+        assert time.monotonic() - early > 1.0  # the first line came as it was written
+        name, data = stream.until(lambda n, d: d.get("run_id") == run_id)
+        assert name == "command.finished" and data["stdout"] == "ok early\nok late\n"
+        # One that ends at once: its output, held a moment, still comes before its end.
+        run_id = a.admin.submit(["echo ok quick"], profile="delta")
+        names = [stream.until(lambda n, d: d.get("run_id") == run_id)[0] for _ in range(4)]
+        assert names == ["run.started", "command.output", "command.finished", "run.finished"]
