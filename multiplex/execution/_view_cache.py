@@ -5,9 +5,11 @@ profile's config and on what those paths are at that moment: where each
 resolves (links followed), what it is, whether it exists. ``view_binds``
 computes it at a profile's first command and keeps it with a print of every
 path it looked at: the path the kernel resolves it to (``/proc/self/fd``),
-its device, inode and mode. Each later command takes the prints again (an
-open, an fstat and a readlink each) and uses the kept view only when all are
-the same, so a path that became a link since, a folder that appeared (a
+its device, inode and mode. Each later command takes the prints again and
+uses the kept view only when all are the same (one open and readlink per
+folder the paths are in, then an ``fstatat`` per entry that is not a link:
+the folder's resolution plus the name is the entry's; a link takes a full
+print of its own), so a path that became a link since, a folder that appeared (a
 home's ``logs/runs``) or one replaced by another is computed anew: a kept
 view never binds what a fresh one would not. A reload that changes the
 config is another key. A path that cannot be printed (no ``/proc``, no
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import os
+import stat
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,6 +84,60 @@ def _print(path: str) -> _Print:
         os.close(fd)
 
 
+def _prints(paths: Sequence[str]) -> tuple[_Print, ...]:
+    """``_print`` of each path, with one full print per folder they are in.
+
+    An entry that is not a link resolves to where its folder resolves plus
+    its name: one ``fstatat`` in the folder (a link is not followed) tells
+    it, without an open, a path walk and a readlink of its own. A link,
+    ``..`` or a folder that cannot be opened takes the full print.
+    """
+    folders: dict[str, tuple[int, str] | None] = {}
+    try:
+        return tuple(_print_in(folders, path) for path in paths)
+    finally:
+        for entry in folders.values():
+            if entry is not None:
+                os.close(entry[0])
+
+
+def _print_in(folders: dict[str, tuple[int, str] | None], path: str) -> _Print:
+    head, _, name = path.rpartition("/")
+    if not head or name in ("", ".", ".."):
+        return _print(path)
+    if head not in folders:
+        folders[head] = _folder(head)
+    folder = folders[head]
+    if folder is None:
+        return _print(path)
+    fd, resolved = folder
+    try:  # fstatat: mounts are crossed, a link is not followed
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise _Unverifiable from exc
+    if stat.S_ISLNK(info.st_mode):
+        return _print(path)
+    return resolved.rstrip("/") + "/" + name, info.st_dev, info.st_ino, info.st_mode
+
+
+def _folder(path: str) -> tuple[int, str] | None:
+    """An O_PATH fd of ``path`` and where the kernel resolves it, or None (not a folder we can use)."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        resolved = ""
+    if not resolved.startswith("/") or resolved.endswith(" (deleted)"):
+        os.close(fd)
+        return None
+    return fd, resolved
+
+
 def _probed(scope: ProfileScope) -> tuple[str, ...]:
     """Every path of its own the computation of ``scope``'s view looks at (as it names them)."""
     home = str(scope.home)
@@ -120,7 +177,7 @@ _hidden: dict[tuple[Path, ...], _Prints] = {}
 
 
 def _hidden_prints(hidden: tuple[Path, ...]) -> _Prints:
-    prints = tuple(_print(str(path)) for path in hidden)
+    prints = _prints([str(path) for path in hidden])
     with _lock:
         last = _hidden.get(hidden)
         if last is None:  # another list (a reload): no kept view was made with it
@@ -145,7 +202,7 @@ def view_binds(scope: ProfileScope, hidden: Sequence[Path]) -> ViewBinds:
     )
     probed = _probed(scope)
     try:
-        before = tuple(_print(path) for path in probed)
+        before = _prints(probed)
         hidden_before = _hidden_prints(hidden)
     except _Unverifiable:
         return _compute(scope, hidden)
@@ -156,7 +213,7 @@ def view_binds(scope: ProfileScope, hidden: Sequence[Path]) -> ViewBinds:
             return kept[2]
     view = _compute(scope, hidden)
     try:  # kept only when nothing changed while it was computed (it may make cache/, workspace/)
-        if tuple(_print(path) for path in probed) != before:
+        if _prints(probed) != before:
             return view
         if _hidden_prints(hidden) != hidden_before:
             return view

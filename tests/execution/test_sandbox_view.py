@@ -8,12 +8,15 @@ something does show them they are made, as these tests prove.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from multiplex import Supervisor
 from multiplex.execution import bwrap_status
+from multiplex.execution._root_view import _etc_hidden
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
 
@@ -96,3 +99,51 @@ def test_a_read_path_that_became_a_link_since_is_not_shown(
     data.rename(tmp_path / "data-before")
     data.symlink_to(secret)
     assert "LINK-CANARY-8817" not in _run(sup, f"cat {data}/a.csv 2>&1; true")
+
+
+def _host_etc(hidden: dict[str, bool]) -> set[str]:
+    """What a sandbox lists of /etc: the host's entries, a hidden file blank, a hidden folder empty."""
+    listed: set[str] = set()
+    kinds = {stat.S_IFDIR: "d", stat.S_IFREG: "f", stat.S_IFLNK: "l", stat.S_IFCHR: "c"}
+    for top, dirs, files in os.walk("/etc"):
+        for name in [*dirs, *files]:
+            path = os.path.join(top, name)
+            info = os.lstat(path)
+            line = f"{path}\t{kinds.get(stat.S_IFMT(info.st_mode), '?')}\t{stat.S_IMODE(info.st_mode):o}"
+            if path in hidden:  # a tmpfs (mode 0755) or /dev/null
+                line = f"{path}\td\t755" if hidden[path] else f"{path}\tc\t666"
+            listed.add(
+                line
+                if line.split("\t")[1] == "d"
+                else f"{line}\t{0 if path in hidden else info.st_size}"
+            )
+        dirs[:] = [d for d in dirs if os.path.join(top, d) not in hidden]
+    return listed
+
+
+def test_the_sandbox_lists_the_hosts_etc_but_its_secrets(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    """Every entry of the host's /etc is listed with its type, mode and size (a folder's
+    size aside); a secret is blank: a file /dev/null, a folder empty."""
+    hidden = dict(_etc_hidden())
+    make_home("p", "terminal:\n  sandbox: bwrap\n" + OFF)
+    sup = supervisor_of("profiles_dir: profiles\n")
+    shown = _run(sup, r"find /etc -mindepth 1 -printf '%p\t%y\t%m\t%s\n'").splitlines()
+    listed = {line.rsplit("\t", 1)[0] if line.split("\t")[1] == "d" else line for line in shown}
+    assert listed == _host_etc(hidden)
+    assert any(not is_dir for is_dir in hidden.values())  # a host without secrets proves little
+
+
+def test_another_home_that_became_a_link_into_a_shown_folder_is_hidden(
+    make_home, supervisor_of, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    make_home("p", f"terminal:\n  sandbox: bwrap\n  writable_paths: [{shared}]\n" + OFF)
+    other = make_home("q", OFF)
+    (other / "secret.txt").write_text("HOME-LINK-CANARY-5521\n")
+    sup = supervisor_of("profiles_dir: profiles\n")
+    for _ in range(2):  # the first makes cache/ and workspace/: kept from the second on
+        _run(sup, "true")
+    other.rename(shared / "q")
+    other.symlink_to(shared / "q")
+    assert "HOME-LINK-CANARY-5521" not in _run(sup, f"cat {shared}/q/secret.txt 2>&1; true")
