@@ -5,7 +5,8 @@ GNU sed runs a shell command with ``e CMD`` (and the pattern space with a bare
 ``s///w FILE``, under any address (``1e``, ``$e``, ``/re/e``, ``1,$e``,
 ``0~1e``, ``1!e``) and inside ``{}`` blocks, after ``;`` or a newline. The script
 is read command by command as sed reads it: addresses, ``!``, the arguments of
-``s``, ``y``, ``a``/``i``/``c``, labels, file names. Options are read with the
+``s``, ``y``, ``a``/``i``/``c``, labels, file names (``r FILE``/``R FILE`` read one
+into the output: a secret read like ``cat FILE``). Options are read with the
 shared reader: ``-ne``, ``--expression=``, ``--file=``, ``-i``/``--in-pl``. A
 script sed would refuse is judged as if every ``e``/``w`` in it ran.
 A pure leaf: stdlib and ``shell.parsing._getopt``.
@@ -43,6 +44,7 @@ class SedFacts:
     script_file: bool = False  # -f FILE: a script the line does not show
     sandbox: bool = False
     files: tuple[str, ...] = ()  # the input files (edited in place with -i)
+    reads: tuple[str, ...] = ()  # files of r/R, copied into the output
 
 
 def _address(s: str, i: int) -> int:
@@ -80,9 +82,10 @@ def _line_end(s: str, i: int) -> int:
     return len(s) if end < 0 else end
 
 
-def _parse(script: str) -> tuple[list[str], bool, list[str]]:
+def _parse(script: str) -> tuple[list[str], bool, list[str], list[str]]:
     commands: list[str] = []
     writes: list[str] = []
+    reads: list[str] = []
     runs_text = False
     s, i, n = script, 0, len(script)
     while i < n:
@@ -123,6 +126,8 @@ def _parse(script: str) -> tuple[list[str], bool, list[str]]:
                     runs_text = True
             elif cmd in "wW":
                 writes.append(arg)
+            elif cmd in "rR":
+                reads.append(arg)
             i = end
         elif cmd in _LABELLED:
             while i < n and s[i] not in ";\n}":
@@ -145,8 +150,8 @@ def _parse(script: str) -> tuple[list[str], bool, list[str]]:
         else:
             # sed refuses this script; judge what follows as if every e and w ran.
             rest = s[start:]
-            return [*commands, rest], True, [*writes, rest]
-    return commands, runs_text, writes
+            return [*commands, rest], True, [*writes, rest], reads
+    return commands, runs_text, writes, reads
 
 
 @functools.lru_cache(maxsize=256)  # asked by the allowlist step, the unwrapper and the writes
@@ -157,7 +162,7 @@ def _facts(args: tuple[str, ...]) -> SedFacts:
     script_file = parsed.has("-f", "--file")
     if not scripts and not script_file and files:
         scripts = [files.pop(0)]
-    commands, runs_text, writes = _parse("\n".join(scripts))
+    commands, runs_text, writes, reads = _parse("\n".join(scripts))
     return SedFacts(
         commands=tuple(commands),
         runs_text=runs_text,
@@ -166,6 +171,7 @@ def _facts(args: tuple[str, ...]) -> SedFacts:
         script_file=script_file,
         sandbox=parsed.has("--sandbox"),
         files=tuple(files),
+        reads=tuple(r for r in reads if r and r != "/dev/stdin"),
     )
 
 

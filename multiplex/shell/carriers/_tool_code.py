@@ -227,8 +227,11 @@ def _runs_input(command: Sequence[str], replace: Sequence[str]) -> bool:
 
 _PYTEST = table(
     "junit-xml= junitxml= debug=? resultlog= result-log= report-log= basetemp= html= "
-    "log-file= cov-report= json-report-file= alluredir= pastebin= confcutdir= rootdir=",
+    "log-file= cov-report= json-report-file= alluredir= pastebin= confcutdir= rootdir= "
+    "override-ini=",
+    "o= k= m= p= c= n=",
 )
+_PYTEST_INI_WRITES = ("cache_dir", "log_file")  # -o cache_dir=DIR writes there
 _PYTEST_WRITES = ("--junit-xml", "--junitxml", "--resultlog", "--result-log", "--report-log",
                   "--basetemp", "--html", "--log-file", "--json-report-file")  # fmt: skip
 
@@ -238,7 +241,27 @@ def _pytest(args: Sequence[str], fed: str | None) -> Carried:
     writes = parsed.values(*_PYTEST_WRITES)
     for value in parsed.values("--debug") or (["pytestdebug.log"] if parsed.has("--debug") else []):
         writes.append(value or "pytestdebug.log")
+    for setting in parsed.values("-o", "--override-ini"):
+        name, _, value = setting.partition("=")
+        if name.strip() in _PYTEST_INI_WRITES:
+            writes.append(value.strip())
     return Carried(writes=tuple(writes))
+
+
+_WGET = table("use-askpass= execute= config=", "e=")
+
+
+def _wget(args: Sequence[str], fed: str | None) -> Carried:
+    """``wget --use-askpass=CMD`` (or ``-e use_askpass=CMD``) runs CMD for a password."""
+    parsed = read_options(args, _WGET)
+    programs = parsed.values("--use-askpass")
+    for command in parsed.values("-e", "--execute"):
+        name, _, value = command.partition("=")
+        if name.replace("_", "").replace("-", "").strip().lower() == "useaskpass":
+            programs.append(value.strip())
+    unknown = "wget runs a program" if programs else None
+    unknown = unknown or ("wget --config file" if parsed.has("--config") else None)
+    return carried_of(programs, _command_line(programs), unknown)
 
 
 def _openssl(args: Sequence[str], fed: str | None) -> Carried:
@@ -343,7 +366,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "gmake": make_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
     "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "scp": scp_code, "sftp": scp_code,
-    "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm,
+    "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": _wget,
     # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,

@@ -47,6 +47,7 @@ from multiplex.shell.parsing._argv import (
 )
 
 __all__ = [
+    "DISK_TOOLS",
     "catastrophic_path",
     "dangerous_check",
     "expand_braces",
@@ -208,6 +209,7 @@ _DISK = _words(
     "fdisk sfdisk cfdisk gdisk sgdisk parted gparted wipefs mkswap blkdiscard hdparm "
     "cryptsetup pvremove vgremove lvremove mdadm"
 )
+DISK_TOOLS = _DISK  # what they do to a disk is their danger (disk-tool), not a read of it
 _KILLERS = frozenset({"killall", "pkill", "skill", "slay"})
 _ACCOUNTS = _words(
     "useradd userdel usermod adduser deluser groupadd groupdel groupmod passwd "

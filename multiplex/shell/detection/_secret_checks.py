@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._tool_code import CARRYING, carried
 from multiplex.shell.detection._catalogue import (
     COMMAND_VARIABLE,
@@ -19,7 +20,13 @@ from multiplex.shell.detection._catalogue import (
     SECRET_READ,
     Finding,
 )
-from multiplex.shell.detection._command_checks import catastrophic_path, git_subcommand, operands
+from multiplex.shell.detection._command_checks import (
+    DISK_TOOLS,
+    catastrophic_path,
+    git_subcommand,
+    is_block_device,
+    operands,
+)
 from multiplex.shell.detection._secret_paths import (
     is_persistence_path,
     is_secret_path,
@@ -120,6 +127,7 @@ _BENIGN_COMMANDS = frozenset(
     ]
 )
 _DECLARE = frozenset({"env", "sudo", "export", "declare", "typeset", "local", "readonly"})
+_SEDS = frozenset({"sed", "gsed"})
 _CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch"})
 _SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
 _HOST_NS = re.compile(r"^--(?:pid|ipc|uts|userns|cgroupns)(?:=|$)")
@@ -152,9 +160,15 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         words = list(path_words(cmd.argv)) if cmd.argv else []
         if cmd.program in _DECLARE:  # export F=~/.aws/credentials; cat $F
             words += [a.partition("=")[2] for a in cmd.argv[1:] if "=" in a]
+        elif cmd.program in _SEDS:  # sed '1r /etc/shadow': the file is copied out
+            words += sed_facts(cmd.argv[1:]).reads
         read = (
             [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")] if cmd.redirects else []
         )
+        raw = any(is_block_device(w) for w in words + read if w.startswith("/dev/"))
+        if raw and cmd.program not in DISK_TOOLS:  # a raw disk: every file on it
+            yield Finding(SECRET_READ, evidence(cmd), cmd.text)
+            continue
         # The words before those it writes are taken out: when none of them may be a
         # secret, none of the rest is (the first test looks at each word alone).
         if not may_hold_secret(words + read, place):
@@ -367,7 +381,11 @@ def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
     """Each program told to run a shell command by its options or input (``sed 1e``,
     ``vim +!``, ``gdb -ex shell``, ``ssh -o ProxyCommand``, ``make --eval`` …)."""
     for cmd in all_commands(parsed):
-        if cmd.argv and cmd.program == "git" and _git_runs(cmd.argv[1:]):
+        if (
+            cmd.argv
+            and cmd.program == "git"
+            and (_git_runs(cmd.argv[1:]) or any(a.startswith("ext::") for a in cmd.argv[1:]))
+        ):  # -c core.pager=CMD; an ext:: remote runs its command (git clone 'ext::sh -c …')
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
         if not cmd.argv or cmd.program not in CARRYING:
             continue

@@ -72,7 +72,7 @@ _WRITERS = frozenset(
     {"tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv", "cp", "install",
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
-     "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue"}
+     "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip"}
 )  # fmt: skip
 
 
@@ -153,6 +153,9 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
             yield from (m.group(1) for m in _AWK_OUTPUT.finditer(code))
     elif prog == "patch":
         yield from operands(args)[:1]
+    elif prog == "unzip":  # unzip A.zip -d DIR: the archive's files land in DIR
+        yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d")
+        yield from (a[2:] for a in args if a.startswith("-d") and len(a) > 2)
     elif prog in ("dd", "dcfldd"):
         yield from (a[3:] for a in args if a.startswith("of="))
     elif prog == "ddrescue":

@@ -23,6 +23,7 @@ from multiplex.shell.parsing._argv import (
     ASSIGN,
     NextStep,
     RedirectLike,
+    data_url_code,
     fed_text,
     operand_index,
     option_value,
@@ -215,6 +216,7 @@ def _scripts(
         if prog == "deno" and tuple(args[:1]) == ("eval",) and len(args) > 1:
             code = args[-1]
         found.extend([code] if code is not None else [])
+        found.extend(data_url_code(args))  # --import 'data:text/javascript,…'
         bare = code is None and not any(not a.startswith("-") for a in args)
     elif prog in ("perl", "ruby", "lua", "luajit", "rscript", "r", "php"):
         flag = "r" if prog == "php" else "e"

@@ -1,0 +1,114 @@
+"""Siblings of the third round's carriers found after it (docs/security.md#code-carriers,
+docs/security.md#named-patterns).
+
+sed's ``r``/``R`` commands copy a file into the output (a secret read like ``cat``);
+node loads a ``data:`` URL given to ``--import``/``--loader`` as inline code; wget
+runs ``--use-askpass`` (also set with ``-e``) for a password; git runs an ``ext::``
+remote's command; pytest writes its cache and log where ``-o cache_dir=``/``log_file=``
+say; reading a raw disk reads every file on it. Each line runs in a strict profile
+that allowlists the program and in a manual profile with no rules; each failed on
+the code before, but for three sed reads of a home's secrets and ``wget -e``, which
+other words of theirs made ask already (kept as regressions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from multiplex import Supervisor
+from tests.shell._carriers import (
+    APPROVED,
+    ASK,
+    assert_hardline,
+    assert_in_both,
+    write_strict_and_manual,
+)
+
+ALLOW = [
+    "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
+    "strings *", "ls *",
+]  # fmt: skip
+
+ASKED = {
+    "secret-read": [
+        "sed -n '1r /etc/shadow' f",
+        "sed -n '1R /etc/shadow' f",
+        "sed -n '/x/r /root/.ssh/id_rsa' f",
+        "sed -e '$r ~/.aws/credentials' f",
+        "sed --expression='1r ~/.netrc' f",
+        "cat /dev/sda",
+        "head -c 4096 /dev/nvme0n1",
+        "strings < /dev/sda1",
+        "xxd /dev/vda | head",
+    ],
+    "script-exec": [
+        'node --import \'data:text/javascript,import("child_process").then(c=>c.execSync("id"))\' x.js',
+        "node --experimental-loader=data:text/javascript,require%28%22child_process%22%29.execSync%28%22id%22%29 x.js",
+        "node --import 'data:text/javascript;base64,cmVxdWlyZSgiY2hpbGRfcHJvY2VzcyIpLmV4ZWNTeW5jKCJpZCIp' x.js",
+        "wget --execute='use-askpass = sh -c id' http://x",
+        "git clone ext::'sh -c id' x",
+        "git fetch 'ext::sh -c id%20x'",
+    ],
+    "protected-file": [
+        "python -m pytest --override-ini=cache_dir=AGENTS.md",
+        "python -m pytest -o log_file=AGENTS.md",
+    ],
+    "sensitive-write": [
+        "python -m pytest -o cache_dir=/etc",
+        "python -m pytest --override-ini cache_dir=~/.ssh",
+    ],
+}
+# Programs run for a password: judged by their name like a script on the line, never allowlisted.
+ASKED_UNNAMED = [
+    "wget --use-askpass=/tmp/evil http://x",
+    "wget --use-ask=/tmp/evil http://x",
+    "wget -e use_askpass=/tmp/evil http://x",
+]
+HARDLINE = [
+    "wget --use-askpass='rm -rf /' http://x",
+    "wget -e 'use_askpass=rm -rf /' http://x",
+]
+STILL_APPROVED = [
+    "sed -n 'r /dev/stdin' f",
+    "sed -n '1,40p' src/app.py",
+    "node --import ./local.mjs x.js",
+    "git clone https://example.test/x.git y",
+    "python -m pytest -k test_x tests/",
+    "python -m pytest -o addopts=-q tests/",
+    "cat /dev/null",
+    "ls -la /dev/sda",
+]
+
+
+@pytest.fixture(scope="module")
+def sup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
+    config = write_strict_and_manual(tmp_path_factory.mktemp("round5"), ALLOW)
+    with Supervisor.from_config(config) as supervisor:
+        yield supervisor
+
+
+@pytest.mark.parametrize(
+    ("pattern", "line"), [(p, line) for p, lines in ASKED.items() for line in lines]
+)
+def test_the_danger_is_named_and_asked_about(sup: Supervisor, pattern: str, line: str) -> None:
+    assert_in_both(sup, line, ASK)
+    for profile in ("strict", "manual"):
+        named = [d.pattern for d in sup.test(profile, line, context="api").dangers]
+        assert pattern in named, (profile, named)
+
+
+@pytest.mark.parametrize("line", ASKED_UNNAMED)
+def test_a_program_run_for_a_password_is_asked_about(sup: Supervisor, line: str) -> None:
+    assert sup.test("strict", line, context="api").outcome.value == ASK
+
+
+@pytest.mark.parametrize("line", HARDLINE)
+def test_a_hardline_command_run_for_a_password_is_blocked(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", STILL_APPROVED)
+def test_the_plain_forms_stay_allowlisted(sup: Supervisor, line: str) -> None:
+    assert sup.test("strict", line, context="api").outcome.value == APPROVED
