@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from multiplex.shell.detection._scripts import script_lines
 from multiplex.shell.parsing._argv import opts
 from multiplex.shell.parsing._parsed import ParsedLine
-from multiplex.shell.rules._meaning import may_rename, meanings
+from multiplex.shell.rules._meaning import PYTHON_PROGRAM, may_rename, meanings
 from multiplex.shell.rules._rules import Rule, RuleSet, _compile, _is_glob
 
 __all__ = ["OPTIONS_WITH_VALUE", "deny_match", "matches_skipping_options"]
@@ -163,6 +163,24 @@ def _meant(rules: RuleSet, cwd: str | None) -> _Meant:
     return _Meant(meant, origin, _programs(meant))
 
 
+def _fed_scripts(parsed: ParsedLine) -> list[tuple[str, ...]]:
+    """``python - < deploy.py`` (or no ``-``) as ``python deploy.py``: the file it is fed is
+    the script it runs."""
+    found: list[tuple[str, ...]] = []
+    for cmd in parsed.commands + parsed.variant_commands:
+        if not cmd.argv or not PYTHON_PROGRAM.fullmatch(cmd.program):
+            continue
+        fed = [r.target for r in cmd.redirects if r.op in ("<", "0<")]
+        args = cmd.argv[1:]
+        # Only options before "-" (or nothing): -c and -m run something else, a script word
+        # is the script.
+        options = args[: args.index("-")] if "-" in args else args
+        if fed and all(a.startswith("-") and a[1:2] not in ("c", "m") for a in options):
+            rest = args[len(options) + 1 :] if "-" in args else ()
+            found.append(("python", fed[-1], *rest))
+    return found
+
+
 def deny_match(
     rules: RuleSet, parsed: ParsedLine, *, cwd: str | None = None
 ) -> tuple[str, tuple[str, ...]] | None:
@@ -178,6 +196,7 @@ def deny_match(
     meant = _meant(rules, cwd)
     argvs = list(parsed.match_argvs())
     argvs += [a for inner in script_lines(parsed, 0) for a in inner.match_argvs()]
+    argvs += _fed_scripts(parsed)
     programs = meant.programs
     for argv in argvs:
         # Most commands name a program no rule names: no meaning of theirs is looked for.

@@ -17,6 +17,8 @@ import shlex
 from collections import Counter
 from collections.abc import Sequence
 
+from multiplex.shell.rules._spellings import VERB_ALIASES, aliased, git_options_first
+
 __all__ = ["PYTHON_PROGRAM", "may_rename", "meanings"]
 
 Argv = tuple[str, ...]
@@ -95,6 +97,7 @@ _DOCKER_MANAGED = {
 _DOCKER_LIKE = frozenset({"docker", "podman", "nerdctl"})
 _GIT_SAME = {"send-pack": "push", "stage": "add"}
 PYTHON_PROGRAM = re.compile(r"python(?:[23](?:\.\d+)?)?")  # the interpreters meanings() reads
+_PIP = re.compile(r"pip(?:[23](?:\.\d+)?)?")
 _PY_VALUE = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 
 
@@ -200,6 +203,16 @@ def _python(argv: Argv, cwd: str | None) -> Argv | None:
     return ("python", _relative(argv[i], cwd), *argv[i + 1 :])
 
 
+def _runs_module(argv: Argv) -> bool:
+    """``python … -m MODULE``: the interpreter runs a module, not a script."""
+    for word in argv[1:]:
+        if not word.startswith("-") or word == "--":
+            return False
+        if word.startswith("-m") or (not word.startswith("--") and "m" in word[1:].split("X")[0]):
+            return True
+    return False
+
+
 def _systemctl(argv: Argv, i: int) -> list[Argv]:
     units = tuple(w.removesuffix(".service") for w in argv[i + 1 :])
     forms = [(*argv[: i + 1], *units)] if units != argv[i + 1 :] else []
@@ -273,7 +286,7 @@ def _docker_push(argv: Argv, i: int) -> Argv | None:
 # Commands whose meanings may name another program than their own (the rest keep theirs):
 # what a deny check may skip when no rule names the program (shell.rules._deny).
 _RENAMING = frozenset(
-    {"docker-compose", "service", "npx", "npm", "find", "terragrunt", *_SAME_PROGRAM,
+    {"docker-compose", "service", "npx", "npm", "find", "terragrunt", "uv", *_SAME_PROGRAM,
      *_PUBLISHERS}
 )  # fmt: skip
 
@@ -287,6 +300,7 @@ def may_rename(argv: Sequence[str]) -> bool:
         or prog.endswith(".py")
         or argv[0].startswith("/etc/init.d/")
         or PYTHON_PROGRAM.fullmatch(prog) is not None
+        or _PIP.fullmatch(prog) is not None
     )
 
 
@@ -321,7 +335,16 @@ def meanings(
         return (("python", _relative(argv[0], cwd), *argv[1:]),)
     if PYTHON_PROGRAM.fullmatch(prog):
         form = _python(argv, cwd)
-        return (form,) if form is not None and form != argv else ()
+        if form is None or form == argv:
+            return ()
+        # python -m pip uninstall x is pip uninstall x (a tool run as its module)
+        module = form[1].removesuffix(".py") if _runs_module(argv) else ""
+        tool = (module, *form[2:]) if module and "/" not in module else None
+        return (form, *((tool, *meanings(tool, cwd=cwd, takes=takes)) if tool else ()))
+    if _PIP.fullmatch(prog) and prog != "pip":  # pip3, pip3.12: pip
+        return (("pip", *argv[1:]),)
+    if prog == "uv" and argv[1:2] == ("pip",):  # uv pip uninstall x: pip uninstall x
+        return (("pip", *argv[2:]),)
     if prog == "docker-compose":
         compose = ("docker", "compose", *argv[1:])
         return (compose, *meanings(compose, cwd=cwd, takes=takes, rule=rule))
@@ -346,9 +369,20 @@ def meanings(
         pushed = _docker_push(managed or canonical, i)
         return tuple(f for f in (managed, pushed) if f is not None)
     elif prog == "git":
-        form = _git(canonical, i)
+        via_alias = _git(canonical, i)
+        forms = [f for f in (via_alias,) if f is not None]
+        for spelled in (canonical, *forms):
+            at = verb_index(spelled, takes)
+            first = git_options_first(spelled, at) if at is not None else None
+            forms += [first] if first is not None else []
+        return tuple(dict.fromkeys(forms))
     elif prog == "systemctl":
         return tuple(_systemctl(canonical, i))
+    elif prog in VERB_ALIASES:
+        form = aliased(canonical, i, VERB_ALIASES[prog])
+    elif prog == "terraform" and canonical[i] == "apply" and "-destroy" in canonical:
+        rest = [w for w in canonical[i + 1 :] if w != "-destroy"]  # what destroy runs
+        return (("terraform", *canonical[1:i], "destroy", *rest),)
     else:
         return ()
     return (form,) if form is not None else ()
