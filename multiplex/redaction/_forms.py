@@ -1,8 +1,9 @@
 """The disguises of a known value that layer 1 also matches (``docs/redaction.md``).
 
 An agent asked not to print a secret, or one trying to carry it out through its
-output, can spell it differently: backwards, in another case, a character at a
-time with something between, or as base32 or hex. Each such form is one more
+output, can spell it differently: backwards, in another case (both at once too), a
+character at a time with something between, rot13, or as base32, hex, or base64 of
+the value backwards. Each such form is one more
 literal in the known values' set, found in the same single pass as the value
 itself. A value broken across lines is not a form: layer 1 matches over the
 text with its line breaks taken out (``_lines.py``).
@@ -11,6 +12,7 @@ text with its line breaks taken out (``_lines.py``).
 from __future__ import annotations
 
 import base64
+import codecs
 from collections.abc import Iterator
 
 __all__ = ["disguised_forms"]
@@ -31,17 +33,27 @@ def _hex_forms(raw: bytes) -> Iterator[str]:
 
 
 def disguised_forms(value: str) -> Iterator[str]:
-    """The value reversed, upper- and lower-cased, spelled out with a separator
-    between its characters, and its UTF-8 bytes as base32 and hex.
+    """The value reversed, upper- and lower-cased (reversed too), rot13 (reversed too),
+    spelled out with a separator between its characters, its UTF-8 bytes as base32 and
+    hex, and the reversed value's as base64.
 
     Base32 is standard (RFC 4648), padded or not, upper or lower case. Hex is
     lower or upper case, bare, with a space or ``:`` between bytes, or every
     byte written ``\\xHH`` or ``%HH``; also octal ``\\ooo`` and ``\\uHHHH``
     escapes, as ``printf`` and ``echo -e`` read them.
     """
-    yield value[::-1]
+    backwards = value[::-1]
+    yield backwards
     yield value.upper()
     yield value.lower()
+    yield backwards.upper()
+    yield backwards.lower()
+    rot13 = codecs.encode(value, "rot13")
+    yield rot13
+    yield rot13[::-1]
+    turned = base64.b64encode(backwards.encode("utf-8", "surrogatepass")).decode("ascii")
+    yield turned
+    yield turned.rstrip("=")
     for separator in _SEPARATORS:
         yield separator.join(value)
     raw = value.encode("utf-8", "surrogatepass")

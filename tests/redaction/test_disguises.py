@@ -7,6 +7,7 @@ trying to carry it out, would print instead of the value itself.
 from __future__ import annotations
 
 import base64
+import codecs
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,12 @@ DISGUISES = {
     "reversed": VALUE[::-1],
     "upper": VALUE.upper(),
     "lower": VALUE.lower(),
+    "reversed-upper": VALUE[::-1].upper(),
+    "reversed-lower": VALUE[::-1].lower(),
+    "rot13": codecs.encode(VALUE, "rot13"),
+    "rot13-reversed": codecs.encode(VALUE, "rot13")[::-1],
+    "base64-of-reversed": base64.b64encode(VALUE[::-1].encode()).decode(),
+    "base64-of-reversed-unpadded": base64.b64encode(VALUE[::-1].encode()).decode().rstrip("="),
     "spaces": " ".join(VALUE),
     "dashes": "-".join(VALUE),
     "dots": ".".join(VALUE),
