@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from multiplex.redaction import _pem
 from multiplex.redaction._known import looks_secret_name
 from multiplex.redaction._vendors import B64URL, DASHED, DOTTED, VENDOR, lead
 
@@ -191,13 +192,9 @@ def _vendor_locate(m: re.Match[str], text: str, kind: str) -> _Span | None:
 
 # -- structural shapes --------------------------------------------------------
 
-_PRIVATE_KEY = re.compile(
-    # The whole block; a block cut short (output capped mid-key) is masked up
-    # to the next run of five dashes or 64 KiB, so a truncated key never shows.
-    r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[^-]|-(?!----)){0,65536}+"
-    r"(?:-----END[ A-Z0-9]{0,40}-----)?"
-)
+# The whole block; a block cut short (output capped mid-key) is masked up to
+# the next run of five dashes or 64 KiB, so a truncated key never shows.
+_PRIVATE_KEY = re.compile(f"{_pem.HEAD}{_pem.BODY}(?:{_pem.END})?")
 
 _JWT = re.compile(
     lead(("eyJ",), DASHED)

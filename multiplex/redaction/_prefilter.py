@@ -35,6 +35,7 @@ from multiplex.redaction._patterns import (
     mask,
     spliced,
 )
+from multiplex.redaction._pem import private_key_spans
 
 __all__ = ["PIECE", "line_pieces", "redact_patterns"]
 
@@ -182,7 +183,7 @@ class _Shape:
 class _Prefilter:
     """The anchors of every shape, compiled into one database."""
 
-    __slots__ = ("_db", "_shapes", "_spanning", "_spanning_id")
+    __slots__ = ("_db", "_shapes", "_spanning_id")
 
     def __init__(self, hs: ModuleType) -> None:
         expressions: list[bytes] = []
@@ -225,7 +226,6 @@ class _Prefilter:
         # whole text and the rest piece by piece.
         assert shapes[0].pattern.kind == _LINE_SPANNING
         assert shapes[0].pattern.anchors == (_SPANNING_ANCHOR,)
-        self._spanning = shapes[0].pattern
         self._spanning_id = shapes[0].anchors[0][1]
         self._shapes = tuple(shapes)
 
@@ -244,7 +244,7 @@ class _Prefilter:
                 # None starts before: from here on, the text is masked for
                 # PEM blocks first (its matches start at the anchor and look
                 # nowhere behind it), then cut into pieces again.
-                tail = self._spanning.apply(text[done:])
+                tail = _private_keys(text[done:])
                 out.extend(self._redact(part, rest) for part in line_pieces(tail))
                 break
             out.append(self._redact(piece, rest, present))
@@ -278,6 +278,8 @@ class _Prefilter:
             pattern = shape.pattern
             if shape.gate >= 0:
                 out = pattern.apply(text)
+            elif pattern.kind == _LINE_SPANNING:
+                out = _private_keys(text)
             else:
                 live = [anchor for anchor, i in shape.anchors if i in present]
                 if pattern.fold:
@@ -315,6 +317,11 @@ class _Prefilter:
                 folded_data = None
                 present |= shape.brings
         return text
+
+
+def _private_keys(text: str) -> str:
+    """``text`` with the ``private-key`` shape masked (its regex's matches, found faster)."""
+    return spliced(text, [(start, end, _LINE_SPANNING) for start, end in private_key_spans(text)])
 
 
 def line_pieces(text: str) -> Iterator[str]:
