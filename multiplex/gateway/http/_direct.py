@@ -156,7 +156,7 @@ class DirectHttp(GuardedHttp):
         if not cycle.keep_alive:  # the client asked, or the server is stopping
             parts.append(b"connection: close\r\n")
         parts += (b"\r\n", document)
-        self.transport.write(b"".join(parts))
+        self.write_whole(b"".join(parts))
         cycle.response_started = cycle.response_complete = True
         cycle.waiting_for_100_continue = False
         cycle.message_event.set()
