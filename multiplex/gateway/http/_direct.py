@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Scope
@@ -107,7 +107,7 @@ class DirectHttp(GuardedHttp):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGIApp) -> None:  # type: ignore[override]
         direct = self.direct
-        if direct is None or app is not self.app or not direct.takes(cycle.scope):
+        if direct is None or app is not self.app or not direct.takes(_scope(cycle)):
             super()._start_asgi_task(cycle, app)  # type: ignore[arg-type]
         elif cycle.more_body:
             self._held = (cycle, app)  # answered at on_message_complete
@@ -134,7 +134,7 @@ class DirectHttp(GuardedHttp):
         # A client that does not read its answers: the app's send waits for it to drain.
         if not self.flow.write_paused and self.direct is not None:
             try:
-                document = self.direct.answer(cycle.scope, bytes(cycle.body))
+                document = self.direct.answer(_scope(cycle), bytes(cycle.body))
             except Exception:  # the app meets the same failure and answers it (500, logged)
                 log.debug(
                     "approvals/test: the direct answer failed; the app answers", exc_info=True
@@ -163,3 +163,7 @@ class DirectHttp(GuardedHttp):
         if not cycle.keep_alive:
             self.transport.close()
         cycle.on_response()
+
+
+def _scope(cycle: RequestResponseCycle) -> Scope:
+    return cast(Scope, cycle.scope)  # uvicorn's HTTPScope: an ASGI scope
