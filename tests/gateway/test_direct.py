@@ -304,3 +304,18 @@ def test_a_client_that_reads_its_answers_late_gets_every_one_in_order(each_path:
         commands = [document(reader.answer())["command"] for _ in range(count)]
         sender.join(30)
     assert commands == [f"echo {i}" for i in range(count)]
+
+
+def test_a_request_pipelined_behind_an_answer_is_not_cut_by_the_keep_alive_timer(
+    each_path: Client,
+) -> None:
+    # uvicorn closes an idle kept-alive connection after 5 s; a long request sent in the
+    # same packet as a verdict is not idle, however soon the verdict was answered.
+    run = json.dumps({"commands": ["echo needs a human"], "wait": 6}).encode()
+    long = (
+        f"POST /v1/runs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {TOKENS['alpha']}\r\nContent-Length: {len(run)}\r\n\r\n"
+    ).encode() + run
+    verdict, parked = each_path.exchange(request(), long)
+    assert status(verdict) == 200
+    assert status(parked) == 202 and document(parked)["status"] == "waiting_for_approval"

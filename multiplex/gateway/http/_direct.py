@@ -106,6 +106,9 @@ class DirectHttp(GuardedHttp):
         return type("GuardedHttp", (cls,), {"guard": guard, "direct": direct})
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGIApp) -> None:  # type: ignore[override]
+        # A request has begun: the keep-alive timer runs only between requests. (One
+        # answered during this turn's parse armed it; uvicorn's answers never come that soon.)
+        self._unset_keepalive_if_required()
         direct = self.direct
         if direct is None or app is not self.app or not direct.takes(_scope(cycle)):
             super()._start_asgi_task(cycle, app)  # type: ignore[arg-type]
