@@ -13,7 +13,7 @@ from multiplex.gateway.api._models import TestIn
 from multiplex.gateway.http._auth import Principal
 from multiplex.gateway.http._http import json_response, no_profile
 
-__all__ = ["ON_LOOP_MAX", "verdict_of"]
+__all__ = ["ON_LOOP_MAX", "decided_on_loop", "verdict_of"]
 
 # Characters: the slowest such lines measured (128 pipes, 50 nested wrappers)
 # take 1-2.5 ms of checks, under the 5 ms switch interval.
@@ -35,11 +35,7 @@ async def verdict_of(gw: Gateway, caller: Principal, body: TestIn) -> Response:
         raise no_profile(caller, body.profile)
     sup = gw.sup
     try:
-        if (
-            gw.cluster is None
-            and len(body.command) <= ON_LOOP_MAX
-            and sup.test_is_warm(body.profile)
-        ):
+        if decided_on_loop(gw, body):
             verdict = sup.test(body.profile, body.command, body.context, body.session_id)
         else:
             verdict = await gw.off_loop(
@@ -48,3 +44,12 @@ async def verdict_of(gw: Gateway, caller: Principal, body: TestIn) -> Response:
     except RoutingError as exc:
         raise no_profile(caller, body.profile, str(exc)) from None
     return json_response(verdict.as_dict())
+
+
+def decided_on_loop(gw: Gateway, body: TestIn) -> bool:
+    """Whether ``body``'s verdict is worked out on the event loop (see :func:`verdict_of`)."""
+    return (
+        gw.cluster is None
+        and len(body.command) <= ON_LOOP_MAX
+        and gw.sup.test_is_warm(body.profile)
+    )

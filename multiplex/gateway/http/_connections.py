@@ -120,6 +120,8 @@ class GuardedHttp(GatheringHttp):
     guard: ClassVar[ConnectionGuard]
     _key: str | None = None  # set while the connection is counted
     _head_timer: asyncio.TimerHandle | None = None
+    _head_begun = False  # a request's first byte is in, the end of its head is not
+    _extensions: dict[str, Any]
 
     @classmethod
     def bound(cls, guard: ConnectionGuard) -> type[GuardedHttp]:
@@ -136,6 +138,10 @@ class GuardedHttp(GatheringHttp):
             return
         self._key = key
         self._arm()
+        # Held weakly: the scope is the protocol's, and a bound method in it would make a
+        # reference cycle that keeps every closed connection until a full collection.
+        transport_of = _stream_transport(weakref.ref(self))
+        self._extensions = {TRANSPORT: {"transport": transport_of}}  # one per connection
         super().connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -147,20 +153,22 @@ class GuardedHttp(GatheringHttp):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._key is not None:
-            super().data_received(data)
+        if self._key is None:
+            return
+        super().data_received(data)
+        # A later request on a kept-alive connection whose head is not all in: its head has
+        # its own deadline, from this turn (a head that came whole needs no timer).
+        if self._head_begun and self._head_timer is None and not self.transport.is_closing():
+            self._arm()
 
     def on_message_begin(self) -> None:
-        # A later request on a kept-alive connection: its head has its own deadline.
-        if self._head_timer is None:
-            self._arm()
+        self._head_begun = True
         super().on_message_begin()
         # An event stream's events are written to the connection by the hub (_stream.py).
-        # Held weakly: the scope is the protocol's, and a bound method in it would make a
-        # reference cycle that keeps every closed connection until a full collection.
-        self.scope["extensions"] = {TRANSPORT: {"transport": _stream_transport(weakref.ref(self))}}
+        self.scope["extensions"] = self._extensions
 
     def on_headers_complete(self) -> None:
+        self._head_begun = False
         self._disarm()
         super().on_headers_complete()
 

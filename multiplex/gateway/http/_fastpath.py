@@ -27,7 +27,7 @@ from multiplex.gateway.api._verdict import verdict_of
 from multiplex.gateway.http._auth import Principal
 from multiplex.gateway.http._json import dumps
 
-__all__ = ["FastPath"]
+__all__ = ["FastPath", "token_and_json"]
 
 _RUNS = "/v1/runs"
 _RUN_PREFIX = "/v1/runs/"
@@ -69,7 +69,7 @@ def _route(method: str, path: str) -> Handler | None:
     return None
 
 
-def _headers(scope: Scope) -> tuple[str | None, bool]:
+def token_and_json(scope: Scope) -> tuple[str | None, bool]:
     """The bearer token (or None) and whether the body is declared JSON."""
     token: str | None = None
     is_json = False
@@ -95,7 +95,7 @@ class FastPath:
         if handler is None:
             await self.app(scope, receive, send)
             return
-        token, is_json = _headers(scope)
+        token, is_json = token_and_json(scope)
         caller = self.gateway.auth.identify(token)
         if caller is None or (scope["method"] == "POST" and not is_json):
             await self.app(scope, receive, send)  # 401, 415-ish cases: the framework's answer

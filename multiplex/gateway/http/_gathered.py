@@ -36,6 +36,13 @@ class _Gathered:
             self._loop.call_soon(self._flush)
         self._pending.append(bytes(data))
 
+    def write_whole(self, data: bytes) -> None:
+        """A whole answer: sent now when nothing is gathered (no turn to wait for), else after it."""
+        if self._pending:
+            self._pending.append(data)
+        elif not self._transport.is_closing():
+            self._transport.write(data)
+
     def writelines(self, lines: Any) -> None:
         for line in lines:
             self.write(line)
@@ -74,3 +81,8 @@ class GatheringHttp(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_Gathered(transport, self.loop))  # type: ignore[arg-type]
+
+    def write_whole(self, data: bytes) -> None:
+        """Write a whole answer (head and body) in one write, without waiting for the turn's end."""
+        gathered: Any = self.transport  # a _Gathered
+        gathered.write_whole(data)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["CONTENT_SECURITY_POLICY", "SECURITY_HEADERS", "SecurityHeaders"]
+__all__ = ["ALL_HEADERS", "CONTENT_SECURITY_POLICY", "SECURITY_HEADERS", "SecurityHeaders"]
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -25,7 +25,11 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"referrer-policy", b"no-referrer"),
     (b"x-content-type-options", b"nosniff"),
 )
-_CSP = (b"content-security-policy", CONTENT_SECURITY_POLICY.encode())
+# What every answer but the API documentation pages carries, in this order.
+ALL_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    *SECURITY_HEADERS,
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+)
 _API_DOC_PAGES = ("/docs", "/redoc")  # third-party pages with inline script (FastAPI's)
 
 
@@ -34,14 +38,13 @@ class SecurityHeaders:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._all = (*SECURITY_HEADERS, _CSP)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path: str = scope.get("path", "")
-        extra = SECURITY_HEADERS if path.startswith(_API_DOC_PAGES) else self._all
+        extra = SECURITY_HEADERS if path.startswith(_API_DOC_PAGES) else ALL_HEADERS
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -25,7 +25,8 @@ from multiplex._errors import ConfigError
 from multiplex.execution.egress import default_hub
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway.http._app import create_app
-from multiplex.gateway.http._connections import ConnectionGuard, ConnectionMetrics, GuardedHttp
+from multiplex.gateway.http._connections import ConnectionGuard, ConnectionMetrics
+from multiplex.gateway.http._direct import DirectAnswers, DirectHttp
 from multiplex.gateway.http._logs import install_json_logging
 from multiplex.supervision import Supervisor
 
@@ -143,6 +144,11 @@ class GatewayServer:
                 sup.metrics.registry.register(
                     ConnectionMetrics(self.connections, self.gateway.listeners.__len__)
                 )
+        # Each response in one write; POST /v1/approvals/test answered in the protocol.
+        self.protocol = DirectHttp.answering(
+            self.connections,
+            DirectAnswers(self.gateway, lambda: sup.config.gateway.max_request_bytes),
+        )
         config = uvicorn.Config(
             self.app,
             log_config=None,
@@ -150,7 +156,7 @@ class GatewayServer:
             lifespan="on",
             timeout_graceful_shutdown=max(1, int(grace)),
             ws="none",
-            http=GuardedHttp.bound(self.connections),  # and a response in one write
+            http=self.protocol,
         )
         self._server = _Uvicorn(
             config, self.gateway.begin_shutdown, lambda: self.gateway.reload_config("SIGHUP")
