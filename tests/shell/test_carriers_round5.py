@@ -5,7 +5,8 @@ sed's ``r``/``R`` commands copy a file into the output (a secret read like ``cat
 node loads a ``data:`` URL given to ``--import``/``--loader`` as inline code; wget
 runs ``--use-askpass`` (also set with ``-e``) for a password; git runs an ``ext::``
 remote's command; pytest writes its cache and log where ``-o cache_dir=``/``log_file=``
-say; reading a raw disk reads every file on it. Each line runs in a strict profile
+say; reading a raw disk reads every file on it; ``journalctl --vacuum-*`` deletes
+the system's logs. Each line runs in a strict profile
 that allowlists the program and in a manual profile with no rules; each failed on
 the code before, but for three sed reads of a home's secrets and ``wget -e``, which
 other words of theirs made ask already (kept as regressions).
@@ -56,6 +57,8 @@ ASKED = {
         "python -m pytest -o log_file=AGENTS.md",
     ],
     "sensitive-write": [
+        "journalctl --vacuum-time=1s",  # the system's logs deleted
+        "ssh host 'journalctl --vacuum-size=1K'",
         "python -m pytest -o cache_dir=/etc",
         "python -m pytest --override-ini cache_dir=~/.ssh",
     ],

@@ -33,6 +33,7 @@ from multiplex.shell.detection._catalogue import (
     PROCESS_KILL,
     RECURSIVE_DELETE,
     RUNLEVEL,
+    SENSITIVE_WRITE,
     SERVICE_STOP,
     SHRED,
     Pattern,
@@ -341,7 +342,7 @@ def _infra(prog: str, args: Sequence[str]) -> Pattern | None:
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "chmod", "chown", "chgrp", "dd", "systemctl",
      "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
-     "nft", "ufw", "firewall-cmd", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *_PACKAGERS, *_INFRA}
+     "nft", "ufw", "firewall-cmd", "journalctl", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *_PACKAGERS, *_INFRA}
 )  # fmt: skip
 
 
@@ -367,6 +368,9 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         verb = first_operand(args)
         if verb in ("stop", "disable", "mask", "kill", "isolate"):
             return SERVICE_STOP
+    elif prog == "journalctl":  # --vacuum-time=1s: the system's logs deleted
+        if any(a.startswith("--vacuum") for a in args):
+            return SENSITIVE_WRITE
     elif prog in ("service", "rc-service"):
         ops = [a.lower() for a in operands(args)]
         if len(ops) > 1 and ops[1] in ("stop", "disable"):
