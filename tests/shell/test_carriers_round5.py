@@ -5,7 +5,9 @@ sed's ``r``/``R`` commands copy a file into the output (a secret read like ``cat
 node loads a ``data:`` URL given to ``--import``/``--loader`` as inline code; wget
 runs ``--use-askpass`` (also set with ``-e``) for a password; git runs an ``ext::``
 remote's command; pytest writes its cache and log where ``-o cache_dir=``/``log_file=``
-say; reading a raw disk reads every file on it; ``journalctl --vacuum-*`` deletes
+say; reading a raw disk reads every file on it; git writes ``archive -o F`` and
+``bundle create F``; xargs handing arguments the line does not show to a destructive
+program or one whose options run code; ``journalctl --vacuum-*`` deletes
 the system's logs. Each line runs in a strict profile
 that allowlists the program and in a manual profile with no rules; each failed on
 the code before, but for three sed reads of a home's secrets and ``wget -e``, which
@@ -28,7 +30,7 @@ from tests.shell._carriers import (
 )
 
 ALLOW = [
-    "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
+    "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
     "strings *", "ls *",
 ]  # fmt: skip
 
@@ -51,8 +53,21 @@ ASKED = {
         "wget --execute='use-askpass = sh -c id' http://x",
         "git clone ext::'sh -c id' x",
         "git fetch 'ext::sh -c id%20x'",
+        "cat args.txt | xargs git",  # args.txt: -c core.pager=CMD log
+        "git ls-files | xargs git add",
+        "find . -name '*.py' | xargs sed -i 's/a/b/'",  # a name with a newline and -e
+    ],
+    "dynamic-target": [
+        "cat list.txt | xargs rm",
+        "ls | xargs rm",
+        "find . -name '*.tmp' | xargs rm",
+        "xargs rm < list.txt",
+        "xargs -a list.txt rm",
     ],
     "protected-file": [
+        "git bundle create AGENTS.md HEAD",
+        "git archive -o AGENTS.md HEAD",
+        "git archive -oAGENTS.md HEAD",
         "python -m pytest --override-ini=cache_dir=AGENTS.md",
         "python -m pytest -o log_file=AGENTS.md",
     ],
@@ -82,6 +97,10 @@ STILL_APPROVED = [
     "python -m pytest -o addopts=-q tests/",
     "cat /dev/null",
     "ls -la /dev/sda",
+    "echo a b | xargs rm",
+    "find . -name '*.py' | xargs grep TODO",
+    "git ls-files | xargs wc -l",
+    "find . -name '*.py' -print0 | xargs -0 sed -n 1p",
 ]
 
 

@@ -59,7 +59,9 @@ from multiplex.shell.parsing._getopt import read_options, table
 
 __all__ = [
     "CARRYING",
+    "CODE_PROGRAMS",
     "TAR_OPTIONS",
+    "XARGS_OPTIONS",
     "Carried",
     "awk_program",
     "carried",
@@ -176,12 +178,12 @@ def _plain_tool(line: str) -> bool:
     )
 
 
-_XARGS = table(
+XARGS_OPTIONS = table(
     "arg-file= delimiter= eof=? replace=? max-lines=? max-args= max-procs= max-chars= "
     "process-slot-var= null interactive no-run-if-empty open-tty verbose exit show-limits",
     "a= d= E= e=? I= i=? L= l=? n= P= s= 0 p r o t x",
 )
-_CODE_PROGRAMS = frozenset(
+CODE_PROGRAMS = frozenset(
     {"git", "sh", "bash", "zsh", "dash", "ksh", "env", "sudo", "make", "node", "perl", "ruby",
      "python", "python3", "awk", "gawk", "sed", "tar", "find", "xargs", "eval", "ssh", "vim"}
 )  # fmt: skip
@@ -195,11 +197,11 @@ def endless_spawn(prog: str, args: Sequence[str], upstream: Sequence[str]) -> bo
         return any(a in ("-j0", "--jobs=0") or a.endswith("-j0") for a in args) or "0" in [
             args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-j", "--jobs")
         ]
-    return "0" in read_options(args, _XARGS, permute=False).values("-P", "--max-procs")
+    return "0" in read_options(args, XARGS_OPTIONS, permute=False).values("-P", "--max-procs")
 
 
 def _xargs(args: Sequence[str], fed: str | None) -> Carried:
-    parsed = read_options(args, _XARGS, permute=False)
+    parsed = read_options(args, XARGS_OPTIONS, permute=False)
     inner = parsed.operands[0].rpartition("/")[2] if parsed.operands else "echo"
     if _runs_input(parsed.operands, parsed.values("-I", "--replace", "-i")):
         # xargs -I{} sh -c '{}', xargs sh -c: what xargs reads becomes the code a shell runs
@@ -208,7 +210,7 @@ def _xargs(args: Sequence[str], fed: str | None) -> Carried:
     if not parsed.has("-a", "--arg-file"):
         return NOTHING
     why = "xargs reads the arguments from a file"
-    return Carried(runs=why if inner in _CODE_PROGRAMS else None, unknown=why)
+    return Carried(runs=why if inner in CODE_PROGRAMS else None, unknown=why)
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish"})
@@ -217,7 +219,7 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox
 def _runs_input(command: Sequence[str], replace: Sequence[str]) -> bool:
     """``sh -c`` with no code after it (the first item read is the code), or a code word
     holding the replace string (``-I{}``; ``-i`` means ``{}``)."""
-    if not command or command[0].rpartition("/")[2] not in _SHELLS | _CODE_PROGRAMS:
+    if not command or command[0].rpartition("/")[2] not in _SHELLS | CODE_PROGRAMS:
         return False
     if command[-1] == "-c" or (len(command) > 1 and command[1:] == ["sh", "-c"]):
         return True
@@ -320,8 +322,9 @@ _GIT_WRITERS = table(
 
 def git_writes(sub: str, rest: Sequence[str]) -> tuple[str, ...]:
     """Files a git subcommand writes over: ``--output=F``, the paths of ``checkout -- P``,
-    ``restore P``, ``rm P``, ``mv A B`` (docs/approvals.md#protected-files)."""
-    if sub not in ("checkout", "restore", "rm", "mv") and not any("--o" in a for a in rest):
+    ``restore P``, ``rm P``, ``mv A B``, ``archive -o F``, ``format-patch -o DIR``,
+    ``bundle create F`` (docs/approvals.md#protected-files)."""
+    if sub not in _GIT_WRITING and not any("--o" in a for a in rest):
         return ()  # git status, commit, push …: one C-level scan of the words
     return _git_writes(sub, tuple(rest))
 
@@ -335,7 +338,14 @@ def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
         out += list(rest[dash + 1 :]) if dash >= 0 else list(parsed.operands[1:])
     elif sub in ("restore", "rm", "mv"):
         out += list(parsed.operands)
+    elif sub in ("archive", "format-patch"):  # -o is --output, or --output-directory
+        out += parsed.values("-o", "--output-directory")
+    elif sub == "bundle" and list(parsed.operands[:1]) == ["create"]:
+        out += list(parsed.operands[1:2])
     return tuple(out)
+
+
+_GIT_WRITING = frozenset({"checkout", "restore", "rm", "mv", "archive", "format-patch", "bundle"})
 
 
 _NPM = table(

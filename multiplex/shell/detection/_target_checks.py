@@ -19,11 +19,13 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from multiplex.shell.carriers._tool_code import CODE_PROGRAMS, XARGS_OPTIONS
 from multiplex.shell.detection._catalogue import (
     BLOCK_DEVICE_WRITE,
     DELETE_SYSTEM,
     DYNAMIC_TARGET,
     OTHER_HOME,
+    SCRIPT_EXEC,
     SYSRQ,
     SYSTEM_TARGET,
     Finding,
@@ -38,11 +40,13 @@ from multiplex.shell.detection._targets import (
     path_words,
 )
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
+from multiplex.shell.parsing._getopt import read_options
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = [
     "each_dynamic_target",
     "each_target_hardline",
+    "each_unseen_xargs",
     "find_dynamic_target",
     "find_other_home",
     "find_target_hardline",
@@ -116,6 +120,32 @@ def each_dynamic_target(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         for word in destructive_targets(cmd.argv):
             if candidates(word, place)[1] or ("*" in word and word.startswith(("/", "~"))):
                 yield Finding(DYNAMIC_TARGET, evidence(cmd), cmd.text)
+
+
+# Upstream stages whose output the line shows: the parser hands their text to xargs.
+_LITERAL_SOURCES = frozenset({"echo", "printf"})
+
+
+def each_unseen_xargs(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each xargs whose arguments the line does not show (piped from a file or a program,
+    read from ``< FILE`` or ``-a FILE``) handed to a destructive program (its targets are
+    computed at run time) or to one whose options run code (``cat args | xargs git``)."""
+    for cmd in all_commands(parsed):
+        if cmd.program != "xargs" or any(r.op.startswith("<<") for r in cmd.redirects):
+            continue
+        options = read_options(cmd.argv[1:], XARGS_OPTIONS, permute=False)
+        if not options.operands or options.has("-I", "-i", "--replace"):
+            continue  # nothing to run, or each item in a place of the command (judged there)
+        fed = bool(cmd.redirects) or options.has("-a", "--arg-file")
+        if not fed and not (cmd.upstream and set(cmd.upstream) - _LITERAL_SOURCES):
+            continue
+        if not fed and set(cmd.upstream) == {"find"} and options.has("-0", "--null"):
+            continue  # find -print0 | xargs -0: every item starts with find's start path
+        inner = options.operands[0].rpartition("/")[2].lower()
+        if may_destroy(inner):
+            yield Finding(DYNAMIC_TARGET, evidence(cmd), cmd.text)
+        elif inner in CODE_PROGRAMS:
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
 
 
 def find_dynamic_target(parsed: ParsedLine, place: Place) -> Finding | None:
