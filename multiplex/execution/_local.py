@@ -62,7 +62,7 @@ def _credentials_root() -> str | None:
     return None
 
 
-def _remove(directory: Path, written: list[str]) -> None:
+def _remove(directory: str, written: list[str]) -> None:
     """A run's credential folder: its files, then its folders deepest first, then itself.
 
     Through a descriptor of the folder, never a link; anything else in it (the
@@ -88,21 +88,19 @@ def _remove(directory: Path, written: list[str]) -> None:
 def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
     """The run's private credential folder (or None) and the lines saying what was refused."""
     directory, refused, _written = _credential_folder(scope)
-    return directory, refused
+    return None if directory is None else Path(directory), refused
 
 
-def _credential_folder(scope: ProfileScope) -> tuple[Path | None, list[str], list[str]]:
+def _credential_folder(scope: ProfileScope) -> tuple[str | None, list[str], list[str]]:
     # docs/execution.md: a private per-run directory (0700), files 0400, removed afterwards.
     # docs/security.md#credentials-checked-when-used: each file is re-checked and read now;
     # one that fails is not mounted, whatever the last load said.
     if not scope.credential_mounts:
         return None, [], []
-    directory = Path(
-        tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-", dir=_credentials_root())
-    )
+    directory = tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-", dir=_credentials_root())
     refused: list[str] = []
     written: list[str] = []
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         for mount in scope.credential_mounts:
             try:
@@ -158,7 +156,7 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     if choice.error is not None:
         return Plan("local", "none", error=choice.error)
     cwd = scope.cwd
-    workspace = workspace_of(scope)
+    workspace = workspace_of(scope)  # made at the profile's first command: its default cwd
     if cwd is not None and not cwd.is_dir():
         return Plan("local", choice.sandbox, error=f"working directory does not exist: {cwd}")
     if choice.sandbox == "bwrap":
@@ -167,7 +165,7 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     creds, refused, written = _credential_folder(scope)
     cleanup = None if creds is None else functools.partial(_remove, creds, written)
     if creds is not None:
-        env["CREDENTIALS_DIRECTORY"] = str(creds)
+        env["CREDENTIALS_DIRECTORY"] = creds
     argv = (_SHELL, "-c", command)
     return Plan(
         "local", choice.sandbox, argv, env, cwd, cleanup=cleanup, notes=tuple(refused), reaped=True

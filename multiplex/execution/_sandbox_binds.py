@@ -87,11 +87,16 @@ def _own_folder(path: Path) -> Path | None:
     both see it missing). A symlinked one could point anywhere on the host: it is
     never used; only a real folder is (lstat: a link is never followed).
     """
-    with contextlib.suppress(OSError):  # exists already, or a read-only home: not ours to make
-        path.mkdir(mode=0o700)
-    with contextlib.suppress(OSError):
-        if stat.S_ISDIR(os.lstat(path).st_mode):
-            return path
+    for attempt in (0, 1):
+        try:
+            return path if stat.S_ISDIR(os.lstat(path).st_mode) else None
+        except FileNotFoundError:
+            if attempt:
+                return None
+        except OSError:
+            return None
+        with contextlib.suppress(OSError):  # made meanwhile, or a read-only home: not ours to make
+            os.mkdir(path, 0o700)
     return None
 
 

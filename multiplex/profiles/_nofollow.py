@@ -29,6 +29,7 @@ __all__ = [
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class LinkRefused(OSError):
@@ -86,7 +87,7 @@ def _step(fd: int, part: str, create: bool) -> int:
     return os.open(part, _DIR_FLAGS, dir_fd=fd)
 
 
-def _check_regular(fd: int, path: Path, *, single_link: bool = True) -> os.stat_result:
+def _check_regular(fd: int, path: str | Path, *, single_link: bool = True) -> os.stat_result:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         raise LinkRefused(path, "is not a regular file")
@@ -218,14 +219,18 @@ def read_inside(root: Path, relative: str | Path, *, max_bytes: int) -> bytes:
     Refused: a file outside ``root``, a non-regular file, a file with another
     hard link, a file over ``max_bytes``.
     """
-    base = Path(os.path.realpath(root))
-    path = base / relative
-    fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    # The root as the kernel resolves it, and the file opened from that very folder.
+    root_fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
-        if not real.is_relative_to(base):
+        base = os.readlink(f"/proc/self/fd/{root_fd}")
+        fd = os.open(relative, _READ_FLAGS, dir_fd=root_fd)
+    finally:
+        os.close(root_fd)
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+        if real != base and not real.startswith(base.rstrip("/") + "/"):
             raise LinkRefused(relative, "resolves outside the profile home")
-        st = _check_regular(fd, Path(relative))
+        st = _check_regular(fd, relative)
         if st.st_size > max_bytes:
             raise LinkRefused(relative, f"is larger than {max_bytes} bytes")
         chunks: list[bytes] = []
