@@ -7,7 +7,12 @@ runs ``--use-askpass`` (also set with ``-e``) for a password; git runs an ``ext:
 remote's command; pytest writes its cache and log where ``-o cache_dir=``/``log_file=``
 say; reading a raw disk reads every file on it; git writes ``archive -o F`` and
 ``bundle create F``; xargs handing arguments the line does not show to a destructive
-program or one whose options run code; ``journalctl --vacuum-*`` deletes
+program or one whose options run code; more credential stores (doctl, OCI,
+Netlify, Vercel, a Rails app's master key) and more places where code runs later
+(``~/.bash_aliases``, ``~/.local/bin``, a ``.pth`` or ``usercustomize.py`` in
+site-packages, ``.npmrc``, ``~/.config/git/config``, direnv's ``.envrc``); targets
+derived from HOME through ``realpath``/``readlink -f``/``eval echo``, a substitution,
+case change or slice of ``${HOME}``, an indirect ``${!V}``, and ``$OLDPWD`` (as ``~-``); ``journalctl --vacuum-*`` deletes
 the system's logs. Each line runs in a strict profile
 that allowlists the program and in a manual profile with no rules; each failed on
 the code before, but for three sed reads of a home's secrets and ``wget -e``, which
@@ -30,7 +35,7 @@ from tests.shell._carriers import (
 )
 
 ALLOW = [
-    "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
+    "cp *", "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
     "strings *", "ls *",
 ]  # fmt: skip
 
@@ -45,6 +50,23 @@ ASKED = {
         "head -c 4096 /dev/nvme0n1",
         "strings < /dev/sda1",
         "xxd /dev/vda | head",
+        "cat ~/.config/doctl/config.yaml",
+        "cat ~/.oci/oci_api_key.pem",
+        "cat ~/.netlify/config.json",
+        "cat ~/.vercel/auth.json",
+        "cat config/master.key",
+        "cat config/credentials/production.key",
+        "cat config/secrets.yml",
+    ],
+    "persistence": [
+        "echo 'alias ls=id' >> ~/.bash_aliases",
+        "cp x ~/.local/bin/ls",
+        "echo 'import os' > ~/.local/lib/python3.11/site-packages/evil.pth",
+        "cp x.py ~/.local/lib/python3.11/site-packages/usercustomize.py",
+        "echo script-shell=/tmp/x > ~/.npmrc",
+        "echo script-shell=/tmp/x >> .npmrc",
+        "echo '[core] pager = id' > ~/.config/git/config",
+        "echo id > .envrc",
     ],
     "script-exec": [
         'node --import \'data:text/javascript,import("child_process").then(c=>c.execSync("id"))\' x.js',
@@ -87,6 +109,16 @@ ASKED_UNNAMED = [
 HARDLINE = [
     "wget --use-askpass='rm -rf /' http://x",
     "wget -e 'use_askpass=rm -rf /' http://x",
+    # targets whose value derives from HOME in forms the last round did not read
+    "rm -rf $(realpath ~)",
+    "rm -rf $(readlink -f ~)",
+    'rm -rf "$(eval echo ~)"',
+    "rm -rf ${HOME/x/x}",
+    "rm -rf ${HOME//a/a}",
+    "rm -rf ${HOME^^}",
+    "H=HOME; rm -rf ${!H}",
+    'rm -rf "$OLDPWD"',
+    "cd /tmp; rm -rf ${OLDPWD}",
 ]
 STILL_APPROVED = [
     "sed -n 'r /dev/stdin' f",
@@ -100,6 +132,8 @@ STILL_APPROVED = [
     "echo a b | xargs rm",
     "find . -name '*.py' | xargs grep TODO",
     "git ls-files | xargs wc -l",
+    "cat config/app.yml",
+    "cat ~/.ssh/config",
     "find . -name '*.py' -print0 | xargs -0 sed -n 1p",
 ]
 
@@ -127,10 +161,20 @@ def test_a_program_run_for_a_password_is_asked_about(sup: Supervisor, line: str)
 
 
 @pytest.mark.parametrize("line", HARDLINE)
-def test_a_hardline_command_run_for_a_password_is_blocked(sup: Supervisor, line: str) -> None:
+def test_a_hardline_line_is_blocked_in_both_homes(sup: Supervisor, line: str) -> None:
     assert_hardline(sup, line)
 
 
 @pytest.mark.parametrize("line", STILL_APPROVED)
 def test_the_plain_forms_stay_allowlisted(sup: Supervisor, line: str) -> None:
     assert sup.test("strict", line, context="api").outcome.value == APPROVED
+
+
+def test_an_unknown_variable_in_those_forms_asks_and_is_not_blocked(sup: Supervisor) -> None:
+    """Only HOME (and the other values the gate knows) is taken as derived; another
+    variable's substitution or slice is a target computed at run time (docs/security.md)."""
+    for line in ("rm -rf ${OUT/x/y}", "rm -rf ${BUILD:0:3}", "rm -rf build/${NAME,,}"):
+        for profile in ("strict", "manual"):
+            verdict = sup.test(profile, line, context="api")
+            assert verdict.outcome.value == ASK, (profile, line, verdict.cause)
+            assert "dynamic-target" in [d.pattern for d in verdict.dangers]

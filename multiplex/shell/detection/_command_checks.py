@@ -74,7 +74,9 @@ _SYSTEM_DIRS = _words(
     "/private"
 )
 _WHOLE = ("/", *sorted(_SYSTEM_DIRS))
-_HOME_VAR = re.compile(r"^(?:\$\{HOME[^}/]*\}|\$HOME\b|\$\{USERPROFILE\}|~[A-Za-z0-9_.-]*)")
+_HOME_VAR = re.compile(
+    r"^(?:\$\{HOME[^}/]*\}|\$HOME\b|\$\{USERPROFILE\}|~[A-Za-z0-9_.-]*|\$\{?OLDPWD\b\}?)"
+)  # $OLDPWD: the folder before the last cd, as ~- (any of them)
 _GLOB = re.compile(r"[*?\[]")
 _TRAILING = ("/*", "/.*", "/**", "/.", "/")
 

@@ -47,6 +47,10 @@ _SECRETS = (
     "~/.config/chromium/*/Cookies", "~/.bash_history", "~/.zsh_history", "~/.python_history",
     "~/.psql_history", "~/.mysql_history", "~/.node_repl_history", "~/.sqlite_history",
     "/proc/*/environ", "~/.config/Code/User/globalStorage/*",
+    # cloud and hosting CLIs' tokens, an app's own master keys
+    "~/.config/doctl/config.yaml", "~/.oci", "~/.oci/*", "~/.netlify/config.json",
+    "~/.vercel/auth.json", "~/.local/share/com.vercel.cli/auth.json", "*/config/master.key",
+    "*/config/credentials/*.key", "*/config/secrets.yml",
 )  # fmt: skip
 _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[A-Za-z0-9_-]+)?$")
 _NOT_SECRET = re.compile(r"\.(?:pub|example|sample|template|dist)$")
@@ -63,6 +67,12 @@ _PERSISTENCE = (
     "~/.config/autostart", "/etc/xdg/autostart", "~/.config/systemd/user", "/etc/cron.d",
     "~/Library/LaunchAgents", "/Library/LaunchAgents", "/Library/LaunchDaemons",
     "~/.local/share/applications", "~/.config/environment.d", "/etc/profile.d",
+    # Run later by what reads them: a program found first on PATH, code every python start
+    # runs, npm's settings (script-shell), direnv's .envrc at every cd into its folder.
+    "~/.local/bin", "~/.local/bin/*", "*/site-packages/*.pth",
+    "*/site-packages/usercustomize.py", "*/site-packages/sitecustomize.py",
+    "*/dist-packages/*.pth", "*/dist-packages/sitecustomize.py", "~/.npmrc", "*/.npmrc",
+    "*/.envrc",
 )  # fmt: skip
 _STARTUP = frozenset(
     [
@@ -84,6 +94,7 @@ _STARTUP = frozenset(
         ".xinitrc",
         ".xsession",
         ".inputrc",
+        ".bash_aliases",
     ]
 )
 
@@ -94,11 +105,12 @@ _SECRET_KEYS = (
     ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh", ".azure", ".vault-token",
     "secrets", ".terraform", "/hub", ".cargo", ".gem", ".m2", ".gradle", ".yarnrc", ".boto",
     ".s3cfg", "rclone", ".my", "keyrings", "/op", "firefox", "chrom", "_history", "environ",
-    "globalStorage",
+    "globalStorage", "doctl", ".oci", ".netlify", "vercel", "master.key",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
     "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
+    "/git/", ".local/bin", "-packages/", ".npmrc", ".envrc",
 )  # fmt: skip
 
 

@@ -38,6 +38,8 @@ __all__ = [
 
 _VAR = re.compile(
     r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*)|(%%?|##?)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+    # any other form: ${V/a/b}, ${V:0:9}, ${V^^}, ${V@Q}, and ${!V} (the variable V names)
+    r"|\$\{(!?)([A-Za-z_][A-Za-z0-9_]*)[^}]*\}"
 )
 # "$(dirname "$HOME")": the folder above a value the line shows (docs/security.md#resolved-targets).
 _DIRNAME = re.compile(r"\$\(\s*dirname\s+([^()\s][^()]*)\)")
@@ -124,10 +126,14 @@ def _expand_vars(word: str, place: Place) -> list[str]:
     pos = 0
     for m in _VAR.finditer(word):
         literal = word[pos : m.start()]
-        name = m.group(1) or m.group(5)
+        name = m.group(1) or m.group(5) or m.group(7)
         known = place.known(name)
         options = [known] if known is not None else [""]
-        if m.group(2) is not None:  # ${V:-X}: V, or X when V is empty; X expanded too
+        if m.group(7) is not None:
+            # Derived from the value (a substitution that may change nothing, a part of it
+            # down to "/"), or named indirectly (HOME among the names): fail closed.
+            options = [*place.homes, ""] if m.group(6) else [known, "/"] if known else [""]
+        elif m.group(2) is not None:  # ${V:-X}: V, or X when V is empty; X expanded too
             default = m.group(2)
             options.extend(_expand_vars(default, place) if "$" in default else [default])
         elif m.group(3) is not None:  # ${HOME%/*}: the value with a suffix or prefix cut

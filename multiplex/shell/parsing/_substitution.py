@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from tree_sitter import Node
 
 from multiplex.shell.parsing._payloads import STDIN_FILES
-from multiplex.shell.parsing._unwrap import stdin_text_after
+from multiplex.shell.parsing._printed import stdin_text_after
 from multiplex.shell.parsing._words import head, stages, text, word
 
 __all__ = [

@@ -11,8 +11,6 @@ A pure leaf: stdlib only.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import shlex
 from collections.abc import Sequence
@@ -37,13 +35,11 @@ from multiplex.shell.parsing._payloads import (
     env_payloads,
     payload_step,
 )
-from multiplex.shell.parsing._variants import decode_ansi_c
 
 __all__ = [
     "SHELLS",
     "NextStep",
     "program_name",
-    "stdin_text_after",
     "unwrap_step",
 ]
 
@@ -364,37 +360,3 @@ def _find_exec(args: Sequence[str]) -> tuple[tuple[str, ...], ...]:
             i = j
         i += 1
     return tuple(runs)
-
-
-def stdin_text_after(argv: tuple[str, ...], stdin: str | None) -> str | None:
-    """Text a pipeline stage writes to stdout, when it is knowable from the line."""
-    if not argv:
-        return None
-    prog = program_name(argv[0])
-    args = list(argv[1:])
-    if prog == "echo":
-        flags = []
-        while args and re.fullmatch(r"-[neE]+", args[0]):
-            flags.append(args.pop(0))
-        text = " ".join(args)
-        return decode_ansi_c(text) if any("e" in f for f in flags) else text
-    if prog == "printf":
-        if not args:
-            return None
-        if len(args) > 1 and "%" in args[0]:
-            return " ".join(args[1:])
-        return decode_ansi_c(args[0])
-    if stdin is None:
-        return None
-    if prog in ("cat", "tee") and not [a for a in args if not a.startswith("-")]:
-        return stdin
-    try:
-        if prog == "base64" and any(a in ("-d", "--decode", "-D") for a in args):
-            return base64.b64decode("".join(stdin.split())).decode("utf-8", "replace")
-        if prog == "xxd" and any("r" in a for a in args if a.startswith("-")):
-            return bytes.fromhex("".join(stdin.split())).decode("utf-8", "replace")
-    except (binascii.Error, ValueError):
-        return None
-    if prog == "rev":
-        return "\n".join(line[::-1] for line in stdin.splitlines())
-    return None

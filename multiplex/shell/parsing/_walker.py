@@ -18,6 +18,7 @@ from multiplex.shell.parsing._emitting import MAX_DEPTH, Emitter, OverLimit
 from multiplex.shell.parsing._grammar import CONTAINERS, MAX_FRAMES, NESTING, parser
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import Redirect
+from multiplex.shell.parsing._printed import stdin_text_after
 from multiplex.shell.parsing._substitution import (
     assignment,
     endless_background,
@@ -28,7 +29,7 @@ from multiplex.shell.parsing._substitution import (
     script_text,
     spawns_itself,
 )
-from multiplex.shell.parsing._unwrap import SHELLS, program_name, stdin_text_after
+from multiplex.shell.parsing._unwrap import SHELLS, program_name
 from multiplex.shell.parsing._words import (
     describe_error,
     flatten,
