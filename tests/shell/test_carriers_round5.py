@@ -11,7 +11,8 @@ program or one whose options run code; more credential stores (doctl, OCI,
 Netlify, Vercel, a Rails app's master key) and more places where code runs later
 (``~/.bash_aliases``, ``~/.local/bin``, a ``.pth`` or ``usercustomize.py`` in
 site-packages, ``.npmrc``, ``~/.config/git/config``, direnv's ``.envrc``); targets
-derived from HOME through ``realpath``/``readlink -f``/``eval echo``, a substitution,
+git keys whose value git runs (``core.alternateRefsCommand``, ``hook.*.command``,
+``trailer.*.cmd``, ``submodule.*.update=!…``); targets derived from HOME through ``realpath``/``readlink -f``/``eval echo``, a substitution,
 case change or slice of ``${HOME}``, an indirect ``${!V}``, and ``$OLDPWD`` (as ``~-``); ``journalctl --vacuum-*`` deletes
 the system's logs. Each line runs in a strict profile
 that allowlists the program and in a manual profile with no rules; each failed on
@@ -35,7 +36,7 @@ from tests.shell._carriers import (
 )
 
 ALLOW = [
-    "cp *", "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
+    "npm run test:*", "java *", "cargo *", "dotnet *", "tar *", "perl *", "cp *", "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
     "strings *", "ls *",
 ]  # fmt: skip
 
@@ -59,6 +60,11 @@ ASKED = {
         "cat config/secrets.yml",
     ],
     "persistence": [
+        "printf '[core]\\n\\tpager = id' > /tmp/evil/.gitconfig",
+        "git config core.alternateRefsCommand id",
+        "git config submodule.x.update '!id'",
+        "git config trailer.sign.cmd id",
+        "git config hook.pre-commit.command id",
         "echo 'alias ls=id' >> ~/.bash_aliases",
         "cp x ~/.local/bin/ls",
         "echo 'import os' > ~/.local/lib/python3.11/site-packages/evil.pth",
@@ -75,9 +81,24 @@ ASKED = {
         "wget --execute='use-askpass = sh -c id' http://x",
         "git clone ext::'sh -c id' x",
         "git fetch 'ext::sh -c id%20x'",
+        "git -c hook.pre-commit.command=id commit -m x",  # config-based hooks (git 2.36)
+        "git -c trailer.x.command=id interpret-trailers",
         "cat args.txt | xargs git",  # args.txt: -c core.pager=CMD log
         "git ls-files | xargs git add",
         "find . -name '*.py' | xargs sed -i 's/a/b/'",  # a name with a newline and -e
+    ],
+    "command-variable": [
+        "PERL5DB='BEGIN{system \"id\"}' perl -d x.pl",
+        "JAVA_TOOL_OPTIONS=-javaagent:x.jar java -jar y.jar",
+        "_JAVA_OPTIONS=-javaagent:x.jar java -jar y.jar",
+        "DOTNET_STARTUP_HOOKS=/tmp/x.dll dotnet run",
+        "TAR_OPTIONS=--to-command=id tar xf a.tar",
+        "XDG_CONFIG_HOME=/tmp/evil git status",
+        "NPM_CONFIG_SCRIPT_SHELL=/tmp/x npm run test:x",
+        "npm_config_script_shell=/tmp/x npm run test:x",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=id cargo run",
+        "RUSTC_WRAPPER=id cargo build",
+        "env TAR_OPTIONS=--to-command=id tar xf a.tar",
     ],
     "dynamic-target": [
         "cat list.txt | xargs rm",
@@ -134,6 +155,7 @@ STILL_APPROVED = [
     "git ls-files | xargs wc -l",
     "cat config/app.yml",
     "cat ~/.ssh/config",
+    "git config submodule.x.update checkout",
     "find . -name '*.py' -print0 | xargs -0 sed -n 1p",
 ]
 
@@ -178,3 +200,13 @@ def test_an_unknown_variable_in_those_forms_asks_and_is_not_blocked(sup: Supervi
             verdict = sup.test(profile, line, context="api")
             assert verdict.outcome.value == ASK, (profile, line, verdict.cause)
             assert "dynamic-target" in [d.pattern for d in verdict.dangers]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["npm_config_registry=http://r.test npm run test:x", "JAVA_HOME=/usr/lib/jvm java -version"],
+)
+def test_a_variable_that_loads_no_code_is_no_danger(sup: Supervisor, line: str) -> None:
+    # Approved in manual; strict asks for any prefix no rule names (docs/allowlist.md#rules).
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.cause

@@ -50,7 +50,6 @@ from multiplex.shell.detection._network_checks import each_network
 from multiplex.shell.detection._scripts import RMTREE_HOME, SCRIPT_DELETE, fork_text, script_lines
 from multiplex.shell.detection._secret_checks import (
     each_code_carrier,
-    each_command_variable,
     each_persistence,
     each_privileged_container,
     each_script_exec,
@@ -63,6 +62,7 @@ from multiplex.shell.detection._target_checks import (
     find_target_hardline,
 )
 from multiplex.shell.detection._targets import Place
+from multiplex.shell.detection._variables import each_command_variable
 from multiplex.shell.detection._writes import (
     all_commands,
     evidence,

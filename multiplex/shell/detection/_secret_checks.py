@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._tool_code import CARRYING, carried
 from multiplex.shell.detection._catalogue import (
-    COMMAND_VARIABLE,
     PERSISTENCE,
     PRIVILEGED_CONTAINER,
     SCRIPT_EXEC,
@@ -35,23 +34,21 @@ from multiplex.shell.detection._secret_paths import (
     resolved,
 )
 from multiplex.shell.detection._targets import Place, path_words
+from multiplex.shell.detection._variables import DECLARE, loads_code_safely
 from multiplex.shell.detection._writes import LITERAL, all_commands, evidence, write_targets
-from multiplex.shell.parsing._argv import ASSIGN, fed_text, program_name
+from multiplex.shell.parsing._argv import fed_text, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._payloads import (
-    COMMAND_VARIABLES,
     git_config_payload,
     git_config_write,
 )
 
 __all__ = [
     "each_code_carrier",
-    "each_command_variable",
     "each_persistence",
     "each_privileged_container",
     "each_script_exec",
     "each_secret_read",
-    "find_command_variable",
     "find_persistence",
     "find_privileged_container",
     "find_script_exec",
@@ -83,50 +80,6 @@ _METADATA_ONLY = frozenset(
         "dirname",
     ]
 )
-_LOADERS = frozenset(
-    [
-        "LD_PRELOAD",
-        "LD_LIBRARY_PATH",
-        "LD_AUDIT",
-        "DYLD_INSERT_LIBRARIES",
-        "DYLD_LIBRARY_PATH",
-        "BASH_ENV",
-        "ENV",
-        "PROMPT_COMMAND",
-        "NODE_OPTIONS",
-        "PERL5OPT",
-        "PERL5LIB",
-        "RUBYOPT",
-        "PYTHONSTARTUP",
-        "PYTHONPATH",
-        "GIT_EXEC_PATH",
-        "GIT_TEMPLATE_DIR",
-        "GIT_CONFIG_GLOBAL",
-        "GIT_CONFIG_SYSTEM",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-    ]
-)
-_BENIGN_COMMANDS = frozenset(
-    [
-        "cat",
-        "less",
-        "more",
-        "most",
-        "head",
-        "tail",
-        "true",
-        "vi",
-        "vim",
-        "nvim",
-        "nano",
-        "emacs",
-        "code",
-        "delta",
-        "bat",
-    ]
-)
-_DECLARE = frozenset({"env", "sudo", "export", "declare", "typeset", "local", "readonly"})
 _SEDS = frozenset({"sed", "gsed"})
 _CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch"})
 _SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
@@ -158,7 +111,7 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
             continue
         words = list(path_words(cmd.argv)) if cmd.argv else []
-        if cmd.program in _DECLARE:  # export F=~/.aws/credentials; cat $F
+        if cmd.program in DECLARE:  # export F=~/.aws/credentials; cat $F
             words += [a.partition("=")[2] for a in cmd.argv[1:] if "=" in a]
         elif cmd.program in _SEDS:  # sed '1r /etc/shadow': the file is copied out
             words += sed_facts(cmd.argv[1:]).reads
@@ -262,7 +215,7 @@ def _git_runs(args: Sequence[str]) -> bool:
             setting = arg.partition("=")[2]
         key, _, value = setting.partition("=")
         command = git_config_payload(key, value) if key else None
-        if command is not None and not _loads_code_safely(command):
+        if command is not None and not loads_code_safely(command):
             return True
     return False
 
@@ -321,48 +274,6 @@ def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Find
 def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | None:
     """``docker run --privileged``, host namespaces, or / or a container socket mounted."""
     return next(each_privileged_container(parsed, place), None)
-
-
-def _assignments(cmd: SimpleCommand) -> list[str]:
-    found = list(cmd.assignments)
-    if cmd.argv and cmd.program in _DECLARE:
-        found += [w.replace("'", "").replace('"', "") for w in cmd.argv[1:] if ASSIGN.match(w)]
-    return found
-
-
-def _loads_code(word: str) -> bool:
-    name, _, value = word.partition("=")
-    if name in _LOADERS or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
-        return True
-    if name in ("MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS") and ("eval" in value or "-E" in value):
-        return True
-    if name == "PATH":
-        entries = value.split(":")
-        return any(not e or not e.startswith(("/", "$", "~")) for e in entries)
-    if name in COMMAND_VARIABLES and value.strip():
-        first = value.split()[0] if value.split() else ""
-        plain = not re.search(r"[;&|`$<>()]", value)
-        return not (plain and program_name(first) in _BENIGN_COMMANDS)
-    return False
-
-
-def _loads_code_safely(command: str) -> bool:
-    """A pager or editor like ``less`` alone: the value runs nothing else."""
-    words = command.split()
-    plain = not re.search(r"[;&|`$<>()]", command)
-    return plain and bool(words) and program_name(words[0]) in _BENIGN_COMMANDS
-
-
-def each_command_variable(parsed: ParsedLine) -> Iterator[Finding]:
-    """Each variable set on the line that makes a program load or run other code."""
-    for cmd in all_commands(parsed):
-        if any(_loads_code(w) for w in _assignments(cmd)):
-            yield Finding(COMMAND_VARIABLE, evidence(cmd), cmd.text)
-
-
-def find_command_variable(parsed: ParsedLine) -> Finding | None:
-    """A variable set on the line that makes a program load or run other code."""
-    return next(each_command_variable(parsed), None)
 
 
 def starts_programs(code: str) -> bool:

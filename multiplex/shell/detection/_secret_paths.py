@@ -72,7 +72,7 @@ _PERSISTENCE = (
     "~/.local/bin", "~/.local/bin/*", "*/site-packages/*.pth",
     "*/site-packages/usercustomize.py", "*/site-packages/sitecustomize.py",
     "*/dist-packages/*.pth", "*/dist-packages/sitecustomize.py", "~/.npmrc", "*/.npmrc",
-    "*/.envrc",
+    "*/.envrc", "*/.gitconfig",
 )  # fmt: skip
 _STARTUP = frozenset(
     [

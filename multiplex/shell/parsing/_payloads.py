@@ -61,7 +61,9 @@ _GIT_COMMAND_KEY = re.compile(
     r"|merge\..+\.driver|remote\..+\.(?:uploadpack|receivepack|proxy)"
     r"|uploadpack\.packobjectshook|(?:difftool|mergetool)\..+\.cmd|web\.browser|man\..+\.cmd"
     r"|include\.path|includeif\..+\.path|core\.hookspath|instaweb\.(?:httpd|browser)"
-    r"|sendemail\.(?:smtpserver|sendmailcmd|tocmd|cccmd|headercmd))$",
+    r"|sendemail\.(?:smtpserver|sendmailcmd|tocmd|cccmd|headercmd)"
+    r"|core\.alternaterefscommand|submodule\..+\.update|trailer\..+\.(?:command|cmd)"
+    r"|hook\..+\.command)$",
     re.IGNORECASE,
 )
 _GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
@@ -82,7 +84,13 @@ def git_config_payload(key: str, value: str) -> str | None:
     """The command a ``git -c key=value`` setting makes git run, or None."""
     if not _GIT_COMMAND_KEY.match(key.strip()):
         return None
+    if _BANG_ONLY.match(key.strip()) and not value.startswith("!"):
+        return None  # submodule.x.update=checkout: one of git's own ways, no command
     return value[1:] if value.startswith("!") else value
+
+
+# Keys whose value is a command only when it starts with "!" (else a built-in mode).
+_BANG_ONLY = re.compile(r"^submodule\..+\.update$", re.IGNORECASE)
 
 
 _GIT_CONFIG = table(
