@@ -94,21 +94,15 @@ NOT_BLOCKED = [
 ]
 
 
-def _deny(line: str) -> str | None:
+CASES = [(line, rule) for rule, lines in BLOCKED.items() for line in lines]
+CASES += [(line, None) for line in NOT_BLOCKED]
+
+
+@pytest.mark.parametrize(("line", "rule"), CASES)
+def test_the_rule_a_line_meets_is_the_one_it_means(line: str, rule: str | None) -> None:
+    """Blocked by the rule it means, or (a sibling that means something else) by none."""
     found = deny_match(RuleSet(RULES, ignore_case_program=True), parse_line(line), cwd=None)
-    return found[0] if found is not None else None
-
-
-@pytest.mark.parametrize(
-    ("rule", "line"), [(rule, line) for rule, lines in BLOCKED.items() for line in lines]
-)
-def test_each_spelling_is_blocked_by_its_rule(rule: str, line: str) -> None:
-    assert _deny(line) == rule
-
-
-@pytest.mark.parametrize("line", NOT_BLOCKED)
-def test_a_sibling_that_means_something_else_is_not_blocked(line: str) -> None:
-    assert _deny(line) is None
+    assert (found[0] if found is not None else None) == rule
 
 
 def test_a_rule_in_a_short_spelling_blocks_the_long_one() -> None:

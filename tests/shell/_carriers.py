@@ -3,8 +3,11 @@ manual home with no rules, and the gate's outcome and hardline check for a line.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from multiplex import Supervisor
@@ -28,6 +31,18 @@ def write_strict_and_manual(root: Path, allow: list[str]) -> Path:
     config = root / "multiplex.yaml"
     config.write_text("profiles_dir: profiles\ndefault_profile: null\n")
     return config
+
+
+def homes_fixture(name: str, allow: list[str]) -> Any:
+    """A module fixture: a supervisor serving :func:`write_strict_and_manual`'s two homes."""
+
+    @pytest.fixture(scope="module")
+    def sup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
+        root = tmp_path_factory.mktemp(name)
+        with Supervisor.from_config(write_strict_and_manual(root, allow)) as supervisor:
+            yield supervisor
+
+    return sup
 
 
 def outcome(sup: Supervisor, profile: str, line: str, context: str = "api") -> str:

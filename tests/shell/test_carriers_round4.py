@@ -13,8 +13,6 @@ code before.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from multiplex import Supervisor
@@ -23,8 +21,8 @@ from tests.shell._carriers import (
     ASK,
     assert_hardline,
     assert_in_both,
+    homes_fixture,
     outcome,
-    write_strict_and_manual,
 )
 
 ALLOW = [
@@ -266,13 +264,7 @@ MANUAL_ORDINARY = [
 ]
 
 
-@pytest.fixture(scope="module")
-def sup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
-    root = tmp_path_factory.mktemp("round4")
-    write_strict_and_manual(root, ALLOW)
-    supervisor = Supervisor.from_config(root / "multiplex.yaml")
-    yield supervisor
-    supervisor.close()
+sup = homes_fixture("round4", ALLOW)
 
 
 @pytest.mark.parametrize("line", HARDLINE)

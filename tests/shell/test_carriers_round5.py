@@ -22,8 +22,6 @@ other words of theirs made ask already (kept as regressions).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from multiplex import Supervisor
@@ -32,7 +30,7 @@ from tests.shell._carriers import (
     ASK,
     assert_hardline,
     assert_in_both,
-    write_strict_and_manual,
+    homes_fixture,
 )
 
 ALLOW = [
@@ -160,11 +158,7 @@ STILL_APPROVED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def sup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
-    config = write_strict_and_manual(tmp_path_factory.mktemp("round5"), ALLOW)
-    with Supervisor.from_config(config) as supervisor:
-        yield supervisor
+sup = homes_fixture("round5", ALLOW)
 
 
 @pytest.mark.parametrize(

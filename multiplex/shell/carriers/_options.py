@@ -16,64 +16,63 @@ from collections.abc import Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, TAR_OPTIONS, awk_program, carried
 from multiplex.shell.detection._secret_checks import starts_programs
+from multiplex.shell.parsing._argv import names
 from multiplex.shell.parsing._getopt import read_options
 from multiplex.shell.parsing._unwrap import unwrap_step
 
 __all__ = ["RISKY_OPTIONS", "risky_option"]
 
 
-def _o(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
-
-
 # program -> option prefixes ("--output" also covers "--output=FILE"; "-o" covers "-oFILE").
 RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
-    "git": _o(
+    "git": names(
         "--output --ext-diff -c --exec-path --upload-pack --receive-pack --exec -x -O "
         "--open-files-in-pager --output-directory --template --config-env --textconv -u "
         "--httpd --browser --sendmail-cmd --to-cmd --cc-cmd --header-cmd --smtp-server"
     ),
-    "find": _o("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
-    "fd": _o("-x --exec -X --exec-batch"),
-    "sort": _o("-o --output --compress-program"),
-    "tar": _o(
+    "find": names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
+    "fd": names("-x --exec -X --exec-batch"),
+    "sort": names("-o --output --compress-program"),
+    "tar": names(
         "--to-command --checkpoint-action --use-compress-program -I --info-script -F "
         "--new-volume-script --rsh-command --rmt-command -x --extract --get"
     ),
-    "rsync": _o("-e --rsh --rsync-path --log-file --write-batch --only-write-batch"),
-    "less": _o("-o --log-file -O --LOG-FILE --lesskey-file"),
+    "rsync": names("-e --rsh --rsync-path --log-file --write-batch --only-write-batch"),
+    "less": names("-o --log-file -O --LOG-FILE --lesskey-file"),
     "more": (),
-    "man": _o("-P --pager -H --html -l --local-file -E"),
-    "zip": _o("-T -TT --unzip-command"),
-    "ssh": _o("-o -F -L -R -D -w"),
-    "scp": _o("-S -o -F"),
-    "curl": _o(
+    "man": names("-P --pager -H --html -l --local-file -E"),
+    "zip": names("-T -TT --unzip-command"),
+    "ssh": names("-o -F -L -R -D -w"),
+    "scp": names("-S -o -F"),
+    "curl": names(
         "-o --output -O --remote-name -K --config -T --upload-file -D --dump-header -c --cookie-jar"
     ),
-    "wget": _o("-O --output-document -o --output-file -a --append-output -e --execute -P"),
-    "rg": _o("--pre --pre-glob"),
-    "vim": _o("-c --cmd -S"),
-    "vi": _o("-c --cmd -S"),
-    "nvim": _o("-c --cmd -S"),
-    "diff": _o("--to-file"),
-    "date": _o("-s --set"),
-    "xxd": _o("-r"),
-    "jq": _o("--rawfile --slurpfile"),
+    "wget": names("-O --output-document -o --output-file -a --append-output -e --execute -P"),
+    "rg": names("--pre --pre-glob"),
+    "vim": names("-c --cmd -S"),
+    "vi": names("-c --cmd -S"),
+    "nvim": names("-c --cmd -S"),
+    "diff": names("--to-file"),
+    "date": names("-s --set"),
+    "xxd": names("-r"),
+    "jq": names("--rawfile --slurpfile"),
     "tee": (),
-    "sqlite3": _o("-cmd -init"),
-    "psql": _o("-c --command -f --file -o --output"),
-    "mysql": _o("-e --execute"),
+    "sqlite3": names("-cmd -init"),
+    "psql": names("-c --command -f --file -o --output"),
+    "mysql": names("-e --execute"),
     "ls": (),
     "cat": (),
-    "pytest": _o("--junit-xml --junitxml --debug --resultlog --result-log --report-log --basetemp"),
-    "openssl": _o("-out -keyout"),
+    "pytest": names(
+        "--junit-xml --junitxml --debug --resultlog --result-log --report-log --basetemp"
+    ),
+    "openssl": names("-out -keyout"),
 }
 # Long options that are not risky but that a risky one begins with: an exact word is that
 # option, not an abbreviation of the longer one (GNU getopt_long, git's parse-options).
 _EXACT_SAFE: dict[str, tuple[str, ...]] = {
-    "git": _o("--text"),
-    "tar": _o("--checkpoint --to-stdout --totals --touch --file --list"),
-    "man": _o("--help"),
+    "git": names("--text"),
+    "tar": names("--checkpoint --to-stdout --totals --touch --file --list"),
+    "man": names("--help"),
 }
 
 

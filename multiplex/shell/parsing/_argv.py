@@ -27,6 +27,7 @@ __all__ = [
     "first_operand",
     "git_subcommand",
     "has_long",
+    "names",
     "operand_index",
     "operands",
     "option_value",
@@ -37,6 +38,11 @@ __all__ = [
 ]
 
 ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def names(text: str) -> tuple[str, ...]:
+    """The words of ``text``, in order (tables written as one string)."""
+    return tuple(text.split())
 
 
 def opts(text: str) -> frozenset[str]:

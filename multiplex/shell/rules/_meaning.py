@@ -6,7 +6,8 @@ rewrites one argv into the canonical spelling of what it does, for the programs
 whose equivalences are known here (npm, docker/podman/nerdctl, git, python,
 systemctl/service); the deny check matches rules, rewritten the same way, against
 those spellings too. Every table is closed and small; a program not listed means
-only what it says. A pure leaf: stdlib only.
+only what it says; other spellings of verbs and git options are ``_spellings``. A
+pure leaf: stdlib, ``shell.parsing._argv`` and ``shell.rules._spellings``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shlex
 from collections import Counter
 from collections.abc import Sequence
 
+from multiplex.shell.parsing._argv import names
 from multiplex.shell.rules._spellings import VERB_ALIASES, aliased, git_options_first
 
 __all__ = ["PYTHON_PROGRAM", "may_rename", "meanings"]
@@ -26,11 +28,8 @@ Argv = tuple[str, ...]
 
 # npm's own command names and aliases (npm 10, lib/utils/cmd-list.js). npm accepts
 # every unique prefix of these names (its `abbrev`), then follows aliases.
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
 
-
-_NPM_COMMANDS = _words(
+_NPM_COMMANDS = names(
     "access adduser audit bugs cache ci completion config dedupe deprecate diff dist-tag "
     "docs doctor edit exec explain explore find-dupes fund get help help-search hook init "
     "install install-ci-test install-test link ll login logout ls org outdated owner pack "

@@ -9,37 +9,36 @@ condition. :func:`git_options_first` spells a git
 command with its options first, each in its long name, sorted, then its
 operands, so a rule and a command that mean the same compare equal. The tables
 hold every long option of the subcommands they name (git 2.47), so a prefix is
-unique here only when git finds it unique too. A pure leaf: stdlib only.
+unique here only when git finds it unique too. A pure leaf: stdlib and
+``shell.parsing._argv``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from multiplex.shell.parsing._argv import names
+
 __all__ = ["VERB_ALIASES", "aliased", "git_options_first"]
 
 Argv = tuple[str, ...]
 
 
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
-
-
 _LONGS: dict[str, tuple[str, ...]] = {
-    "push": _names(
+    "push": names(
         "--all --branches --mirror --tags --follow-tags --atomic --dry-run --porcelain "
         "--delete --prune --verbose --quiet --progress --force --force-with-lease "
         "--force-if-includes --recurse-submodules --thin --no-thin --receive-pack --exec "
         "--set-upstream --push-option --signed --no-signed --no-verify --verify --repo "
         "--ipv4 --ipv6 --no-force-with-lease --no-atomic --no-follow-tags"
     ),
-    "reset": _names(
+    "reset": names(
         "--hard --soft --mixed --merge --keep --quiet --no-quiet --recurse-submodules "
         "--no-recurse-submodules --intent-to-add --pathspec-from-file --pathspec-file-nul "
         "--patch --refresh --no-refresh"
     ),
-    "clean": _names("--force --dry-run --quiet --exclude --interactive"),
-    "branch": _names(
+    "clean": names("--force --dry-run --quiet --exclude --interactive"),
+    "branch": names(
         "--delete --force --move --copy --list --all --remotes --verbose --quiet --track "
         "--no-track --set-upstream-to --unset-upstream --color --no-color --contains "
         "--no-contains --merged --no-merged --column --no-column --sort --points-at "
