@@ -25,6 +25,7 @@ from __future__ import annotations
 import pytest
 
 from multiplex import Supervisor
+from multiplex.shell import parse_line
 from tests.shell._carriers import (
     APPROVED,
     ASK,
@@ -137,6 +138,11 @@ HARDLINE = [
     "rm -rf ${HOME^^}",
     "H=HOME; rm -rf ${!H}",
     'rm -rf "$OLDPWD"',
+    # a command in an expansion's pattern (# % ## %% ^^ ,): the grammar leaves it as text
+    "ls ${x#`rm -rf /`}",
+    "ls ${x#$(rm -rf /)}",
+    'ls "${x%$(rm -rf /)}"',
+    "ls ${x^^`rm -rf /`}",
     "cd /tmp; rm -rf ${OLDPWD}",
 ]
 STILL_APPROVED = [
@@ -204,3 +210,13 @@ def test_a_variable_that_loads_no_code_is_no_danger(sup: Supervisor, line: str) 
     # Approved in manual; strict asks for any prefix no rule names (docs/allowlist.md#rules).
     verdict = sup.test("manual", line, context="api")
     assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.cause
+
+
+@pytest.mark.parametrize(
+    "line", ["ls ${x#$(id)}", "ls ${x%%`id`}", 'ls "${x,$(id)}"', "ls ${x#$(echo $(id))}"]
+)
+def test_a_command_in_an_expansion_pattern_is_a_command_of_the_line(
+    sup: Supervisor, line: str
+) -> None:
+    assert "id" in [c.program for c in parse_line(line).commands]
+    assert sup.test("strict", line, context="api").outcome.value == ASK  # `ls *` is not `id`

@@ -81,12 +81,34 @@ def endless_background(node: Node, src: bytes) -> bool:
 
 
 def expansion_backticks(node: Node, src: bytes) -> list[str]:
-    """The commands of backticks in an expansion's default (``${x:-`cmd`}``): the grammar
-    leaves them inside a plain word, where ``$(…)`` would be a substitution node."""
+    """The commands of backticks in an expansion's default (``${x:-`cmd`}``) and of
+    backticks and ``$(…)`` in its pattern (``${x#`cmd`}``, ``${x%$(cmd)}``): the grammar
+    leaves them inside a plain word or pattern, where elsewhere they are substitution nodes."""
     if node.type != "expansion":
         return []
-    words = [text(c, src) for c in node.named_children if c.type == "word"]
-    return [m.group(1) for w in words for m in _BACKTICK.finditer(w) if m.group(1).strip()]
+    found: list[str] = []
+    for child in node.named_children:
+        if child.type in ("word", "regex"):
+            piece = text(child, src)
+            found += [m.group(1) for m in _BACKTICK.finditer(piece)]
+            if child.type == "regex":
+                found += _dollar_parens(piece)
+    return [body for body in found if body.strip()]
+
+
+def _dollar_parens(piece: str) -> list[str]:
+    """The bodies of the outermost ``$(…)`` in ``piece`` (a ``)`` of a nested one counted;
+    one left open runs to the end)."""
+    bodies: list[str] = []
+    start = piece.find("$(")
+    while start >= 0:
+        depth, i = 1, start + 2
+        while i < len(piece) and depth:
+            depth += {"(": 1, ")": -1}.get(piece[i], 0)
+            i += 1
+        bodies.append(piece[start + 2 : i - 1 if depth == 0 else i])
+        start = piece.find("$(", i)
+    return bodies
 
 
 def evaluated_values(line: str, assignments: Iterable[str]) -> list[str]:
