@@ -11,7 +11,8 @@ program or one whose options run code; more credential stores (doctl, OCI,
 Netlify, Vercel, a Rails app's master key) and more places where code runs later
 (``~/.bash_aliases``, ``~/.local/bin``, a ``.pth`` or ``usercustomize.py`` in
 site-packages, ``.npmrc``, ``~/.config/git/config``, direnv's ``.envrc``); targets
-git keys whose value git runs (``core.alternateRefsCommand``, ``hook.*.command``,
+bwrap, socat ``EXEC:``/``SYSTEM:``, ncat/nc ``-e``/``-c`` and a makefile rule's
+own line (``x: ; cmd``) run a command; git keys whose value git runs (``core.alternateRefsCommand``, ``hook.*.command``,
 ``trailer.*.cmd``, ``submodule.*.update=!…``); targets derived from HOME through ``realpath``/``readlink -f``/``eval echo``, a substitution,
 case change or slice of ``${HOME}``, an indirect ``${!V}``, and ``$OLDPWD`` (as ``~-``); ``journalctl --vacuum-*`` deletes
 the system's logs. Each line runs in a strict profile
@@ -36,7 +37,7 @@ from tests.shell._carriers import (
 
 ALLOW = [
     "npm run test:*", "java *", "cargo *", "dotnet *", "tar *", "perl *", "cp *", "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
-    "strings *", "ls *",
+    "strings *", "ls *", "bwrap *", "socat *", "nc *", "make *",
 ]  # fmt: skip
 
 ASKED = {
@@ -138,6 +139,15 @@ HARDLINE = [
     "rm -rf ${HOME^^}",
     "H=HOME; rm -rf ${!H}",
     'rm -rf "$OLDPWD"',
+    # programs that run a command: bubblewrap, socket tools, a makefile rule's own line
+    "bwrap --ro-bind / / --dev /dev --unshare-all -- rm -rf /",
+    "bwrap --bind / / --setenv A b rm -rf /",
+    "socat - EXEC:'rm -rf /'",
+    "socat - system:'rm -rf /',pty",
+    "ncat -l --sh-exec 'rm -rf /'",
+    "nc -l -p 1 -c 'rm -rf /'",
+    "make --eval='x:;rm -rf /' x",
+    "make -E 'x: y ; @rm -rf /' x",
     # a command in an expansion's pattern (# % ## %% ^^ ,): the grammar leaves it as text
     "ls ${x#`rm -rf /`}",
     "ls ${x#$(rm -rf /)}",
@@ -161,6 +171,10 @@ STILL_APPROVED = [
     "cat ~/.ssh/config",
     "git config submodule.x.update checkout",
     "find . -name '*.py' -print0 | xargs -0 sed -n 1p",
+    "bwrap --ro-bind / / --dev /dev ls",
+    "socat TCP-LISTEN:8080,fork TCP:localhost:80",
+    "nc -zv host 22",
+    "make build",
 ]
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "SHELL_WORDS",
     "Carried",
     "carried_of",
+    "command_line",
     "ed_code",
     "expect_code",
     "first_word",
@@ -198,14 +199,17 @@ _MAKE = table(
     "E= f= C= I= j=? l=? o= W= O=? d e i k n q s t w B L R r S",
 )
 _RECIPE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
+# "target: prerequisites ; recipe": a recipe on the rule's own line (not ":=" or "::=").
+_INLINE_RECIPE = re.compile(r"^[^\t#=:;\n]*::?(?!=)[^;#\n]*;(.*)$", re.MULTILINE)
 SHELL_WORDS = re.compile(r"[\s;&|`$()<>]")
 _ASSIGN = re.compile(r"^([A-Za-z_.][A-Za-z0-9_.]*)\s*[:+?!]?=(.*)$", re.DOTALL)
 
 
 def _makefile_code(text: str) -> list[str]:
-    """Recipe lines (a tab first) and ``$(shell …)`` calls of makefile text."""
+    """Recipe lines (a tab first, or after ``target: ;``) and ``$(shell …)`` calls of makefile text."""
     found = [m.group(1) for m in _RECIPE_SHELL.finditer(text)]
     found += [ln[1:].lstrip("@-+") for ln in text.splitlines() if ln.startswith("\t")]
+    found += [m.group(1).strip().lstrip("@-+") for m in _INLINE_RECIPE.finditer(text)]
     return [f for f in found if f.strip()]
 
 
@@ -267,3 +271,21 @@ def expect_code(args: Sequence[str], fed: str | None) -> Carried:
     runs = "expect spawns a program" if payloads or 'open "|' in code else None
     unknown = "expect script file" if parsed.has("-f") or parsed.operands else None
     return Carried(tuple(p for p in payloads if p), runs, unknown)
+
+
+def command_line(programs: Sequence[str]) -> str | None:
+    """Why a program option runs code: it holds a command line, not one program's name."""
+    lines = [p for p in programs if SHELL_WORDS.search(p.strip()) and not _plain_tool(p)]
+    return f"runs the command {lines[0]!r}" if lines else None
+
+
+# A pager or compressor with options only ("less -R", "zstd -T0") runs nothing else.
+_PLAIN_TOOLS = words("less more most cat bat pg gzip pigz bzip2 pbzip2 xz pixz zstd lz4 lzip")
+_METACHARS = re.compile(r"[;&|`$()<>\n]")
+
+
+def _plain_tool(line: str) -> bool:
+    parts = line.split()
+    return (
+        bool(parts) and parts[0].rpartition("/")[2] in _PLAIN_TOOLS and not _METACHARS.search(line)
+    )

@@ -14,7 +14,6 @@ live in ``shell.carriers._runners``. A pure leaf: stdlib and its fellow leaves.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 
 from multiplex.shell.carriers._builds import (
@@ -45,6 +44,7 @@ from multiplex.shell.carriers._runners import (
     SHELL_WORDS,
     Carried,
     carried_of,
+    command_line,
     ed_code,
     expect_code,
     first_word,
@@ -52,9 +52,9 @@ from multiplex.shell.carriers._runners import (
     make_code,
     ssh_code,
     vim_code,
-    words,
 )
 from multiplex.shell.carriers._sed import sed_facts
+from multiplex.shell.carriers._sockets import nc_code, socat_code, wget_code
 from multiplex.shell.parsing._getopt import read_options, table
 
 __all__ = [
@@ -130,7 +130,7 @@ def _tar(args: Sequence[str], fed: str | None) -> Carried:
         writes += parsed.operands  # the members named are written over
     if unknown is None and parsed.has("-T", "--files-from"):
         unknown = "tar -T list"
-    return carried_of(payloads, _command_line(payloads), unknown, writes)
+    return carried_of(payloads, command_line(payloads), unknown, writes)
 
 
 _SORT = table(
@@ -144,7 +144,7 @@ def _sort(args: Sequence[str], fed: str | None) -> Carried:
     programs = parsed.values("--compress-program")
     unknown = "sort --compress-program" if programs else None
     writes = tuple(parsed.values("-o", "--output"))
-    return Carried(tuple(programs), _command_line(programs), unknown, writes)
+    return Carried(tuple(programs), command_line(programs), unknown, writes)
 
 
 _MAN = table(
@@ -157,25 +157,7 @@ def _man(args: Sequence[str], fed: str | None) -> Carried:
     parsed = read_options(args, _MAN)
     programs = [p for p in parsed.values("-P", "--pager", "-H", "--html") if p]
     unknown = "man runs a pager or browser" if programs or parsed.has("-H", "--html") else None
-    return Carried(tuple(programs), _command_line(programs), unknown)
-
-
-def _command_line(programs: Sequence[str]) -> str | None:
-    """Why a program option runs code: it holds a command line, not one program's name."""
-    lines = [p for p in programs if SHELL_WORDS.search(p.strip()) and not _plain_tool(p)]
-    return f"runs the command {lines[0]!r}" if lines else None
-
-
-# A pager or compressor with options only ("less -R", "zstd -T0") runs nothing else.
-_PLAIN_TOOLS = words("less more most cat bat pg gzip pigz bzip2 pbzip2 xz pixz zstd lz4 lzip")
-_METACHARS = re.compile(r"[;&|`$()<>\n]")
-
-
-def _plain_tool(line: str) -> bool:
-    parts = line.split()
-    return (
-        bool(parts) and parts[0].rpartition("/")[2] in _PLAIN_TOOLS and not _METACHARS.search(line)
-    )
+    return Carried(tuple(programs), command_line(programs), unknown)
 
 
 XARGS_OPTIONS = table(
@@ -248,22 +230,6 @@ def _pytest(args: Sequence[str], fed: str | None) -> Carried:
         if name.strip() in _PYTEST_INI_WRITES:
             writes.append(value.strip())
     return Carried(writes=tuple(writes))
-
-
-_WGET = table("use-askpass= execute= config=", "e=")
-
-
-def _wget(args: Sequence[str], fed: str | None) -> Carried:
-    """``wget --use-askpass=CMD`` (or ``-e use_askpass=CMD``) runs CMD for a password."""
-    parsed = read_options(args, _WGET)
-    programs = parsed.values("--use-askpass")
-    for command in parsed.values("-e", "--execute"):
-        name, _, value = command.partition("=")
-        if name.replace("_", "").replace("-", "").strip().lower() == "useaskpass":
-            programs.append(value.strip())
-    unknown = "wget runs a program" if programs else None
-    unknown = unknown or ("wget --config file" if parsed.has("--config") else None)
-    return carried_of(programs, _command_line(programs), unknown)
 
 
 def _openssl(args: Sequence[str], fed: str | None) -> Carried:
@@ -376,7 +342,8 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "gmake": make_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
     "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "scp": scp_code, "sftp": scp_code,
-    "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": _wget,
+    "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": wget_code, "socat": socat_code,
+    "ncat": nc_code, "nc": nc_code, "netcat": nc_code,
     # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
