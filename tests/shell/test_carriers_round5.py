@@ -12,7 +12,8 @@ Netlify, Vercel, a Rails app's master key) and more places where code runs later
 (``~/.bash_aliases``, ``~/.local/bin``, a ``.pth`` or ``usercustomize.py`` in
 site-packages, ``.npmrc``, ``~/.config/git/config``, direnv's ``.envrc``); targets
 bwrap, socat ``EXEC:``/``SYSTEM:``, ncat/nc ``-e``/``-c`` and a makefile rule's
-own line (``x: ; cmd``) run a command; git keys whose value git runs (``core.alternateRefsCommand``, ``hook.*.command``,
+own line (``x: ; cmd``) run a command; archive tools write the members they extract
+and ``uniq``/``iconv -o``/``zip`` their output; git keys whose value git runs (``core.alternateRefsCommand``, ``hook.*.command``,
 ``trailer.*.cmd``, ``submodule.*.update=!…``); targets derived from HOME through ``realpath``/``readlink -f``/``eval echo``, a substitution,
 case change or slice of ``${HOME}``, an indirect ``${!V}``, and ``$OLDPWD`` (as ``~-``); ``journalctl --vacuum-*`` deletes
 the system's logs. Each line runs in a strict profile
@@ -37,7 +38,7 @@ from tests.shell._carriers import (
 
 ALLOW = [
     "npm run test:*", "java *", "cargo *", "dotnet *", "tar *", "perl *", "cp *", "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
-    "strings *", "ls *", "bwrap *", "socat *", "nc *", "make *",
+    "strings *", "ls *", "unzip *", "cpio *", "uniq *", "iconv *", "7z *", "zip *", "bwrap *", "socat *", "nc *", "make *",
 ]  # fmt: skip
 
 ASKED = {
@@ -108,6 +109,12 @@ ASKED = {
         "xargs -a list.txt rm",
     ],
     "protected-file": [
+        "unzip -o x.zip AGENTS.md",
+        "cpio -i AGENTS.md < a.cpio",
+        "uniq f AGENTS.md",
+        "iconv -f utf8 -t ascii -o AGENTS.md f",
+        "7z x a.7z -o. AGENTS.md",
+        "zip -j AGENTS.md f",
         "git bundle create AGENTS.md HEAD",
         "git archive -o AGENTS.md HEAD",
         "git archive -oAGENTS.md HEAD",
@@ -175,6 +182,11 @@ STILL_APPROVED = [
     "socat TCP-LISTEN:8080,fork TCP:localhost:80",
     "nc -zv host 22",
     "make build",
+    "unzip x.zip",
+    "unzip -o x.zip -d out",
+    "uniq f out.txt",
+    "zip -r out.zip src",
+    "7z x a.7z",
 ]
 
 

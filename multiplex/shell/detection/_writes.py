@@ -72,11 +72,13 @@ _WRITERS = frozenset(
     {"tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv", "cp", "install",
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
-     "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip"}
+     "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
+     "cpio", "uniq", "iconv", "zip"}
 )  # fmt: skip
 
 
 _READ_ARGV = _WRITERS | CARRYING
+_ICONV = table("from-code= to-code= output=", "f= t= o=")
 _DOWNLOADS = {
     "wget": table(
         "output-document= output-file= append-output= execute= directory-prefix= input-file= "
@@ -156,6 +158,19 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     elif prog == "unzip":  # unzip A.zip -d DIR: the archive's files land in DIR
         yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d")
         yield from (a[2:] for a in args if a.startswith("-d") and len(a) > 2)
+        listing = any(a.startswith("-") and set(a[1:]) & set("lptvZ") for a in args)
+        ops = [a for i, a in enumerate(args) if not a.startswith("-") and args[i - 1] != "-d"]
+        yield from ([] if listing else ops[1:])  # the members named are written over
+    elif prog in ("7z", "7za", "7zz") and tuple(args[:1]) in (("x",), ("e",)):
+        yield from [a for a in args[1:] if not a.startswith("-")][1:]  # 7z x A.7z MEMBER
+    elif prog == "cpio" and any(a in ("-i", "--extract") or a.startswith("-i") for a in args):
+        yield from operands(args)  # cpio -i PATTERN: the members it extracts
+    elif prog == "uniq":
+        yield from operands(args)[1:2]  # uniq INPUT OUTPUT
+    elif prog == "iconv":
+        yield from read_options(args, _ICONV).values("-o", "--output")
+    elif prog == "zip":
+        yield from operands(args)[:1]  # the archive it writes
     elif prog in ("dd", "dcfldd"):
         yield from (a[3:] for a in args if a.startswith("of="))
     elif prog == "ddrescue":
