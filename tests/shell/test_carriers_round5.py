@@ -13,7 +13,10 @@ Netlify, Vercel, a Rails app's master key) and more places where code runs later
 site-packages, ``.npmrc``, ``~/.config/git/config``, direnv's ``.envrc``); targets
 bwrap, socat ``EXEC:``/``SYSTEM:``, ncat/nc ``-e``/``-c`` and a makefile rule's
 own line (``x: ; cmd``) run a command; archive tools write the members they extract
-and ``uniq``/``iconv -o``/``zip`` their output; git keys whose value git runs (``core.alternateRefsCommand``, ``hook.*.command``,
+and ``uniq``/``iconv -o``/``zip`` their output; more language hosts' inline code
+(guile, racket, erl, elixir, groovy, sbcl, ghc …) and more ways code starts a
+program (R's ``system2``, ``posix_spawn``, ``pcntl_exec``, ``Open3``, node's
+``process.binding``, ``run-program``, ``os:cmd``, ``System.cmd``, ``.execute()``); git keys whose value git runs (``core.alternateRefsCommand``, ``hook.*.command``,
 ``trailer.*.cmd``, ``submodule.*.update=!…``); targets derived from HOME through ``realpath``/``readlink -f``/``eval echo``, a substitution,
 case change or slice of ``${HOME}``, an indirect ``${!V}``, and ``$OLDPWD`` (as ``~-``); ``journalctl --vacuum-*`` deletes
 the system's logs. Each line runs in a strict profile
@@ -38,7 +41,8 @@ from tests.shell._carriers import (
 
 ALLOW = [
     "npm run test:*", "java *", "cargo *", "dotnet *", "tar *", "perl *", "cp *", "xargs *", "echo *", "rm *", "find *", "git ls-files *", "grep *", "wc *", "sed *", "node *", "wget *", "git *", "python -m pytest *", "cat *", "head *", "xxd *",
-    "strings *", "ls *", "unzip *", "cpio *", "uniq *", "iconv *", "7z *", "zip *", "bwrap *", "socat *", "nc *", "make *",
+    "strings *", "ls *", "R *", "guile *", "racket *", "erl *", "elixir *", "groovy *",
+    "sbcl *", "ghc *", "ruby *", "python3 *", "php *", "unzip *", "cpio *", "uniq *", "iconv *", "7z *", "zip *", "bwrap *", "socat *", "nc *", "make *",
 ]  # fmt: skip
 
 ASKED = {
@@ -76,6 +80,18 @@ ASKED = {
         "echo id > .envrc",
     ],
     "script-exec": [
+        "R -e 'system2(\"id\")'",
+        "guile -c '(system \"id\")'",
+        "racket -e '(system \"id\")'",
+        "erl -noshell -eval 'os:cmd(\"id\"), halt().'",
+        "elixir -e 'System.cmd(\"id\", [])'",
+        "groovy -e '\"id\".execute()'",
+        "sbcl --eval '(sb-ext:run-program \"/usr/bin/id\" nil)'",
+        "ghc -e 'System.Process.callCommand \"id\"'",
+        "ruby -e 'Open3.capture2(\"id\")'",
+        'python3 -c \'import os; os.posix_spawn("/bin/id", ["id"], {})\'',
+        "node -e 'process.binding(\"spawn_sync\")'",
+        "php -r 'pcntl_exec(\"/bin/id\");'",
         'node --import \'data:text/javascript,import("child_process").then(c=>c.execSync("id"))\' x.js',
         "node --experimental-loader=data:text/javascript,require%28%22child_process%22%29.execSync%28%22id%22%29 x.js",
         "node --import 'data:text/javascript;base64,cmVxdWlyZSgiY2hpbGRfcHJvY2VzcyIpLmV4ZWNTeW5jKCJpZCIp' x.js",
@@ -187,6 +203,9 @@ STILL_APPROVED = [
     "uniq f out.txt",
     "zip -r out.zip src",
     "7z x a.7z",
+    "guile -c '(display 1)'",
+    "elixir -e 'IO.puts 1'",
+    "R -e 'print(1)'",
 ]
 
 

@@ -18,6 +18,7 @@ from multiplex.shell.carriers._tool_code import CARRYING, TAR_OPTIONS, awk_progr
 from multiplex.shell.detection._secret_checks import starts_programs
 from multiplex.shell.parsing._argv import names
 from multiplex.shell.parsing._getopt import read_options
+from multiplex.shell.parsing._inline import INLINE_HOSTS
 from multiplex.shell.parsing._unwrap import unwrap_step
 
 __all__ = ["RISKY_OPTIONS", "risky_option"]
@@ -77,8 +78,9 @@ _EXACT_SAFE: dict[str, tuple[str, ...]] = {
 
 
 _INTERPRETERS = frozenset(
-    {"node", "nodejs", "bun", "deno", "perl", "ruby", "lua", "luajit", "rscript", "r", "php"}
-)
+    {"node", "nodejs", "bun", "deno", "perl", "ruby", "lua", "luajit", "rscript", "r", "php",
+     *INLINE_HOSTS}
+)  # fmt: skip
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 
 

@@ -91,6 +91,11 @@ _SCRIPT_EXEC = re.compile(
     r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b"
     # perl and ruby call without parentheses (exec "cmd", system 'cmd'); perl's piped open
     r"|\b(?:exec|system)\s+[\"'$@\w]|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"
+    # more hosts' ways: R's system2, posix_spawn, PHP's pcntl_exec, Ruby's Open3, node's
+    # internal binding, Lisp's run-program, Erlang's os:cmd, Elixir's System.cmd, Groovy's
+    # "…".execute(), Haskell's System.Process
+    r"|\bsystem2\s*\(|posix_spawn|\bpcntl_exec\b|\bOpen3\b|\bprocess\.binding\b|spawn_sync"
+    r"|\brun-program\b|\bos:cmd\b|\bSystem\.cmd\b|\.execute\s*\(|\b(?:call|read)(?:Command|Process)\b"
 )
 
 
@@ -98,7 +103,8 @@ _SCRIPT_EXEC = re.compile(
 _SCRIPT_EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "Popen", "subprocess", "child_process", "check_output",
     "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
-    "os.fork", "__import__", "Deno.", "Bun.spawn", "open",
+    "os.fork", "__import__", "Deno.", "Bun.spawn", "open", "Open3", "binding", "run-program",
+    "os:cmd", "System.cmd", "Command", "Process",
 )  # fmt: skip
 
 

@@ -7,11 +7,7 @@ code (``shell.parsing._payloads``) and by the catalogue's checks (``program``, `
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
 import re
-import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -21,7 +17,6 @@ __all__ = [
     "MAX_UPSTREAM",
     "NextStep",
     "RedirectLike",
-    "data_url_code",
     "fed_text",
     "feed_upstream",
     "first_operand",
@@ -192,28 +187,3 @@ def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
         else:
             return arg.lower(), list(args[i + 1 :])
     return "", []
-
-
-# node loads these as modules before its script; a data: URL is the module's text inline.
-_MODULE_OPTIONS = ("--import", "--loader", "--experimental-loader", "-r", "--require")
-
-
-def data_url_code(args: Sequence[str]) -> list[str]:
-    """The code of each ``data:`` URL node is told to load (``--import 'data:text/javascript,…'``):
-    inline code like ``-e``'s (docs/security.md#code-carriers)."""
-    found: list[str] = []
-    for i, arg in enumerate(args):
-        name, eq, value = arg.partition("=")
-        if name not in _MODULE_OPTIONS:
-            continue
-        if not eq:
-            value = args[i + 1] if i + 1 < len(args) else ""
-        if not value.lower().startswith("data:"):
-            continue
-        header, _, body = value.partition(",")
-        code = urllib.parse.unquote(body)
-        if header.lower().endswith(";base64"):
-            with contextlib.suppress(binascii.Error, ValueError):  # else judged as written
-                code = base64.b64decode(code, validate=False).decode("utf-8", "replace")
-        found.append(code or value)
-    return found

@@ -21,13 +21,13 @@ from multiplex.shell.parsing._argv import (
     ASSIGN,
     NextStep,
     RedirectLike,
-    data_url_code,
     fed_text,
     operand_index,
     option_value,
     opts,
     program_name,
 )
+from multiplex.shell.parsing._inline import INLINE_HOSTS, data_url_code, inline_code
 from multiplex.shell.parsing._launchers import LAUNCHERS, launched
 from multiplex.shell.parsing._payloads import (
     PAYLOAD_PROGRAMS,
@@ -228,6 +228,8 @@ def _scripts(
     elif prog in _AWK:
         found.extend(awk_program(args)[0])  # --source=, -e, or the first operand
         bare = False
+    elif prog in INLINE_HOSTS:
+        found, bare = inline_code(prog, args), False
     else:
         return NextStep()
     if bare:
@@ -376,9 +378,8 @@ def _bwrap_command(args: Sequence[str]) -> int:
 
 _NOTHING = NextStep()
 _CARRIERS = frozenset(
-    {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, "eval", "xargs", "find", "su",
-     "bwrap",
-     "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
+    {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
+     "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS}
 )  # fmt: skip
 

@@ -1,0 +1,63 @@
+"""Inline code given to an interpreter on its command line (docs/security.md#code-carriers).
+
+Beyond python, node, perl and awk (``shell.parsing._unwrap``): the options other
+language hosts take their code from (``guile -c``, ``racket -e``, ``erl -eval``,
+``elixir -e``, ``groovy -e``, ``sbcl --eval``, ``clisp -x``, ``ghc -e``, ``scala -e``,
+``swipl -g``), and node's ``data:`` URLs given to ``--import``/``--loader``. The code
+is scanned as a script payload. A pure leaf: stdlib only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import urllib.parse
+from collections.abc import Sequence
+
+__all__ = ["INLINE_HOSTS", "data_url_code", "inline_code"]
+
+# host -> the options whose value is code (long ones also as --opt=CODE)
+INLINE_HOSTS: dict[str, tuple[str, ...]] = {
+    "guile": ("-c",), "racket": ("-e", "--eval"), "erl": ("-eval",), "elixir": ("-e", "--eval"),
+    "iex": ("-e", "--eval"), "groovy": ("-e",), "sbcl": ("--eval",), "clisp": ("-x",),
+    "ghc": ("-e",), "runghc": ("-e",), "scala": ("-e",), "swipl": ("-g", "-t"),
+}  # fmt: skip
+
+
+def inline_code(prog: str, args: Sequence[str]) -> list[str]:
+    """The code ``prog`` is given by its options (``prog`` one of :data:`INLINE_HOSTS`)."""
+    names = INLINE_HOSTS[prog]
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if arg in names and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif eq and name in names and name.startswith("--"):
+            found.append(value)
+    return found
+
+
+# node loads these as modules before its script; a data: URL is the module's text inline.
+_MODULE_OPTIONS = ("--import", "--loader", "--experimental-loader", "-r", "--require")
+
+
+def data_url_code(args: Sequence[str]) -> list[str]:
+    """The code of each ``data:`` URL node is told to load (``--import 'data:text/javascript,…'``):
+    inline code like ``-e``'s."""
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name not in _MODULE_OPTIONS:
+            continue
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        if not value.lower().startswith("data:"):
+            continue
+        header, _, body = value.partition(",")
+        code = urllib.parse.unquote(body)
+        if header.lower().endswith(";base64"):
+            with contextlib.suppress(binascii.Error, ValueError):  # else judged as written
+                code = base64.b64decode(code, validate=False).decode("utf-8", "replace")
+        found.append(code or value)
+    return found
