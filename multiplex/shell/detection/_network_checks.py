@@ -125,7 +125,20 @@ def _exports_secrets(cmd: SimpleCommand) -> bool:
     prog = cmd.program
     if prog in ("gpg", "gpg2"):
         return any(a.startswith(_SECRET_EXPORTS) for a in cmd.argv[1:])
-    return prog in ("pass", "gopass") and operands(cmd.argv[1:])[:1] in (["show"], ["cat"])
+    return (prog in ("pass", "gopass") and operands(cmd.argv[1:])[:1] in (["show"], ["cat"])) or (
+        _dumps_environment(cmd)
+    )
+
+
+def _dumps_environment(cmd: SimpleCommand) -> bool:
+    """``env``, ``printenv``, ``export -p``, ``declare -px``, ``set``: the environment printed,
+    with every credential the command was given."""
+    prog, args = cmd.program, cmd.argv[1:]
+    if prog == "printenv" or (prog == "set" and not args):
+        return True
+    if prog == "env":  # no command after its options and NAME=VALUE words
+        return all(a.startswith("-") or "=" in a for a in args)
+    return prog in ("export", "declare", "typeset") and "p" in short_flags(args)
 
 
 def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
@@ -157,7 +170,10 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         uploads = cmd.program in _UPLOADERS or cmd.redirects
         if uploads and any(_sensitive_source(p, place) for p in _uploads(cmd)):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
-        piped = cmd.program in _NET and cmd.upstream
+        # Fed a pipe, or a substitution's output in its words (curl -d "$(env)").
+        piped = cmd.program in _NET and (
+            cmd.upstream or any("$(" in a or "`" in a for a in cmd.argv[1:])
+        )
         if piped and readers_of_secrets is None:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if piped and readers_of_secrets:

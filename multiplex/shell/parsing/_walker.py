@@ -129,8 +129,12 @@ class Walker(Emitter):
         for stage in stages:
             argv, own_stdin = head(stage, src)
             stage_ctx = _Ctx(ctx.depth, ctx.wrapped_by, ctx.redirects, upstream, own_stdin or stdin)
+            emitted = len(self.order)
             self._node(stage, src, stage_ctx)
-            upstream = feed_upstream(upstream, argv)
+            # A compound stage ((…), { …; }, a loop, export -p): what feeds the next stage is
+            # every command it ran (for i in …; do cat "$i"; done | nc …).
+            for fed in [argv] if argv else self.order[emitted:]:
+                upstream = feed_upstream(upstream, fed)
             stdin = stdin_text_after(argv, own_stdin or stdin)
 
     def _redirected(self, node: Node, src: bytes, ctx: _Ctx) -> None:
