@@ -100,6 +100,7 @@ class Profile:
         self._error: str | None = None
         self._error_since: float | None = None  # when the current error began
         self._digest: str | None = None
+        self._defaults = False  # its last good config.yaml held no document (every default)
         self._store_writes = 0
         self._last_reload: float | None = None
         self._lock = threading.RLock()
@@ -207,6 +208,14 @@ class Profile:
                     log.warning("profile %s: back to its last good config", self.name)
                 return ReloadResult("unchanged", self.epoch)
             self._store_writes = writes
+            if self._state is not None and not self._defaults and _nothing_written(files.config):
+                # docs/configuration.md#validation: a save caught between its truncation and
+                # its write would turn a strict profile into the defaults: never on a reload.
+                raise ProfileConfigError(
+                    "is empty (a save still being written?); the running profile keeps its last"
+                    " good config; write {} for every default",
+                    file=self.config_path,
+                )
             new = self._build_state(files)
         except ProfileConfigError as exc:
             self._error_since = self._error_since or time.time()
@@ -219,6 +228,7 @@ class Profile:
             self._error = f"{self.config_path}: cannot be loaded ({type(exc).__name__})"
             return ReloadResult("error", self.epoch, error=self._error)
         self._digest = files.digest
+        self._defaults = _nothing_written(files.config)  # its last good file: no document
         self._error, self._error_since = None, None
         old = self._state
         if self._store is None:
@@ -365,3 +375,8 @@ def _same_effect(old: ProfileState, new: ProfileState) -> bool:
 def _with_epoch(state: ProfileState, epoch: int) -> ProfileState:
     # A first load builds its state at epoch 1 already: nothing to copy.
     return state if state.epoch == epoch else dataclasses.replace(state, epoch=epoch)
+
+
+def _nothing_written(config: bytes) -> bool:
+    """Nothing but blank lines and comments: no document at all (checked line by line)."""
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in config.splitlines())

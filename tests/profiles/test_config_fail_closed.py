@@ -268,3 +268,37 @@ def test_runtime_sections_stay_allowed_with_a_warning(tmp_path: Path) -> None:
     )
     assert loaded.settings.approvals.mode == "strict"
     assert sum("not a multiplex section" in w for w in loaded.warnings) == 2
+
+
+STRICT = "approvals:\n  mode: strict\ncommand_allowlist: ['true']\n"
+
+
+@pytest.mark.parametrize("caught", ["", "\n\n", "# saving…\n", "  \n# a header\n\n"])
+def test_a_save_caught_before_its_write_keeps_the_last_good_config(  # type: ignore[no-untyped-def]
+    make_home, supervisor_of, caught: str
+) -> None:
+    """A truncated config.yaml (an editor or `>` between truncating and writing) would load as
+    every default, a strict profile turned manual: a reload refuses it, in one line."""
+    home = make_home("p", STRICT)
+    sup = supervisor_of("profiles_dir: profiles\nwatch: {mode: 'off'}\n")
+    assert sup.test("p", "echo hi").outcome.value == "ask"
+    (home / "config.yaml").write_text(caught)
+    result = sup.reload("p")
+    assert result.result == "error" and "\n" not in (result.error or "")
+    assert f"{home / 'config.yaml'}: is empty" in (result.error or "")
+    assert sup.test("p", "echo hi").outcome.value == "ask"  # still strict
+    (home / "config.yaml").write_text(STRICT)
+    assert sup.reload("p").result in ("ok", "unchanged")
+    assert sup.profiles["p"].status == "ok"
+    (home / "config.yaml").write_text("{}\n")  # every default, said on purpose
+    assert sup.reload("p").result == "ok"
+    assert sup.test("p", "echo hi").outcome.value == "approved"
+
+
+def test_an_empty_config_of_a_home_is_every_default_and_stays_so(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    home = make_home("p", "")
+    sup = supervisor_of("profiles_dir: profiles\nwatch: {mode: 'off'}\n")
+    assert sup.profiles["p"].status == "ok"
+    assert sup.reload("p").result == "unchanged"
+    (home / "config.yaml").write_text("# every default\n")  # still no document: nothing weakens
+    assert sup.reload("p").result in ("ok", "unchanged") and sup.profiles["p"].status == "ok"
