@@ -24,6 +24,7 @@ from multiplex.profiles._schema import (
     SecuritySettings,
     TerminalSettings,
 )
+from multiplex.profiles._yamlread import holds_no_document
 from multiplex.profiles.allowlist._allowlist import AllowlistStore, InvalidRule, ReconcileResult
 from multiplex.profiles.allowlist._bindings import binding_digest, binding_problem
 from multiplex.profiles.allowlist._grant_endings import GrantEnded, GrantEndings
@@ -56,6 +57,7 @@ __all__ = [
     "binding_problem",
     "entry_rule",
     "grant_state",
+    "holds_no_document",
     "load_config",
     "open_dir",
     "parse_config",

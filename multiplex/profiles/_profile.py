@@ -23,6 +23,7 @@ from multiplex.profiles._dotenv import parse_dotenv
 from multiplex.profiles._loader import missing_config_message, parse_config
 from multiplex.profiles._paths import check_sandbox_paths
 from multiplex.profiles._schema import ProfileSettings
+from multiplex.profiles._yamlread import holds_no_document
 from multiplex.profiles.allowlist._allowlist import AllowlistStore, ReconcileResult
 from multiplex.redaction import KnownValues, looks_secret_name
 
@@ -208,7 +209,7 @@ class Profile:
                     log.warning("profile %s: back to its last good config", self.name)
                 return ReloadResult("unchanged", self.epoch)
             self._store_writes = writes
-            if self._state is not None and not self._defaults and _nothing_written(files.config):
+            if self._state is not None and not self._defaults and holds_no_document(files.config):
                 # docs/configuration.md#validation: a save caught between its truncation and
                 # its write would turn a strict profile into the defaults: never on a reload.
                 raise ProfileConfigError(
@@ -228,7 +229,7 @@ class Profile:
             self._error = f"{self.config_path}: cannot be loaded ({type(exc).__name__})"
             return ReloadResult("error", self.epoch, error=self._error)
         self._digest = files.digest
-        self._defaults = _nothing_written(files.config)  # its last good file: no document
+        self._defaults = holds_no_document(files.config)  # its last good file: no document
         self._error, self._error_since = None, None
         old = self._state
         if self._store is None:
@@ -375,8 +376,3 @@ def _same_effect(old: ProfileState, new: ProfileState) -> bool:
 def _with_epoch(state: ProfileState, epoch: int) -> ProfileState:
     # A first load builds its state at epoch 1 already: nothing to copy.
     return state if state.epoch == epoch else dataclasses.replace(state, epoch=epoch)
-
-
-def _nothing_written(config: bytes) -> bool:
-    """Nothing but blank lines and comments: no document at all (checked line by line)."""
-    return all(not line.strip() or line.lstrip().startswith(b"#") for line in config.splitlines())

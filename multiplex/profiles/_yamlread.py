@@ -20,7 +20,14 @@ import yaml
 
 from multiplex._errors import ProfileConfigError
 
-__all__ = ["MAX_CONFIG_BYTES", "Located", "line_of", "load_yaml_bytes", "load_yaml_located"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "Located",
+    "holds_no_document",
+    "line_of",
+    "load_yaml_bytes",
+    "load_yaml_located",
+]
 
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_INT_DIGITS = 64
@@ -268,3 +275,9 @@ def line_of(data: bytes, path: tuple[str | int, ...]) -> int | None:
         return load_yaml_located(data, file="").line(path)
     except ProfileConfigError:
         return None
+
+
+def holds_no_document(data: bytes) -> bool:
+    """Nothing but blank lines and comments: a YAML file with no document at all (a save
+    caught between truncating and writing; docs/configuration.md#validation)."""
+    return all(not line.strip() or line.lstrip().startswith(b"#") for line in data.splitlines())

@@ -10,12 +10,13 @@ this when ``multiplex.yaml`` or the profiles folder changes; ``SIGHUP`` and
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from multiplex._errors import ConfigError
-from multiplex.profiles import Profile
+from multiplex.profiles import Profile, holds_no_document
 from multiplex.supervision._config import SupervisorConfig, load_supervisor_config
 from multiplex.supervision._routing import Router
 
@@ -100,6 +101,13 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
         return ConfigReload(True, None, profiles=len(sup.profiles))
     with sup._reconfig_lock:
         try:
+            if _unreadable_or(Path(source), holds_no_document):
+                # docs/configuration.md#validation: a save caught between its truncation and
+                # its write would drop every profile: the running config stays.
+                raise ConfigError(
+                    "is empty (a save still being written?); the running config stays",
+                    file=source,
+                )
             config = load_supervisor_config(Path(source))
             homes = config.homes()
             _validate(config, set(homes))
@@ -155,3 +163,11 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
         except Exception:  # a listener must not undo a reload that is done
             log.exception("profiles-changed hook failed")
     return result
+
+
+def _unreadable_or(path: Path, test: Callable[[bytes], bool]) -> bool:
+    """``test`` of the file's bytes; False when it cannot be read (the loader says why)."""
+    try:
+        return test(path.read_bytes())
+    except OSError:
+        return False

@@ -302,3 +302,14 @@ def test_an_empty_config_of_a_home_is_every_default_and_stays_so(make_home, supe
     assert sup.reload("p").result == "unchanged"
     (home / "config.yaml").write_text("# every default\n")  # still no document: nothing weakens
     assert sup.reload("p").result in ("ok", "unchanged") and sup.profiles["p"].status == "ok"
+
+
+def test_an_emptied_multiplex_yaml_keeps_every_profile_served(  # type: ignore[no-untyped-def]
+    make_home, supervisor_of, write_config
+) -> None:
+    make_home("p", STRICT)
+    sup = supervisor_of("profiles_dir: profiles\nwatch: {mode: 'off'}\n")
+    config = write_config("# being saved\n\n")
+    result = sup.reload_config()
+    assert not result.ok and f"{config}: is empty" in (result.error or "")
+    assert list(sup.profiles) == ["p"] and sup.test("p", "echo hi").outcome.value == "ask"
