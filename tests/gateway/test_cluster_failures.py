@@ -343,6 +343,29 @@ def test_a_prompt_parked_when_redis_restarts_empty_is_written_back_and_answered_
     assert _open_ids(a) == [] and _open_ids(b) == []
 
 
+def test_an_answer_missed_while_the_subscription_was_down_is_applied_on_its_return(
+    pair: tuple[Node, Node], redis_server: Any
+) -> None:
+    """docs/cluster.md#what-each-failure-does: pub/sub keeps nothing, so an answer stored
+    while a node's subscription was down (here: stored without its message, then the
+    node's subscription cut) is read back when the node subscribes again."""
+    a, _b = pair
+    run_id, pending = a.admin.parked(["echo missed-answer"], profile="alpha", session_id="s-m")
+    ap = pending["approval_id"]
+    client = redis_server.client()
+    key = f"multiplex:ap:{ap}"
+    _until(lambda: client.hget(key, "state") in (b"open", "open"))
+    answer = {"choice": "once", "rule": None, "reason": None, "by": "admin"}
+    doc = json.dumps({"answer": answer, "approval_id": ap, "resolved_on": "b"})
+    client.hset(key, mapping={"state": "resolved", "resolution": doc})  # no message sent
+    client.zrem("multiplex:ap:open", ap)
+    time.sleep(0.5)
+    assert _status(a.admin, run_id) == "waiting_for_approval"  # nothing told a yet
+    client.client_kill_filter(_type="pubsub")  # a's (and b's) subscription cut
+    done = a.admin.wait(run_id)
+    assert done["status"] == "completed" and done["results"][0]["stdout"] == "missed-answer\n"
+
+
 def test_a_paused_redis_makes_readyz_503_until_it_answers_again(
     pair: tuple[Node, Node], redis_server: Any
 ) -> None:

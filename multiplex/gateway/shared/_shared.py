@@ -339,8 +339,22 @@ class ClusterBridge:
         self.hub.deliver(make_event(name, data, profile, run_id), position)
 
     async def _resync(self) -> None:
-        """Redis is back (perhaps empty): write again what this node holds."""
+        """Redis is back (perhaps empty), or this node's subscription is: write again what
+        this node holds, then settle its prompts answered meanwhile."""
         await asyncio.to_thread(self._resync_sync)
+        await self._settle_missed()
+
+    async def _settle_missed(self) -> None:
+        """Each open prompt of this node that Redis holds resolved: its answer came while the
+        subscription that carries answers was down (pub/sub keeps nothing), so apply it now."""
+        for table in self.sup.gate.tables().values():
+            for request in table.list_open():
+                try:
+                    row = await self.cluster.approvals.get(request.id)
+                except ClusterUnavailable:
+                    return  # away again: the next recovery looks once more
+                if row is not None and row["state"] == "resolved" and row.get("resolution"):
+                    await self._settle(request, resolution_of(row["resolution"]), False)
 
     def _resync_sync(self) -> None:
         with self._lock:
