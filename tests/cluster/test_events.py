@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from multiplex.gateway.events._events import from_shared
+from multiplex.gateway.events._event import from_shared
 from tests.cluster.conftest import NodeFactory
 
 

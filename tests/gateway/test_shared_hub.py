@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from multiplex.cluster import SharedEvent
-from multiplex.gateway.events._events import Event, Subscription, from_shared, make_event
+from multiplex.gateway.events._event import Event, from_shared, make_event
+from multiplex.gateway.events._events import Subscription
 from multiplex.gateway.shared._shared_hub import SharedHub
 
 

@@ -18,7 +18,7 @@ from fastapi.responses import Response
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway.api._models import ApprovalOut, ResetOut, TestIn, VerdictOut
 from multiplex.gateway.api._verdict import verdict_of
-from multiplex.gateway.events._events import Event, make_event
+from multiplex.gateway.events._event import Event, make_event
 from multiplex.gateway.http._auth import Caller, Principal
 from multiplex.gateway.http._http import ERRORS, GatewayDep, no_profile
 from multiplex.gateway.runs._run import approval_row

@@ -16,7 +16,7 @@ from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway._gateway import Gateway
 from multiplex.gateway.api._api_runs import visible_approval_requests
 from multiplex.gateway.api._models import ProfileOut, ReloadOut, WhoAmI
-from multiplex.gateway.events._events import Event, from_shared, stream_order
+from multiplex.gateway.events._event import Event, from_shared, stream_order
 from multiplex.gateway.events._stream import Opened, event_stream
 from multiplex.gateway.http._auth import Caller, Principal
 from multiplex.gateway.http._http import ERRORS, STREAM_ANSWERS, GatewayDep, no_profile

@@ -25,7 +25,7 @@ from multiplex.gateway.api._models import (
     RunOut,
 )
 from multiplex.gateway.api._submit import start_run
-from multiplex.gateway.events._events import Event, sse
+from multiplex.gateway.events._event import Event, sse
 from multiplex.gateway.events._stream import Opened, event_stream
 from multiplex.gateway.http._auth import Caller, Principal
 from multiplex.gateway.http._http import (

@@ -24,7 +24,8 @@ from fastapi.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway.events._events import Event, EventHub, Subscription
+from multiplex.gateway.events._event import Event
+from multiplex.gateway.events._events import EventHub, Subscription
 from multiplex.gateway.http._auth import Principal
 from multiplex.gateway.http._connections import TRANSPORT
 from multiplex.gateway.http._listeners import Seat

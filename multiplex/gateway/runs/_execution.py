@@ -21,7 +21,8 @@ from typing import Any
 from multiplex._errors import MultiplexError
 from multiplex.approval._decision import Outcome
 from multiplex.execution import RunResult
-from multiplex.gateway.events._events import EventHub, make_event
+from multiplex.gateway.events._event import make_event
+from multiplex.gateway.events._events import EventHub
 from multiplex.gateway.events._feed import ASKED, DecisionFeed
 from multiplex.gateway.runs._lifecycle import SHUTDOWN, RunLifecycle
 from multiplex.gateway.runs._run import Run, cell_row, result_row

@@ -13,7 +13,8 @@ import threading
 from typing import Any
 
 from multiplex.approval.waiting._pending import PendingApproval
-from multiplex.gateway.events._events import EventHub, make_event
+from multiplex.gateway.events._event import make_event
+from multiplex.gateway.events._events import EventHub
 from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.runs._lifecycle import SHUTDOWN
 from multiplex.gateway.runs._run import Run, approval_row

@@ -19,7 +19,8 @@ import time
 from collections import OrderedDict, deque
 from typing import TYPE_CHECKING
 
-from multiplex.gateway.events._events import EventHub, make_event
+from multiplex.gateway.events._event import make_event
+from multiplex.gateway.events._events import EventHub
 from multiplex.gateway.events._feed import DecisionFeed
 from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.runs._execution import RunExecution

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from multiplex.gateway.events._events import Event
+from multiplex.gateway.events._event import Event
 
 __all__ = ["LINGER_S", "Lingering"]
 

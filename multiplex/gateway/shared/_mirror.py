@@ -20,7 +20,8 @@ from typing import Any
 
 from multiplex.approval.waiting._pending import PendingApproval
 from multiplex.cluster import Announcement, Cluster, ClusterUnavailable, Outgoing, encode
-from multiplex.gateway.events._events import Event, EventHub
+from multiplex.gateway.events._event import Event
+from multiplex.gateway.events._events import EventHub
 from multiplex.gateway.runs._run import Run
 from multiplex.gateway.runs._runs import RunRegistry
 from multiplex.gateway.shared._redacted import redacted

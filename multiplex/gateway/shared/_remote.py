@@ -15,7 +15,7 @@ from fastapi import HTTPException
 
 from multiplex.cluster import ClusterUnavailable
 from multiplex.gateway._gateway import Gateway
-from multiplex.gateway.events._events import Event, make_event, sse
+from multiplex.gateway.events._event import Event, make_event, sse
 from multiplex.gateway.http._auth import Principal
 from multiplex.gateway.http._http import SELF_APPROVE_REFUSED, not_found
 from multiplex.gateway.runs._run import FINAL, Run

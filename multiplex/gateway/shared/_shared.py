@@ -46,7 +46,7 @@ from multiplex.cluster import (
     resolution_doc,
     resolution_of,
 )
-from multiplex.gateway.events._events import Event, from_shared, make_event
+from multiplex.gateway.events._event import Event, from_shared, make_event
 from multiplex.gateway.runs._run import approval_row
 from multiplex.gateway.runs._runs import RunRegistry, ShuttingDown
 from multiplex.gateway.shared._coalesce import RemoteLeaders

@@ -20,7 +20,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from multiplex.gateway.events._events import Event, EventHub, Subscription
+from multiplex.gateway.events._event import Event
+from multiplex.gateway.events._events import EventHub, Subscription
 from multiplex.gateway.shared._linger import Lingering
 
 if TYPE_CHECKING:

@@ -23,10 +23,8 @@ from multiplex.shell.detection._catalogue import (
     FIND_DELETE,
     FIREWALL,
     GIT_HISTORY,
-    INFRA_DESTROY,
     KILL_ALL,
     MKFS,
-    PACKAGE_REMOVAL,
     PERMISSIONS,
     POWER,
     PRIVILEGE,
@@ -38,6 +36,7 @@ from multiplex.shell.detection._catalogue import (
     SHRED,
     Pattern,
 )
+from multiplex.shell.detection._package_checks import INFRA, PACKAGERS, infra_check, package_check
 from multiplex.shell.parsing._argv import (
     first_operand,
     git_subcommand,
@@ -267,84 +266,11 @@ def _git(args: Sequence[str]) -> Pattern | None:
     return None
 
 
-_PACKAGERS = frozenset(
-    {"apt", "apt-get", "aptitude", "yum", "dnf", "microdnf", "zypper", "brew", "port", "gem",
-     "cargo", "snap", "conda", "mamba", "uv", "npm", "pnpm", "yarn", "pacman", "apk", "dpkg",
-     "rpm"}
-)  # fmt: skip
-_INFRA = frozenset(
-    {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
-     "gcloud", "az", "gsutil"}
-)  # fmt: skip
-
-
-def _packages(prog: str, args: Sequence[str]) -> Pattern | None:
-    if prog not in _PACKAGERS and not prog.startswith("pip"):
-        return None  # the operands of any other program's argv are never read
-    verb = first_operand(args)
-    if prog in ("apt", "apt-get", "aptitude") and verb in ("remove", "purge", "autoremove"):
-        return PACKAGE_REMOVAL
-    if prog in ("yum", "dnf", "microdnf", "zypper") and verb in (
-        "remove",
-        "erase",
-        "autoremove",
-        "rm",
-    ):
-        return PACKAGE_REMOVAL
-    if prog in ("brew", "port", "gem", "cargo", "snap") and verb in ("uninstall", "remove", "rm"):
-        return PACKAGE_REMOVAL
-    if prog in ("conda", "mamba") and verb in ("remove", "uninstall"):
-        return PACKAGE_REMOVAL
-    if (prog.startswith("pip") or prog == "uv") and "uninstall" in [a.lower() for a in args[:3]]:
-        return PACKAGE_REMOVAL
-    npm_remove = verb in ("uninstall", "remove", "rm", "un", "r", "global")
-    if (
-        prog in ("npm", "pnpm", "yarn")
-        and npm_remove
-        and (verb == "global" or "-g" in args or "--global" in args)
-    ):
-        return PACKAGE_REMOVAL
-    if prog == "pacman" and any(a.startswith("-R") for a in args):
-        return PACKAGE_REMOVAL
-    if prog == "apk" and verb == "del":
-        return PACKAGE_REMOVAL
-    if prog in ("dpkg", "rpm") and any(
-        a in ("-r", "-P", "--remove", "--purge", "-e", "--erase") for a in args
-    ):
-        return PACKAGE_REMOVAL
-    return None
-
-
-def _infra(prog: str, args: Sequence[str]) -> Pattern | None:
-    if prog not in _INFRA:
-        return None
-    words = [a.lower() for a in operands(args)]
-    if prog in ("kubectl", "oc") and words[:1] == ["delete"]:
-        return INFRA_DESTROY
-    if prog == "helm" and words[:1] in (["uninstall"], ["delete"]):
-        return INFRA_DESTROY
-    if prog in ("docker", "podman", "nerdctl") and (
-        "prune" in words or words[:2] == ["volume", "rm"]
-    ):
-        return INFRA_DESTROY
-    if prog in ("terraform", "tofu", "pulumi") and ("destroy" in words or "-destroy" in args):
-        return INFRA_DESTROY
-    if prog == "aws" and (
-        words[:2] in (["s3", "rb"],)
-        or (words[:2] == ["s3", "rm"] and "--recursive" in args)
-        or any(w.startswith(("delete-", "terminate-")) for w in words[1:3])
-    ):
-        return INFRA_DESTROY
-    if prog in ("gcloud", "az", "gsutil") and any(w in ("delete", "rm", "rb") for w in words):
-        return INFRA_DESTROY
-    return None
-
-
-# Every program a branch of dangerous_check, _packages or _infra looks at.
+# Every program a branch of dangerous_check, package_check or infra_check looks at.
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "chmod", "chown", "chgrp", "dd", "systemctl",
      "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
-     "nft", "ufw", "firewall-cmd", "journalctl", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *_PACKAGERS, *_INFRA}
+     "nft", "ufw", "firewall-cmd", "journalctl", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
 )  # fmt: skip
 
 
@@ -353,7 +279,7 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pip uninstall …
     if prog not in _JUDGED and not prog.startswith("pip"):
-        return None  # no branch below looks at another program (pip* is _packages')
+        return None  # no branch below looks at another program (pip* is package_check's)
     if prog == "rm":
         if set(short_flags(args)) & set("rRf") or has_long(args, "recursive", "force"):
             return RECURSIVE_DELETE
@@ -404,4 +330,4 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return ACCOUNT
     elif prog in _SUDO:
         return PRIVILEGE
-    return _packages(prog, args) or _infra(prog, args)
+    return package_check(prog, args) or infra_check(prog, args)

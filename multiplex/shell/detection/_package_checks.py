@@ -1,0 +1,89 @@
+"""Package removal and infrastructure deletion, judged by program and arguments (docs/security.md#named-patterns).
+
+Two families of ``dangerous_check`` (``shell.detection._command_checks``): the
+package managers' uninstall verbs and the cluster, container and cloud CLIs'
+delete verbs. A pure leaf: stdlib, the catalogue and ``shell.parsing._argv``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multiplex.shell.detection._catalogue import INFRA_DESTROY, PACKAGE_REMOVAL, Pattern
+from multiplex.shell.parsing._argv import first_operand, operands
+
+__all__ = ["INFRA", "PACKAGERS", "infra_check", "package_check"]
+
+PACKAGERS = frozenset(
+    {"apt", "apt-get", "aptitude", "yum", "dnf", "microdnf", "zypper", "brew", "port", "gem",
+     "cargo", "snap", "conda", "mamba", "uv", "npm", "pnpm", "yarn", "pacman", "apk", "dpkg",
+     "rpm"}
+)  # fmt: skip
+INFRA = frozenset(
+    {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
+     "gcloud", "az", "gsutil"}
+)  # fmt: skip
+
+
+def package_check(prog: str, args: Sequence[str]) -> Pattern | None:
+    """``package-removal``: a system or global package uninstalled."""
+    if prog not in PACKAGERS and not prog.startswith("pip"):
+        return None  # the operands of any other program's argv are never read
+    verb = first_operand(args)
+    if prog in ("apt", "apt-get", "aptitude") and verb in ("remove", "purge", "autoremove"):
+        return PACKAGE_REMOVAL
+    if prog in ("yum", "dnf", "microdnf", "zypper") and verb in (
+        "remove",
+        "erase",
+        "autoremove",
+        "rm",
+    ):
+        return PACKAGE_REMOVAL
+    if prog in ("brew", "port", "gem", "cargo", "snap") and verb in ("uninstall", "remove", "rm"):
+        return PACKAGE_REMOVAL
+    if prog in ("conda", "mamba") and verb in ("remove", "uninstall"):
+        return PACKAGE_REMOVAL
+    if (prog.startswith("pip") or prog == "uv") and "uninstall" in [a.lower() for a in args[:3]]:
+        return PACKAGE_REMOVAL
+    npm_remove = verb in ("uninstall", "remove", "rm", "un", "r", "global")
+    if (
+        prog in ("npm", "pnpm", "yarn")
+        and npm_remove
+        and (verb == "global" or "-g" in args or "--global" in args)
+    ):
+        return PACKAGE_REMOVAL
+    if prog == "pacman" and any(a.startswith("-R") for a in args):
+        return PACKAGE_REMOVAL
+    if prog == "apk" and verb == "del":
+        return PACKAGE_REMOVAL
+    if prog in ("dpkg", "rpm") and any(
+        a in ("-r", "-P", "--remove", "--purge", "-e", "--erase") for a in args
+    ):
+        return PACKAGE_REMOVAL
+    return None
+
+
+def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
+    """``infra-destroy``: cluster, container or cloud resources deleted (helm's aliases too)."""
+    if prog not in INFRA:
+        return None
+    words = [a.lower() for a in operands(args)]
+    if prog in ("kubectl", "oc") and words[:1] == ["delete"]:
+        return INFRA_DESTROY
+    if prog == "helm" and words[:1] in (["uninstall"], ["delete"], ["del"], ["un"]):
+        return INFRA_DESTROY
+    if prog in ("docker", "podman", "nerdctl") and (
+        "prune" in words or words[:2] == ["volume", "rm"]
+    ):
+        return INFRA_DESTROY
+    if prog in ("terraform", "tofu", "pulumi") and ("destroy" in words or "-destroy" in args):
+        return INFRA_DESTROY
+    if prog == "aws" and (
+        words[:2] in (["s3", "rb"],)
+        or (words[:2] == ["s3", "rm"] and "--recursive" in args)
+        or any(w.startswith(("delete-", "terminate-")) for w in words[1:3])
+    ):
+        return INFRA_DESTROY
+    if prog in ("gcloud", "az", "gsutil") and any(w in ("delete", "rm", "rb") for w in words):
+        return INFRA_DESTROY
+    return None
