@@ -164,28 +164,43 @@ def is_secret_path(path: str) -> bool:
     name one (``~/.a?s/credentials``, ``~/.ss[h]/id_rsa``)."""
     if ".env" in path and _ENV_FILE.search(path):
         return not _NOT_SECRET.search(path)
-    if ("?" in path or "[" in path) and _glob_reaches_secret(path):
+    if ("*" in path or "?" in path or "[" in path) and _glob_reaches_secret(path):
         return True
     if not _SECRET_KEY.search(path) or _NOT_SECRET.search(path):
         return False
     return any(fnmatch.fnmatchcase(path, p) for p in _SECRETS)
 
 
-# Each secret pattern as one concrete path ("*/" a home, "*" a name): what a glob word is
-# matched against, component by component (a glob's reach is judged from its leading parts).
-_EXAMPLES = tuple({("~/" + p[2:] if p.startswith("*/") else p).replace("*", "x") for p in _SECRETS})
+# Each secret pattern as one concrete path ("*/" a home, "*" a name), in components: what
+# a glob word is matched against, component by component as the shell expands it (a
+# glob's reach is judged from its leading parts: ~/.ss? names the folder of keys).
+_EXAMPLES = tuple(
+    {
+        tuple(("~/" + p[2:] if p.startswith("*/") else p).replace("*", "x").split("/"))
+        for p in _SECRETS
+    }
+)
 
 
 @functools.lru_cache(maxsize=256)
 def _glob_reaches_secret(path: str) -> bool:
     parts = path.split("/")
     for k in range(2, len(parts) + 1):
-        head = "/".join(parts[:k])
-        if not ("?" in head or "[" in head):
+        head = parts[:k]
+        if not any(c in part for part in head for c in "*?["):
             continue
-        if any(fnmatch.fnmatchcase(example, head) for example in _EXAMPLES):
+        if any(len(example) == k and _expands_to(head, example) for example in _EXAMPLES):
             return True
     return False
+
+
+def _expands_to(globs: list[str], names: tuple[str, ...]) -> bool:
+    """Whether the glob's components match the path's: ``*`` never crosses a ``/`` nor,
+    unless written, matches a leading dot (``~/*`` holds no ``~/.ssh``)."""
+    return all(
+        fnmatch.fnmatchcase(name, glob) and (glob.startswith(".") or not name.startswith("."))
+        for glob, name in zip(globs, names, strict=True)
+    )
 
 
 def is_persistence_path(path: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import shlex
 
 from multiplex.shell.parsing._argv import feed_upstream
+from multiplex.shell.parsing._bound import printf_values, read_values
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
 from multiplex.shell.parsing._payloads import env_payloads
@@ -39,6 +40,7 @@ class Emitter:
         self.order: list[tuple[str, ...]] = []  # every argv emitted, in order
         self.payloads: dict[str, None] = {}
         self.assigned: dict[str, None] = {}  # NAME=VALUE words of the line
+        self.texts: list[str] = []  # the payloads walked as shell text (bash -c '…')
         self.fork_bombs: list[str] = []
         self.error: str | None = None
         self.over_limit: str | None = None
@@ -84,6 +86,10 @@ class Emitter:
         upstream = ctx.upstream
         if assignments:
             self._env_code(list(assignments), ctx)
+        if argv[:1] == ("read",):  # values the line binds (shell.parsing._bound)
+            self.assigned.update(dict.fromkeys(read_values(argv, redirects)))
+        elif argv[:2] == ("printf", "-v"):
+            self.assigned.update(dict.fromkeys(printf_values(argv)))
         while True:
             cmd = SimpleCommand(argv, redirects, text, wrapped, upstream, assignments)
             self.order.append(cmd.argv)

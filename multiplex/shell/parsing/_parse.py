@@ -12,6 +12,7 @@ imports only its fellow leaves.
 
 from __future__ import annotations
 
+from multiplex.shell.parsing._bound import GROWTH, TooLong, bindings, bound_text, growth_limit
 from multiplex.shell.parsing._emitting import MAX_DEPTH, MAX_SEGMENTS, OverLimit
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import ParsedLine, Redirect, SimpleCommand
@@ -61,8 +62,18 @@ def parse_line(line: str) -> ParsedLine:
         return ParsedLine(line, (), over_limit=f"more than {MAX_PIPES} '|' characters")
     walker = _walk(line, strict=True)
     variants = normalised_variants(line)
+    error = walker.error
+    if walker.assigned and "$" in line:  # f=~/.ssh/id_rsa; cat $f (docs/approvals.md#parsing)
+        try:
+            bound = bindings(walker.assigned, growth_limit(len(line)))
+            more = [bound_text(text, bound) for text in (line, *walker.texts)]
+        except TooLong:
+            more = []
+            error = error or f"its variables expand to more than {GROWTH} times the line"
+        variants += tuple(v for v in dict.fromkeys(more) if v is not None and v not in variants)
     primary = walker.commands
     extra: dict[SimpleCommand, None] = {}
+    sequences: list[tuple[SimpleCommand, ...]] = []
     bombs = list(walker.fork_bombs)
     payloads = dict(walker.payloads)
     requoted = unquote_words(line) if variants else line
@@ -72,9 +83,10 @@ def parse_line(line: str) -> ParsedLine:
             # those words exactly this way, so a second parse would add nothing.
             continue
         other = _walk(variant, strict=False)
-        for cmd in other.commands:
-            if cmd not in primary:
-                extra.setdefault(cmd, None)
+        new = [cmd for cmd in other.commands if cmd not in primary]
+        if new:
+            extra.update(dict.fromkeys(new))
+            sequences.append(tuple(other.commands))
         bombs.extend(b for b in other.fork_bombs if b not in bombs)
         payloads.update(other.payloads)
     return ParsedLine(
@@ -82,8 +94,9 @@ def parse_line(line: str) -> ParsedLine:
         commands=tuple(primary),
         variants=variants,
         script_payloads=tuple(payloads),
-        error=walker.error,
+        error=error,
         over_limit=walker.over_limit,
         variant_commands=tuple(extra),
         fork_bombs=tuple(bombs),
+        variant_sequences=tuple(sequences),
     )

@@ -97,7 +97,9 @@ class ParsedLine:
     ``error`` is set for a grammar error anywhere (also inside a payload): no allow
     rule can match and the line counts as dangerous. ``over_limit`` is set when the
     line passes MAX_CHARS, MAX_SEGMENTS or MAX_DEPTH: the gate blocks it.
-    ``variant_commands`` are the commands of the normalised ``variants`` and
+    ``variant_commands`` are the commands of the normalised ``variants`` (those the
+    line itself does not run), ``variant_sequences`` each variant's commands in
+    order where one is new (``cd $d && rm -rf *`` with ``d=/``), and
     ``fork_bombs`` the texts of functions that spawn themselves more than once.
     """
 
@@ -109,6 +111,7 @@ class ParsedLine:
     over_limit: str | None = None
     variant_commands: tuple[SimpleCommand, ...] = ()
     fork_bombs: tuple[str, ...] = ()
+    variant_sequences: tuple[tuple[SimpleCommand, ...], ...] = ()
     memo: dict[Hashable, object] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )

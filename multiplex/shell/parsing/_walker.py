@@ -14,6 +14,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from multiplex.shell.parsing._argv import feed_upstream
+from multiplex.shell.parsing._bound import loop_values
 from multiplex.shell.parsing._emitting import MAX_DEPTH, Emitter, OverLimit
 from multiplex.shell.parsing._grammar import CONTAINERS, MAX_FRAMES, NESTING, parser
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
@@ -55,6 +56,8 @@ class Walker(Emitter):
         if ctx.depth > MAX_DEPTH:
             self.over_limit = f"nesting deeper than {MAX_DEPTH} levels"
             raise OverLimit
+        if ctx.depth:
+            self.texts.append(text)
         src = text.encode("utf-8", "surrogatepass")
         root = parser().parse(src).root_node
         if root.has_error and self.error is None and self.strict:
@@ -103,6 +106,8 @@ class Walker(Emitter):
             self._substitutions(node, src, ctx)
             self._env_code([assignment(node, src)], ctx)
         else:
+            if kind == "for_statement":  # for/select NAME in WORDS: NAME's values (_bound)
+                self.assigned.update(dict.fromkeys(loop_values(node, src)))
             if kind in _LOOPS and endless_background(node, src):
                 self.fork_bombs.append(text(node, src))
             if kind not in CONTAINERS and kind not in NESTING:
