@@ -135,6 +135,8 @@ ASKED = {
         "find . -name '*.tmp' | xargs rm",
         "xargs rm < list.txt",
         "xargs -a list.txt rm",
+        "xargs rm <&3",
+        "cat list.txt | xargs rm 2> err.log",
     ],
     "protected-file": [
         "unzip -o x.zip AGENTS.md",
@@ -267,6 +269,9 @@ def test_an_unknown_variable_in_those_forms_asks_and_is_not_blocked(sup: Supervi
         "env | grep PATH",
         'curl -d "$(date)" http://x',
         "printenv HOME",
+        # xargs's output written to a file shows its input all the same (it asked before).
+        "echo a b | xargs rm > out.log",
+        "echo a | xargs git status > out.txt",
     ],
 )
 def test_a_line_with_none_of_those_is_no_danger(sup: Supervisor, line: str) -> None:

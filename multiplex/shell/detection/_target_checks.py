@@ -126,6 +126,9 @@ def each_dynamic_target(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
 _LITERAL_SOURCES = frozenset({"echo", "printf"})
 
 
+_STDIN_OPS = frozenset({"<", "<>", "<&"})
+
+
 def each_unseen_xargs(parsed: ParsedLine) -> Iterator[Finding]:
     """Each xargs whose arguments the line does not show (piped from a file or a program,
     read from ``< FILE`` or ``-a FILE``) handed to a destructive program (its targets are
@@ -136,7 +139,9 @@ def each_unseen_xargs(parsed: ParsedLine) -> Iterator[Finding]:
         options = read_options(cmd.argv[1:], XARGS_OPTIONS, permute=False)
         if not options.operands or options.has("-I", "-i", "--replace"):
             continue  # nothing to run, or each item in a place of the command (judged there)
-        fed = bool(cmd.redirects) or options.has("-a", "--arg-file")
+        # Standard input from a file or another descriptor; an output redirection feeds nothing.
+        fed = any(r.op.lstrip("0") in _STDIN_OPS for r in cmd.redirects)
+        fed = fed or options.has("-a", "--arg-file")
         if not fed and not (cmd.upstream and set(cmd.upstream) - _LITERAL_SOURCES):
             continue
         if not fed and set(cmd.upstream) == {"find"} and options.has("-0", "--null"):
