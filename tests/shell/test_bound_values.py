@@ -130,5 +130,5 @@ def test_values_that_would_grow_the_line_without_bound_make_it_ask(sup: Supervis
     assert parse_line(line).error is not None
     assert_in_both(sup, line, ASK)
     # Values built of values grow the same way: the bound holds before they are built.
-    nested = f"a={value}; b=\"{' '.join(['$a'] * 40)}\"; c=\"{' '.join(['$b'] * 40)}\"; echo $c"
+    nested = f'a={value}; b="{" ".join(["$a"] * 40)}"; c="{" ".join(["$b"] * 40)}"; echo $c'
     assert parse_line(nested).error is not None

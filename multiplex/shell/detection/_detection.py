@@ -46,7 +46,7 @@ from multiplex.shell.detection._command_checks import (
     operands,
     short_flags,
 )
-from multiplex.shell.detection._network_checks import each_network
+from multiplex.shell.detection._network_checks import each_downloaded_run, each_network
 from multiplex.shell.detection._scripts import RMTREE_HOME, SCRIPT_DELETE, fork_text, script_lines
 from multiplex.shell.detection._secret_checks import (
     each_code_carrier,
@@ -350,6 +350,7 @@ def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[F
                 yield first
                 yield from found_inside
     yield from each_script_exec(parsed)
+    yield from each_downloaded_run(parsed)
     yield from escalations
 
 

@@ -10,9 +10,10 @@ from a network tool, script code joining a socket to a shell), ``exfiltration``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from multiplex.shell.detection._catalogue import (
+    DOWNLOAD_EXEC,
     EXFILTRATION,
     NETWORK_REDIRECT,
     REVERSE_SHELL,
@@ -27,20 +28,38 @@ from multiplex.shell.detection._secret_paths import (
     resolved,
 )
 from multiplex.shell.detection._targets import Place
-from multiplex.shell.detection._writes import all_commands, evidence
-from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+from multiplex.shell.detection._writes import all_commands, evidence, write_targets
+from multiplex.shell.parsing._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell.parsing._unwrap import SHELLS
 
 __all__ = [
+    "each_downloaded_run",
     "each_network",
     "find_network",
     "network_redirect",
 ]
 
 _NC = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
-_NET = _NC | {"socat", "telnet", "curl", "wget", "ssh", "openssl", "rclone", "scp", "sftp"}
+_NET = _NC | {
+    "socat",
+    "telnet",
+    "curl",
+    "wget",
+    "ssh",
+    "openssl",
+    "rclone",
+    "scp",
+    "sftp",
+    "ftp",
+    "lftp",
+}
 _LISTENERS = _NC | {"socat", "telnet", "openssl", "ssh"}  # a shell on either side is remote
 _COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "pscp"})
+# File-transfer clients that take their commands as text: from a here-string or
+# here-document, or from an option (lftp -e/-c, tftp -c).
+_FILE_CLIENTS = frozenset({"sftp", "ftp", "lftp", "ncftp", "tftp", "pftp", "yafc"})
+_PUTS = frozenset({"put", "mput", "reput", "send", "append"})
+_CLIENT_SCRIPT = ("-e", "-c")
 _SOCKET_SHELL = re.compile(r"\bsocket\b")
 _SHELL_HINT = re.compile(
     r"/bin/(?:ba|z|da)?sh\b|\bpty\b|\bdup2\b|\bsubprocess\b|\bspawn\b|\bexec\b"
@@ -48,7 +67,7 @@ _SHELL_HINT = re.compile(
 _CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form")
 _CURL_UPLOAD = ("-T", "--upload-file")
 _WGET_POST = ("--post-file", "--body-file")
-_UPLOADERS = frozenset({"curl", "http", "https", "xh", "wget", *_COPIERS})
+_UPLOADERS = frozenset({"curl", "http", "https", "xh", "wget", *_COPIERS, *_FILE_CLIENTS})
 _REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
 
 
@@ -102,6 +121,8 @@ def _uploads(cmd: SimpleCommand) -> Iterator[str]:
                     yield arg[len(opt) + 1 :]
                 elif arg == opt and i + 1 < len(args):
                     yield args[i + 1]
+    if prog in _FILE_CLIENTS:  # sftp <<< 'put .env', lftp -e 'put .env', tftp -c put .env
+        yield from _client_puts(prog, args, cmd.redirects)
     elif prog in _COPIERS:
         ops = operands(args)
         if len(ops) > 1 and (_REMOTE.match(ops[-1]) or prog == "rclone"):
@@ -109,6 +130,19 @@ def _uploads(cmd: SimpleCommand) -> Iterator[str]:
     for r in cmd.redirects:
         if r.op in ("<", "0<") and prog in _NET:
             yield r.target
+
+
+def _client_puts(prog: str, args: Sequence[str], redirects: tuple[Redirect, ...]) -> Iterator[str]:
+    """The local files a file-transfer client's own commands send (``put F``, ``mput F G``)."""
+    texts = [r.target for r in redirects if r.op.startswith("<<")]
+    for i, arg in enumerate(args[:-1]):
+        if arg in _CLIENT_SCRIPT:
+            texts.append(" ".join(args[i + 1 :]) if prog == "tftp" else args[i + 1])
+    for text in texts:
+        for step in re.split(r"[;\n]", text):
+            words = step.split()
+            if words and words[0].lower() in _PUTS:
+                yield from (w for w in words[1:] if not w.startswith("-"))
 
 
 def _sensitive_source(word: str, place: Place) -> bool:
@@ -185,3 +219,32 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
 def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
     """The first reverse shell, exfiltration or network redirection, or None."""
     return next(each_network(parsed, place), None)
+
+
+# What a later command runs a downloaded file with (``bash x.sh``, ``python3 i.py``).
+_RUNNERS = SHELLS | {"source", ".", "perl", "ruby", "node", "nodejs", "php", "bun", "deno"}
+_DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "http", "xh", "fetch", "lwp-download"})
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/(?:[^?#\s]*/)?([^/?#\s]+)")
+
+
+def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each command that runs a file a download earlier on the line wrote:
+    ``curl -o x.sh URL && bash x.sh``, ``wget URL; chmod +x f; ./f`` (``download-exec``)."""
+    fetched: set[str] = set()
+    for cmd in parsed.commands + parsed.variant_commands:
+        if not cmd.argv:
+            continue
+        prog = cmd.program
+        if prog in _DOWNLOADERS:
+            # Its output file as getopt reads it, and the names the URLs give (curl -O, wget).
+            fetched.update(p.rpartition("/")[2] for p in write_targets(cmd))
+            fetched.update(m.group(1) for a in cmd.argv[1:] if (m := _URL.match(a)))
+            continue
+        if not fetched:
+            continue
+        run = cmd.argv[0] if "/" in cmd.argv[0] else None
+        if run is None and (prog in _RUNNERS or prog.startswith("python")):
+            ops = operands(cmd.argv[1:])
+            run = ops[0] if ops else None
+        if run is not None and run.rpartition("/")[2] in fetched:
+            yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)

@@ -121,9 +121,8 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             words += [a.partition("=")[2] for a in cmd.argv[1:] if "=" in a]
         elif cmd.program in _SEDS:  # sed '1r /etc/shadow': the file is copied out
             words += sed_facts(cmd.argv[1:]).reads
-        read = (
-            [r.target for r in cmd.redirects if r.op in ("<", "0<", "<>")] if cmd.redirects else []
-        )
+        # Into any descriptor: exec 3< ~/.ssh/id_rsa; cat <&3
+        read = [r.target for r in cmd.redirects if r.reads_file] if cmd.redirects else []
         raw = any(is_block_device(w) for w in words + read if w.startswith("/dev/"))
         if raw and cmd.program not in DISK_TOOLS:  # a raw disk: every file on it
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)

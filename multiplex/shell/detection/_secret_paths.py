@@ -105,12 +105,12 @@ _SECRET_KEYS = (
     ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh", ".azure", ".vault-token",
     "secrets", ".terraform", "/hub", ".cargo", ".gem", ".m2", ".gradle", ".yarnrc", ".boto",
     ".s3cfg", "rclone", ".my", "keyrings", "/op", "firefox", "chrom", "_history", "environ",
-    "globalStorage", "doctl", ".oci", ".netlify", "vercel", "master.key",
+    "globalStorage", "doctl", ".oci", ".netlify", "vercel", "master.key", "ssh_host",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
     "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
-    "/git/", ".local/bin", "-packages/", ".npmrc", ".envrc",
+    "/git/", ".local/bin", "-packages/", ".npmrc", ".envrc", "gitconfig",
 )  # fmt: skip
 
 

@@ -44,6 +44,7 @@ _VAR = re.compile(
 # "$(dirname "$HOME")": the folder above a value the line shows (docs/security.md#resolved-targets).
 _DIRNAME = re.compile(r"\$\(\s*dirname\s+([^()\s][^()]*)\)")
 _HOME_WORD = re.compile(r"^~(?=/|$)")
+_PWD_WORD = re.compile(r"~\+(?=/|$)")
 _TRAILING = ("/*", "/.*", "/**", "/.", "/")
 _MAX_CANDIDATES = 16
 # What candidates() expands: $ ` { ~ or ".*" inside a word (literal alternatives: the engine
@@ -99,6 +100,8 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
         if place.cwd and not word.startswith("/"):
             return [place.cwd + "/" + word if word else place.cwd], False
         return [word], False
+    if place.cwd and _PWD_WORD.match(word):  # ~+ is $PWD
+        word = place.cwd + word[2:]
     values = [_HOME_WORD.sub(place.homes[0], word)] if place.homes else [word]
     if "$" in word:
         values = _expand_vars(values[0], place)

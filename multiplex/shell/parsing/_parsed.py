@@ -45,6 +45,11 @@ class Redirect:
     target: str
 
     @property
+    def reads_file(self) -> bool:
+        """An input redirection from a file, into any descriptor (``< F``, ``3< F``, ``<> F``)."""
+        return self.op.lstrip("0123456789") in ("<", "<>") and not self.target.startswith("&")
+
+    @property
     def writes_file(self) -> bool:
         """An output redirection into a file other than /dev/null (fd dups are not)."""
         if ">" not in self.op or self.target.startswith("&"):
