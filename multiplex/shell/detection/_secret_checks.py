@@ -233,9 +233,25 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         for target in write_targets(cmd):
             if any(is_persistence_path(p) for p in resolved(target, place)):
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
-        argv = cmd.argv
-        if argv and program_name(argv[0]) == "systemctl" and "enable" in operands(argv[1:])[:1]:
+        if cmd.argv and _schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+
+
+# at/batch options that list, show or remove jobs rather than schedule one.
+_AT_QUERIES = frozenset({"-l", "-r", "-d", "-c", "-V"})
+_TIMERS = ("--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-calendar")
+
+
+def _schedules(prog: str, args: Sequence[str]) -> bool:
+    """A job the system runs later by itself: ``systemctl enable``, ``at``/``batch``, a
+    ``systemd-run`` timer, ``launchctl load|bootstrap|submit``."""
+    if prog == "systemctl":
+        return "enable" in operands(args)[:1]
+    if prog in ("at", "batch"):
+        return not _AT_QUERIES & set(args)
+    if prog == "systemd-run":
+        return any(a.startswith(_TIMERS) for a in args)
+    return prog == "launchctl" and operands(args)[:1] in (["load"], ["bootstrap"], ["submit"])
 
 
 def find_persistence(parsed: ParsedLine, place: Place) -> Finding | None:

@@ -72,7 +72,8 @@ _PERSISTENCE = (
     "~/.local/bin", "~/.local/bin/*", "*/site-packages/*.pth",
     "*/site-packages/usercustomize.py", "*/site-packages/sitecustomize.py",
     "*/dist-packages/*.pth", "*/dist-packages/sitecustomize.py", "~/.npmrc", "*/.npmrc",
-    "*/.envrc", "*/.gitconfig",
+    "*/.envrc", "*/.gitconfig", "~/.vim/*", "~/.config/nvim/*", "~/.emacs.d/*",
+    "~/.ipython/profile_*/startup/*", "~/.julia/config/startup.jl", "~/.config/tmux/*",
 )  # fmt: skip
 _STARTUP = frozenset(
     [
@@ -95,6 +96,22 @@ _STARTUP = frozenset(
         ".xsession",
         ".inputrc",
         ".bash_aliases",
+        # start-up files of editors, debuggers, multiplexers and REPLs: each can run a command
+        ".vimrc",
+        ".gvimrc",
+        ".exrc",
+        ".nexrc",
+        ".emacs",
+        ".gdbinit",
+        ".lldbinit",
+        ".tmux.conf",
+        ".screenrc",
+        ".Rprofile",
+        ".irbrc",
+        ".pryrc",
+        ".psqlrc",
+        ".sqliterc",
+        ".octaverc",
     ]
 )
 
@@ -110,7 +127,8 @@ _SECRET_KEYS = (
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
     "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
-    "/git/", ".local/bin", "-packages/", ".npmrc", ".envrc", "gitconfig",
+    "/git/", ".local/bin", "-packages/", ".npmrc", ".envrc", "gitconfig", ".vim/", "nvim/",
+    ".emacs.d/", ".ipython/", "startup.jl", "tmux/",
 )  # fmt: skip
 
 
