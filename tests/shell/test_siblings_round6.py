@@ -7,7 +7,10 @@ did not); a file-transfer client's own ``put`` commands (from a here-string, a
 here-document, ``lftp -e``, ``tftp -c``) upload; editors', debuggers' and REPLs'
 start-up files, ``at``/``batch``, a ``systemd-run`` timer and ``launchctl load`` run
 code later by themselves (``persistence``); a file a download wrote and a later
-command runs is ``download-exec`` as ``curl … | sh`` is. Each asked-about line was
+command runs is ``download-exec`` as ``curl … | sh`` is; options of file and media
+tools that run a command or write a file (``split --filter``, ImageMagick's ``|cmd``,
+ghostscript without SAFER, ``pandoc --filter``/``-o``, ``strace -o``, ``ffmpeg``'s
+output, ``openssl -engine PATH``, ``pip download -d``) are carriers. Each asked-about line was
 approved with no danger in a manual home before.
 """
 
@@ -17,7 +20,7 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.shell.detection import _secret_paths
-from tests.shell._carriers import APPROVED, ASK, homes_fixture
+from tests.shell._carriers import APPROVED, ASK, assert_hardline, assert_in_both, homes_fixture
 
 ASKED = {
     "secret-read": [
@@ -77,7 +80,49 @@ HARMLESS = [
     "cat ~/.vimrc",
 ]
 
-sup = homes_fixture("round6", [])
+ALLOW = ["split *", "convert *", "magick *", "gs *", "pandoc *", "strace *", "ffmpeg *",
+         "openssl *", "pip *", "ls *", "identify *"]  # fmt: skip
+
+# File and media tools: each option runs a command or writes a file, so the strict home's
+# rule for the program does not vouch for it (each was allowlisted before) and the
+# manual home asks too; a command they run is checked like one of the line's own.
+CARRIED = {
+    "script-exec": [
+        "split -b1 --filter='sh -c id' x",
+        "split -b1 --fil='sh -c id' x",
+        "magick '|id' out.png",
+        "gs -q -dNOSAFER -c '(%pipe%id) (w) file'",
+        "pandoc --filter ./f.py x.md",
+        "pandoc -F f x.md",
+        "strace -o '|sh -c id' ls",
+        "openssl req -engine /tmp/evil.so -new",
+    ],
+    "protected-file": [
+        "gs -o AGENTS.md x.ps",
+        "pandoc -o AGENTS.md x.md",
+        "strace -o AGENTS.md ls",
+        "ffmpeg -i x.mp4 AGENTS.md",
+        "convert a.png AGENTS.md",
+    ],
+    "persistence": ["pip download x -d ~/.local/bin", "pip install --target ~/.local/bin x"],
+}
+CARRIED_HARDLINE = [
+    "split -b 1 --filter='rm -rf /' x",
+    "convert '|rm -rf /' x.png",
+    "gs -sOutputFile='%pipe%rm -rf /' x.ps",
+]
+PLAIN_TOOLS = [
+    "split -b 1M big.bin part_",
+    "convert a.png b.jpg",
+    "pandoc -o out.html x.md",
+    "gs -sDEVICE=png16m -o out.png x.pdf",
+    "ffmpeg -i a.mp4 b.webm",
+    "strace -f -o trace.txt ls",
+    "pip install -r requirements.txt",
+    "openssl req -new -key k.pem -out r.csr",
+]
+
+sup = homes_fixture("round6", ALLOW)
 
 
 @pytest.mark.parametrize(
@@ -108,3 +153,39 @@ def test_each_persistence_place_listed_is_one(pattern: str) -> None:
     example = pattern.replace("*", "x")
     path = "~/" + example[2:] if example.startswith("x/") else example
     assert _secret_paths.is_persistence_path(path), path
+
+
+@pytest.mark.parametrize(
+    ("pattern", "line"), [(p, line) for p, lines in CARRIED.items() for line in lines]
+)
+def test_a_tool_option_that_runs_or_writes_is_asked_about(
+    sup: Supervisor, pattern: str, line: str
+) -> None:
+    assert_in_both(sup, line, ASK)
+    assert pattern in [d.pattern for d in sup.test("manual", line, context="api").dangers]
+
+
+@pytest.mark.parametrize("line", CARRIED_HARDLINE)
+def test_a_command_a_tool_runs_is_checked_as_the_lines_own(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", PLAIN_TOOLS)
+def test_the_plain_tool_forms_are_no_danger(sup: Supervisor, line: str) -> None:
+    # A write to an ordinary file is no danger; an allow rule never covers a write
+    # (docs/allowlist.md#rules), so the strict home asks for those that write.
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["split -b 1M big.bin part_", "identify a.png", "pandoc x.md", "ffmpeg -i a.mp4 -f null -"],
+)
+def test_the_tools_that_write_nothing_stay_allowlisted(sup: Supervisor, line: str) -> None:
+    assert sup.test("strict", line, context="api").outcome.value == APPROVED
+
+
+def test_a_tracer_still_wraps_the_command_it_traces(sup: Supervisor) -> None:
+    # strace reads options of its own, then runs a command: that command needs its rule.
+    assert sup.test("strict", "strace -f id", context="api").outcome.value == ASK

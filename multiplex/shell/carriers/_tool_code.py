@@ -39,6 +39,7 @@ from multiplex.shell.carriers._consoles import (
     sqlite_code,
     tcl_code,
 )
+from multiplex.shell.carriers._media import MEDIA_READERS, openssl_engine
 from multiplex.shell.carriers._runners import (
     NOTHING,
     SHELL_WORDS,
@@ -235,7 +236,7 @@ def _pytest(args: Sequence[str], fed: str | None) -> Carried:
 def _openssl(args: Sequence[str], fed: str | None) -> Carried:
     outs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-out", "-keyout", "--out")]
     outs += [a.partition("=")[2] for a in args if a.startswith("-out=")]
-    return Carried(writes=tuple(outs))
+    return Carried(runs=openssl_engine(args), writes=tuple(outs))
 
 
 def _sed(args: Sequence[str], fed: str | None) -> Carried:
@@ -348,7 +349,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
     "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
-    "wish": tcl_code,
+    "wish": tcl_code, **MEDIA_READERS,
     # docs/security.md#code-carriers: build and package tools' command options
     "go": go_code, "cargo": cargo_code, "apt": apt_code, "apt-get": apt_code, "mvn": mvn_code,
     "mvnw": mvn_code, "dotnet": dotnet_code, "latexmk": latexmk_code, "pdflatex": tex_code,

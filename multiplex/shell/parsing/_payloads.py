@@ -41,6 +41,8 @@ PAYLOAD_PROGRAMS = frozenset(
     {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git",
      *CARRYING}
 )  # fmt: skip
+# Carriers that also wrap a command: shell.parsing._unwrap reads them.
+_WRAPPERS = frozenset({"ssh", "xargs", "strace", "ltrace"})
 # Files that are the command's own standard input: "source /dev/stdin <<< CODE".
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 # Environment variables whose value some program runs as a shell command.
@@ -273,7 +275,7 @@ def payload_step(
         return _tmux(args)
     if prog == "git":
         return _git(args)
-    if prog in CARRYING and prog not in ("ssh", "xargs"):  # those two: shell.parsing._unwrap
+    if prog in CARRYING and prog not in _WRAPPERS:
         found = carried(prog, args, fed_text(redirects, stdin))
         return NextStep(shell_payloads=found.payloads, scripts=found.scripts)
     return None
