@@ -5,7 +5,8 @@ a long one and has short spellings (``reset HEAD~1 --hard``, ``reset --har``,
 ``push -f``, ``push origin +main``, ``branch -d -f``); a script fed to python on
 stdin is the script it runs; pip under another name or as a module is pip, and a
 tool run as a module (``python -m twine``) is that tool; helm's and gh's own verb
-aliases; ``terraform apply -destroy`` is ``terraform destroy``. Each blocked line
+aliases; ``terraform apply -destroy`` is ``terraform destroy``, as terragrunt's verbs
+are terraform's; PyPy is python, and ``runpy.run_path`` runs its script. Each blocked line
 passed its rule on the code before; the siblings that mean something else stay
 unblocked.
 """
@@ -56,6 +57,10 @@ BLOCKED = {
         "python < deploy.py",
         "python3 -u - < deploy.py --prod",
         "python3 -u - --prod < deploy.py",
+        # PyPy takes CPython's options; runpy runs the file as a script
+        "pypy3 deploy.py",
+        "pypy -u deploy.py --prod",
+        "python -c 'import runpy; runpy.run_path(\"deploy.py\")'",
     ],
     "pip uninstall *": [
         "pip3 uninstall -y x",
@@ -71,6 +76,11 @@ BLOCKED = {
         "terraform apply -destroy",
         "terraform -chdir=infra apply -destroy -auto-approve",
         "tofu apply -destroy",
+        # terragrunt runs terraform's verb, also across modules
+        "terragrunt destroy",
+        "terragrunt run-all destroy",
+        "terragrunt run --all destroy",
+        "terragrunt apply -destroy",
     ],
 }
 NOT_BLOCKED = [
@@ -91,6 +101,8 @@ NOT_BLOCKED = [
     "gh release view v1",
     "terraform apply",
     "terraform plan -destroy",
+    "terragrunt plan",
+    "pypy3 other.py",
 ]
 
 

@@ -95,7 +95,8 @@ _DOCKER_MANAGED = {
 }  # fmt: skip
 _DOCKER_LIKE = frozenset({"docker", "podman", "nerdctl"})
 _GIT_SAME = {"send-pack": "push", "stage": "add"}
-PYTHON_PROGRAM = re.compile(r"python(?:[23](?:\.\d+)?)?")  # the interpreters meanings() reads
+# The interpreters meanings() reads: CPython and PyPy, which takes the same options.
+PYTHON_PROGRAM = re.compile(r"(?:python|pypy)(?:[23](?:\.\d+)?)?")
 _PIP = re.compile(r"pip(?:[23](?:\.\d+)?)?")
 _PY_VALUE = frozenset({"-X", "-W", "--check-hash-based-pycs"})
 
@@ -328,8 +329,10 @@ def meanings(
         return () if inner is None else (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
     if prog in _PUBLISHERS and "publish" in argv[1:3]:
         return (("npm", "publish", *argv[argv.index("publish") + 1 :]),)
-    if prog == "terragrunt" and "apply" in argv[1:3]:  # terragrunt [run-all] apply
-        return (("terraform", "apply", *argv[argv.index("apply") + 1 :]),)
+    if prog == "terragrunt":  # terragrunt [run-all|run --all] VERB runs terraform VERB
+        words = [w for w in argv[1:] if w not in ("run-all", "run", "--all", "--")]
+        same = ("terraform", *words)
+        return (same, *meanings(same, cwd=cwd, takes=takes, rule=rule))
     if prog.endswith(".py"):  # ./deploy.py runs like python deploy.py
         return (("python", _relative(argv[0], cwd), *argv[1:]),)
     if PYTHON_PROGRAM.fullmatch(prog):
