@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, git_writes
 from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
 from multiplex.shell.detection._command_checks import expand_braces, operands, short_flags
+from multiplex.shell.detection._replaced import REPLACERS, replaced
 from multiplex.shell.parsing._argv import git_subcommand
 from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
@@ -73,7 +74,7 @@ _WRITERS = frozenset(
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
-     "cpio", "uniq", "iconv", "zip"}
+     "cpio", "uniq", "iconv", "zip", *REPLACERS}
 )  # fmt: skip
 
 
@@ -153,6 +154,7 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     elif prog in ("awk", "gawk", "mawk", "nawk"):
         for code in awk_program(args)[0]:
             yield from (m.group(1) for m in _AWK_OUTPUT.finditer(code))
+        yield from replaced("gawk", args)  # gawk -i inplace edits its files
     elif prog == "patch":
         yield from operands(args)[:1]
     elif prog == "unzip":  # unzip A.zip -d DIR: the archive's files land in DIR
@@ -188,6 +190,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
                 yield value
     elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
         yield from operands(args)
+    elif prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
+        yield from replaced(prog, args)
 
 
 def sensitive(path: str) -> bool:

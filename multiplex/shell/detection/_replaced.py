@@ -1,0 +1,104 @@
+"""Files a program replaces, edits in place or creates by its arguments, beyond the copy and
+delete tools of ``shell.detection._writes`` (docs/approvals.md#protected-files).
+
+A compressor replaces each file it names (``gzip AGENTS.md`` leaves ``AGENTS.md.gz``
+and no ``AGENTS.md``) unless told to keep it; ``ruby -i`` and ``gawk -i inplace`` edit
+their files in place; ``sqlite3 DB`` writes its database; ``script FILE`` its log;
+``ssh-keygen -f F`` the key; ``docker``/``podman``/``kubectl cp`` the local end. A pure
+leaf: stdlib and its fellow leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from multiplex.shell.parsing._argv import operands, short_flags
+
+__all__ = ["REPLACERS", "replaced"]
+
+# Compressors that remove the file they compress (or, decompressing, the archive, and
+# write the file it held); -c/-k/-t/-l keep it. zstd and lz4 keep it unless --rm.
+_COMPRESSORS = frozenset(
+    {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "lzip", "compress",
+     "uncompress", "pigz", "unpigz", "pbzip2", "pixz"}
+)  # fmt: skip
+_KEEPING = frozenset("cklt")
+_KEEPING_LONG = ("--stdout", "--to-stdout", "--keep", "--list", "--test")
+_RM_LONG = ("--rm",)
+_KEYGEN_READS = frozenset("lyLFBQe")
+_CP_CLIS = frozenset({"docker", "podman", "nerdctl", "kubectl", "oc"})
+
+REPLACERS = frozenset(
+    {*_COMPRESSORS, "zstd", "unzstd", "lz4", "ruby", "awk", "gawk", "sqlite3", "script", "ssh-keygen",
+     *_CP_CLIS}
+)  # fmt: skip
+
+
+def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
+    """The files ``prog ARGS`` replaces or writes (``prog`` one of :data:`REPLACERS`)."""
+    flags = set(short_flags(args))
+    if prog in _COMPRESSORS:
+        if not (flags & _KEEPING or any(a.startswith(_KEEPING_LONG) for a in args)):
+            unpacks = prog.startswith("un") or prog == "gunzip" or "d" in flags
+            yield from _packed(operands(args), unpacks)
+    elif prog in ("zstd", "unzstd", "lz4"):
+        if any(a in _RM_LONG for a in args) and not flags & {"c"}:
+            yield from operands(args)
+    elif prog in ("ruby", "awk", "gawk"):
+        yield from _in_place(prog, args)
+    elif prog == "sqlite3":
+        yield from operands(args)[:1]  # the database it opens: created or changed
+    elif prog == "script":
+        yield from _script(args)
+    elif prog == "ssh-keygen":
+        if not flags & _KEYGEN_READS:  # -l, -y, -F … read the key file, the rest write it
+            yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "-f")
+            yield from (a[2:] for a in args if a.startswith("-f") and len(a) > 2)
+    elif prog in _CP_CLIS and operands(args)[:1] == ["cp"]:
+        ends = operands(args)[1:]
+        if len(ends) == 2 and ":" not in ends[1]:
+            yield ends[1]  # docker cp C:/x LOCAL
+
+
+def _packed(files: list[str], unpacks: bool) -> Iterator[str]:
+    for name in files:
+        yield name  # removed: replaced by its compressed (or uncompressed) form
+        stem, dot, _ = name.rpartition(".")
+        if unpacks and dot and stem:
+            yield stem  # what the archive held, written over
+
+
+def _in_place(prog: str, args: Sequence[str]) -> Iterator[str]:
+    """``ruby -i[EXT] -pe CODE FILES``, ``gawk -i inplace PROGRAM FILES``: FILES."""
+    if prog == "ruby":
+        if "i" in short_flags(args):
+            yield from operands(args)[1:]  # the code or script, then the files
+        return
+    included = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-i", "--include")]
+    included += [a.partition("=")[2] for a in args if a.startswith("--include=")]
+    included += [a[2:] for a in args if a.startswith("-i") and len(a) > 2]
+    if "inplace" in included:
+        valued = ("-i", "--include", "-f", "-v", "-e", "-F", "--file", "--source")
+        ops = [
+            a for i, a in enumerate(args) if a[:1] != "-" and (i == 0 or args[i - 1] not in valued)
+        ]
+        yield from ops[1:]  # the program, then the files
+
+
+_SCRIPT_VALUED = frozenset(
+    {"-c", "--command", "-O", "--log-out", "-I", "--log-in", "-B", "--log-io", "-T",
+     "--log-timing", "-E", "--echo", "-m", "--logging-format", "-o", "--output-limit"}
+)  # fmt: skip
+
+
+def _script(args: Sequence[str]) -> Iterator[str]:
+    """``script [FILE]``: its log (``typescript`` when none is named) and its -O/-I/-B/-T logs."""
+    for i, arg in enumerate(args[:-1]):
+        if arg in ("-O", "--log-out", "-I", "--log-in", "-B", "--log-io", "-T", "--log-timing"):
+            yield args[i + 1]
+    ops = [
+        a
+        for i, a in enumerate(args)
+        if a[:1] != "-" and (i == 0 or args[i - 1] not in _SCRIPT_VALUED)
+    ]
+    yield from ops[:1]
