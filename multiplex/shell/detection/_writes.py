@@ -47,6 +47,10 @@ _SENSITIVE = (
     "~/.kube/config", "~/.docker/config.json", "~/.netrc", "~/.git-credentials",
     "~/.config/fish/config.fish", "/proc/sys/*", "/sys/*", "/var/log/*", "/var/lib/*",
     "/var/spool/*", "/var/mail/*",
+    # shells' and REPLs' histories: emptied or linked to /dev/null, they erase what ran
+    "~/.bash_history", "~/.zsh_history", "~/.history", "~/.python_history", "~/.psql_history",
+    "~/.mysql_history", "~/.node_repl_history", "~/.sqlite_history", "~/.lesshst",
+    "~/.local/share/fish/fish_history",
 )  # fmt: skip
 
 
