@@ -223,3 +223,28 @@ def test_the_tools_that_write_nothing_stay_allowlisted(sup: Supervisor, line: st
 def test_a_tracer_still_wraps_the_command_it_traces(sup: Supervisor) -> None:
     # strace reads options of its own, then runs a command: that command needs its rule.
     assert sup.test("strict", "strace -f id", context="api").outcome.value == ASK
+
+
+# A value's text expanded where arithmetic evaluates it, and a prompt bash expands: each
+# ran its command substitution in bash (checked by hand with `touch`), unseen before.
+EVALUATED_HARDLINE = [
+    "x='a[$(rm -rf /)]'; echo $(( $x ))",
+    "x='a[$(rm -rf /)]'; (( $x ))",
+    "x='a[$(rm -rf /)]'; [[ $x -eq 1 ]]",
+    "x='a[$(rm -rf /)]'; [[ 1 -lt $x ]]",
+    "x='a[$(rm -rf /)]'; echo $[ $x ]",
+    "PS4='$(rm -rf /)' bash -xc true",
+    "PS1='$(rm -rf /)' bash -i",
+    "export PS4='`rm -rf /`'; set -x",
+]
+
+
+@pytest.mark.parametrize("line", EVALUATED_HARDLINE)
+def test_a_value_bash_evaluates_is_checked_as_code(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", ["PS4='+ ' bash -xc true", "x=3; echo $(( $x + 1 ))"])
+def test_a_plain_prompt_or_number_is_no_danger(sup: Supervisor, line: str) -> None:
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers

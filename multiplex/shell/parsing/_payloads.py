@@ -155,7 +155,29 @@ def env_payloads(assignments: Sequence[str]) -> tuple[str, ...]:
         carries = name in COMMAND_VARIABLES or name.startswith("GIT_CONFIG_VALUE_")
         if carries and value.strip():
             out.append(value)
+        elif name in _PROMPTS:  # PS4='$(cmd)': bash expands a prompt's substitutions
+            out.extend(substitutions(value))
     return tuple(out)
+
+
+# Prompts bash expands, substitutions and all (PS4 on each traced line under set -x).
+_PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS4"})
+_BACKTICKED = re.compile(r"`((?:[^`\\]|\\.)*)`")
+
+
+def substitutions(text: str) -> list[str]:
+    """The bodies of the ``$(…)`` and backtick substitutions in ``text`` (an unclosed one
+    runs to the end)."""
+    found = [m.group(1) for m in _BACKTICKED.finditer(text)]
+    start = text.find("$(")
+    while start >= 0:
+        depth, at = 1, start + 2
+        while at < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[at], 0)
+            at += 1
+        found.append(text[start + 2 : at - 1 if not depth else at])
+        start = text.find("$(", at)
+    return found
 
 
 def _git(args: Sequence[str]) -> NextStep:

@@ -34,10 +34,12 @@ _BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 # it (docs/security.md#code-carriers): the name written bare again (arithmetic: $((x)),
 # ${y[x]}, ${@:x}, ${#y[x]}, let x, declare -i y; y=x, ${!x}), or its value handed to a
 # command that takes a variable's name and evaluates its subscript (test -v "$x", read
-# "$x", declare "$x"=1, printf -v "$x") or expanded as a prompt (${x@P}). A plain "$x"
-# given to any other command (echo "$x") is only its text.
+# "$x", declare "$x"=1, printf -v "$x") or expanded as a prompt (${x@P}), or its value
+# expanded where arithmetic evaluates it ($(( $x )), (( $x )), $[ $x ], [[ $x -eq 1 ]]).
+# A plain "$x" given to any other command (echo "$x") is only its text.
 _TAKES_A_NAME = re.compile(r"-v\b|-R\b|\bread\b|\bdeclare\b|\btypeset\b|\blocal\b|\bexport\b"
-                           r"|\breadonly\b|\bunset\b|\blet\b|\bprintf\b|@P|\$\{!")  # fmt: skip
+                           r"|\breadonly\b|\bunset\b|\blet\b|\bprintf\b|@P|\$\{!"
+                           r"|\(\(|\$\[|-(?:eq|ne|lt|le|gt|ge)\b")  # fmt: skip
 _MAX_CODE_VALUES = 16  # past these, every value holding code counts (the scan stays linear)
 
 
