@@ -248,3 +248,55 @@ def test_a_value_bash_evaluates_is_checked_as_code(sup: Supervisor, line: str) -
 def test_a_plain_prompt_or_number_is_no_danger(sup: Supervisor, line: str) -> None:
     verdict = sup.test("manual", line, context="api")
     assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
+
+
+# Programs that run a command given on their line: each ran `rm -rf /` unseen in a manual
+# home before (approved with no danger).
+LAUNCHED_HARDLINE = [
+    "dbus-launch rm -rf /",
+    "proot rm -rf /",
+    "fakechroot rm -rf /",
+    "mpirun -n 1 rm -rf /",
+    "srun -N 1 rm -rf /",
+    "ifne rm -rf /",
+    "systemd-cat -t x rm -rf /",
+    "nq rm -rf /",
+    "tsp rm -rf /",
+    "direnv exec . rm -rf /",
+    "aws-vault exec prod -- rm -rf /",
+    "op run -- rm -rf /",
+    "doppler run -- rm -rf /",
+    "dotenv -- rm -rf /",
+    "hyperfine 'rm -rf /'",
+    "hyperfine --warmup 1 -p 'rm -rf /' 'true'",
+    "pueue add 'rm -rf /'",
+    "nix-shell --run 'rm -rf /'",
+    "nix develop -c rm -rf /",
+    "crontab <<< '* * * * * rm -rf /'",
+    "echo '@reboot rm -rf /' | crontab -",
+]
+LAUNCHED_PLAIN = [
+    "crontab -l",
+    "crontab -u x -l",
+    "hyperfine 'sleep 0.1'",
+    "op run -- npm test",
+    "nix develop -c make",
+    "direnv allow .",
+]
+
+
+@pytest.mark.parametrize("line", LAUNCHED_HARDLINE)
+def test_a_launched_command_is_checked_as_the_lines_own(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", LAUNCHED_PLAIN)
+def test_a_plain_launch_is_no_danger(sup: Supervisor, line: str) -> None:
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
+
+
+def test_a_crontab_from_stdin_is_a_crontab_change(sup: Supervisor) -> None:
+    verdict = sup.test("manual", "crontab <<< '0 * * * * date'", context="api")
+    assert verdict.outcome.value == ASK
+    assert "crontab-change" in [d.pattern for d in verdict.dangers]

@@ -315,8 +315,10 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
             return PROCESS_KILL
     elif prog in _KILLERS:
         return PROCESS_KILL
-    elif prog == "crontab":
-        if set(short_flags(args)) & set("re") or operands(args):
+    elif prog == "crontab":  # all but a listing installs (from a file or stdin) or removes
+        flags = short_flags(args)
+        files = [a for i, a in enumerate(args) if a[:1] != "-" and (i == 0 or args[i - 1] != "-u")]
+        if set(flags) & set("re") or files or "l" not in flags:
             return CRONTAB
     elif prog == "git":
         return _git(args)

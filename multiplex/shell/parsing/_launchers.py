@@ -5,7 +5,10 @@ written as plain wrappers in ``_unwrap.py``: ``perf record|stat|trace CMD``,
 ``ip netns exec NS CMD``, ``docker|podman|nerdctl exec [opts] C CMD`` (a
 container is a real system, as an ssh host is), ``kubectl exec … -- CMD``,
 ``kubectl run … -- CMD``, ``npx CMD``/``bunx CMD``, ``pnpm|yarn|composer exec
-CMD``, and the shell line ``nodemon --exec`` and ``ansible -m shell -a`` run.
+CMD``, and the shell line ``nodemon --exec`` and ``ansible -m shell -a`` run; more
+wrappers (``proot``, ``mpirun``, ``srun``, ``ifne``, ``nq``, ``tsp``, ``direnv exec``…),
+secret injectors that run ``-- CMD`` (``aws-vault exec``, ``op run``, ``doppler run``…)
+and the shell lines of ``hyperfine``, ``pueue add``, ``nix-shell --run``, ``nix develop -c``.
 The command found is checked like one of the line's own (hardline, deny, allow).
 A pure leaf: stdlib and ``shell.parsing._argv``.
 """
@@ -32,9 +35,30 @@ _EXEC_VERB = {"pnpm": "exec", "yarn": "exec", "composer": "exec", "bun": "x"}
 _ANSIBLE_SHELLS = frozenset({"shell", "command", "raw", "ansible.builtin.shell",
                              "ansible.builtin.command", "ansible.builtin.raw"})  # fmt: skip
 
+# More programs that run the command after their own options (and N operands of theirs).
+_PLAIN: dict[str, tuple[frozenset[str], int]] = {
+    "dbus-launch": (opts("--config-file"), 0),
+    "proot": (opts("-r --rootfs -b --bind -m --mount -w --pwd --cwd -q --qemu -k --kernel-release"), 0),
+    "fakechroot": (opts("-l --lib -d --elfloader -e --environment -c --config-dir"), 0),
+    "mpirun": (opts("-n -np -N -H --host --hostfile --machinefile -x --map-by --bind-to --wdir"), 0),
+    "mpiexec": (opts("-n -np -N -H --host --hostfile --machinefile -x --map-by --bind-to --wdir"), 0),
+    "srun": (opts("-n --ntasks -N --nodes -p --partition -t --time -c --cpus-per-task -J "
+                  "--job-name -A --account --mem -w --nodelist -D --chdir -o --output"), 0),
+    "ifne": (frozenset(), 0),
+    "systemd-cat": (opts("-t --identifier -p --priority --stderr-priority"), 0),
+    "nq": (frozenset(), 0),
+    "tsp": (opts("-L -D -N -W"), 0),
+    "direnv": (frozenset(), 2),  # direnv exec DIR CMD
+}  # fmt: skip
+# "TOOL VERB [opts] -- CMD": secret injectors and env loaders run CMD with secrets set.
+_DASHED = {"aws-vault": "exec", "op": "run", "doppler": "run", "dotenv": "", "infisical": "run",
+           "envchain": "", "chamber": "exec", "teller": "run", "sops": "exec-env"}  # fmt: skip
+# Shell lines they run: every operand of hyperfine, pueue add's, nix-shell --run's.
+_SHELL_LINES = frozenset({"hyperfine", "pueue", "nix-shell", "nix"})
+
 LAUNCHERS = frozenset(
     {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
-     "ansible", *_EXEC_VERB}
+     "ansible", *_EXEC_VERB, *_PLAIN, *_DASHED, *_SHELL_LINES}
 )  # fmt: skip
 
 
@@ -64,9 +88,51 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
         return NextStep(shell_payloads=tuple(code)) if code else None
     elif prog == "ansible":
         return _ansible(args)
+    elif prog in _PLAIN:
+        with_arg, skip = _PLAIN[prog]
+        if prog == "direnv" and args[:1] != ("exec",):
+            return None
+        k = operand_index(args, with_arg) + skip
+        inner = tuple(args[k:]) if k < len(args) else None
+    elif prog in _DASHED:
+        verb = _DASHED[prog]
+        if (verb and args[:1] != (verb,)) or "--" not in args:
+            return None
+        inner = tuple(args[list(args).index("--") + 1 :]) or None
+    elif prog in _SHELL_LINES:
+        return _shell_lines(prog, args)
     else:
         return None
     return NextStep(inner=inner) if inner else None
+
+
+def _shell_lines(prog: str, args: Sequence[str]) -> NextStep | None:
+    """``hyperfine CMD…``, ``pueue add CMD``, ``nix-shell --run CMD``, ``nix develop -c CMD``."""
+    if prog == "hyperfine":
+        valued = opts("-w --warmup -m --min-runs -M --max-runs -r --runs -p --prepare -c "
+                      "--cleanup -s --setup --export-json --export-csv --export-markdown -S "
+                      "--shell -u --time-unit -L --parameter-list -n --command-name")  # fmt: skip
+        lines = [
+            a for i, a in enumerate(args) if a[:1] != "-" and (i == 0 or args[i - 1] not in valued)
+        ]
+        lines += [
+            args[i + 1]
+            for i, a in enumerate(args[:-1])
+            if a in opts("-p --prepare -c --cleanup -s --setup")
+        ]
+    elif prog == "pueue" and args[:1] == ("add",):
+        lines = [" ".join(a for a in args[1:] if a[:1] != "-")]
+    elif prog == "nix-shell":
+        lines = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--run", "--command")]
+    elif prog == "nix" and args[:1] in (("develop",), ("shell",)):
+        for i, a in enumerate(args):
+            if a in ("-c", "--command") and i + 1 < len(args):
+                return NextStep(inner=tuple(args[i + 1 :]))
+        return None
+    else:
+        return None
+    lines = [line for line in lines if line.strip()]
+    return NextStep(shell_payloads=tuple(lines)) if lines else None
 
 
 def _ansible(args: Sequence[str]) -> NextStep | None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, carried
 from multiplex.shell.parsing._argv import (
+    ASSIGN,
     NextStep,
     RedirectLike,
     fed_text,
@@ -39,7 +40,7 @@ __all__ = [
 # The programs payload_step knows (the unwrapper skips every other program quickly).
 PAYLOAD_PROGRAMS = frozenset(
     {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git",
-     *CARRYING}
+     "crontab", *CARRYING}
 )  # fmt: skip
 # Carriers that also wrap a command: shell.parsing._unwrap reads them.
 _WRAPPERS = frozenset({"ssh", "xargs", "strace", "ltrace"})
@@ -158,6 +159,20 @@ def env_payloads(assignments: Sequence[str]) -> tuple[str, ...]:
         elif name in _PROMPTS:  # PS4='$(cmd)': bash expands a prompt's substitutions
             out.extend(substitutions(value))
     return tuple(out)
+
+
+def cron_commands(table: str) -> list[str]:
+    """The command of each job of crontab text (``m h dom mon dow CMD``, ``@reboot CMD``)."""
+    found: list[str] = []
+    for line in table.splitlines():
+        fields = line.split(None, 1 if line.lstrip().startswith("@") else 5)
+        if not fields or fields[0].startswith("#") or ASSIGN.match(fields[0]):
+            continue
+        command = fields[-1] if len(fields) == (2 if fields[0].startswith("@") else 6) else ""
+        command = re.split(r"(?<!\\)%", command, maxsplit=1)[0]  # % starts the job's stdin
+        if command.strip():
+            found.append(command)
+    return found
 
 
 # Prompts bash expands, substitutions and all (PS4 on each traced line under set -x).
@@ -285,6 +300,9 @@ def payload_step(
             return NextStep()
         fed = fed_text(redirects, stdin)
         return NextStep(shell_payloads=(fed,)) if fed else NextStep()
+    if prog == "crontab":  # the jobs of a crontab installed from stdin
+        fed = fed_text(redirects, stdin) if not {"-l", "-r"} & set(args) else None
+        return NextStep(shell_payloads=tuple(cron_commands(fed))) if fed else NextStep()
     if prog == "parallel":
         return _parallel(args, fed_text(redirects, stdin))
     if prog == "sg":
