@@ -115,7 +115,7 @@ HARMLESS = [
 ]
 
 ALLOW = ["split *", "convert *", "magick *", "gs *", "pandoc *", "strace *", "ffmpeg *",
-         "openssl *", "pip *", "ls *", "identify *"]  # fmt: skip
+         "openssl *", "pip *", "ls *", "identify *", "python3 *"]  # fmt: skip
 
 # File and media tools: each option runs a command or writes a file, so the strict home's
 # rule for the program does not vouch for it (each was allowlisted before) and the
@@ -130,6 +130,11 @@ CARRIED = {
         "pandoc -F f x.md",
         "strace -o '|sh -c id' ls",
         "openssl req -engine /tmp/evil.so -new",
+        # inline code that starts a program by a way not listed before
+        "python3 -c 'import asyncio; asyncio.run(asyncio.create_subprocess_shell(\"id\"))'",
+        "python3 -c 'import os; getattr(os, \"sys\"+\"tem\")(\"id\")'",
+        "python3 -c 'import sh; sh.id()'",
+        "python3 -c 'from plumbum import local; local[\"id\"]()'",
     ],
     "protected-file": [
         "gs -o AGENTS.md x.ps",
@@ -151,6 +156,7 @@ PLAIN_TOOLS = [
     "pandoc -o out.html x.md",
     "gs -sDEVICE=png16m -o out.png x.pdf",
     "ffmpeg -i a.mp4 b.webm",
+    "python3 -c 'import shutil; getattr(shutil, \"copy\")'",
     "strace -f -o trace.txt ls",
     "pip install -r requirements.txt",
     "openssl req -new -key k.pem -out r.csr",

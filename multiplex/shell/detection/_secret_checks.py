@@ -96,6 +96,11 @@ _SCRIPT_EXEC = re.compile(
     # "…".execute(), Haskell's System.Process
     r"|\bsystem2\s*\(|posix_spawn|\bpcntl_exec\b|\bOpen3\b|\bprocess\.binding\b|spawn_sync"
     r"|\brun-program\b|\bos:cmd\b|\bSystem\.cmd\b|\.execute\s*\(|\b(?:call|read)(?:Command|Process)\b"
+    # asyncio's subprocesses, a program-starting module's attribute looked up by a name
+    # built at run time (getattr(os, "sys"+"tem")), the sh and plumbum libraries
+    r"|\bcreate_subprocess_(?:shell|exec)\b"
+    r"|\bgetattr\s*\(\s*(?:os|posix|subprocess|pty|builtins|__builtins__|child_process)\b"
+    r"|\bimport\s+sh\b|\bfrom\s+sh\s+import\b|\bplumbum\b"
 )
 
 
@@ -104,7 +109,8 @@ _SCRIPT_EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "Popen", "subprocess", "child_process", "check_output",
     "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
     "os.fork", "__import__", "Deno.", "Bun.spawn", "open", "Open3", "binding", "run-program",
-    "os:cmd", "System.cmd", "Command", "Process",
+    "os:cmd", "System.cmd", "Command", "Process", "create_subprocess", "getattr", "sh",
+    "plumbum",
 )  # fmt: skip
 
 
