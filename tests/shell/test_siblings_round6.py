@@ -132,7 +132,7 @@ CARRIED = {
         "openssl req -engine /tmp/evil.so -new",
         # inline code that starts a program by a way not listed before
         "python3 -c 'import asyncio; asyncio.run(asyncio.create_subprocess_shell(\"id\"))'",
-        "python3 -c 'import os; getattr(os, \"sys\"+\"tem\")(\"id\")'",
+        'python3 -c \'import os; getattr(os, "sys"+"tem")("id")\'',
         "python3 -c 'import sh; sh.id()'",
         "python3 -c 'from plumbum import local; local[\"id\"]()'",
     ],
