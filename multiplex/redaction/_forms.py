@@ -18,8 +18,13 @@ from collections.abc import Iterator
 __all__ = ["disguised_forms"]
 
 # What a program or a person puts between the characters of a value spelled out
-# one at a time (a newline between them is a line break, matched without forms).
+# one at a time (a newline between them is a line break, matched without forms), and
+# the invisible characters that show nothing between them.
 _SEPARATORS = (" ", "-", ".", ",", ":", ";", "_", "/", "|", "\t", ", ")
+_INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+# The separators a spelled-out value also comes with in its other letters (backwards,
+# upper or lower case).
+_TURNED_SEPARATORS = (" ", "-", ".")
 
 
 def _hex_forms(raw: bytes) -> Iterator[str]:
@@ -34,8 +39,10 @@ def _hex_forms(raw: bytes) -> Iterator[str]:
 
 def disguised_forms(value: str) -> Iterator[str]:
     """The value reversed, upper- and lower-cased (reversed too), rot13 (reversed too),
-    spelled out with a separator between its characters, its UTF-8 bytes as base32 and
-    hex, and the reversed value's as base64.
+    spelled out with a separator (also an invisible one) between its characters, and so
+    backwards or in another case, its UTF-8 bytes as base32 and hex, the reversed value's
+    as base64 and hex, its base64 backwards and base64-encoded again, base85 and ascii85,
+    fullwidth, and as HTML character references.
 
     Base32 is standard (RFC 4648), padded or not, upper or lower case. Hex is
     lower or upper case, bare, with a space or ``:`` between bytes, or every
@@ -54,9 +61,25 @@ def disguised_forms(value: str) -> Iterator[str]:
     turned = base64.b64encode(backwards.encode("utf-8", "surrogatepass")).decode("ascii")
     yield turned
     yield turned.rstrip("=")
-    for separator in _SEPARATORS:
+    for separator in _SEPARATORS + _INVISIBLE:
         yield separator.join(value)
+    for turned_value in (backwards, value.upper(), value.lower(), backwards.upper()):
+        if turned_value != value:
+            yield from (separator.join(turned_value) for separator in _TURNED_SEPARATORS)
     raw = value.encode("utf-8", "surrogatepass")
+    yield backwards.encode("utf-8", "surrogatepass").hex()  # the reversed value's bytes
+    once = base64.b64encode(raw)
+    yield once.decode("ascii")[::-1]  # its base64, read backwards
+    twice = base64.b64encode(once).decode("ascii")  # base64 of its base64
+    yield twice
+    yield twice.rstrip("=")
+    yield base64.b85encode(raw).decode("ascii")  # git's binary patches
+    yield base64.a85encode(raw).decode("ascii")  # PDF and PostScript
+    if value.isascii() and value.isprintable():
+        # fullwidth letters (NFKC folds them back) and HTML character references
+        yield "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in value)
+        yield "".join(f"&#{ord(c)};" for c in value)
+        yield "".join(f"&#x{ord(c):x};" for c in value)
     b32 = base64.b32encode(raw).decode("ascii")
     for form in (b32, b32.lower()):
         yield form

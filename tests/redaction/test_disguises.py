@@ -58,6 +58,21 @@ DISGUISES = {
     "folded-every-5": "\n".join(VALUE[i : i + 5] for i in range(0, len(VALUE), 5)),
     "base32-folded": "\r\n".join(_B32[i : i + 8] for i in range(0, len(_B32), 8)),
     "hex-folded": "\n".join(_HEX[i : i + 16] for i in range(0, len(_HEX), 16)),
+    # two disguises at once, invisible separators, other encodings (each leaked before)
+    "reversed-spaces": " ".join(VALUE[::-1]),
+    "upper-spaces": " ".join(VALUE.upper()),
+    "lower-dashes": "-".join(VALUE.lower()),
+    "reversed-upper-dots": ".".join(VALUE[::-1].upper()),
+    "zero-width-spaces": "\u200b".join(VALUE),
+    "word-joiners": "\u2060".join(VALUE),
+    "hex-of-reversed": VALUE[::-1].encode().hex(),
+    "base64-backwards": base64.b64encode(_RAW).decode()[::-1],
+    "base64-twice": base64.b64encode(base64.b64encode(_RAW)).decode(),
+    "base85": base64.b85encode(_RAW).decode(),
+    "ascii85": base64.a85encode(_RAW).decode(),
+    "fullwidth": "".join(chr(ord(c) + 0xFEE0) for c in VALUE),
+    "html-decimal": "".join(f"&#{ord(c)};" for c in VALUE),
+    "html-hex": "".join(f"&#x{ord(c):x};" for c in VALUE),
 }
 
 
