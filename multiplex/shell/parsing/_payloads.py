@@ -84,7 +84,13 @@ _TMUX_OPTS = opts("-s -n -t -c -x -y -F -e -l -p -L -S -f -b")
 
 
 def git_config_payload(key: str, value: str) -> str | None:
-    """The command a ``git -c key=value`` setting makes git run, or None."""
+    """The command a ``git -c key=value`` setting makes git run, or None ("" when it lets git
+    run commands it names elsewhere: ``protocol.ext.allow=always``)."""
+    ext = _EXT_REWRITE.match(key.strip())
+    if ext is not None:  # url.ext::sh -c CMD.insteadOf=https://: every https remote runs CMD
+        return ext.group(1)
+    if _EXT_ALLOWED.match(key.strip()):
+        return "" if value.strip().lower() in ("always", "user") else None
     if not _GIT_COMMAND_KEY.match(key.strip()):
         return None
     if _BANG_ONLY.match(key.strip()) and not value.startswith("!"):
@@ -92,6 +98,8 @@ def git_config_payload(key: str, value: str) -> str | None:
     return value[1:] if value.startswith("!") else value
 
 
+_EXT_REWRITE = re.compile(r"^url\.ext::(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
+_EXT_ALLOWED = re.compile(r"^protocol\.ext\.allow$", re.IGNORECASE)
 # Keys whose value is a command only when it starts with "!" (else a built-in mode).
 _BANG_ONLY = re.compile(r"^submodule\..+\.update$", re.IGNORECASE)
 
