@@ -312,3 +312,51 @@ def test_a_crontab_from_stdin_is_a_crontab_change(sup: Supervisor) -> None:
     verdict = sup.test("manual", "crontab <<< '0 * * * * date'", context="api")
     assert verdict.outcome.value == ASK
     assert "crontab-change" in [d.pattern for d in verdict.dangers]
+
+
+# Writes into system folders by a tool's own options, and capabilities granted: each
+# was approved with no danger in a manual home.
+SYSTEM_WRITES = {
+    "sensitive-write": [
+        "tar xf a.tar -C /etc",
+        "tar -x -f a.tar --directory=/usr/bin",
+        "bsdtar -xf a.tar -C /etc",
+        "busybox tar xf a.tar -C /etc",
+        "git clone https://x.test/r /etc/x",
+        "git init /usr/local/x",
+        "wget -P /etc https://x.test/f",
+        "wget --directory-prefix=/usr/bin https://x.test/f",
+        "7z x a.7z -o/etc",
+        "chattr +i /etc/passwd",
+        "mount --bind /tmp /etc",
+        "npm i -g --prefix /usr x",
+        "cmake --install . --prefix /usr",
+        "cp x /usr",
+    ],
+    "privilege-escalation": ["setcap cap_setuid+ep /usr/bin/python3", "setcap cap_net_raw=ep ./x"],
+}
+PLAIN_WRITES = [
+    "tar xf a.tar -C build",
+    "git clone https://x.test/r vendor/r",
+    "wget -P downloads https://x.test/f",
+    "7z x a.7z -oout",
+    "npm i --prefix ./tools x",
+    "setcap -v cap_net_raw=ep ./x",
+]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "line"), [(p, line) for p, lines in SYSTEM_WRITES.items() for line in lines]
+)
+def test_a_system_write_by_a_tools_option_is_named(
+    sup: Supervisor, pattern: str, line: str
+) -> None:
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome.value == ASK, verdict.cause
+    assert pattern in [d.pattern for d in verdict.dangers]
+
+
+@pytest.mark.parametrize("line", PLAIN_WRITES)
+def test_a_write_into_the_work_folder_is_no_danger(sup: Supervisor, line: str) -> None:
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers

@@ -129,6 +129,7 @@ def _tar(args: Sequence[str], fed: str | None) -> Carried:
     writes = tuple(parsed.values("-f", "--file")) if parsed.has(*_TAR_WRITES) else ()
     if parsed.has("-x", "--extract", "--get"):
         writes += parsed.operands  # the members named are written over
+        writes += tuple(parsed.values("-C", "--directory"))  # and into this folder
     if unknown is None and parsed.has("-T", "--files-from"):
         unknown = "tar -T list"
     return carried_of(payloads, command_line(payloads), unknown, writes)
@@ -282,8 +283,10 @@ def _awk_program(args: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
 _GIT_WRITERS = table(
     "output= output-directory= source= staged worktree ours theirs force quiet patch "
     "pathspec-from-file= ignore-unmerged overlay no-overlay merge conflict= cached "
-    "ignore-unmatch dry-run",
-    "o= s= f q p m n r k",
+    "ignore-unmatch dry-run depth= branch= origin= template= reference= separate-git-dir= "
+    "config= filter= jobs= upload-pack= shallow-since= shallow-exclude= initial-branch= "
+    "object-format= ref-format= reason=",
+    "o= s= f q p m n r k b= c= j= u= B=",
 )
 
 
@@ -307,12 +310,19 @@ def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
         out += list(parsed.operands)
     elif sub in ("archive", "format-patch"):  # -o is --output, or --output-directory
         out += parsed.values("-o", "--output-directory")
-    elif sub == "bundle" and list(parsed.operands[:1]) == ["create"]:
+    elif sub == "init":
+        out += list(parsed.operands[:1])
+    elif sub == "clone" or list(parsed.operands[:1]) == [_SECOND_WRITES.get(sub)]:
+        # bundle create F, clone URL DIR (else named after the repository), worktree add DIR
         out += list(parsed.operands[1:2])
     return tuple(out)
 
 
-_GIT_WRITING = frozenset({"checkout", "restore", "rm", "mv", "archive", "format-patch", "bundle"})
+_SECOND_WRITES = {"bundle": "create", "worktree": "add"}
+_GIT_WRITING = frozenset(
+    {"checkout", "restore", "rm", "mv", "archive", "format-patch", "bundle", "clone", "init",
+     "worktree"}
+)  # fmt: skip
 
 
 _NPM = table(

@@ -270,7 +270,7 @@ def _git(args: Sequence[str]) -> Pattern | None:
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "chmod", "chown", "chgrp", "dd", "systemctl",
      "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
-     "nft", "ufw", "firewall-cmd", "journalctl", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
+     "nft", "ufw", "firewall-cmd", "journalctl", "setcap", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
 )  # fmt: skip
 
 
@@ -330,6 +330,6 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
             return FIREWALL
     elif prog in _ACCOUNTS:
         return ACCOUNT
-    elif prog in _SUDO:
-        return PRIVILEGE
+    elif prog in _SUDO or (prog == "setcap" and "-v" not in args and "-r" not in args):
+        return PRIVILEGE  # setcap cap_setuid+ep FILE: the file gets root's powers
     return package_check(prog, args) or infra_check(prog, args)

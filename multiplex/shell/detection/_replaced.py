@@ -30,6 +30,7 @@ _CP_CLIS = frozenset({"docker", "podman", "nerdctl", "kubectl", "oc"})
 
 REPLACERS = frozenset(
     {*_COMPRESSORS, "zstd", "unzstd", "lz4", "ruby", "awk", "gawk", "sqlite3", "script", "ssh-keygen",
+     "mount", "umount", "npm", "cmake",
      *_CP_CLIS}
 )  # fmt: skip
 
@@ -54,6 +55,11 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
         if not flags & _KEYGEN_READS:  # -l, -y, -F … read the key file, the rest write it
             yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "-f")
             yield from (a[2:] for a in args if a.startswith("-f") and len(a) > 2)
+    elif prog in ("mount", "umount"):
+        yield from [a for a in args if a.startswith("/")][-1:]  # the mount point
+    elif prog in ("npm", "cmake"):  # npm i -g --prefix DIR, cmake --install . --prefix DIR
+        yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "--prefix")
+        yield from (a.partition("=")[2] for a in args if a.startswith("--prefix="))
     elif prog in _CP_CLIS and operands(args)[:1] == ["cp"]:
         ends = operands(args)[1:]
         if len(ends) == 2 and ":" not in ends[1]:

@@ -47,6 +47,9 @@ _SENSITIVE = (
     "~/.kube/config", "~/.docker/config.json", "~/.netrc", "~/.git-credentials",
     "~/.config/fish/config.fish", "/proc/sys/*", "/sys/*", "/var/log/*", "/var/lib/*",
     "/var/spool/*", "/var/mail/*",
+    # the folders themselves: what is copied or extracted into them lands inside
+    "/root", "/boot", "/usr", "/bin", "/sbin", "/lib*", "/var/log", "/var/lib", "/var/spool",
+    "/proc/sys", "/sys",
     # shells' and REPLs' histories: emptied or linked to /dev/null, they erase what ran
     "~/.bash_history", "~/.zsh_history", "~/.history", "~/.python_history", "~/.psql_history",
     "~/.mysql_history", "~/.node_repl_history", "~/.sqlite_history", "~/.lesshst",
@@ -78,7 +81,7 @@ _WRITERS = frozenset(
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
-     "cpio", "uniq", "iconv", "zip", *REPLACERS}
+     "cpio", "uniq", "iconv", "zip", "chattr", *REPLACERS}
 )  # fmt: skip
 
 
@@ -169,6 +172,7 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from ([] if listing else ops[1:])  # the members named are written over
     elif prog in ("7z", "7za", "7zz") and tuple(args[:1]) in (("x",), ("e",)):
         yield from [a for a in args[1:] if not a.startswith("-")][1:]  # 7z x A.7z MEMBER
+        yield from (a[2:] for a in args[1:] if a.startswith("-o") and len(a) > 2)  # -oDIR
     elif prog == "cpio" and any(a in ("-i", "--extract") or a.startswith("-i") for a in args):
         yield from operands(args)  # cpio -i PATTERN: the members it extracts
     elif prog == "uniq":
@@ -181,13 +185,14 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from (a[3:] for a in args if a.startswith("of="))
     elif prog == "ddrescue":
         yield from operands(args)[1:2]
-    elif prog in ("chmod", "chown", "chgrp"):
+    elif prog in ("chmod", "chown", "chgrp", "chattr"):
         yield from operands(args)[1:]
     elif prog in ("curl", "wget"):
         # Read as getopt_long reads them: --output-document=F, -OF, --output-doc F. curl -O
         # names the file after the URL; wget -O names it.
         parsed = read_options(args, _DOWNLOADS[prog])
         yield from parsed.values(*_DOWNLOAD_FILES)
+        yield from parsed.values("-P", "--directory-prefix")  # wget -P DIR: lands in DIR
         for command in parsed.values("-e", "--execute"):  # wget -e output_document=F
             name, _, value = command.replace(" ", "").partition("=")
             if name.replace("_", "").lower() in ("outputdocument", "logfile"):
