@@ -261,10 +261,23 @@ def _value_of(args: Sequence[str], index: int, option: str) -> bool:
 
 
 def path_words(argv: Sequence[str]) -> Iterator[str]:
-    """Words of an argv that may name a path (operands and ``--opt=VALUE`` values)."""
+    """Words of an argv that may name a path (operands and ``--opt=VALUE`` values), and the
+    path a word names for a tool that reads it: ``@F``, ``k=@F`` (curl, httpie, gh api),
+    ``file://F`` (aws), ``FILE:F``/``OPEN:F`` (socat)."""
     for arg in argv[1:]:
         if arg.startswith("-"):
             if "=" in arg:
-                yield arg.split("=", 1)[1]
+                value = arg.split("=", 1)[1]
+                yield value
+                yield from _named_file(value)
             continue
         yield arg
+        yield from _named_file(arg)
+
+
+_FILE_NAMED = re.compile(r"(?:^|=)@|^(?:fileb?://|(?:g?open|file|create):)", re.IGNORECASE)
+
+
+def _named_file(word: str) -> Iterator[str]:
+    if ("@" in word or ":" in word) and (m := _FILE_NAMED.search(word)) is not None:
+        yield word[m.end() :].split(",", 1)[0].split(";", 1)[0]
