@@ -94,6 +94,19 @@ def _validate(config: SupervisorConfig, served: set[str]) -> None:
         )
 
 
+def _whole(sup: Supervisor, homes: dict[str, Path]) -> dict[str, Path]:
+    """``homes`` without a new one whose ``config.yaml`` is still being written: it is
+    served when its writer closes it (docs/configuration.md#validation)."""
+    watcher = sup.watcher
+    if watcher is None:
+        return homes
+    return {
+        n: h
+        for n, h in homes.items()
+        if n in sup.profiles or not watcher.being_written(h / "config.yaml")
+    }
+
+
 def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
     """Apply the current ``multiplex.yaml`` to ``sup`` all at once, or not at all."""
     source = sup.config.source
@@ -109,7 +122,7 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
                     file=source,
                 )
             config = load_supervisor_config(Path(source))
-            homes = config.homes()
+            homes = _whole(sup, config.homes())
             _validate(config, set(homes))
         except ConfigError as exc:
             sup.config_error = str(exc)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 
 from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
+from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent, Mask
+from watchdog.observers.inotify_move_event_grouper import GroupedInotifyEvent
 
 from multiplex.watching._router import CREDENTIALS_DIR
 
@@ -37,6 +39,17 @@ def watched_below(root: bytes, path: bytes) -> bool:
 
 
 class _HomesWatchGroup(InotifyWatchGroup):
+    def _recursive_simulate(self, src_path: bytes) -> list[InotifyEvent]:
+        # A file found in a folder that appeared before its watch did is reported as
+        # closed, not created: its writer's own close came before the watch, and a
+        # "created" file is read only once closed (watching._router).
+        return [
+            InotifyEvent(e.wd, Mask(InotifyConstants.IN_CLOSE_WRITE), 0, e.name)
+            if e.mask == InotifyConstants.IN_CREATE
+            else e
+            for e in super()._recursive_simulate(src_path)
+        ]
+
     def _add_all_callbacks(self, path: bytes) -> None:
         # watchdog's walk, pruned to the directories a reload reads from.
         if not watched_below(self.path, path):
@@ -55,6 +68,14 @@ class _HomesWatchGroup(InotifyWatchGroup):
 
 
 class _HomesEmitter(InotifyEmitter):
+    # Full events: a file moved in from an unwatched place is a move (its content is
+    # whole), so a "created" event is only ever a file being written, which the router
+    # reads once its writer closes it.
+    def build_and_queue_event(
+        self, event: GroupedInotifyEvent, *, full_events: bool = True
+    ) -> None:
+        super().build_and_queue_event(event, full_events=full_events)
+
     def on_thread_start(self) -> None:
         self._inotify = _HomesWatchGroup(
             self._inotify_fd,

@@ -5,12 +5,15 @@ homes it may have changed (a home's ``config.yaml`` or ``.env``, anything under
 its ``credentials/``) and to :data:`SUPERVISOR_KEY` when ``multiplex.yaml`` or
 the set of homes in the profiles folder may have changed, and pokes the
 debouncer for each. It never reads a file but to check that a leaving
-``config.yaml`` is really gone.
+``config.yaml`` is really gone. With inotify, a file written in place counts as
+changed when its writer closes it: a reload never reads it half written
+(docs/configuration.md#validation).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -27,6 +30,12 @@ CREDENTIALS_DIR = "credentials"
 # The name ``on_change`` gets for multiplex.yaml or the profiles folder (no profile
 # name contains a NUL: names are directory names).
 SUPERVISOR_KEY = "\0multiplex.yaml"
+
+
+# What a writer does to a file before it closes it (IN_CREATE, IN_MODIFY).
+_WRITING = frozenset({"created", "modified"})
+# How long a file written and not closed is taken as still being written.
+_WRITER_WAIT_S = 30.0
 
 
 def _credentials_owner(
@@ -51,6 +60,17 @@ class Router(FileSystemEventHandler):
         self.names_by_home: dict[str, frozenset[str]] = {}
         # (multiplex.yaml, profiles folder) followed for SUPERVISOR_KEY, or None.
         self.supervisor: tuple[str, str | None] | None = None
+        # inotify reports a writer closing a file (polling does not): a file written in
+        # place is then read once its writer closes it, never half written.
+        self.waits_for_close = False
+        # path -> when its writer started: files opened for writing and not yet closed.
+        self.writing: dict[str, float] = {}
+
+    def being_written(self, path: str) -> bool:
+        """Whether a writer has ``path`` open (written, not closed) since less than a while
+        ago; a file left so longer (a hard link makes no close) counts as whole."""
+        started = self.writing.get(path)
+        return started is not None and time.monotonic() - started < _WRITER_WAIT_S
 
     def _supervisor_event(
         self, path: str, kind: str, names_by_home: Mapping[str, frozenset[str]]
@@ -69,14 +89,14 @@ class Router(FileSystemEventHandler):
         config, folder = followed
         if path == config:
             return True
-        if folder is None or kind == "modified" or kind == "closed" or kind == "opened":
+        if folder is None or kind == "modified" or kind == "opened":
             return False
         parent = os.path.dirname(path)
         if parent == folder:
-            return True
+            return kind != "closed"
         if os.path.basename(path) != "config.yaml" or os.path.dirname(parent) != folder:
             return False
-        if kind in ("created", "moved-to"):
+        if kind in ("created", "moved-to", "closed"):  # closed: written in place, complete
             return parent not in names_by_home
         # Leaving; a replace shows as delete-then-create in polling mode: gone only if it is.
         return not os.path.lexists(path)
@@ -84,6 +104,12 @@ class Router(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         names_by_home = self.names_by_home
         kind = event.event_type
+        if self.waits_for_close and not event.is_directory:
+            path = os.fsdecode(event.src_path)
+            if kind in _WRITING:
+                self.writing.setdefault(path, time.monotonic())
+                return  # still being written: its writer's close is the change (fail closed)
+            self.writing.pop(path, None)  # closed, deleted or moved away
         for raw, side in ((event.src_path, kind), (getattr(event, "dest_path", ""), "moved-to")):
             if not raw:
                 continue

@@ -166,6 +166,11 @@ class ConfigWatcher:
                 and self._debouncer.alive
             )
 
+    def being_written(self, path: str | Path) -> bool:
+        """Whether ``path`` is open for writing and not closed yet (inotify only): a reload
+        that finds a new home leaves it until its ``config.yaml`` is whole."""
+        return self._router.being_written(os.path.abspath(os.fspath(path)))
+
     @property
     def mode(self) -> str:
         """The mode in effect: "inotify", "polling" or "off" ("auto" resolved)."""
@@ -288,13 +293,16 @@ class ConfigWatcher:
                     category=RuntimeWarning,
                     module=r"watchdog\.observers\.inotify",
                 )
-                return HomesObserver()
+                observer = HomesObserver()
+                self._router.waits_for_close = True
+                return observer
             except (ImportError, OSError) as exc:
                 if self._requested == "inotify":
                     raise ConfigError(f"inotify unavailable: {exc}", key="watch.mode") from exc
                 # "auto": e.g. fs.inotify.max_user_instances reached; polling still works.
                 logger.warning("config watcher: inotify unavailable (%s); polling instead", exc)
                 self._mode = "polling"
+        self._router.waits_for_close = False  # polling sees no close: each change counts
         return PollingObserver(timeout=self._poll_interval)
 
     def _reconcile(self) -> None:
