@@ -369,3 +369,32 @@ def test_a_system_write_by_a_tools_option_is_named(
 def test_a_write_into_the_work_folder_is_no_danger(sup: Supervisor, line: str) -> None:
     verdict = sup.test("manual", line, context="api")
     assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
+
+
+# Block devices by their other names, fork loops in other spellings, endless spawns fed by
+# other endless sources: each ran unseen (approved, or asked for something else).
+MORE_HARDLINE = [
+    "dd if=/dev/zero of=/dev/disk/by-id/ata-x",
+    "dd if=/dev/zero of=/dev/loop0",
+    "cat /dev/zero > /dev/nbd0",
+    "perl -e 'fork() while(1)'",
+    "perl -e 'fork while (1)'",
+    "until false; do bash -c 'sleep 9' & done",
+    "until ((0)); do sleep 9 & done",
+    "seq inf | xargs -P0 -I{} sleep 100",
+    "cat /dev/zero | xargs -P0 -n1 sh -c 'sleep 100'",
+    "seq 1 inf | parallel -j0 sleep 100",
+]
+
+
+@pytest.mark.parametrize("line", MORE_HARDLINE)
+def test_more_spellings_of_hardline_forms_are_blocked(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["seq 10 | xargs -P0 -n1 echo", "until make; do sleep 1; done", "cat /dev/loop-control.txt"],
+)
+def test_their_plain_neighbours_are_not(sup: Supervisor, line: str) -> None:
+    assert sup.test("manual", line, context="api").outcome.value == APPROVED

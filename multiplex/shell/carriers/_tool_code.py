@@ -56,6 +56,7 @@ from multiplex.shell.carriers._runners import (
 )
 from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._sockets import nc_code, socat_code, wget_code
+from multiplex.shell.parsing._argv import ENDLESS
 from multiplex.shell.parsing._getopt import read_options, table
 
 __all__ = [
@@ -175,7 +176,7 @@ CODE_PROGRAMS = frozenset(
 
 def endless_spawn(prog: str, args: Sequence[str], upstream: Sequence[str]) -> bool:
     """``yes | xargs -P0 sh -c …``: endless input, each line a process, no limit on them."""
-    if prog not in ("xargs", "parallel") or "yes" not in upstream:
+    if prog not in ("xargs", "parallel") or ("yes" not in upstream and ENDLESS not in upstream):
         return False
     if prog == "parallel":
         return any(a in ("-j0", "--jobs=0") or a.endswith("-j0") for a in args) or "0" in [

@@ -139,7 +139,7 @@ _POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 _POWER_VERBS = frozenset({"poweroff", "reboot", "halt", "kexec", "soft-reboot"})
 _BLOCK = re.compile(
     r"^/dev/(sd[a-z]|nvme\d|vd[a-z]|hd[a-z]|xvd[a-z]|mmcblk\d|disk\d|rdisk\d|dm-\d|md\d|mapper/"
-    r"|mem$|kmem$|port$)",
+    r"|disk/by-|loop\d|nbd\d|rbd\d|zd\d|bcache\d|sr\d|mem$|kmem$|port$)",
     re.IGNORECASE,
 )
 _MKFS = frozenset({"mke2fs", "mkdosfs", "mkntfs", "mkexfatfs", "newfs"})

@@ -21,7 +21,7 @@ _MAX_SCRIPT_DEPTH = 4
 _FORK_DEF = re.compile(r"\(\s*\)\s*\{")
 
 _FORK_LOOPS = re.compile(
-    r"fork\s*(?:\(\s*\)\s*)?(?:while|until)\s*(?:fork|1\b|true\b|!\s*0\b)"
+    r"fork\s*(?:\(\s*\)\s*)?(?:while|until)\s*(?:\(\s*)?(?:fork|1\b|true\b|!\s*0\b)"
     r"|while\s*(?:\(\s*)?(?:True|1|true)\s*(?:\)\s*)?(?::\s*)?(?:\{\s*)?(?:os\.|POSIX::)?fork"
     r"|for\s*\(\s*;\s*;\s*\)\s*(?:\{\s*)?fork"
     r"|\bloop\s*(?:do|\{)\s*(?:Process\.)?fork|\b1\s*while\s*fork\b",

@@ -116,11 +116,25 @@ def fed_text(redirects: Sequence[RedirectLike], stdin: str | None) -> str | None
 MAX_UPSTREAM = 256  # distinct names kept: a long pipeline stays linear
 
 
+# What an upstream holds besides names when a stage never ends (yes, seq inf, cat /dev/zero).
+ENDLESS = "\0endless"
+_ENDLESS_FILES = frozenset({"/dev/zero", "/dev/urandom", "/dev/random"})
+
+
+def _endless(name: str, argv: tuple[str, ...]) -> bool:
+    if name == "seq":
+        return any(a.lower() in ("inf", "infinity") for a in argv[1:])
+    return name in ("cat", "head", "tail", "pv") and bool(_ENDLESS_FILES & set(argv[1:]))
+
+
 def feed_upstream(upstream: tuple[str, ...], argv: tuple[str, ...]) -> tuple[str, ...]:
-    """``upstream`` with the program of ``argv`` added (distinct names, bounded)."""
+    """``upstream`` with the program of ``argv`` added (distinct names, bounded), and
+    :data:`ENDLESS` when it never stops printing (``seq inf``, ``cat /dev/zero``)."""
     if not argv:
         return upstream
     name = program_name(argv[0])
+    if ENDLESS not in upstream and _endless(name, argv) and len(upstream) < MAX_UPSTREAM:
+        upstream = (*upstream, ENDLESS)
     if name in upstream or len(upstream) >= MAX_UPSTREAM:
         return upstream
     return (*upstream, name)

@@ -74,10 +74,10 @@ def endless_background(node: Node, src: bytes) -> bool:
     cond = text(conditions[0], src).strip()
     if forever_for:
         forever = True
-    elif node.type == "while_statement":
-        forever = cond in _FOREVER
+    elif node.children and node.children[0].type == "until":  # the grammar's while_statement
+        forever = cond in ("false", "! true", "/bin/false", "((0))", "(( 0 ))", "[ ]")
     else:
-        forever = cond in ("false", "! true")
+        forever = cond in _FOREVER
     inside = text(body, src)
     return forever and "&" in inside.replace("&&", "") and not re.search(r"\bwait\b", inside)
 
