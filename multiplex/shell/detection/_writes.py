@@ -47,6 +47,8 @@ _SENSITIVE = (
     "~/.config/fish/config.fish", "/proc/sys/*", "/sys/*", "/var/log/*", "/var/lib/*",
     "/var/spool/*", "/var/mail/*",
 )  # fmt: skip
+# All of them in one regex: fnmatchcase(path, p) is translate(p) matched at the start.
+_SENSITIVE_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _SENSITIVE))
 
 
 _SENSITIVE_NAMES = frozenset(
@@ -195,7 +197,7 @@ def sensitive(path: str) -> bool:
     norm = posixpath.normpath(re.sub(r"/+", "/", path)) if path else path
     if norm.rsplit("/", 1)[-1] in _SENSITIVE_NAMES:
         return True
-    return any(fnmatch.fnmatchcase(norm, pattern) for pattern in _SENSITIVE)
+    return _SENSITIVE_GLOB.match(norm) is not None
 
 
 @functools.lru_cache(maxsize=64)

@@ -1,0 +1,299 @@
+"""The gate's fast paths decide exactly as the forms they replace (issue 32 target 3).
+
+Each fast path (one regex for a list of globs, an index before a glob match, a first
+test that proves a check cannot fire) has its reference form here, the code it
+replaced. Every line of the test corpora, and lines made of shell fragments, is
+decided twice, once with each, and every finding the gate reads must agree: the
+hardline, named and dangerous patterns, another profile's home, the deny match, every
+danger, and the verdict with its trace.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import importlib
+import posixpath
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from multiplex import Supervisor
+from multiplex.shell import (
+    Place,
+    RuleSet,
+    deny_match,
+    find_dangerous,
+    find_dangers,
+    find_hardline,
+    find_named,
+    find_other_home,
+    parse_line,
+)
+from multiplex.shell.detection import _secret_paths, _writes
+from tests.conftest import write_home
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# ---- the reference forms ------------------------------------------------------------
+
+
+def _sensitive(path: str) -> bool:
+    path = _writes._home(path.strip())
+    norm = posixpath.normpath(re.sub(r"/+", "/", path)) if path else path
+    if norm.rsplit("/", 1)[-1] in _writes._SENSITIVE_NAMES:
+        return True
+    return any(fnmatch.fnmatchcase(norm, pattern) for pattern in _writes._SENSITIVE)
+
+
+def _secrets_glob(path: str) -> bool:
+    return any(fnmatch.fnmatchcase(path, p) for p in _secret_paths._SECRETS)
+
+
+def _persistence_glob(path: str) -> bool:
+    return any(fnmatch.fnmatchcase(path, p) for p in _secret_paths._PERSISTENCE)
+
+
+def _glob_reaches_secret(path: str) -> bool:
+    parts = path.split("/")
+    for k in range(2, len(parts) + 1):
+        head = parts[:k]
+        if not any(c in part for part in head for c in "*?["):
+            continue
+        examples = _secret_paths._EXAMPLES
+        if any(
+            len(example) == k and _secret_paths._expands_to(head, example) for example in examples
+        ):
+            return True
+    return False
+
+
+class _Match:
+    """A stand-in for a compiled regex's ``match``: what the reference form answers."""
+
+    def __init__(self, test: Callable[[str], bool]) -> None:
+        self.test = test
+
+    def match(self, text: str) -> object | None:
+        return True if self.test(text) else None
+
+
+# (module, attribute, reference): each fast path and the form it replaced.
+REFERENCES: list[tuple[object, str, object]] = [
+    (_writes, "sensitive", _sensitive),
+    (_secret_paths, "_SECRETS_GLOB", _Match(_secrets_glob)),
+    (_secret_paths, "_PERSISTENCE_GLOB", _Match(_persistence_glob)),
+    (_secret_paths, "_glob_reaches_secret", _glob_reaches_secret),
+]
+
+
+@contextmanager
+def _references() -> Iterator[None]:
+    """Every fast path replaced by its reference form (also where it was imported)."""
+    saved: list[tuple[object, str, object]] = []
+    for module, name, reference in REFERENCES:
+        fast = getattr(module, name)
+        for other in list(sys.modules.values()):
+            if getattr(other, "__name__", "").startswith("multiplex.") and (
+                getattr(other, name, None) is fast
+            ):
+                saved.append((other, name, fast))
+                setattr(other, name, reference)
+    try:
+        yield
+    finally:
+        for module, name, fast in saved:
+            setattr(module, name, fast)
+
+
+def _clear_line_caches() -> None:
+    """Nothing one decision computed is seen by the next (the bench does the same)."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith(("multiplex.shell", "multiplex.approval")):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear) and isinstance(value, functools._lru_cache_wrapper):
+                    clear()
+
+
+# ---- the lines ------------------------------------------------------------------------
+
+_LINE_MODULES = (
+    "tests.shell.test_carriers_round3",
+    "tests.shell.test_carriers_round4",
+    "tests.shell.test_carriers_round5",
+    "tests.shell.test_bound_values",
+    "tests.shell.test_siblings_round6",
+)
+
+
+def _strings(value: object, out: dict[str, None], depth: int = 0) -> None:
+    if isinstance(value, str):
+        out.setdefault(value, None)
+    elif depth < 4 and isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _strings(item, out, depth + 1)
+    elif depth < 4 and isinstance(value, dict):
+        for key, item in value.items():
+            _strings(key, out, depth + 1)
+            _strings(item, out, depth + 1)
+
+
+def corpus_lines() -> list[str]:
+    """Every line string of the gate's test corpora and of bench/_common.ORDINARY_CORPUS."""
+    out: dict[str, None] = {}
+    for path in sorted((REPO / "tests/approval/corpus").glob("*.tsv")):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            if raw.strip() and not raw.startswith("#"):
+                out.setdefault(raw.split("\t")[-1], None)
+    ordinary = (REPO / "tests/shell/corpus/ordinary.txt").read_text(encoding="utf-8")
+    for raw in ordinary.splitlines():
+        if raw.strip() and not raw.startswith("#"):
+            out.setdefault(raw.replace("<NL>", "\n"), None)
+    for name in _LINE_MODULES:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            _strings(value, out)
+            for mark in getattr(value, "pytestmark", ()):
+                if mark.name == "parametrize" and len(mark.args) > 1:
+                    _strings(mark.args[1], out)
+    return [line for line in out if line.strip()]
+
+
+# ---- the decisions compared ---------------------------------------------------------
+
+DENY = ("git push *", "systemctl stop *", "kubectl delete *", "docker rm *", "curl *")
+
+
+@pytest.fixture(scope="module")
+def sup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
+    root = tmp_path_factory.mktemp("fast-paths")
+    deny = "".join(f"    - '{rule}'\n" for rule in DENY)
+    config = f"approvals:\n  deny:\n{deny}terminal:\n  cwd: work\n"
+    write_home(root / "profiles", "manual", config, files={"work/README.md": "x\n"})
+    write_home(root / "profiles", "ci-bot", "", files={"credentials/registry.json": "{}\n"})
+    (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
+    supervisor = Supervisor.from_config(root / "multiplex.yaml")
+    yield supervisor
+    supervisor.close()
+
+
+def _place(sup: Supervisor) -> Place:
+    home = str(sup.profile("manual").home)
+    other = str(sup.profile("ci-bot").home)
+    return Place(
+        cwd=home + "/work", homes=(home,), others=(other,), profiles_dirs=(str(Path(home).parent),)
+    )
+
+
+def _shown(found: object) -> object:
+    if found is None:
+        return None
+    return (found.pattern.name, found.evidence, found.where)  # type: ignore[attr-defined]
+
+
+def decided(sup: Supervisor, place: Place, line: str) -> tuple[object, ...]:
+    """Everything the gate reads of ``line``, each from a fresh parse."""
+    _clear_line_caches()
+    parsed = parse_line(line)
+    out: list[object] = [
+        _shown(find_other_home(parsed, place)),
+        _shown(find_hardline(parsed, place=place)),
+        _shown(find_named(parsed, place)),
+        _shown(find_dangerous(parsed, place=place)),
+        tuple(_shown(f) for f in find_dangers(parsed, place)),
+        deny_match(RuleSet(DENY, ignore_case_program=True), parsed, cwd=place.cwd),
+    ]
+    _clear_line_caches()
+    verdict = sup.test("manual", line)
+    out.append((verdict.outcome, verdict.cause, verdict.rule, verdict.dangers))
+    out.append(tuple(tuple(sorted(t.as_dict().items())) for t in verdict.trace))
+    return tuple(out)
+
+
+def _both(
+    sup: Supervisor, place: Place, line: str
+) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    fast = decided(sup, place, line)
+    with _references():
+        reference = decided(sup, place, line)
+    return fast, reference
+
+
+def test_the_references_replace_something() -> None:
+    for module, name, _ in REFERENCES:
+        assert hasattr(module, name), (module, name)
+    assert len(corpus_lines()) > 1000
+
+
+@pytest.mark.slow
+def test_every_corpus_line_is_decided_alike(sup: Supervisor) -> None:
+    place = _place(sup)
+    differ = []
+    for line in corpus_lines():
+        fast, reference = _both(sup, place, line)
+        if fast != reference:
+            differ.append((line, fast, reference))
+    assert not differ, differ[:3]
+
+
+PROGRAMS = (
+    "cat", "tar czf", "tar xf", "cp", "cp -r", "mv", "rm -rf", "rm", "tee", "sed -i", "find",
+    "ls", "git log", "git config", "curl -o", "wget -O", "chmod 600", "docker run -v",
+    "sort -o", "vim", "python -m pytest --junit-xml", "dd of=", "unzip -d", "echo", "grep -r",
+    "scp", "rsync -a", "systemctl enable", "ssh-keygen -f", "install",
+)  # fmt: skip
+PATHS = (
+    "~/.ssh/id_rsa", "~/.ss?/id_*", "~/.ssh", "/etc/*", "/etc/passwd", "/etc/sha*", "*.py",
+    "'*.py'", ".[test]", "'.[test]'", "~/work/x", "../../ci-bot/x", "$HOME/.bashrc", "~/.bashrc",
+    "~/.aws/cred*", "~/.a?s/credentials", "~/*/*", "~/.config/autostart/x.desktop", "/usr/*",
+    "/lib64/x", "~/.kube/config", "~/.docker/config.json", "~/.git-credentials", "out.json",
+    "src/", "build/ui", "/var/log/syslog", "~/.gnupg/*", "/proc/sys/x", "~/.netrc", ".env",
+    "~/.local/bin/x", "~/.vimrc", "/root/x", "/boot/*", "/bin/sh", "x.tgz", "~/.*", "*",
+    "{a,b}", "~/.{ssh,aws}/*", "/dev/sda", ".git/hooks/pre-commit", "~/.gitconfig",
+)  # fmt: skip
+JOINERS = (" ", " && ", " | ", "; ", " > ", " < ")
+
+
+@st.composite
+def fragment_lines(draw: st.DrawFn) -> str:
+    parts = [draw(st.sampled_from(PROGRAMS))]
+    for _ in range(draw(st.integers(1, 4))):
+        if draw(st.booleans()):
+            parts.append(draw(st.sampled_from(JOINERS)) + draw(st.sampled_from(PROGRAMS)))
+        parts.append(" " + draw(st.sampled_from(PATHS)))
+    return "".join(parts)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(line=fragment_lines())
+def test_lines_of_shell_fragments_are_decided_alike(sup: Supervisor, line: str) -> None:
+    fast, reference = _both(sup, _place(sup), line)
+    assert fast == reference
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    path=st.lists(
+        st.sampled_from(["~", "", "etc", ".ssh", ".ss?", "*", ".*", "id_*", "[.]ssh", ".aws",
+                         "credentials", "cred*", "x", ".config", "usr", "lib*", "bin", "gcloud", "?", "work", "*.py",
+                         ".[test]", "shadow", "root", "home", "u", ".kube", "config"]),
+        min_size=1, max_size=6,
+    ).map("/".join)
+)  # fmt: skip
+def test_glob_lists_answer_as_fnmatch_did(path: str) -> None:
+    assert _writes.sensitive(path) == _sensitive(path)
+    assert (_secret_paths._SECRETS_GLOB.match(path) is not None) == _secrets_glob(path)
+    assert (_secret_paths._PERSISTENCE_GLOB.match(path) is not None) == _persistence_glob(path)
+    reaches = _secret_paths._glob_reaches_secret.__wrapped__(path)  # type: ignore[attr-defined]
+    assert reaches == _glob_reaches_secret(path)
