@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _sensitive(path: str) -> bool:
-    path = _writes._home(path.strip())
+    path = re.sub(r"^(\$\{HOME\}|\$HOME\b)", "~", path.strip())
     norm = posixpath.normpath(re.sub(r"/+", "/", path)) if path else path
     if norm.rsplit("/", 1)[-1] in _writes._SENSITIVE_NAMES:
         return True
@@ -59,6 +59,25 @@ def _secrets_glob(path: str) -> bool:
 
 def _persistence_glob(path: str) -> bool:
     return any(fnmatch.fnmatchcase(path, p) for p in _secret_paths._PERSISTENCE)
+
+
+def _tilde(path: str, place: Place) -> str:
+    norm = posixpath.normpath(path) if "/." in path or "//" in path or path.endswith("/") else path
+    for home in place.homes:
+        home = posixpath.normpath(home)
+        if norm == home:
+            return "~"
+        if norm.startswith(home + "/"):
+            return "~" + norm[len(home) :]
+    return norm
+
+
+def _is_persistence_path(path: str) -> bool:
+    if posixpath.basename(path) in _secret_paths._STARTUP:
+        return True
+    if not _secret_paths._PERSISTENCE_KEY.search(path):
+        return False
+    return _persistence_glob(path)
 
 
 def _glob_reaches_secret(path: str) -> bool:
@@ -91,6 +110,8 @@ REFERENCES: list[tuple[object, str, object]] = [
     (_secret_paths, "_SECRETS_GLOB", _Match(_secrets_glob)),
     (_secret_paths, "_PERSISTENCE_GLOB", _Match(_persistence_glob)),
     (_secret_paths, "_glob_reaches_secret", _glob_reaches_secret),
+    (_secret_paths, "_tilde", _tilde),
+    (_secret_paths, "is_persistence_path", _is_persistence_path),
 ]
 
 
@@ -259,6 +280,12 @@ PATHS = (
     "~/.local/bin/x", "~/.vimrc", "/root/x", "/boot/*", "/bin/sh", "x.tgz", "~/.*", "*",
     "{a,b}", "~/.{ssh,aws}/*", "/dev/sda", ".git/hooks/pre-commit", "~/.gitconfig",
 )  # fmt: skip
+PLACES = (
+    Place(cwd="/h/u/work", homes=("/h/u",)),
+    Place(cwd="/h/u", homes=("/h/u/", "/h//p/./")),
+    Place(homes=("/etc/../root",)),
+    Place(),
+)
 JOINERS = (" ", " && ", " | ", "; ", " > ", " < ")
 
 
@@ -282,18 +309,22 @@ def test_lines_of_shell_fragments_are_decided_alike(sup: Supervisor, line: str) 
     assert fast == reference
 
 
-@settings(max_examples=2000, deadline=None)
-@given(
-    path=st.lists(
-        st.sampled_from(["~", "", "etc", ".ssh", ".ss?", "*", ".*", "id_*", "[.]ssh", ".aws",
-                         "credentials", "cred*", "x", ".config", "usr", "lib*", "bin", "gcloud", "?", "work", "*.py",
-                         ".[test]", "shadow", "root", "home", "u", ".kube", "config"]),
-        min_size=1, max_size=6,
-    ).map("/".join)
+COMPONENTS = (
+    "~", "", "etc", ".ssh", ".ss?", "*", ".*", "id_*", "[.]ssh", ".aws", "credentials", "cred*",
+    "x", ".config", "usr", "lib*", "bin", "gcloud", "?", "work", "*.py", ".[test]", "shadow",
+    "root", "home", "u", "h", "p", ".kube", "config", ".", "..", "$HOME", "${HOME}", "$HOMEX",
+    "autostart", ".bashrc", "systemd", "user", ".git", "hooks",
 )  # fmt: skip
-def test_glob_lists_answer_as_fnmatch_did(path: str) -> None:
+
+
+@settings(max_examples=2000, deadline=None)
+@given(path=st.lists(st.sampled_from(COMPONENTS), min_size=1, max_size=6).map("/".join))
+def test_path_helpers_answer_as_before(path: str) -> None:
     assert _writes.sensitive(path) == _sensitive(path)
     assert (_secret_paths._SECRETS_GLOB.match(path) is not None) == _secrets_glob(path)
     assert (_secret_paths._PERSISTENCE_GLOB.match(path) is not None) == _persistence_glob(path)
+    assert _secret_paths.is_persistence_path(path) == _is_persistence_path(path)
+    for place in PLACES:
+        assert _secret_paths._tilde(path, place) == _tilde(path, place)
     reaches = _secret_paths._glob_reaches_secret.__wrapped__(path)  # type: ignore[attr-defined]
     assert reaches == _glob_reaches_secret(path)

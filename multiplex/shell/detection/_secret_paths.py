@@ -165,8 +165,7 @@ def may_hold_secret(words: Sequence[str], place: Place) -> bool:
 
 def _tilde(path: str, place: Place) -> str:
     norm = posixpath.normpath(path) if "/." in path or "//" in path or path.endswith("/") else path
-    for home in place.homes:
-        home = posixpath.normpath(home)
+    for home in place.normal_homes:
         if norm == home:
             return "~"
         if norm.startswith(home + "/"):
@@ -246,7 +245,7 @@ def _expands_to(globs: list[str], names: tuple[str, ...]) -> bool:
 
 def is_persistence_path(path: str) -> bool:
     """Writing ``path`` (``~/…`` form) installs something that runs later by itself."""
-    if posixpath.basename(path) in _STARTUP:
+    if path.rpartition("/")[2] in _STARTUP:  # its basename
         return True
     if not _PERSISTENCE_KEY.search(path):
         return False
