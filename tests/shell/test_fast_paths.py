@@ -36,7 +36,9 @@ from multiplex.shell import (
     find_other_home,
     parse_line,
 )
+from multiplex.shell.carriers import _runners
 from multiplex.shell.detection import _secret_paths, _writes
+from multiplex.shell.parsing import _getopt
 from tests.conftest import write_home
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,6 +96,33 @@ def _glob_reaches_secret(path: str) -> bool:
     return False
 
 
+def _resolve(self: _getopt.OptionTable, name: str) -> tuple[str, ...]:
+    if name in self.longs:
+        return (name,)
+    return tuple(o for o in self.longs if o.startswith(name)) if name else ()
+
+
+def _has(self: _getopt.Parsed, *names: str) -> bool:
+    wanted = set(names)
+    return any(wanted.intersection(found) for found, _ in self.options)
+
+
+def _values(self: _getopt.Parsed, *names: str) -> list[str]:
+    wanted = set(names)
+    return [v for found, v in self.options if v is not None and wanted.intersection(found)]
+
+
+def _carried_of(
+    payloads: object,
+    runs: str | None = None,
+    unknown: str | None = None,
+    writes: tuple[str, ...] = (),
+    scripts: tuple[str, ...] = (),
+) -> _runners.Carried:
+    kept = tuple(p for p in payloads if p.strip())  # type: ignore[attr-defined]
+    return _runners.Carried(kept, runs, unknown, writes, scripts)
+
+
 class _Match:
     """A stand-in for a compiled regex's ``match``: what the reference form answers."""
 
@@ -112,6 +141,10 @@ REFERENCES: list[tuple[object, str, object]] = [
     (_secret_paths, "_glob_reaches_secret", _glob_reaches_secret),
     (_secret_paths, "_tilde", _tilde),
     (_secret_paths, "is_persistence_path", _is_persistence_path),
+    (_getopt.OptionTable, "resolve", _resolve),
+    (_getopt.Parsed, "has", _has),
+    (_getopt.Parsed, "values", _values),
+    (_runners, "carried_of", _carried_of),
 ]
 
 
@@ -119,14 +152,18 @@ REFERENCES: list[tuple[object, str, object]] = [
 def _references() -> Iterator[None]:
     """Every fast path replaced by its reference form (also where it was imported)."""
     saved: list[tuple[object, str, object]] = []
-    for module, name, reference in REFERENCES:
-        fast = getattr(module, name)
-        for other in list(sys.modules.values()):
-            if getattr(other, "__name__", "").startswith("multiplex.") and (
-                getattr(other, name, None) is fast
-            ):
-                saved.append((other, name, fast))
-                setattr(other, name, reference)
+    for owner, name, reference in REFERENCES:
+        fast = vars(owner)[name]
+        holders = [owner] + [
+            other
+            for other in list(sys.modules.values())
+            if other is not owner
+            and getattr(other, "__name__", "").startswith("multiplex.")
+            and getattr(other, name, None) is fast
+        ]
+        for holder in holders:
+            saved.append((holder, name, fast))
+            setattr(holder, name, reference)
     try:
         yield
     finally:
@@ -328,3 +365,43 @@ def test_path_helpers_answer_as_before(path: str) -> None:
         assert _secret_paths._tilde(path, place) == _tilde(path, place)
     reaches = _secret_paths._glob_reaches_secret.__wrapped__(path)  # type: ignore[attr-defined]
     assert reaches == _glob_reaches_secret(path)
+
+
+def _tables() -> list[_getopt.OptionTable]:
+    found: dict[int, _getopt.OptionTable] = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("multiplex.shell"):
+            for value in vars(module).values():
+                tables = value.values() if isinstance(value, dict) else [value]
+                for table in tables:
+                    if isinstance(table, _getopt.OptionTable):
+                        found[id(table)] = table
+    return list(found.values())
+
+
+def test_abbreviations_resolve_as_before() -> None:
+    tables = _tables()
+    assert len(tables) > 20
+    for spec in tables:
+        names = {"", "x", "-", "=", "zz"} | {o[:k] for o in spec.longs for k in range(len(o) + 1)}
+        for name in sorted(names):
+            assert spec.resolve(name) == _resolve(spec, name), (spec, name)
+
+
+WORDS = ("-a", "-b", "-abc", "-o", "-ofile", "--out", "--output=x", "--eval", "--", "x", "y", "-")
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    args=st.lists(st.sampled_from(WORDS), max_size=6),
+    asked=st.lists(
+        st.sampled_from(("-a", "-b", "-c", "-o", "--output", "--eval", "--x")), max_size=3
+    ),
+    at=st.integers(0, 1000),
+)
+def test_options_are_read_as_before(args: list[str], asked: list[str], at: int) -> None:
+    tables = _tables()
+    spec = tables[at % len(tables)]
+    parsed = _getopt.read_options(args, spec)
+    assert parsed.has(*asked) == _has(parsed, *asked)
+    assert parsed.values(*asked) == _values(parsed, *asked)
