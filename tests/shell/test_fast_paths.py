@@ -38,7 +38,7 @@ from multiplex.shell import (
 )
 from multiplex.shell.carriers import _runners
 from multiplex.shell.detection import _secret_paths, _writes
-from multiplex.shell.parsing import _getopt
+from multiplex.shell.parsing import _getopt, _plain
 from tests.conftest import write_home
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,6 +96,37 @@ def _glob_reaches_secret(path: str) -> bool:
     return False
 
 
+def _plain_lines(line: str) -> _plain.Pipelines | None:
+    if "==" in line:
+        return None
+    masked = _plain._masked(line) if "'" in line or '"' in line else line
+    if masked is None or not _plain._CHAIN.fullmatch(masked):
+        return None
+    if "&" in masked.replace("&&", "") or "|&" in masked or "&&&" in masked or "|||" in masked:
+        return None
+    out = _plain.Pipelines()
+    out.listed = bool(_plain._LISTED.search(masked))
+    at = 0
+    for element in _plain._LIST_OPS.split(masked):
+        stages: list[tuple[tuple[str, ...], str]] = []
+        for stage in element.split("|"):
+            start = masked.index(stage, at)
+            at = start + len(stage)
+            original = line[start:at]
+            argv = (
+                _plain.plain_argv(original)
+                if stage == original
+                else _plain._quoted_argv(original, stage)
+            )
+            if argv is None:
+                return None
+            stages.append((argv, original.strip(" ")))
+        out.append(stages)
+    if len(out) > 1 and any(len(stages) > 2 for stages in out):
+        return None
+    return out
+
+
 def _resolve(self: _getopt.OptionTable, name: str) -> tuple[str, ...]:
     if name in self.longs:
         return (name,)
@@ -145,6 +176,7 @@ REFERENCES: list[tuple[object, str, object]] = [
     (_getopt.Parsed, "has", _has),
     (_getopt.Parsed, "values", _values),
     (_runners, "carried_of", _carried_of),
+    (_plain, "plain_lines", _plain_lines),
 ]
 
 
@@ -405,3 +437,21 @@ def test_options_are_read_as_before(args: list[str], asked: list[str], at: int) 
     parsed = _getopt.read_options(args, spec)
     assert parsed.has(*asked) == _has(parsed, *asked)
     assert parsed.values(*asked) == _values(parsed, *asked)
+
+
+PLAIN_WORDS = ("ls", "git", "-la", "src/x", "'a b'", '"c d"', "'$x'", "==", "a=b", "-", "x@y")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(PLAIN_WORDS), min_size=1, max_size=5),
+    spaces=st.sampled_from((" ", "  ")),
+    ends=st.sampled_from(("", " ", "  ")),
+)
+def test_plain_lines_of_one_stage_are_read_as_before(
+    words: list[str], spaces: str, ends: str
+) -> None:
+    line = ends + spaces.join(words) + ends
+    fast, reference = _plain.plain_lines(line), _plain_lines(line)
+    assert fast == reference
+    assert (fast is None) or fast.listed == reference.listed  # type: ignore[union-attr]
