@@ -57,8 +57,11 @@ def _nested(tree: Any, inside: bool = False) -> bool:
                 return True
             if _nested(sub, inside or unbounded):
                 return True
-        elif name in ("SUBPATTERN", "ATOMIC_GROUP"):
+        elif name == "SUBPATTERN":
             if _nested(arg[-1], inside):
+                return True
+        elif name == "ATOMIC_GROUP":  # (?>…), as fnmatch.translate writes: arg is the group
+            if _nested(arg, inside):
                 return True
         elif name == "BRANCH" and any(_nested(branch, inside) for branch in arg[1]):
             return True

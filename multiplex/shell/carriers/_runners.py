@@ -58,6 +58,8 @@ def carried_of(
     scripts: tuple[str, ...] = (),
 ) -> Carried:
     """A :class:`Carried` of the non-blank ``payloads`` (an empty command runs nothing)."""
+    if not payloads and runs is None and unknown is None and not writes and not scripts:
+        return NOTHING  # what most invocations carry: the same value, not made anew
     return Carried(tuple(p for p in payloads if p.strip()), runs, unknown, writes, scripts)
 
 

@@ -134,6 +134,9 @@ _PERSISTENCE_KEYS = (
 
 _SECRET_KEY = re.compile("|".join(re.escape(k) for k in (*_SECRET_KEYS, ".env")))
 _PERSISTENCE_KEY = re.compile("|".join(re.escape(k) for k in _PERSISTENCE_KEYS))
+# Each list in one regex: fnmatchcase(path, p) is translate(p) matched at the start.
+_SECRETS_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _SECRETS))
+_PERSISTENCE_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _PERSISTENCE))
 _DYNAMIC = re.compile(r"[$`{~*?\[]")
 
 
@@ -162,8 +165,7 @@ def may_hold_secret(words: Sequence[str], place: Place) -> bool:
 
 def _tilde(path: str, place: Place) -> str:
     norm = posixpath.normpath(path) if "/." in path or "//" in path or path.endswith("/") else path
-    for home in place.homes:
-        home = posixpath.normpath(home)
+    for home in place.normal_homes:
         if norm == home:
             return "~"
         if norm.startswith(home + "/"):
@@ -186,7 +188,7 @@ def is_secret_path(path: str) -> bool:
         return True
     if not _SECRET_KEY.search(path) or _NOT_SECRET.search(path):
         return False
-    return any(fnmatch.fnmatchcase(path, p) for p in _SECRETS)
+    return _SECRETS_GLOB.match(path) is not None
 
 
 # Each secret pattern as one concrete path ("*/" a home, "*" a name), in components: what
@@ -200,16 +202,36 @@ _EXAMPLES = tuple(
 )
 
 
+# The examples of each length, and those of each length with a given component at a place.
+_BY_LENGTH: dict[int, frozenset[tuple[str, ...]]] = {}
+_NAMED_AT: dict[tuple[int, int, str], frozenset[tuple[str, ...]]] = {}
+for _example in _EXAMPLES:
+    _BY_LENGTH[len(_example)] = _BY_LENGTH.get(len(_example), frozenset()) | {_example}
+    for _at, _name in enumerate(_example):
+        _key = (len(_example), _at, _name)
+        _NAMED_AT[_key] = _NAMED_AT.get(_key, frozenset()) | {_example}
+
+
 @functools.lru_cache(maxsize=256)
 def _glob_reaches_secret(path: str) -> bool:
     parts = path.split("/")
-    for k in range(2, len(parts) + 1):
+    globbed = [_GLOB_CHAR.search(part) is not None for part in parts]
+    if True not in globbed:
+        return False
+    # Each head of two or more components that holds a glob.
+    for k in range(max(2, globbed.index(True) + 1), len(parts) + 1):
         head = parts[:k]
-        if not any(c in part for part in head for c in "*?["):
-            continue
-        if any(len(example) == k and _expands_to(head, example) for example in _EXAMPLES):
+        # A component without * ? [ matches only itself: only examples with it are tried.
+        examples = _BY_LENGTH.get(k, frozenset())
+        for at in range(k):
+            if examples and not globbed[at]:
+                examples = examples & _NAMED_AT.get((k, at, head[at]), frozenset())
+        if any(_expands_to(head, example) for example in examples):
             return True
     return False
+
+
+_GLOB_CHAR = re.compile(r"[*?\[]")
 
 
 def _expands_to(globs: list[str], names: tuple[str, ...]) -> bool:
@@ -223,11 +245,11 @@ def _expands_to(globs: list[str], names: tuple[str, ...]) -> bool:
 
 def is_persistence_path(path: str) -> bool:
     """Writing ``path`` (``~/…`` form) installs something that runs later by itself."""
-    if posixpath.basename(path) in _STARTUP:
+    if path.rpartition("/")[2] in _STARTUP:  # its basename
         return True
     if not _PERSISTENCE_KEY.search(path):
         return False
-    return any(fnmatch.fnmatchcase(path, p) for p in _PERSISTENCE)
+    return _PERSISTENCE_GLOB.match(path) is not None
 
 
 def is_home_root(path: str) -> bool:

@@ -168,8 +168,9 @@ def _enters_other(path: str, others: frozenset[str], own: tuple[str, ...], place
     if not path.startswith("/"):
         return False
     norm = posixpath.normpath(path)
-    if any(norm == h or norm.startswith(h + "/") for h in own):
-        return False
+    for h in own:  # a loop, not any(): most paths are under one's own home, and any()
+        if norm == h or norm.startswith(h + "/"):  # closing its generator early costs more
+            return False
     probe = norm
     while True:  # the path or one of its ancestors is another profile's home
         if probe in others:

@@ -67,11 +67,14 @@ class Place:
     others: tuple[str, ...] = ()
     profiles_dirs: tuple[str, ...] = ()
     _hash: int = field(init=False, repr=False, compare=False)
+    normal_homes: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """``homes``, each through ``posixpath.normpath``: made once, not at each path resolved."""
 
     def __post_init__(self) -> None:
         # A Place keys each check's memo of a line, several times a decision: hashed once.
         hashed = hash((self.cwd, self.homes, self.others, self.profiles_dirs))
         object.__setattr__(self, "_hash", hashed)
+        object.__setattr__(self, "normal_homes", tuple(map(posixpath.normpath, self.homes)))
 
     def __hash__(self) -> int:
         return self._hash

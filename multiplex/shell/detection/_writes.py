@@ -55,6 +55,9 @@ _SENSITIVE = (
     "~/.mysql_history", "~/.node_repl_history", "~/.sqlite_history", "~/.lesshst",
     "~/.local/share/fish/fish_history",
 )  # fmt: skip
+_SLASHES = re.compile(r"/+")
+# All of them in one regex: fnmatchcase(path, p) is translate(p) matched at the start.
+_SENSITIVE_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _SENSITIVE))
 
 
 _SENSITIVE_NAMES = frozenset(
@@ -114,7 +117,10 @@ def evidence(cmd: SimpleCommand) -> str:
 
 
 def _home(path: str) -> str:
-    return re.sub(r"^(\$\{HOME\}|\$HOME\b)", "~", path)
+    return _HOME_VAR.sub("~", path) if path.startswith("$") else path
+
+
+_HOME_VAR = re.compile(r"^(\$\{HOME\}|\$HOME\b)")
 
 
 def write_targets(cmd: SimpleCommand) -> tuple[str, ...]:
@@ -205,10 +211,10 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
 
 def sensitive(path: str) -> bool:
     path = _home(path.strip())
-    norm = posixpath.normpath(re.sub(r"/+", "/", path)) if path else path
+    norm = posixpath.normpath(_SLASHES.sub("/", path) if "//" in path else path) if path else path
     if norm.rsplit("/", 1)[-1] in _SENSITIVE_NAMES:
         return True
-    return any(fnmatch.fnmatchcase(norm, pattern) for pattern in _SENSITIVE)
+    return _SENSITIVE_GLOB.match(norm) is not None
 
 
 @functools.lru_cache(maxsize=64)

@@ -12,7 +12,9 @@ A pure leaf: stdlib only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter
 
 __all__ = ["NONE", "OPTIONAL", "REQUIRED", "OptionTable", "Parsed", "read_options", "table"]
 
@@ -27,12 +29,26 @@ class OptionTable:
     shorts: dict[str, int]
     bundle: bool = False  # a first word without a dash is a bundle of short letters
     single_dash_long: bool = False  # "-name" is a long option too (gdb -ex, find -exec)
+    # Each prefix of a long option and the options it begins, in table order: made from the
+    # table alone, at the first abbreviation asked, where each ask went through every option.
+    _prefixes: dict[str, tuple[str, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def resolve(self, name: str) -> tuple[str, ...]:
         """The long options ``name`` stands for: itself, else every option it abbreviates."""
         if name in self.longs:
             return (name,)
-        return tuple(o for o in self.longs if o.startswith(name)) if name else ()
+        if not name:
+            return ()
+        prefixes = self._prefixes
+        if not prefixes and self.longs:
+            begun: dict[str, list[str]] = {}
+            for option in self.longs:
+                for end in range(1, len(option) + 1):
+                    begun.setdefault(option[:end], []).append(option)
+            prefixes.update((prefix, tuple(options)) for prefix, options in begun.items())
+        return prefixes.get(name, ())
 
 
 def table(
@@ -62,14 +78,21 @@ class Parsed:
 
     options: tuple[tuple[tuple[str, ...], str | None], ...]
     operands: tuple[str, ...]
+    names: frozenset[str] = field(init=False, repr=False, compare=False)
+    """Every name of every option read: most asks name none of them."""
+
+    def __post_init__(self) -> None:
+        names = frozenset(chain.from_iterable(map(itemgetter(0), self.options)))
+        object.__setattr__(self, "names", names)
 
     def has(self, *names: str) -> bool:
-        wanted = set(names)
-        return any(wanted.intersection(found) for found, _ in self.options)
+        return not self.names.isdisjoint(names)
 
     def values(self, *names: str) -> list[str]:
+        if self.names.isdisjoint(names):
+            return []
         wanted = set(names)
-        return [v for found, v in self.options if v is not None and wanted.intersection(found)]
+        return [v for found, v in self.options if v is not None and not wanted.isdisjoint(found)]
 
 
 def _long(

@@ -44,8 +44,9 @@ def _walk(line: str, *, strict: bool) -> Walker:
             walker.emit_plain(plain, listed=plain.listed)
         else:
             walker.walktext(line, _Ctx(0), "command line")
-        for value in evaluated_values(line, walker.assigned):  # x='a[$(cmd)]'; echo $((x))
-            walker.walktext(value, _Ctx(1, ("arithmetic",)), "evaluated variable")
+        if walker.assigned:  # x='a[$(cmd)]'; echo $((x))
+            for value in evaluated_values(line, walker.assigned):
+                walker.walktext(value, _Ctx(1, ("arithmetic",)), "evaluated variable")
     except OverLimit:
         pass
     except RecursionError:

@@ -21,12 +21,15 @@ __all__ = ["ParsedLine", "Redirect", "SimpleCommand"]
 _T = TypeVar("_T")
 
 
+_UNSET = object()
+
+
 def _once(memo: dict[Hashable, object], key: Hashable, compute: Callable[[], _T]) -> _T:
-    try:
-        return memo[key]  # type: ignore[return-value]
-    except KeyError:
+    # A lookup with a default: the first ask of each key (most asks) raised a KeyError.
+    value = memo.get(key, _UNSET)
+    if value is _UNSET:
         value = memo[key] = compute()
-        return value
+    return value  # type: ignore[return-value]
 
 
 # Redirect targets that are not files: writing there changes nothing on disk (docs/allowlist.md#rules).

@@ -133,9 +133,17 @@ def plain_lines(line: str) -> Pipelines | None:
     masked = _masked(line) if "'" in line or '"' in line else line
     if masked is None or not _CHAIN.fullmatch(masked):
         return None
+    out = Pipelines()
+    if "|" not in masked and "&" not in masked and ";" not in masked:
+        # One stage alone (most lines): what the loop below makes of it, without the splits.
+        argv = plain_argv(line) if masked == line else _quoted_argv(line, masked)
+        if argv is None:
+            return None
+        out.listed = False
+        out.append([(argv, line.strip(" "))])
+        return out
     if "&" in masked.replace("&&", "") or "|&" in masked or "&&&" in masked or "|||" in masked:
         return None
-    out = Pipelines()
     out.listed = bool(_LISTED.search(masked))
     at = 0
     for element in _LIST_OPS.split(masked):

@@ -98,9 +98,17 @@ def _by_program(rules: RuleSet) -> tuple[dict[str, tuple[Rule, ...]], tuple[Rule
     return {k: tuple(v) for k, v in named.items()}, tuple(globbed)
 
 
+def _has_option(argv: Sequence[str]) -> bool:
+    # A loop, not any(): any() closing its generator at the first option costs more.
+    for word in argv[1:]:  # noqa: SIM110
+        if word.startswith("-"):
+            return True
+    return False
+
+
 def _match_one(rules: RuleSet, argv: Sequence[str]) -> Rule | None:
     rule = rules.match(argv)
-    if rule is not None or not any(w.startswith("-") for w in argv[1:]):
+    if rule is not None or not _has_option(argv):
         return rule
     named, globbed = _by_program(rules)
     for candidate in named.get(_basename(argv[0]), ()):
