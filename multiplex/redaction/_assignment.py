@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from re import Match
 
+from multiplex.redaction._left import learn
 from multiplex.redaction._patterns import (
     _ASSIGNMENT,
     _AWS_SECRET,
@@ -118,10 +119,10 @@ def _masked(text: str, m: Match[str], rule: int, last: int, append: Callable[[st
 def _ascii_at(text: str, hay: str, starts: Sequence[int]) -> str:
     """:func:`assignment_at` for ASCII text, where ``hay`` is ``text.lower()``.
 
-    The name ends where the match's group says, and a start whose name is one
-    already found to be left (``_LEFT``) is passed over without its match when
-    the next start is on a later line: a match holds no newline, so where it
-    would have ended cannot matter to the starts after it.
+    The name ends where the match's group says. A start whose name is one
+    already found to be left (``_LEFT``) is passed over without its match, which
+    is made only if the next start is on the same line: a match holds no
+    newline, so where it would have ended cannot matter to the starts after.
     """
     match = _ASSIGNMENT.match
     rules = _RULES
@@ -130,45 +131,48 @@ def _ascii_at(text: str, hay: str, starts: Sequence[int]) -> str:
     aws = _AWS_SECRET.fullmatch
     leads, plain = _NOT_SECRET_LEADS, _NOT_SECRET_VALUES
     name_chars = _NAME_CHARS
-    line_end = hay.find
-    nexts = list(starts[1:])
-    nexts.append(len(hay))
+    newline = hay.find
     pieces: list[str] = []
     append = pieces.append
     last = 0  # end of the last mask
     resume = 0  # end of the last match: finditer goes on from there
-    for at, after in zip(starts, nexts, strict=True):
+    passed = -1  # a start passed over without its match, if the last one was
+    for at in starts:
+        if passed >= 0:
+            if newline("\n", passed, at) < 0 and (m := match(hay, passed)) is not None:
+                resume = m.end()  # on this line: the match passed over counts
+            passed = -1
         if at < resume:
             continue
+        known = left(text[at])
+        if (
+            known is not None
+            and text.startswith(known, at)
+            and text[at + len(known) : at + len(known) + 1] not in name_chars
+            and (not at or text[at - 1] not in name_chars)
+        ):
+            passed = at
+            continue
+        m = match(hay, at)
+        if m is None:
+            continue
+        resume = m.end()
         alone = not at or text[at - 1] not in name_chars  # the name starts at the fragment
-        if not alone:
-            m = match(hay, at)
-            if m is None:
-                continue
-            resume = m.end()
-            name = _name_at(text, at)  # the name starts before the fragment
-            if name is None:
-                continue
-        else:
-            known = left(text[at])
-            if (
-                known is not None
-                and text.startswith(known, at)
-                and line_end("\n", at, after) >= 0
-                and text[at + len(known)] not in name_chars
-            ):
-                continue
-            m = match(hay, at)
-            if m is None:
-                continue
-            resume = m.end()
+        if alone:
             end = m.end(_NAME)
             name = text[at : end if end - at <= _TAIL else at + _TAIL]
+        else:
+            whole = _name_at(text, at)  # the name starts before the fragment
+            if whole is None:
+                continue
+            name = whole
         rule = known_rule(name)
         if rule is None:
             rule = _name_rule(name)
             if len(rules) < _RULES_MAX:  # bounded: names may all differ
                 rules[name] = rule
+            if not rule and alone and len(name) < _TAIL:
+                learn(name)
         if not rule:
             if alone and len(name) < _TAIL:
                 _LEFT[name[0]] = name  # the latest, per first letter

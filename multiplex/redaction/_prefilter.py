@@ -26,6 +26,7 @@ from types import ModuleType
 from multiplex.redaction import _engine
 from multiplex.redaction._assignment import assignment_at
 from multiplex.redaction._engine import Database, escape
+from multiplex.redaction._left import cased, split_starts
 from multiplex.redaction._patterns import (
     KINDS,
     PATTERNS,
@@ -183,7 +184,7 @@ class _Shape:
 class _Prefilter:
     """The anchors of every shape, compiled into one database."""
 
-    __slots__ = ("_db", "_shapes", "_spanning_id")
+    __slots__ = ("_cased", "_db", "_shapes", "_spanning_id")
 
     def __init__(self, hs: ModuleType) -> None:
         expressions: list[bytes] = []
@@ -209,6 +210,14 @@ class _Prefilter:
                     flags.append(hs.HS_FLAG_SINGLEMATCH | caseless)
                 listed.append((anchor, ids[key]))
             found.append((pattern, tuple(listed), -1))
+        # Each assignment fragment with a capital in it: absent, the lower-case
+        # search for the fragment finds every place (_left.split_starts).
+        self._cased: dict[str, int] = {}
+        assignment = next(p for p in PATTERNS if p.kind == "assignment")
+        for fragment in assignment.anchors:
+            self._cased[fragment] = len(expressions)
+            expressions.append(cased(fragment))
+            flags.append(hs.HS_FLAG_SINGLEMATCH)
         self._db = Database(hs, expressions, flags)
         # The anchors a shape's masks contain ("token" in "[REDACTED:github-token]").
         # Kinds no shape is named for (aws-secret-key) may come from any shape.
@@ -297,7 +306,14 @@ class _Prefilter:
                 # has no literal lead to search for.
                 assignment = pattern.kind == "assignment"
                 limit = None if assignment else 8 + len(hay) // 256
-                starts = shape.starts(hay, hay_data, live, limit)
+                starts: list[int] | None
+                if assignment and hay_data is not None:
+                    searched, live = split_starts(text, live, self._cased, present)
+                    starts = shape.starts(hay, hay_data, live, None) if live else []
+                    if searched:
+                        starts = sorted((starts or []) + searched)
+                else:
+                    starts = shape.starts(hay, hay_data, live, limit)
                 if starts is None:
                     out = pattern.apply_to(text, hay)
                 elif assignment:
