@@ -16,7 +16,6 @@ places after it are tried as they would have been.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Mapping
 
 from multiplex.redaction._patterns import _FRAGMENTS
 
@@ -73,7 +72,7 @@ def starts_without_left(text: str, fragment: str) -> list[int] | None:
     """Where ``fragment`` occurs in ``text`` (ASCII) in lower case, but for the left
     names' places; None if it has no left name found.
 
-    The caller knows the text holds the fragment in no other case (``cased``).
+    The places where it has a capital in it are the caller's to find (``cased``).
     """
     suffixes = _SUFFIXES.get(fragment)
     if not suffixes:
@@ -81,23 +80,24 @@ def starts_without_left(text: str, fragment: str) -> list[int] | None:
     return [m.start() for m in _search(fragment, suffixes).finditer(text)]
 
 
-def split_starts(
-    text: str, live: list[str], cased_ids: Mapping[str, int], present: Container[int]
-) -> tuple[list[int], list[str]]:
-    """The places in ASCII ``text`` of the fragments of ``live`` searched for without
-    their left names, and the fragments still to be found otherwise.
+def split_starts(text: str, live: list[str]) -> tuple[list[int], tuple[str, ...], list[str]]:
+    """The fragments of ``live`` with left names found: their lower-case places in
+    ASCII ``text`` (but for the left names'), the fragments, and the others.
 
-    ``present`` holds ``cased_ids[f]`` if the text holds ``f`` with a capital.
+    The places of those fragments with a capital in them are still to be found
+    (``cased``); so are all of the others.
     """
-    searched: list[int] = []
+    found: list[int] = []
+    left: list[str] = []
     rest: list[str] = []
     for fragment in live:
-        found = None if cased_ids[fragment] in present else starts_without_left(text, fragment)
-        if found is None:
+        places = starts_without_left(text, fragment)
+        if places is None:
             rest.append(fragment)
         else:
-            searched += found
-    return searched, rest
+            found += places
+            left.append(fragment)
+    return found, tuple(left), rest
 
 
 def cased(fragment: str) -> bytes:

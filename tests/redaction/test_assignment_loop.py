@@ -119,6 +119,8 @@ def test_pieces_cut_between_a_left_name_and_the_next_line() -> None:
         "cred=1234 pass=abcdefgh cred=x1234\n",
         "cred_x.y=1234-56 key=abcdefgh\n",
         "pw.cred=1234 key=abcdefgh\npw_cred=5678\n",
+        "Session_key=abcdefgh session_len=12\nSESSION=ijklmnop\nsesSion=qrstuvwx\n",
+        "session_len=12\nCred_key=abcdefgh CRED.password=ijklmnop\n",
         "[REDACTED:assignment] session_len=12 github-token=abcdefgh\n",
     ],
 )
