@@ -137,16 +137,19 @@ def _ascii_at(text: str, hay: str, starts: Sequence[int]) -> str:
     last = 0  # end of the last mask
     resume = 0  # end of the last match: finditer goes on from there
     passed = -1  # a start passed over without its match, if the last one was
+    any_left = bool(_LEFT)
     for at in starts:
+        if at < resume:  # (never just after a start passed over: resume is before it)
+            continue
         if passed >= 0:
             if newline("\n", passed, at) < 0 and (m := match(hay, passed)) is not None:
                 resume = m.end()  # on this line: the match passed over counts
             passed = -1
-        if at < resume:
-            continue
-        known = left(text[at])
+            if at < resume:
+                continue
         if (
-            known is not None
+            any_left
+            and (known := left(text[at])) is not None
             and text.startswith(known, at)
             and text[at + len(known) : at + len(known) + 1] not in name_chars
             and (not at or text[at - 1] not in name_chars)
