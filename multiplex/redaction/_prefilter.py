@@ -26,6 +26,7 @@ from types import ModuleType
 from multiplex.redaction import _engine
 from multiplex.redaction._assignment import assignment_at
 from multiplex.redaction._engine import Database, escape
+from multiplex.redaction._left import split_starts
 from multiplex.redaction._patterns import (
     KINDS,
     PATTERNS,
@@ -36,28 +37,13 @@ from multiplex.redaction._patterns import (
     spliced,
 )
 from multiplex.redaction._pem import private_key_spans
+from multiplex.redaction._shape import Shape
 
 __all__ = ["PIECE", "line_pieces", "redact_patterns"]
 
 # Shapes without a literal lead: an expression every match contains. When it
 # is absent the shape is skipped; when present the regex scans the whole text.
 _GATES = {"discord-bot-token": rb"\.[A-Za-z0-9_-]{6}\."}
-
-# What must follow an anchor for the shape's regex to match there: the engine
-# then reports only those anchors. Each is a superset of what the regex
-# accepts after the anchor (no possessive repetition; "[^\t-\r ...]" admits the
-# characters \x1c-\x1f that the regex's "\s" excludes). Scanned only over
-# ASCII text. "https://" alone is common in logs, a password in a URL is not.
-# (The assignment shape has none: its name rule would cost Hyperscan more, on
-# the benchmark's log, than its loop spends passing over the fragments that are
-# not followed by "=" or ":".)
-_FOLLOWERS = {"connection-password": rb"[^\t-\r :/@?#]{0,128}:[^\t-\r /?#]{1,256}@"}
-
-# At most this many finders of some of a shape's anchors are kept (each took
-# 0.1-0.5 ms to compile here); past them, the finder of all is used. A
-# log's fragments of names are a few of the fourteen, and the assignment's
-# finder of four scans in about half the time of its finder of all.
-_PARTS = 32
 
 # The one shape whose matches span lines (a PEM block). It runs over the text
 # from the first piece holding its anchor on, before that part is cut into
@@ -78,106 +64,6 @@ _KELVIN = "\u212a"
 
 def _note(expression: int, _start: int, _end: int, _flags: int, present: set[int]) -> None:
     present.add(expression)
-
-
-class _Starts(list[int]):
-    __slots__ = ("limit",)
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.limit = limit
-
-
-def _collect(_expression: int, start: int, _end: int, _flags: int, starts: _Starts) -> bool:
-    starts.append(start)
-    return len(starts) > starts.limit  # stop: the regex's own scan is cheaper than so many tries
-
-
-def _collect_all(_expression: int, start: int, _end: int, _flags: int, starts: list[int]) -> None:
-    starts.append(start)
-
-
-class _Shape:
-    """One shape as the prefilter sees it."""
-
-    __slots__ = ("_finder", "_hs", "_parts", "anchors", "brings", "gate", "ids", "pattern")
-
-    def __init__(
-        self,
-        hs: ModuleType,
-        pattern: SecretPattern,
-        anchors: tuple[tuple[str, int], ...],
-        gate: int,
-        brings: frozenset[int],
-    ) -> None:
-        self.pattern = pattern
-        self.anchors = anchors  # (anchor, expression id); empty for a gated shape
-        self.ids = frozenset(i for _, i in anchors) if anchors else frozenset((gate,))
-        self.gate = gate  # the gate's expression id, or -1
-        self.brings = brings  # anchors its own masks contain: present once it masked
-        # Where the anchors are. One expression per anchor: the engine reports
-        # the leftmost start of each expression's matches ending at one place,
-        # and another anchor inside the same name must be reported as well.
-        self._hs = hs
-        self._finder = self._compiled([a for a, _ in anchors]) if anchors else None
-        # Finders of some of the anchors, by which: built when first needed.
-        self._parts: dict[tuple[str, ...], Database] = {}
-
-    def _compiled(self, anchors: list[str]) -> Database:
-        hs = self._hs
-        caseless = hs.HS_FLAG_CASELESS if self.pattern.fold else 0
-        follower = _FOLLOWERS.get(self.pattern.kind, b"")
-        return Database(
-            hs,
-            [escape(a.encode("ascii")) + follower for a in anchors],
-            [hs.HS_FLAG_SOM_LEFTMOST | caseless] * len(anchors),
-        )
-
-    def _finder_of(self, live: list[str]) -> Database | None:
-        """A finder of the anchors in ``live`` (all the text can hold): fewer scan faster."""
-        finder = self._finder
-        if finder is None or len(live) == len(self.anchors):
-            return finder
-        key = tuple(live)
-        part = self._parts.get(key)
-        if part is None:
-            if len(self._parts) >= _PARTS:
-                return finder
-            try:
-                part = self._compiled(live)
-            except self._hs.error:
-                return finder
-            self._parts[key] = part
-        return part
-
-    def starts(
-        self, hay: str, data: bytes | None, live: list[str], limit: int | None
-    ) -> list[int] | None:
-        """Every position of ``hay`` where a match can start, ascending; None if over ``limit``.
-
-        ``data`` is ``hay`` as ASCII bytes, or None when it is not ASCII.
-        """
-        finder = self._finder_of(live) if data is not None else None
-        if finder is not None and data is not None:  # byte offsets are character offsets
-            if limit is None:
-                found: list[int] = []
-                finder.scan(data, _collect_all, found)
-            else:
-                found = _Starts(limit)
-                if not finder.scan(data, _collect, found):
-                    return None
-            found.sort()
-            return found
-        every: list[int] = []
-        find = hay.find
-        for anchor in live:
-            at = find(anchor)
-            while at >= 0:
-                every.append(at)
-                at = find(anchor, at + 1)
-            if limit is not None and len(every) > limit:
-                return None
-        return sorted(set(every))
 
 
 class _Prefilter:
@@ -221,7 +107,7 @@ class _Prefilter:
                 for (anchor, folded), i in ids.items()
                 if any(anchor in (fold_case(m) if folded else m) for m in masks)
             )
-            shapes.append(_Shape(hs, pattern, anchors, gate, brings))
+            shapes.append(Shape(hs, pattern, anchors, gate, brings))
         # The line-spanning shape runs first (tested), so it can run over the
         # whole text and the rest piece by piece.
         assert shapes[0].pattern.kind == _LINE_SPANNING
@@ -257,9 +143,7 @@ class _Prefilter:
         self._db.scan(encoded, _note, present)
         return present
 
-    def _redact(
-        self, text: str, shapes: tuple[_Shape, ...], present: set[int] | None = None
-    ) -> str:
+    def _redact(self, text: str, shapes: tuple[Shape, ...], present: set[int] | None = None) -> str:
         """``text`` with ``shapes`` masked; ``present``: its expressions, if scanned already."""
         ascii_only = text.isascii()
         data: bytes | None = None  # ASCII: byte offsets are character offsets
@@ -297,7 +181,19 @@ class _Prefilter:
                 # has no literal lead to search for.
                 assignment = pattern.kind == "assignment"
                 limit = None if assignment else 8 + len(hay) // 256
-                starts = shape.starts(hay, hay_data, live, limit)
+                starts: list[int] | None = None
+                if assignment and hay_data is not None:
+                    # Fragments with left names: their lower-case places from
+                    # the regex engine, the rest from the finder (_left.py).
+                    found, left, rest = split_starts(text, live)
+                    if left:
+                        if data is None:
+                            data = text.encode("ascii")  # capitals: not the folded bytes
+                        starts = shape.starts_or_capitals(data, rest, left)
+                        if starts is not None and found:
+                            starts = sorted(starts + found)
+                if starts is None:
+                    starts = shape.starts(hay, hay_data, live, limit)
                 if starts is None:
                     out = pattern.apply_to(text, hay)
                 elif assignment:
