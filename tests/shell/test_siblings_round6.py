@@ -384,6 +384,7 @@ MORE_HARDLINE = [
     "seq inf | xargs -P0 -I{} sleep 100",
     "cat /dev/zero | xargs -P0 -n1 sh -c 'sleep 100'",
     "seq 1 inf | parallel -j0 sleep 100",
+    "cd - && rm -rf *",  # the folder before, as rm -rf ~-/* is
 ]
 
 

@@ -151,7 +151,7 @@ def _cd_then_delete(commands: Sequence[SimpleCommand]) -> SimpleCommand | None:
         prog, args = cmd.program, cmd.argv[1:]
         if prog in ("cd", "pushd"):
             ops = operands(args)
-            dangerous_dir = not ops or catastrophic_path(ops[0])
+            dangerous_dir = not ops or ops[0] == "-" or catastrophic_path(ops[0])  # cd -: ~-
         elif (
             prog == "rm"
             and dangerous_dir
