@@ -18,6 +18,7 @@ import pytest
 from multiplex.shell import RuleSet, deny_match, parse_line
 
 RULES = [
+    "docker push *",
     "git push --force *",
     "git reset --hard *",
     "git branch -D *",
@@ -30,6 +31,13 @@ RULES = [
     "terraform destroy *",
 ]
 BLOCKED = {
+    # other clients of the same registries push images too
+    "docker push *": [
+        "buildah push img",
+        "skopeo copy docker-daemon:img docker://r/img",
+        "crane push img.tar r/img",
+        "docker manifest push r/img",
+    ],
     "git push --force *": [
         "git push origin main --force",
         "git push -f origin main",
@@ -102,6 +110,9 @@ NOT_BLOCKED = [
     "terraform apply",
     "terraform plan -destroy",
     "terragrunt plan",
+    "skopeo copy docker://r/img oci:x",
+    "skopeo inspect docker://r/img",
+    "crane pull r/img x.tar",
     "pypy3 other.py",
 ]
 

@@ -92,6 +92,7 @@ _DOCKER_MANAGED = {
     },
     "builder": {"build": "build"},
     "buildx": {"build": "build", "b": "build"},
+    "manifest": {"push": "push"},  # a manifest list pushed to the registry
 }  # fmt: skip
 _DOCKER_LIKE = frozenset({"docker", "podman", "nerdctl"})
 _GIT_SAME = {"send-pack": "push", "stage": "add"}
@@ -224,7 +225,7 @@ def _systemctl(argv: Argv, i: int) -> list[Argv]:
 # Programs that are another's drop-in, for what a deny rule names (podman is docker's CLI,
 # OpenTofu terraform's, oc kubectl's, hub git's).
 _SAME_PROGRAM = {"podman": "docker", "nerdctl": "docker", "tofu": "terraform", "oc": "kubectl",
-                 "hub": "git"}  # fmt: skip
+                 "hub": "git", "buildah": "docker"}  # fmt: skip
 # Publishing to the npm registry through another client is npm publish.
 _PUBLISHERS = frozenset({"pnpm", "yarn", "bun"})
 _NPX_VALUE = frozenset({"-p", "--package", "-c", "--call", "-w", "--workspace"})
@@ -283,11 +284,12 @@ def _docker_push(argv: Argv, i: int) -> Argv | None:
     return ("docker", "push", *tags)
 
 
+_REGISTRY_PUSH = {"skopeo": "copy", "crane": "push"}
 # Commands whose meanings may name another program than their own (the rest keep theirs):
 # what a deny check may skip when no rule names the program (shell.rules._deny).
 _RENAMING = frozenset(
-    {"docker-compose", "service", "npx", "npm", "find", "terragrunt", "uv", *_SAME_PROGRAM,
-     *_PUBLISHERS}
+    {"docker-compose", "service", "npx", "npm", "find", "terragrunt", "uv", "skopeo", "crane",
+     *_SAME_PROGRAM, *_PUBLISHERS}
 )  # fmt: skip
 
 
@@ -329,6 +331,12 @@ def meanings(
         return () if inner is None else (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
     if prog in _PUBLISHERS and "publish" in argv[1:3]:
         return (("npm", "publish", *argv[argv.index("publish") + 1 :]),)
+    if prog in ("skopeo", "crane") and _REGISTRY_PUSH.get(prog) in argv[1:2]:
+        # skopeo copy SRC docker://DEST, crane push TAR REF: an image sent to a registry
+        dest = [a for a in argv[2:] if not a.startswith("-")][-1:]
+        if prog == "skopeo" and not (dest and dest[0].startswith("docker://")):
+            return ()  # copied into a local store, not a registry
+        return (("docker", "push", *(d.removeprefix("docker://") for d in dest)),)
     if prog == "terragrunt":  # terragrunt [run-all|run --all] VERB runs terraform VERB
         words = [w for w in argv[1:] if w not in ("run-all", "run", "--all", "--")]
         same = ("terraform", *words)
