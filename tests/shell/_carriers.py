@@ -61,3 +61,20 @@ def assert_in_both(sup: Supervisor, line: str, expected: str) -> None:
     """The same outcome in the strict home and the manual one."""
     assert outcome(sup, "strict", line) == expected
     assert outcome(sup, "manual", line) == expected
+
+
+def assert_no_danger(sup: Supervisor, line: str) -> None:
+    """Approved in the manual home with no danger named."""
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
+
+
+def assert_named(
+    sup: Supervisor, line: str, pattern: str, profiles: tuple[str, ...] = ("manual",)
+) -> None:
+    """Asked about in each of ``profiles``, with ``pattern`` among the dangers named."""
+    for profile in profiles:
+        verdict = sup.test(profile, line, context="api")
+        assert verdict.outcome.value == ASK, (profile, verdict.cause)
+        named = [d.pattern for d in verdict.dangers]
+        assert pattern in named, (profile, named)

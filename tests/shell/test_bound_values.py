@@ -16,7 +16,14 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.shell import parse_line
-from tests.shell._carriers import APPROVED, ASK, assert_hardline, assert_in_both, homes_fixture
+from tests.shell._carriers import (
+    ASK,
+    assert_hardline,
+    assert_in_both,
+    assert_named,
+    assert_no_danger,
+    homes_fixture,
+)
 
 ALLOW = ["cat *", "head *", "echo *", "sed *", "curl *", "nc *", "ls *", "wc *", "rm *", "cd *"]
 
@@ -92,10 +99,7 @@ sup = homes_fixture("bound", ALLOW)
 def test_a_value_the_line_binds_is_read_where_it_is_used(
     sup: Supervisor, pattern: str, line: str
 ) -> None:
-    assert_in_both(sup, line, ASK)
-    for profile in ("strict", "manual"):
-        named = [d.pattern for d in sup.test(profile, line, context="api").dangers]
-        assert pattern in named, (profile, named)
+    assert_named(sup, line, pattern, ("strict", "manual"))
 
 
 @pytest.mark.parametrize("line", HARDLINE)
@@ -105,8 +109,7 @@ def test_a_bound_hardline_command_is_blocked_in_both_homes(sup: Supervisor, line
 
 @pytest.mark.parametrize("line", UNCHANGED)
 def test_harmless_values_stay_approved(sup: Supervisor, line: str) -> None:
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
+    assert_no_danger(sup, line)
 
 
 def test_a_value_is_split_into_words_never_into_commands() -> None:

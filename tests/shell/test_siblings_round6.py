@@ -22,7 +22,14 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.shell.detection import _secret_paths
-from tests.shell._carriers import APPROVED, ASK, assert_hardline, assert_in_both, homes_fixture
+from tests.shell._carriers import (
+    APPROVED,
+    ASK,
+    assert_hardline,
+    assert_named,
+    assert_no_danger,
+    homes_fixture,
+)
 
 ASKED = {
     "secret-read": [
@@ -177,77 +184,7 @@ PLAIN_TOOLS = [
     "openssl req -new -key k.pem -out r.csr",
 ]
 
-sup = homes_fixture("round6", ALLOW)
 
-
-@pytest.mark.parametrize(
-    ("pattern", "line"), [(p, line) for p, lines in ASKED.items() for line in lines]
-)
-def test_the_sibling_is_named_and_asked_about(sup: Supervisor, pattern: str, line: str) -> None:
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == ASK, verdict.cause
-    assert pattern in [d.pattern for d in verdict.dangers]
-
-
-@pytest.mark.parametrize("line", HARMLESS)
-def test_the_plain_forms_stay_approved(sup: Supervisor, line: str) -> None:
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
-
-
-@pytest.mark.parametrize("pattern", _secret_paths._SECRETS)
-def test_each_credential_store_listed_is_a_secret(pattern: str) -> None:
-    # The prefilter's keys must cover every listed store: one concrete path of each.
-    example = pattern.replace("*", "x")
-    path = "~/" + example[2:] if example.startswith("x/") else example
-    assert _secret_paths.is_secret_path(path), path
-
-
-@pytest.mark.parametrize("pattern", _secret_paths._PERSISTENCE)
-def test_each_persistence_place_listed_is_one(pattern: str) -> None:
-    example = pattern.replace("*", "x")
-    path = "~/" + example[2:] if example.startswith("x/") else example
-    assert _secret_paths.is_persistence_path(path), path
-
-
-@pytest.mark.parametrize(
-    ("pattern", "line"), [(p, line) for p, lines in CARRIED.items() for line in lines]
-)
-def test_a_tool_option_that_runs_or_writes_is_asked_about(
-    sup: Supervisor, pattern: str, line: str
-) -> None:
-    assert_in_both(sup, line, ASK)
-    assert pattern in [d.pattern for d in sup.test("manual", line, context="api").dangers]
-
-
-@pytest.mark.parametrize("line", CARRIED_HARDLINE)
-def test_a_command_a_tool_runs_is_checked_as_the_lines_own(sup: Supervisor, line: str) -> None:
-    assert_hardline(sup, line)
-
-
-@pytest.mark.parametrize("line", PLAIN_TOOLS)
-def test_the_plain_tool_forms_are_no_danger(sup: Supervisor, line: str) -> None:
-    # A write to an ordinary file is no danger; an allow rule never covers a write
-    # (docs/allowlist.md#rules), so the strict home asks for those that write.
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
-
-
-@pytest.mark.parametrize(
-    "line",
-    ["split -b 1M big.bin part_", "identify a.png", "pandoc x.md", "ffmpeg -i a.mp4 -f null -"],
-)
-def test_the_tools_that_write_nothing_stay_allowlisted(sup: Supervisor, line: str) -> None:
-    assert sup.test("strict", line, context="api").outcome.value == APPROVED
-
-
-def test_a_tracer_still_wraps_the_command_it_traces(sup: Supervisor) -> None:
-    # strace reads options of its own, then runs a command: that command needs its rule.
-    assert sup.test("strict", "strace -f id", context="api").outcome.value == ASK
-
-
-# A value's text expanded where arithmetic evaluates it, and a prompt bash expands: each
-# ran its command substitution in bash (checked by hand with `touch`), unseen before.
 EVALUATED_HARDLINE = [
     "x='a[$(rm -rf /)]'; echo $(( $x ))",
     "x='a[$(rm -rf /)]'; (( $x ))",
@@ -260,19 +197,6 @@ EVALUATED_HARDLINE = [
 ]
 
 
-@pytest.mark.parametrize("line", EVALUATED_HARDLINE)
-def test_a_value_bash_evaluates_is_checked_as_code(sup: Supervisor, line: str) -> None:
-    assert_hardline(sup, line)
-
-
-@pytest.mark.parametrize("line", ["PS4='+ ' bash -xc true", "x=3; echo $(( $x + 1 ))"])
-def test_a_plain_prompt_or_number_is_no_danger(sup: Supervisor, line: str) -> None:
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
-
-
-# Programs that run a command given on their line: each ran `rm -rf /` unseen in a manual
-# home before (approved with no danger).
 LAUNCHED_HARDLINE = [
     "dbus-launch rm -rf /",
     "proot rm -rf /",
@@ -306,25 +230,6 @@ LAUNCHED_PLAIN = [
 ]
 
 
-@pytest.mark.parametrize("line", LAUNCHED_HARDLINE)
-def test_a_launched_command_is_checked_as_the_lines_own(sup: Supervisor, line: str) -> None:
-    assert_hardline(sup, line)
-
-
-@pytest.mark.parametrize("line", LAUNCHED_PLAIN)
-def test_a_plain_launch_is_no_danger(sup: Supervisor, line: str) -> None:
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
-
-
-def test_a_crontab_from_stdin_is_a_crontab_change(sup: Supervisor) -> None:
-    verdict = sup.test("manual", "crontab <<< '0 * * * * date'", context="api")
-    assert verdict.outcome.value == ASK
-    assert "crontab-change" in [d.pattern for d in verdict.dangers]
-
-
-# Writes into system folders by a tool's own options, and capabilities granted: each
-# was approved with no danger in a manual home.
 SYSTEM_WRITES = {
     "sensitive-write": [
         "tar xf a.tar -C /etc",
@@ -354,25 +259,6 @@ PLAIN_WRITES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("pattern", "line"), [(p, line) for p, lines in SYSTEM_WRITES.items() for line in lines]
-)
-def test_a_system_write_by_a_tools_option_is_named(
-    sup: Supervisor, pattern: str, line: str
-) -> None:
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == ASK, verdict.cause
-    assert pattern in [d.pattern for d in verdict.dangers]
-
-
-@pytest.mark.parametrize("line", PLAIN_WRITES)
-def test_a_write_into_the_work_folder_is_no_danger(sup: Supervisor, line: str) -> None:
-    verdict = sup.test("manual", line, context="api")
-    assert verdict.outcome.value == APPROVED and not verdict.dangers, verdict.dangers
-
-
-# Block devices by their other names, fork loops in other spellings, endless spawns fed by
-# other endless sources: each ran unseen (approved, or asked for something else).
 MORE_HARDLINE = [
     "dd if=/dev/zero of=/dev/disk/by-id/ata-x",
     "dd if=/dev/zero of=/dev/loop0",
@@ -387,15 +273,82 @@ MORE_HARDLINE = [
     "cd - && rm -rf *",  # the folder before, as rm -rf ~-/* is
 ]
 
+PLAIN_EVALUATED = ["PS4='+ ' bash -xc true", "x=3; echo $(( $x + 1 ))"]
+PLAIN_NEIGHBOURS = [
+    "seq 10 | xargs -P0 -n1 echo",
+    "until make; do sleep 1; done",
+    "cat /dev/loop-control.txt",
+]
+# In the strict home too: these write nothing, so the program's rule still vouches for them.
+ALLOWLISTED_TOOLS = [
+    "split -b 1M big.bin part_",
+    "identify a.png",
+    "pandoc x.md",
+    "ffmpeg -i a.mp4 -f null -",
+]
 
-@pytest.mark.parametrize("line", MORE_HARDLINE)
-def test_more_spellings_of_hardline_forms_are_blocked(sup: Supervisor, line: str) -> None:
-    assert_hardline(sup, line)
+NAMED = [
+    (p, line) for table in (ASKED, SYSTEM_WRITES) for p, lines in table.items() for line in lines
+]
+HARDLINE = CARRIED_HARDLINE + EVALUATED_HARDLINE + LAUNCHED_HARDLINE + MORE_HARDLINE
+# A write to an ordinary file is no danger; an allow rule never covers a write
+# (docs/allowlist.md#rules), so the strict home asks for those that write.
+NO_DANGER = HARMLESS + PLAIN_TOOLS + PLAIN_EVALUATED + LAUNCHED_PLAIN + PLAIN_WRITES
+NO_DANGER += PLAIN_NEIGHBOURS
+
+sup = homes_fixture("round6", ALLOW)
+
+
+@pytest.mark.parametrize(("pattern", "line"), NAMED)
+def test_the_sibling_is_named_and_asked_about(sup: Supervisor, pattern: str, line: str) -> None:
+    assert_named(sup, line, pattern)
 
 
 @pytest.mark.parametrize(
-    "line",
-    ["seq 10 | xargs -P0 -n1 echo", "until make; do sleep 1; done", "cat /dev/loop-control.txt"],
+    ("pattern", "line"), [(p, line) for p, lines in CARRIED.items() for line in lines]
 )
-def test_their_plain_neighbours_are_not(sup: Supervisor, line: str) -> None:
-    assert sup.test("manual", line, context="api").outcome.value == APPROVED
+def test_a_tool_option_that_runs_or_writes_is_asked_about_in_both_homes(
+    sup: Supervisor, pattern: str, line: str
+) -> None:
+    assert_named(sup, line, pattern, ("strict", "manual"))
+
+
+@pytest.mark.parametrize("line", HARDLINE)
+def test_the_hardline_sibling_is_blocked_in_both_homes(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", NO_DANGER)
+def test_the_plain_forms_are_no_danger(sup: Supervisor, line: str) -> None:
+    assert_no_danger(sup, line)
+
+
+@pytest.mark.parametrize("line", ALLOWLISTED_TOOLS)
+def test_the_tools_that_write_nothing_stay_allowlisted(sup: Supervisor, line: str) -> None:
+    assert sup.test("strict", line, context="api").outcome.value == APPROVED
+
+
+def test_a_tracer_still_wraps_the_command_it_traces(sup: Supervisor) -> None:
+    # strace reads options of its own, then runs a command: that command needs its rule.
+    assert sup.test("strict", "strace -f id", context="api").outcome.value == ASK
+
+
+def test_a_crontab_from_stdin_is_a_crontab_change(sup: Supervisor) -> None:
+    assert_named(sup, "crontab <<< '0 * * * * date'", "crontab-change")
+
+
+def _example(pattern: str) -> str:
+    """One concrete path a listed pattern names ("*/" a home, "*" a name)."""
+    example = pattern.replace("*", "x")
+    return "~/" + example[2:] if example.startswith("x/") else example
+
+
+@pytest.mark.parametrize("pattern", _secret_paths._SECRETS)
+def test_each_credential_store_listed_is_a_secret(pattern: str) -> None:
+    # The prefilter's keys must cover every listed store.
+    assert _secret_paths.is_secret_path(_example(pattern))
+
+
+@pytest.mark.parametrize("pattern", _secret_paths._PERSISTENCE)
+def test_each_persistence_place_listed_is_one(pattern: str) -> None:
+    assert _secret_paths.is_persistence_path(_example(pattern))

@@ -31,10 +31,13 @@ __all__ = [
     "COMMAND_VARIABLES",
     "PAYLOAD_PROGRAMS",
     "STDIN_FILES",
+    "cron_commands",
+    "dollar_parens",
     "env_payloads",
     "git_config_payload",
     "git_config_write",
     "payload_step",
+    "substitutions",
 ]
 
 # The programs payload_step knows (the unwrapper skips every other program quickly).
@@ -185,22 +188,27 @@ def cron_commands(table: str) -> list[str]:
 
 # Prompts bash expands, substitutions and all (PS4 on each traced line under set -x).
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS4"})
-_BACKTICKED = re.compile(r"`((?:[^`\\]|\\.)*)`")
+_BACKTICKED = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 
 
 def substitutions(text: str) -> list[str]:
-    """The bodies of the ``$(…)`` and backtick substitutions in ``text`` (an unclosed one
-    runs to the end)."""
-    found = [m.group(1) for m in _BACKTICKED.finditer(text)]
-    start = text.find("$(")
+    """The bodies of the ``$(…)`` and backtick substitutions in ``text``."""
+    return [m.group(1) for m in _BACKTICKED.finditer(text)] + dollar_parens(text)
+
+
+def dollar_parens(piece: str) -> list[str]:
+    """The bodies of the outermost ``$(…)`` in ``piece`` (a ``)`` of a nested one counted;
+    one left open runs to the end)."""
+    bodies: list[str] = []
+    start = piece.find("$(")
     while start >= 0:
-        depth, at = 1, start + 2
-        while at < len(text) and depth:
-            depth += {"(": 1, ")": -1}.get(text[at], 0)
-            at += 1
-        found.append(text[start + 2 : at - 1 if not depth else at])
-        start = text.find("$(", at)
-    return found
+        depth, i = 1, start + 2
+        while i < len(piece) and depth:
+            depth += {"(": 1, ")": -1}.get(piece[i], 0)
+            i += 1
+        bodies.append(piece[start + 2 : i - 1 if depth == 0 else i])
+        start = piece.find("$(", i)
+    return bodies
 
 
 def _git(args: Sequence[str]) -> NextStep:

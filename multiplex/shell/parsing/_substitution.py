@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from tree_sitter import Node
 
-from multiplex.shell.parsing._payloads import STDIN_FILES
+from multiplex.shell.parsing._payloads import STDIN_FILES, dollar_parens
 from multiplex.shell.parsing._printed import stdin_text_after
 from multiplex.shell.parsing._words import head, stages, text, word
 
@@ -94,23 +94,8 @@ def expansion_backticks(node: Node, src: bytes) -> list[str]:
             piece = text(child, src)
             found += [m.group(1) for m in _BACKTICK.finditer(piece)]
             if child.type == "regex":
-                found += _dollar_parens(piece)
+                found += dollar_parens(piece)
     return [body for body in found if body.strip()]
-
-
-def _dollar_parens(piece: str) -> list[str]:
-    """The bodies of the outermost ``$(…)`` in ``piece`` (a ``)`` of a nested one counted;
-    one left open runs to the end)."""
-    bodies: list[str] = []
-    start = piece.find("$(")
-    while start >= 0:
-        depth, i = 1, start + 2
-        while i < len(piece) and depth:
-            depth += {"(": 1, ")": -1}.get(piece[i], 0)
-            i += 1
-        bodies.append(piece[start + 2 : i - 1 if depth == 0 else i])
-        start = piece.find("$(", i)
-    return bodies
 
 
 def evaluated_values(line: str, assignments: Iterable[str]) -> list[str]:
