@@ -165,14 +165,31 @@ def _exports_secrets(cmd: SimpleCommand) -> bool:
 
 
 def _dumps_environment(cmd: SimpleCommand) -> bool:
-    """``env``, ``printenv``, ``export -p``, ``declare -px``, ``set``: the environment printed,
-    with every credential the command was given."""
+    """``env``, ``printenv``, ``export`` (``-p``), ``declare -p``/``-x``, ``set``, ``ps e``,
+    inline code printing ``os.environ``/``process.env``: the environment printed, with every
+    credential the command was given."""
     prog, args = cmd.program, cmd.argv[1:]
     if prog == "printenv" or (prog == "set" and not args):
         return True
     if prog == "env":  # no command after its options and NAME=VALUE words
         return all(a.startswith("-") or "=" in a for a in args)
-    return prog in ("export", "declare", "typeset") and "p" in short_flags(args)
+    if prog == "export":  # bare, or -p: every exported variable with its value
+        return not operands(args)
+    if prog in ("declare", "typeset"):
+        return bool(set(short_flags(args)) & set("px")) and not operands(args)
+    if prog == "ps":  # BSD style "e" (ps eww, ps auxe): each process's environment
+        return any(not a.startswith("-") and "e" in a for a in args[:1])
+    hosts = prog in _ENV_HOSTS or prog.startswith("python")
+    return hosts and any(_ENV_CODE.search(a) for a in args)
+
+
+# Inline code that reads the whole environment (not one variable of it), in the
+# interpreters' own spellings.
+_ENV_CODE = re.compile(
+    r"os\.environ\b(?![\[.])|process\.env\b(?![.\[])|%ENV\b|\bENV\.to_h\b|\$_ENV\b(?!\[)"
+    r"|\bgetenv\(\s*\)"
+)
+_ENV_HOSTS = frozenset({"node", "nodejs", "bun", "deno", "perl", "ruby", "php"})
 
 
 def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
