@@ -46,12 +46,12 @@ from multiplex.shell.detection._command_checks import (
     operands,
     short_flags,
 )
+from multiplex.shell.detection._containers import each_privileged_container
 from multiplex.shell.detection._network_checks import each_downloaded_run, each_network
 from multiplex.shell.detection._scripts import RMTREE_HOME, SCRIPT_DELETE, fork_text, script_lines
 from multiplex.shell.detection._secret_checks import (
     each_code_carrier,
     each_persistence,
-    each_privileged_container,
     each_script_exec,
     each_secret_read,
 )

@@ -14,14 +14,12 @@ from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._tool_code import CARRYING, carried
 from multiplex.shell.detection._catalogue import (
     PERSISTENCE,
-    PRIVILEGED_CONTAINER,
     SCRIPT_EXEC,
     SECRET_READ,
     Finding,
 )
 from multiplex.shell.detection._command_checks import (
     DISK_TOOLS,
-    catastrophic_path,
     git_subcommand,
     is_block_device,
     operands,
@@ -46,11 +44,9 @@ from multiplex.shell.parsing._payloads import (
 __all__ = [
     "each_code_carrier",
     "each_persistence",
-    "each_privileged_container",
     "each_script_exec",
     "each_secret_read",
     "find_persistence",
-    "find_privileged_container",
     "find_script_exec",
     "find_secret_read",
     "starts_programs",
@@ -81,9 +77,6 @@ _METADATA_ONLY = frozenset(
     ]
 )
 _SEDS = frozenset({"sed", "gsed"})
-_CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch"})
-_SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
-_HOST_NS = re.compile(r"^--(?:pid|ipc|uts|userns|cgroupns)(?:=|$)")
 _SCRIPT_EXEC = re.compile(
     r"\bsystem\s*\(|\bexec[lv]?p?e?\s*\(|\bspawn\w*\s*\(|\bpopen\b|\bsubprocess\b"
     r"|\bchild_process\b|\bexecSync\b|\bPopen\b|\bcheck_output\b|\bcheck_call\b|`[^`]*`"
@@ -263,44 +256,6 @@ def _schedules(prog: str, args: Sequence[str]) -> bool:
 def find_persistence(parsed: ParsedLine, place: Place) -> Finding | None:
     """A write to a place where code runs later by itself, or git config of a command key."""
     return next(each_persistence(parsed, place), None)
-
-
-def _mount_source(arg: str) -> str | None:
-    if arg.startswith("type=") or "source=" in arg or "src=" in arg:
-        fields = dict(f.split("=", 1) for f in arg.split(",") if "=" in f)
-        return fields.get("source") or fields.get("src")
-    return arg.split(":", 1)[0] if ":" in arg else None
-
-
-def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
-    """Each ``docker run --privileged``, host namespaces, or / or a container socket mounted."""
-    for cmd in all_commands(parsed):
-        if not cmd.argv or cmd.program not in _CONTAINER_CLI:
-            continue
-        args = cmd.argv[1:]
-        for i, arg in enumerate(args):
-            if arg == "--privileged" or (
-                _HOST_NS.match(arg) and "host" in (arg + " ".join(args[i + 1 : i + 2]))
-            ):
-                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
-            if arg.startswith(("--cap-add=ALL", "--cap-add=SYS_ADMIN", "--cap-add=all")):
-                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
-            value = None
-            if arg in ("-v", "--volume", "--mount") and i + 1 < len(args):
-                value = args[i + 1]
-            elif arg.startswith(("--volume=", "--mount=", "-v")) and len(arg) > 2:
-                value = arg.split("=", 1)[1] if "=" in arg[:9] else arg[2:]
-            source = _mount_source(value) if value else None
-            if source is None:
-                continue
-            paths = resolved(source, place) or [source]
-            if any(p.endswith(_SOCKETS) or p in ("~", "/") or catastrophic_path(p) for p in paths):
-                yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
-
-
-def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | None:
-    """``docker run --privileged``, host namespaces, or / or a container socket mounted."""
-    return next(each_privileged_container(parsed, place), None)
 
 
 def starts_programs(code: str) -> bool:

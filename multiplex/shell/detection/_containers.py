@@ -1,0 +1,118 @@
+"""Containers started with the host's powers: ``privileged-container`` (docs/security.md#named-patterns).
+
+A container is a wall only while it keeps its own namespaces, capabilities, seccomp
+and LSM profile: ``--privileged``, a host namespace (``--pid=host``, also
+``--network=host``, which reaches the host's loopback services), a capability that
+escapes (``SYS_ADMIN``, ``SYS_PTRACE``, ``SYS_MODULE``, ``DAC_READ_SEARCH`` …), a
+disabled seccomp, AppArmor or SELinux profile, a raw device, or a mount of ``/``, a
+system folder, a home or a container socket hand the host over. A mount of a
+credential store reads it (``secret-read``). ``kubectl run --privileged``, an
+override that asks for the host's namespaces and ``kubectl debug node/…`` do the same
+on a cluster node. A pure leaf.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from multiplex.shell.detection._catalogue import PRIVILEGED_CONTAINER, SECRET_READ, Finding
+from multiplex.shell.detection._command_checks import catastrophic_path, is_block_device
+from multiplex.shell.detection._secret_paths import is_secret_path, resolved
+from multiplex.shell.detection._targets import Place
+from multiplex.shell.detection._writes import all_commands, evidence
+from multiplex.shell.parsing._parsed import ParsedLine
+
+__all__ = ["each_privileged_container", "find_privileged_container"]
+
+_CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch"})
+_SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
+_HOST_NS = re.compile(r"^--(?:pid|ipc|uts|userns|cgroupns|net|network)(?:=|$)")
+_ESCAPING_CAPS = frozenset(
+    {"ALL", "SYS_ADMIN", "SYS_PTRACE", "SYS_MODULE", "DAC_READ_SEARCH", "DAC_OVERRIDE",
+     "SYS_RAWIO", "BPF", "SYS_BOOT", "MAC_ADMIN", "MAC_OVERRIDE"}
+)  # fmt: skip
+_UNCONFINED = ("seccomp=unconfined", "apparmor=unconfined", "label=disable",
+               "systempaths=unconfined", "seccomp:unconfined", "apparmor:unconfined")  # fmt: skip
+_HOST_SPEC = re.compile(r'"(?:hostPID|hostNetwork|hostIPC|privileged)"\s*:\s*true')
+
+
+def _value(args: Sequence[str], i: int, names: tuple[str, ...]) -> str | None:
+    """The value of ``args[i]`` if it is one of ``names`` (``--x V``, ``--x=V``, ``-vV``)."""
+    arg = args[i]
+    if arg in names:
+        return args[i + 1] if i + 1 < len(args) else None
+    for name in names:
+        if arg.startswith(name + "=") or (len(name) == 2 and arg.startswith(name) and len(arg) > 2):
+            return arg[len(name) + 1 :] if arg.startswith(name + "=") else arg[2:]
+    return None
+
+
+def _mount_source(arg: str) -> str | None:
+    if arg.startswith("type=") or "source=" in arg or "src=" in arg:
+        fields = dict(f.split("=", 1) for f in arg.split(",") if "=" in f)
+        return fields.get("source") or fields.get("src")
+    return arg.split(":", 1)[0] if ":" in arg else None
+
+
+def _host_given(args: Sequence[str], i: int, place: Place) -> str | None:
+    """The pattern ``args[i]`` (with its value) makes the container a way into the host."""
+    arg = args[i]
+    if arg == "--privileged":
+        return PRIVILEGED_CONTAINER.name
+    if _HOST_NS.match(arg) and "host" in (arg + " ".join(args[i + 1 : i + 2])):
+        return PRIVILEGED_CONTAINER.name
+    cap = _value(args, i, ("--cap-add",))
+    if cap is not None and cap.upper().removeprefix("CAP_") in _ESCAPING_CAPS:
+        return PRIVILEGED_CONTAINER.name
+    option = _value(args, i, ("--security-opt",))
+    if option is not None and option.lower().startswith(_UNCONFINED):
+        return PRIVILEGED_CONTAINER.name
+    device = _value(args, i, ("--device",))
+    if device is not None and is_block_device(device.split(":", 1)[0]):
+        return PRIVILEGED_CONTAINER.name
+    mount = _value(args, i, ("-v", "--volume", "--mount"))
+    source = _mount_source(mount) if mount else None
+    if source is None:
+        return None
+    paths = resolved(source, place) or [source]
+    if any(p.endswith(_SOCKETS) or p in ("~", "/") or catastrophic_path(p) for p in paths):
+        return PRIVILEGED_CONTAINER.name
+    return SECRET_READ.name if any(is_secret_path(p) for p in paths) else None
+
+
+def _kubectl(args: Sequence[str]) -> bool:
+    """``kubectl run --privileged``, an override asking for host namespaces, ``debug node/``."""
+    if args[:1] == ("debug",) or args[:1] == ["debug"]:
+        return any(a.startswith("node/") for a in args[1:])
+    if not args or args[0] not in ("run", "create"):
+        return False
+    return (
+        "--privileged" in args
+        or "--privileged=true" in args
+        or any(_HOST_SPEC.search(a) for a in args if "host" in a or "privileged" in a)
+    )
+
+
+_PATTERNS = {PRIVILEGED_CONTAINER.name: PRIVILEGED_CONTAINER, SECRET_READ.name: SECRET_READ}
+
+
+def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each container started with the host's powers (or a credential store mounted)."""
+    for cmd in all_commands(parsed):
+        if not cmd.argv:
+            continue
+        prog, args = cmd.program, cmd.argv[1:]
+        if prog in ("kubectl", "oc") and _kubectl(args):
+            yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
+        if prog not in _CONTAINER_CLI:
+            continue
+        for i in range(len(args)):
+            found = _host_given(args, i, place)
+            if found is not None:
+                yield Finding(_PATTERNS[found], evidence(cmd), cmd.text)
+
+
+def find_privileged_container(parsed: ParsedLine, place: Place) -> Finding | None:
+    """The first container started with the host's powers, or None."""
+    return next(each_privileged_container(parsed, place), None)
