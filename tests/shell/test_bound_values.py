@@ -2,7 +2,8 @@
 docs/security.md#values-the-line-binds).
 
 ``f=~/.ssh/id_rsa; cat $f`` reads a key as surely as ``cat ~/.ssh/id_rsa``; a loop's
-words (``for f in ~/.ssh/*``), ``read f <<< …``, ``printf -v f``, an array and
+words (``for f in ~/.ssh/*``), ``read f <<< …`` (``read -a``), ``printf -v f``, ``set --``
+(the positional parameters), an array and
 ``export``/``local`` bind a name the same way. Each line below ran unseen before
 (approved with no danger in a manual home, allowlisted in a strict one) or was only
 asked about where bash would run a hardline command. A glob is judged by what it
@@ -74,6 +75,11 @@ HARDLINE = [
     "h=~; rm -rf $h",
     "d=/; cd $d && rm -rf *",
     "local d=/usr; rm -rf $d",
+    # positional parameters and arrays read from a here-string
+    'set -- rm -rf /; "$@"',
+    "set -- rm -rf /; $*",
+    "set -- / x; rm -rf $1",
+    'read -a a <<< "rm -rf /"; "${a[@]}"',
 ]
 
 # What stays as it was: the line's own values are harmless, or bash would not expand.
@@ -87,6 +93,10 @@ UNCHANGED = [
     "f=README.md; cat $f",
     "ls ~/*",
     "cat src/*.py",
+    'set -- a b; echo "$@"',
+    "set -e; echo $1",
+    'read -a parts <<< "a b"; echo "${parts[@]}"',
+    "set -x; ls",
 ]
 
 

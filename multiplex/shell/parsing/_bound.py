@@ -38,6 +38,7 @@ __all__ = [
     "loop_values",
     "printf_values",
     "read_values",
+    "set_values",
 ]
 
 GROWTH = 4
@@ -66,7 +67,7 @@ def bindings(assigned: Iterable[str], limit: int) -> dict[str, list[str]]:
     for item in assigned:
         name, sep, value = item.partition("=")
         name = name.removesuffix("+")
-        if not sep or not name.isidentifier():
+        if not sep or not (name.isidentifier() or name.isdigit() or name == "@"):
             continue
         values = found.setdefault(name, [])
         for one in _elements(value):
@@ -172,12 +173,15 @@ def _reference(node: Node, src: bytes) -> str | None:
     first = node.named_children[0]
     if first.type == "subscript":  # ${a[@]}, ${a[0]}
         first = first.child_by_field_name("name") or first
-    if first.type != "variable_name":
-        return None
     name = _bytes(first, src)
+    if first.type == "special_variable_name" and name in (b"@", b"*"):
+        name = b"@"  # "$@", $*: every positional parameter
+    elif first.type != "variable_name":
+        return None
     if kind == "expansion":
-        after = node.start_byte + 2 + len(name)
-        if src[node.start_byte + 2 : after] != name or src[after] not in _AFTER_NAME:
+        written = _bytes(first, src)
+        after = node.start_byte + 2 + len(written)
+        if src[node.start_byte + 2 : after] != written or src[after] not in _AFTER_NAME:
             return None
     return name.decode("utf-8", "surrogatepass")
 
@@ -234,7 +238,8 @@ def printf_values(argv: tuple[str, ...]) -> list[str]:
 
 
 def read_values(argv: tuple[str, ...], redirects: Iterable[Redirect]) -> list[str]:
-    """``NAME=TEXT`` for each name ``read NAME… <<< TEXT`` sets (each gets the whole text)."""
+    """``NAME=TEXT`` for each name ``read NAME… <<< TEXT`` sets (each gets the whole text);
+    ``read -a NAME`` makes NAME an array of the text's words."""
     text = next((r.target for r in redirects if r.op == "<<<"), None)
     if text is None:
         return []
@@ -243,7 +248,22 @@ def read_values(argv: tuple[str, ...], redirects: Iterable[Redirect]) -> list[st
     for arg in args:
         if arg.startswith("-") and len(arg) > 1 and not names:
             if arg[-1] in _READ_VALUED:
-                next(args, None)
+                value = next(args, None)
+                if arg[-1] == "a" and value is not None:
+                    return [f"{value}=({text})"]
             continue
         names.append(arg)
     return [f"{n}={text}" for n in names or ["REPLY"]]
+
+
+def set_values(argv: tuple[str, ...]) -> list[str]:
+    """``@=WORD`` and ``N=WORD`` for ``set -- WORDS`` (or ``set WORDS``): the positional
+    parameters ``"$@"``, ``$*`` and ``$1``… give."""
+    args = list(argv[1:])
+    if "--" in args:
+        words = args[args.index("--") + 1 :]
+    elif args and not args[0].startswith(("-", "+")):
+        words = args
+    else:
+        return []
+    return [f"@={w}" for w in words] + [f"{i}={w}" for i, w in enumerate(words[:9], 1)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 
 from multiplex.shell.parsing._argv import feed_upstream
-from multiplex.shell.parsing._bound import printf_values, read_values
+from multiplex.shell.parsing._bound import printf_values, read_values, set_values
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
 from multiplex.shell.parsing._payloads import env_payloads
@@ -90,6 +90,8 @@ class Emitter:
             self.assigned.update(dict.fromkeys(read_values(argv, redirects)))
         elif argv[:2] == ("printf", "-v"):
             self.assigned.update(dict.fromkeys(printf_values(argv)))
+        elif argv[:1] == ("set",):
+            self.assigned.update(dict.fromkeys(set_values(argv)))
         while True:
             cmd = SimpleCommand(argv, redirects, text, wrapped, upstream, assignments)
             self.order.append(cmd.argv)
