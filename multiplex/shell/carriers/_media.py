@@ -89,9 +89,7 @@ def _trace(args: Sequence[str], fed: str | None) -> Carried:
     outs = read_options(args, _TRACE, permute=False).values("-o", "--output")
     pipes = [o[1:] for o in outs if o.startswith(("|", "!"))]
     runs = "strace -o pipes into a command" if pipes else None
-    return carried_of(
-        pipes, runs, None, tuple(o for o in outs if o not in pipes and o[:1] not in "|!")
-    )
+    return carried_of(pipes, runs, None, tuple(o for o in outs if o[:1] not in ("|", "!")))
 
 
 def _ffmpeg(args: Sequence[str], fed: str | None) -> Carried:

@@ -34,7 +34,7 @@ _ESCAPING_CAPS = frozenset(
 )  # fmt: skip
 _UNCONFINED = ("seccomp=unconfined", "apparmor=unconfined", "label=disable",
                "systempaths=unconfined", "seccomp:unconfined", "apparmor:unconfined")  # fmt: skip
-_HOST_SPEC = re.compile(r'"(?:hostPID|hostNetwork|hostIPC|privileged)"\s*:\s*true')
+_HOST_POWERS = re.compile(r'"(?:hostPID|hostNetwork|hostIPC|privileged)"\s*:\s*true')
 
 
 def _value(args: Sequence[str], i: int, names: tuple[str, ...]) -> str | None:
@@ -83,14 +83,14 @@ def _host_given(args: Sequence[str], i: int, place: Place) -> str | None:
 
 def _kubectl(args: Sequence[str]) -> bool:
     """``kubectl run --privileged``, an override asking for host namespaces, ``debug node/``."""
-    if args[:1] == ("debug",) or args[:1] == ["debug"]:
+    if list(args[:1]) == ["debug"]:
         return any(a.startswith("node/") for a in args[1:])
     if not args or args[0] not in ("run", "create"):
         return False
     return (
         "--privileged" in args
         or "--privileged=true" in args
-        or any(_HOST_SPEC.search(a) for a in args if "host" in a or "privileged" in a)
+        or any(_HOST_POWERS.search(a) for a in args if "host" in a or "privileged" in a)
     )
 
 
