@@ -147,7 +147,7 @@ class Gateway:
     def _reloaded(self, profile: Profile, result: ReloadResult) -> None:
         self.auth.invalidate()  # even "unchanged": the .env (its token) may differ
         self.hub.revalidate()  # streams and waits of a rotated or removed token end now
-        if result.result == "unchanged":
+        if not result.news:
             return
         fields: dict[str, Any] = {
             "profile": profile.name,

@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
-import os
 import re
 import threading
 import time
@@ -23,6 +22,7 @@ from multiplex.profiles._dotenv import parse_dotenv
 from multiplex.profiles._loader import missing_config_message, parse_config
 from multiplex.profiles._paths import check_sandbox_paths
 from multiplex.profiles._schema import ProfileSettings
+from multiplex.profiles._settled import BeingWritten, read_settled
 from multiplex.profiles._yamlread import holds_no_document
 from multiplex.profiles.allowlist._allowlist import AllowlistStore, ReconcileResult
 from multiplex.redaction import KnownValues, looks_secret_name
@@ -54,13 +54,19 @@ class ProfileState:
 
 @dataclass(frozen=True, slots=True)
 class ReloadResult:
-    """What one reload did: ``unchanged``, ``ok`` (new epoch) or ``error`` (kept the last good)."""
+    """What one reload did: ``unchanged``, ``ok`` (new epoch), ``error`` (kept the last good)
+    or ``waiting`` (a file was being written: read again once it is whole, nothing changed)."""
 
-    result: Literal["unchanged", "ok", "error"]
+    result: Literal["unchanged", "ok", "error", "waiting"]
     epoch: int
     error: str | None = None
     allowlist: ReconcileResult | None = None
     mtime: float | None = None
+
+    @property
+    def news(self) -> bool:
+        """Whether the reload changed anything or failed (worth a log line and a signal)."""
+        return self.result in ("ok", "error")
 
 
 @dataclass(slots=True)
@@ -194,7 +200,15 @@ class Profile:
     def _reload_locked(self) -> ReloadResult:
         self._last_reload = time.time()
         try:
-            files = self._read_files()
+            try:
+                files = self._read_files()
+            except BeingWritten as exc:
+                # docs/configuration.md#validation: never read half written; the watcher
+                # reads it again once its writer is done.
+                log.debug("profile %s: %s: %s", self.name, exc.filename, exc.strerror)
+                if self._state is None:  # never loaded: not routable, and says why
+                    self._error = f"{exc.filename}: {exc.strerror}"
+                return ReloadResult("waiting", self.epoch)
             writes = self._store.writes if self._store is not None else 0
             if (
                 files.digest == self._digest
@@ -252,20 +266,24 @@ class Profile:
 
     def _read_files(self) -> _Files:
         try:
-            config, mtime = _read_whole(self.config_path)
+            config, mtime = read_settled(self.config_path)
         except FileNotFoundError:
             # docs/configuration.md#validation: moved away or a dangling link is an error, never defaults.
             raise ProfileConfigError(
                 missing_config_message(self.config_path), file=self.config_path
             ) from None
+        except BeingWritten:
+            raise
         except OSError as exc:
             raise ProfileConfigError(
                 f"cannot read: {exc.strerror}", file=self.config_path
             ) from None
         try:
-            env, _ = _read_whole(self.env_path)
+            env, _ = read_settled(self.env_path)
         except FileNotFoundError:
             env = b""
+        except BeingWritten:
+            raise
         except OSError as exc:
             raise ProfileConfigError(f"cannot read: {exc.strerror}", file=self.env_path) from None
         if len(env) > _MAX_ENV_BYTES:
@@ -311,23 +329,6 @@ class Profile:
 
     def __repr__(self) -> str:
         return f"Profile({self.name!r}, home={str(self.home)!r}, status={self.status!r})"
-
-
-def _read_whole(path: Path) -> tuple[bytes, float]:
-    """A file's bytes, to its end, and its mtime, through one descriptor.
-
-    Five system calls where ``read_bytes`` and a ``stat`` make ten: thousands of
-    homes are read at start (docs/operations.md#capacity).
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, max(info.st_size + 1, 65536)):
-            chunks.append(chunk)
-        return b"".join(chunks), info.st_mtime
-    finally:
-        os.close(fd)
 
 
 def _check_token(dotenv: Mapping[str, str], text: str, path: Path) -> None:

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from multiplex._errors import ConfigError
+from multiplex.profiles._settled import BeingWritten, read_settled
 from multiplex.profiles._wording import plain_message
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
 from multiplex.supervision._homes import homes_in
@@ -31,6 +32,7 @@ __all__ = [
     "RESERVED_DESCRIPTORS",
     "ClusterConfig",
     "CodeExecutionConfig",
+    "ConfigBeingWritten",
     "GatewayConfig",
     "ProfileEntry",
     "RouteSpec",
@@ -335,14 +337,22 @@ def config_path_from(option: str | Path | None) -> Path:
     return Path(os.environ.get(CONFIG_ENV) or "multiplex.yaml")
 
 
+class ConfigBeingWritten(ConfigError):
+    """The file is open for writing by some process (a save not done yet)."""
+
+
 def load_supervisor_config(path: Path, *, missing_ok: bool = False) -> SupervisorConfig:
     """Read and validate a supervisor config; ``ConfigError`` names file, key and line."""
     try:
-        data = path.read_bytes()
+        data = read_settled(path)[0]
     except FileNotFoundError:
         if not missing_ok:
             raise ConfigError("file not found", file=path) from None
         data = b""
+    except BeingWritten as exc:
+        # docs/configuration.md#validation: never read half written; a reload reads it
+        # again once its writer is done.
+        raise ConfigBeingWritten(str(exc.strerror), file=path) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", file=path) from None
     try:

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from multiplex._errors import ConfigError
 from multiplex.profiles import Profile, holds_no_document
-from multiplex.supervision._config import SupervisorConfig, load_supervisor_config
+from multiplex.profiles._settled import BeingWritten, being_written, read_settled
+from multiplex.supervision._config import (
+    ConfigBeingWritten,
+    SupervisorConfig,
+    load_supervisor_config,
+)
 from multiplex.supervision._routing import Router
 
 if TYPE_CHECKING:
@@ -40,6 +45,9 @@ class ConfigReload:
     profiles: int = 0
     # Keys whose new value waits for a restart; the running value stays (RESTART_ONLY).
     restart_required: tuple[str, ...] = ()
+    # Files being written when read (multiplex.yaml, a new home's config.yaml): left
+    # until whole, and read again then (docs/configuration.md#validation).
+    waiting: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +57,7 @@ class ConfigReload:
             "removed": list(self.removed),
             "profiles": self.profiles,
             "restart_required": list(self.restart_required),
+            "waiting": list(self.waiting),
         }
 
 
@@ -94,17 +103,22 @@ def _validate(config: SupervisorConfig, served: set[str]) -> None:
         )
 
 
-def _whole(sup: Supervisor, homes: dict[str, Path]) -> dict[str, Path]:
-    """``homes`` without a new one whose ``config.yaml`` is still being written: it is
-    served when its writer closes it (docs/configuration.md#validation)."""
+def _whole(sup: Supervisor, homes: dict[str, Path]) -> tuple[dict[str, Path], tuple[str, ...]]:
+    """``homes`` without a new one whose ``config.yaml`` is still being written, and
+    those files: such a home is served once its writer is done
+    (docs/configuration.md#validation)."""
     watcher = sup.watcher
-    if watcher is None:
-        return homes
-    return {
-        n: h
-        for n, h in homes.items()
-        if n in sup.profiles or not watcher.being_written(h / "config.yaml")
-    }
+    whole: dict[str, Path] = {}
+    waiting: list[str] = []
+    for name, home in homes.items():
+        config = home / "config.yaml"
+        if name in sup.profiles:
+            whole[name] = home
+        elif being_written(config) if watcher is None else watcher.being_written(config):
+            waiting.append(str(config))
+        else:
+            whole[name] = home
+    return whole, tuple(waiting)
 
 
 def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
@@ -122,8 +136,11 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
                     file=source,
                 )
             config = load_supervisor_config(Path(source))
-            homes = _whole(sup, config.homes())
+            homes, unwritten = _whole(sup, config.homes())
             _validate(config, set(homes))
+        except (BeingWritten, ConfigBeingWritten) as exc:
+            log.debug("%s", exc)
+            return ConfigReload(False, None, profiles=len(sup.profiles), waiting=(str(source),))
         except ConfigError as exc:
             sup.config_error = str(exc)
             log.warning("multiplex.yaml not applied, the last good config stays: %s", exc)
@@ -157,6 +174,7 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
             tuple(p.name for p in removed),
             len(ordered),
             waiting,
+            unwritten,
         )
     for key in waiting:  # said on every reload until the restart, never applied silently
         log.warning(
@@ -181,6 +199,8 @@ def reload_supervisor_config(sup: Supervisor) -> ConfigReload:
 def _unreadable_or(path: Path, test: Callable[[bytes], bool]) -> bool:
     """``test`` of the file's bytes; False when it cannot be read (the loader says why)."""
     try:
-        return test(path.read_bytes())
+        return test(read_settled(path)[0])
+    except BeingWritten:
+        raise
     except OSError:
         return False

@@ -300,11 +300,13 @@ class Supervisor(ServedProfiles, GatedExecution):
 
     def _on_file_change(self, name: str) -> None:
         if name == SUPERVISOR_KEY:
-            self.reload_config()
-            return
-        profile = self._profiles.get(name)
-        if profile is not None:
-            profile.reload()
+            waiting = bool(self.reload_config().waiting)
+        else:
+            profile = self._profiles.get(name)
+            waiting = profile is not None and profile.reload().result == "waiting"
+        watcher = self._watcher
+        if waiting and watcher is not None:
+            watcher.again(name)  # a file still being written: read it once it is whole
 
     # -- live reconfiguration (docs/operations.md#live-reconfiguration) ----------
     def reload_config(self) -> ConfigReload:

@@ -107,6 +107,19 @@ class Debouncer:
             self._pending[name] = (min(now + self._debounce, first + _MAX_HOLD_S), first)
             self._cond.notify()
 
+    def later(self, name: str, seconds: float) -> None:
+        """Deliver ``name`` again ``seconds`` from now (sooner if poked): a reload that
+        found a file still being written tries again."""
+        due = time.monotonic() + seconds
+        with self._cond:
+            if self._stopping:
+                return
+            current = self._pending.get(name)
+            self._pending[name] = (
+                (due, due) if current is None else (min(current[0], due), current[1])
+            )
+            self._cond.notify()
+
     def cancel(self, name: str) -> None:
         """Drop any pending callback for ``name`` and wait out one in progress."""
         with self._cond:

@@ -41,8 +41,9 @@ def watched_below(root: bytes, path: bytes) -> bool:
 class _HomesWatchGroup(InotifyWatchGroup):
     def _recursive_simulate(self, src_path: bytes) -> list[InotifyEvent]:
         # A file found in a folder that appeared before its watch did is reported as
-        # closed, not created: its writer's own close came before the watch, and a
-        # "created" file is read only once closed (watching._router).
+        # closed, not created: a "created" file waits for its writer's close
+        # (watching._router), and this one's may have come before the watch. Whether
+        # a writer still has it open, the reload asks the kernel (profiles._settled).
         return [
             InotifyEvent(e.wd, Mask(InotifyConstants.IN_CLOSE_WRITE), 0, e.name)
             if e.mask == InotifyConstants.IN_CREATE

@@ -6,8 +6,9 @@ its ``credentials/``) and to :data:`SUPERVISOR_KEY` when ``multiplex.yaml`` or
 the set of homes in the profiles folder may have changed, and pokes the
 debouncer for each. It never reads a file but to check that a leaving
 ``config.yaml`` is really gone. With inotify, a file written in place counts as
-changed when its writer closes it: a reload never reads it half written
-(docs/configuration.md#validation).
+changed when its writer closes it, or when the kernel says no writer has it open
+(a hard link makes no close); the reload itself reads only a file no writer has
+open (docs/configuration.md#validation).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
+from multiplex.profiles._settled import being_written
 from multiplex.watching._debounce import Debouncer
 
 __all__ = ["CREDENTIALS_DIR", "SUPERVISOR_KEY", "WATCHED_FILES", "Router"]
@@ -72,6 +74,17 @@ class Router(FileSystemEventHandler):
         started = self.writing.get(path)
         return started is not None and time.monotonic() - started < _WRITER_WAIT_S
 
+    def _whole_now(self, path: str, names_by_home: Mapping[str, frozenset[str]]) -> bool:
+        """Whether the kernel says no process has this watched file open for writing: a
+        hard link or a chmod makes no close event (profiles._settled)."""
+        followed = self.supervisor
+        watched = (
+            (followed is not None and path == followed[0])
+            or os.path.basename(path) in WATCHED_FILES
+            or _credentials_owner(names_by_home, path) is not None
+        )
+        return watched and being_written(path) is False
+
     def _supervisor_event(
         self, path: str, kind: str, names_by_home: Mapping[str, frozenset[str]]
     ) -> bool:
@@ -106,10 +119,10 @@ class Router(FileSystemEventHandler):
         kind = event.event_type
         if self.waits_for_close and not event.is_directory:
             path = os.fsdecode(event.src_path)
-            if kind in _WRITING:
+            if kind in _WRITING and not self._whole_now(path, names_by_home):
                 self.writing.setdefault(path, time.monotonic())
                 return  # still being written: its writer's close is the change (fail closed)
-            self.writing.pop(path, None)  # closed, deleted or moved away
+            self.writing.pop(path, None)  # closed, deleted, moved away or whole
         for raw, side in ((event.src_path, kind), (getattr(event, "dest_path", ""), "moved-to")):
             if not raw:
                 continue

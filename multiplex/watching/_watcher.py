@@ -48,6 +48,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from multiplex._errors import ConfigError
+from multiplex.profiles._settled import being_written
 from multiplex.watching._debounce import Debouncer
 from multiplex.watching._router import CREDENTIALS_DIR, SUPERVISOR_KEY, Router
 
@@ -56,6 +57,9 @@ __all__ = ["ConfigWatcher", "WatchMode"]
 logger = logging.getLogger("multiplex.watcher")
 
 WatchMode = Literal["auto", "inotify", "polling", "off"]
+
+# How soon a reload that found a file being written tries again.
+_AGAIN_S = 0.2
 
 # Only events that can mean "content changed"; opens, reads and closes without a
 # write stay in the kernel (the supervisor's own reload reads these files).
@@ -143,6 +147,13 @@ class ConfigWatcher:
         self._started = False
         self._stopped = False
 
+    def again(self, name: str) -> None:
+        """Call back for ``name`` again shortly: its reload found a file still being
+        written (docs/configuration.md#validation). Polling sees no close, and a file
+        found in a folder that appeared before its watch may make no close event."""
+        if self._mode != "off":
+            self._debouncer.later(name, _AGAIN_S)
+
     def set_debounce(self, debounce_ms: int) -> None:
         """Apply a new ``watch.debounce_ms`` to bursts armed from now on (a live reload)."""
         self._debouncer.debounce = debounce_ms / 1000
@@ -167,8 +178,12 @@ class ConfigWatcher:
             )
 
     def being_written(self, path: str | Path) -> bool:
-        """Whether ``path`` is open for writing and not closed yet (inotify only): a reload
-        that finds a new home leaves it until its ``config.yaml`` is whole."""
+        """Whether ``path`` is open for writing: the kernel's answer
+        (profiles._settled), else whether inotify saw it written and not closed. A
+        reload that finds a new home leaves it until its ``config.yaml`` is whole."""
+        known = being_written(path)
+        if known is not None:
+            return known
         return self._router.being_written(os.path.abspath(os.fspath(path)))
 
     @property

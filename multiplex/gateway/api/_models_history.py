@@ -138,6 +138,8 @@ class ReloadOut(BaseModel):
     removed: list[str]
     profiles: int
     restart_required: list[str] = []  # changed keys that wait for a restart (docs/operations.md)
+    # Files found being written: read once whole (docs/configuration.md#validation).
+    waiting: list[str] = []
 
 
 class PolicyDiffIn(_In):

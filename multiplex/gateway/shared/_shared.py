@@ -285,7 +285,7 @@ class ClusterBridge:
             await asyncio.to_thread(self.runs.cancel, run)
 
     def _reloaded(self, profile: Profile, result: ReloadResult) -> None:
-        if result.result != "unchanged" and not _from_signal.get():
+        if result.news and not _from_signal.get():
             self.signal_reload(profile.name)
 
     def _answered(self, decision: Decision, **fields: Any) -> None:
