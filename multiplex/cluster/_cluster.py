@@ -20,7 +20,7 @@ from typing import Any
 from multiplex.cluster._approvals import ApprovalStore
 from multiplex.cluster._events import EventLog, SharedEvent
 from multiplex.cluster._handoff import HandOffQueue
-from multiplex.cluster._link import CLOSE_SECONDS, ClusterUnavailable, RedisLink
+from multiplex.cluster._link import CLOSE_SECONDS, ClusterUnavailable, RedisLink, end_if_cancelled
 from multiplex.cluster._nodes import LostNode, NodeRegistry
 from multiplex.cluster._publish import Outgoing, Publisher
 from multiplex.cluster._runs import RunStore
@@ -178,6 +178,7 @@ class Cluster:
                     del missing[node]
                     with contextlib.suppress(ClusterUnavailable):
                         await self._reap(node)
+            end_if_cancelled()
             await asyncio.sleep(self.nodes.interval)
 
     async def _reap(self, node: str) -> None:
@@ -200,6 +201,7 @@ class Cluster:
             # Counted, not sampled: an outage a worker's call saw begin and end
             # while one ping was on its way is still resynchronised.
             now = await self.link.ping()
+            end_if_cancelled()
             if now and self.link.outages != settled:
                 settled = self.link.outages
                 log.warning("redis is back: resynchronising node %s", self.node_id)
@@ -222,6 +224,7 @@ class Cluster:
                 if self._after == "$":
                     self._after = await self.events.last_position()
                 batch = await self.events.read(self._after)
+                end_if_cancelled()
                 for event in batch:
                     on_event(event)
                 if batch:

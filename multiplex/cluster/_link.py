@@ -36,6 +36,7 @@ __all__ = [
     "PREFIX",
     "ClusterUnavailable",
     "RedisLink",
+    "end_if_cancelled",
     "within",
 ]
 
@@ -63,6 +64,20 @@ async def within(awaitable: Awaitable[Any], seconds: float = CLOSE_SECONDS) -> b
     except (TimeoutError, redis.RedisError, OSError):
         return False
     return True
+
+
+def end_if_cancelled() -> None:
+    """Raise CancelledError if this task was asked to stop and is still running.
+
+    A cancellation that arrives while redis-py reads with a timeout can be lost below
+    us: seen in a test, a node's stop that never ended, the subscription's task
+    ``cancelling() == 2`` and still reading every second. The task's own count of
+    requests is kept, so each of a node's loops calls this after its Redis calls
+    and ends on it.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 class ClusterUnavailable(RuntimeError):

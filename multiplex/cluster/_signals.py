@@ -19,7 +19,7 @@ from typing import Any
 
 import redis
 
-from multiplex.cluster._link import RedisLink, within
+from multiplex.cluster._link import RedisLink, end_if_cancelled, within
 
 __all__ = ["CANCEL_CHANNEL", "RELOAD_CHANNEL", "Handler", "Signals"]
 
@@ -121,6 +121,7 @@ class Signals:
                 heard, pinged = loop.time(), False  # the last thing this subscription brought
                 while True:
                     message = await pubsub.get_message(timeout=min(1.0, QUIET_SECONDS))
+                    end_if_cancelled()
                     at = loop.time()
                     if message is not None:
                         heard, pinged = at, False
@@ -154,6 +155,7 @@ class Signals:
                 # the health check has already seen Redis back: marking the link
                 # down here would refuse runs on a node that /readyz calls ready.
                 await self._link.ping()
+                end_if_cancelled()
                 await asyncio.sleep(0.2)
             finally:
                 self._lost()  # also when cancelled

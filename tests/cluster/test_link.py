@@ -254,3 +254,38 @@ def test_a_paused_redis_fails_the_ping_within_its_own_deadline(
         await a.link.aclose()
 
     asyncio.run(scenario())
+
+
+def test_a_stop_lost_inside_redis_py_still_ends_the_subscription(
+    node: NodeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen in a test run: the subscription's task asked twice to stop (cancelling() == 2)
+    # still reading every second, redis-py's timed read having taken the
+    # CancelledError as its own timeout. Here that loss is made to happen: the first
+    # cancellation that reaches a read is answered "no message".
+    from redis.asyncio.client import PubSub
+
+    read = PubSub.get_message
+    lost: list[bool] = []
+
+    async def losing(self: PubSub, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await read(self, *args, **kwargs)
+        except asyncio.CancelledError:
+            if lost:
+                raise
+            lost.append(True)
+            return None
+
+    monkeypatch.setattr(PubSub, "get_message", losing)
+    a = node("a")
+
+    async def scenario() -> None:
+        task = asyncio.create_task(a.signals.run())
+        assert await a.signals.wait_subscribed(5)
+        await asyncio.sleep(0.05)  # in its read
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=5)
+        assert lost and done == {task} and task.cancelled()
+
+    asyncio.run(scenario())
