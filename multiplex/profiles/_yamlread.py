@@ -52,8 +52,27 @@ class _Marks:
         self.by_id: dict[int, dict[Any, tuple[int, bool]]] = {}
 
 
+# (node kind, value, implicit) -> tag: the resolver's answer depends on nothing else
+# (no path resolvers here), and 10,000 homes' configs repeat their keys and words.
+# Short values only, and a bounded number of them.
+_RESOLVED: dict[tuple[Any, Any, Any], str] = {}
+_RESOLVED_MAX = 65536
+_RESOLVED_LONGEST = 64
+
+
 class _StrictLoader(_Base):  # type: ignore[misc]
     """The C safe loader with duplicate-key, big-integer and position bookkeeping."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        key = (kind, value, implicit)
+        try:
+            return _RESOLVED[key]
+        except KeyError:
+            pass
+        tag: str = super().resolve(kind, value, implicit)
+        if (value is None or len(value) <= _RESOLVED_LONGEST) and len(_RESOLVED) < _RESOLVED_MAX:
+            _RESOLVED[key] = tag
+        return tag
 
     def __init__(self, stream: str, file: Path | str) -> None:
         super().__init__(stream)
