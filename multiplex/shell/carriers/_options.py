@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, TAR_OPTIONS, awk_program, carried
 from multiplex.shell.detection._secret_checks import starts_programs
-from multiplex.shell.parsing._argv import names
+from multiplex.shell.parsing._argv import git_elsewhere, git_subcommand, names
 from multiplex.shell.parsing._getopt import read_options
 from multiplex.shell.parsing._inline import INLINE_HOSTS
 from multiplex.shell.parsing._unwrap import unwrap_step
@@ -90,6 +90,28 @@ _JUDGED = frozenset(
 )
 
 
+# git filter-branch's options whose value is a shell command (a shell script: exact names).
+_FILTERS = names(
+    "--env-filter --tree-filter --index-filter --msg-filter --commit-filter --parent-filter "
+    "--tag-name-filter"
+)
+
+
+def _git_runs_or_leaves(args: Sequence[str]) -> str | None:
+    """A tree elsewhere (``git -C /``), a command run per submodule or commit, a server."""
+    elsewhere = git_elsewhere(args)
+    if elsewhere is not None:
+        return elsewhere
+    sub, rest = git_subcommand(args)
+    if sub == "submodule" and "foreach" in rest:
+        return "git submodule foreach"
+    if sub == "filter-branch":
+        return next((a for a in rest if a.partition("=")[0] in _FILTERS), None)
+    if sub == "daemon":  # serves the repositories it is given (or all below a path) to anyone
+        return "git daemon"
+    return None
+
+
 def _starts(arg: str, option: str) -> bool:
     if arg == option:
         return True
@@ -124,6 +146,8 @@ def risky_option(argv: Sequence[str]) -> str | None:
         scripts = unwrap_step(tuple(argv), (), None).scripts
         if any(starts_programs(code) for code in scripts):
             return "inline code starts programs"
+    if prog == "git" and (why := _git_runs_or_leaves(args)) is not None:
+        return why
     tool = carried(prog, args)
     why = tool.runs or tool.unknown or ("writes " + tool.writes[0] if tool.writes else None)
     if why is not None:

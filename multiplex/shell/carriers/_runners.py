@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from multiplex.shell.parsing._argv import leaves_cwd
 from multiplex.shell.parsing._getopt import read_options, table
 
 __all__ = [
@@ -246,7 +247,7 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
     if any(f in _STDIN_FILES for f in makefiles):
         unknown = "a makefile from standard input"
     for folder in parsed.values("-C", "--directory"):
-        if folder.startswith(("/", "~", "$")) or ".." in folder.split("/"):
+        if leaves_cwd(folder):
             unknown = f"make -C {folder}"
     return carried_of(payloads, runs, unknown)
 

@@ -34,7 +34,7 @@ from multiplex.shell.detection._secret_paths import (
 from multiplex.shell.detection._targets import Place, path_words
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
 from multiplex.shell.detection._writes import LITERAL, all_commands, evidence, write_targets
-from multiplex.shell.parsing._argv import fed_text, program_name
+from multiplex.shell.parsing._argv import fed_text, leaves_cwd, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._payloads import (
     git_config_payload,
@@ -206,7 +206,13 @@ def _git_config_persists(cmd: SimpleCommand) -> bool:
         return False
     sub, rest = git_subcommand(cmd.argv[1:])
     written = git_config_write(rest) if sub == "config" else None
-    return written is not None and git_config_payload(*written) is not None
+    if written is None:
+        return False
+    key, value = written
+    # core.worktree elsewhere: every later git checkout or clean works on that tree
+    return git_config_payload(key, value) is not None or (
+        key.strip().lower() == "core.worktree" and leaves_cwd(value)
+    )
 
 
 def _git_runs(args: Sequence[str]) -> bool:

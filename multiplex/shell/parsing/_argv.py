@@ -20,8 +20,10 @@ __all__ = [
     "fed_text",
     "feed_upstream",
     "first_operand",
+    "git_elsewhere",
     "git_subcommand",
     "has_long",
+    "leaves_cwd",
     "names",
     "operand_index",
     "operands",
@@ -185,6 +187,33 @@ def has_long(args: Sequence[str], *names: str) -> bool:
 def first_operand(args: Sequence[str]) -> str:
     ops = operands(args)
     return ops[0].lower() if ops else ""
+
+
+def leaves_cwd(folder: str) -> bool:
+    """Whether a folder an option names may lie outside the working folder: absolute,
+    from home, from a variable, or through ``..``."""
+    return folder.startswith(("/", "~", "$")) or ".." in folder.split("/")
+
+
+def git_elsewhere(args: Sequence[str]) -> str | None:
+    """The global option that points git at a tree or repository outside the working
+    folder (``-C /``, ``--work-tree=/etc``, ``--git-dir ~/.x``, ``-c core.worktree=/``),
+    or None."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        name, eq, value = args[i].partition("=")
+        if name in ("-C", "-c", "--git-dir", "--work-tree") and not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+            i += 1
+        if name == "-c":
+            key, _, value = value.partition("=")
+            name = key if key.strip().lower() == "core.worktree" else ""
+        if name in ("-C", "--git-dir", "--work-tree", "core.worktree") and leaves_cwd(value):
+            return f"git {name} {value}"
+        if name in ("--namespace", "--exec-path") and not eq:
+            i += 1
+        i += 1
+    return None
 
 
 def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
