@@ -35,6 +35,8 @@ MIN_TOKEN_LENGTH = 24
 log = logging.getLogger("multiplex.profiles")
 T = TypeVar("T")
 _MAX_ENV_BYTES = 1024 * 1024
+# A writer holding a config open this long is said once in the log (docs/configuration.md#validation).
+_LONG_WRITE_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,8 @@ class Profile:
         # (never creates). The dict's own get: every turn's surfaces call it.
         self.get_resource: Callable[[str], object | None] = self._resources.get
         self._listeners: list[Callable[[Profile, ReloadResult], None]] = []
+        self._waiting_since: float | None = None  # when its files were first found being written
+        self._waiting_warned = False
 
     # -- state ---------------------------------------------------------------
     @property
@@ -205,10 +209,9 @@ class Profile:
             except BeingWritten as exc:
                 # docs/configuration.md#validation: never read half written; the watcher
                 # reads it again once its writer is done.
-                log.debug("profile %s: %s: %s", self.name, exc.filename, exc.strerror)
-                if self._state is None:  # never loaded: not routable, and says why
-                    self._error = f"{exc.filename}: {exc.strerror}"
+                self._still_written(exc)
                 return ReloadResult("waiting", self.epoch)
+            self._waiting_since, self._waiting_warned = None, False
             writes = self._store.writes if self._store is not None else 0
             if (
                 files.digest == self._digest
@@ -263,6 +266,20 @@ class Profile:
         for warning in new.warnings:
             log.warning("%s", warning)
         return ReloadResult("ok", self._state.epoch, allowlist=reconciled, mtime=files.mtime)
+
+    def _still_written(self, exc: BeingWritten) -> None:
+        """Say, once, that a writer has held its file open for long: the running config
+        stays until it closes it (a never-loaded home says so as its error)."""
+        now = time.time()
+        since = self._waiting_since = self._waiting_since or now
+        if self._state is None:  # never loaded: not routable, and says why
+            self._error = f"{exc.filename}: {exc.strerror}"
+        long = now - since >= _LONG_WRITE_S
+        (log.warning if long and not self._waiting_warned else log.debug)(
+            "profile %s: %s: %s for %.0f s; the running config stays",
+            self.name, exc.filename, exc.strerror, now - since,
+        )  # fmt: skip
+        self._waiting_warned = long
 
     def _read_files(self) -> _Files:
         try:

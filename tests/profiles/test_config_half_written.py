@@ -242,3 +242,23 @@ def test_a_fifo_as_config_is_refused_not_waited_on(make_home) -> None:  # type: 
     profile = Profile("p", home)
     assert profile.reload().result == "error"  # returns: never blocks on the FIFO
     assert profile.error is not None and "not a regular file" in profile.error
+
+
+def test_a_writer_holding_the_file_long_is_said_once(
+    make_home, writers, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    from multiplex.profiles import _profile
+
+    monkeypatch.setattr(_profile, "_LONG_WRITE_S", 0.0)
+    home = make_home("p", GUARDED)
+    profile = Profile("p", home)
+    assert profile.reload().result == "ok"
+    writer = _Writer(home / "config.yaml", PREFIX, REST)
+    writers.append(writer)
+    with caplog.at_level("DEBUG", logger="multiplex"):
+        for _ in range(3):
+            assert profile.reload().result == "waiting"
+    said = [r for r in caplog.records if r.levelname == "WARNING" and "being written" in r.message]
+    assert len(said) == 1 and "the running config stays" in said[0].message
+    writer.finish()
+    assert profile.reload().result == "ok"
