@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from multiplex._errors import ProfileConfigError
+from multiplex.execution._cred_folder import CredentialFolder
 from multiplex.execution._egress_plan import egress_finish, open_egress
 from multiplex.execution._plan import Plan, RunContext
 from multiplex.execution._sandbox import (
@@ -31,7 +32,7 @@ from multiplex.execution._sandbox import (
 )
 from multiplex.execution._seccomp import seccomp_fd
 from multiplex.execution.egress import EgressSession
-from multiplex.profiles import read_credential, write_new
+from multiplex.profiles import Profile, read_credential, write_new
 from multiplex.scopes import ProfileScope
 
 __all__ = ["plan_local"]
@@ -83,6 +84,14 @@ def _remove(directory: str, written: list[str]) -> None:
         os.rmdir(directory)
     except OSError:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# The profile resource holding its unsandboxed runs' credential folder.
+_FOLDER_KEY = "execution.credential-folder"
+
+
+def _new_folder(profile: Profile) -> CredentialFolder:
+    return CredentialFolder(profile.name, _credentials_root())
 
 
 def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
@@ -162,8 +171,8 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     if choice.sandbox == "bwrap":
         return _plan_bwrap(scope, command, context, workspace)
     env = dict(scope.env)
-    creds, refused, written = _credential_folder(scope)
-    cleanup = None if creds is None else functools.partial(_remove, creds, written)
+    folder = scope.profile.resource(_FOLDER_KEY, _new_folder)
+    creds, refused, cleanup = folder.take(scope)
     if creds is not None:
         env["CREDENTIALS_DIRECTORY"] = creds
     argv = (_SHELL, "-c", command)
