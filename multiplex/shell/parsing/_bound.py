@@ -237,12 +237,23 @@ def printf_values(argv: tuple[str, ...]) -> list[str]:
     return [f"{argv[2]}={' '.join(argv[4:]) or argv[3]}"]
 
 
-def read_values(argv: tuple[str, ...], redirects: Iterable[Redirect]) -> list[str]:
+def read_values(
+    argv: tuple[str, ...], redirects: Iterable[Redirect], fed: str | None = None
+) -> list[str]:
     """``NAME=TEXT`` for each name ``read NAME… <<< TEXT`` sets (each gets the whole text);
-    ``read -a NAME`` makes NAME an array of the text's words."""
-    text = next((r.target for r in redirects if r.op == "<<<"), None)
+    ``read -a NAME`` makes NAME an array of the text's words. The text is its own
+    here-string or here-document, else the one of the loop it reads in (``while read f;
+    do …; done <<< TEXT``), else what the line pipes into it (``fed``); from a text of
+    several lines each name also gets each line, as the loop's turns do."""
+    text = next((r.target for r in redirects if r.op in _FEEDS), fed)
     if text is None:
         return []
+    lines = [ln for ln in text.splitlines() if ln.strip()][:_MAX_LINES]
+    texts = [text, *lines] if len(lines) > 1 else [text]
+    return [v for each in texts for v in _read_one(argv, each)]
+
+
+def _read_one(argv: tuple[str, ...], text: str) -> list[str]:
     names: list[str] = []
     args = iter(argv[1:])
     for arg in args:
@@ -254,6 +265,11 @@ def read_values(argv: tuple[str, ...], redirects: Iterable[Redirect]) -> list[st
             continue
         names.append(arg)
     return [f"{n}={text}" for n in names or ["REPLY"]]
+
+
+# Redirects that feed ``read`` a text the line shows; the lines of one read, at most.
+_FEEDS = frozenset({"<<<", "<<", "<<-"})
+_MAX_LINES = 64
 
 
 def set_values(argv: tuple[str, ...]) -> list[str]:

@@ -87,7 +87,8 @@ class Emitter:
         if assignments:
             self._env_code(list(assignments), ctx)
         if argv[:1] == ("read",):  # values the line binds (shell.parsing._bound)
-            self.assigned.update(dict.fromkeys(read_values(argv, redirects)))
+            fed = (*redirects, *ctx.redirects)  # its own, then its loop's
+            self.assigned.update(dict.fromkeys(read_values(argv, fed, ctx.stdin)))
         elif argv[:2] == ("printf", "-v"):
             self.assigned.update(dict.fromkeys(printf_values(argv)))
         elif argv[:1] == ("set",):

@@ -147,7 +147,11 @@ class Walker(Emitter):
         extra: list[str] = []
         tails: list[Node] = []
         fed: list[tuple[Redirect, Node]] = []
-        for child in node.children_by_field_name("redirect"):
+        # Every redirect, by its kind: the grammar leaves a here-string after a compound
+        # command (``while …; done <<< TEXT``, ``if …; fi <<< TEXT``) without the field name.
+        for child in node.children:
+            if not child.type.endswith("_redirect"):
+                continue
             redirects.append(Redirect(*redirect_parts(child, src, extra)))
             sub = fed_by(child)
             if sub is not None:
