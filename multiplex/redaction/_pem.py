@@ -15,9 +15,12 @@ import re
 __all__ = ["BODY", "END", "HEAD", "private_key_spans"]
 
 HEAD = r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-# Every character up to the first "-----", at most BODY_MAX of them.
+# Every character up to the first "-----", at most BODY_MAX of them. Greedy, not
+# possessive: what follows (an optional end line) never needs the body to give back,
+# so the matches are the same, and CPython before 3.11.3 (Debian 12's 3.11.2) got a
+# possessive repeat of this group wrong: it found no match where there is one.
 _BODY_MAX = 65536
-BODY = rf"(?:[^-]|-(?!----)){{0,{_BODY_MAX}}}+"
+BODY = rf"(?:[^-]|-(?!----)){{0,{_BODY_MAX}}}"
 END = r"-----END[ A-Z0-9]{0,40}-----"
 
 _LEAD = "-----BEGIN"

@@ -185,7 +185,9 @@ _PRIVATE_KEY = re.compile(
     # The whole block; a block cut short (output capped mid-key) is masked up
     # to the next run of five dashes or 64 KiB, so a truncated key never shows.
     r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[^-]|-(?!----)){0,65536}+"
+    # Greedy, not possessive: the same matches (what follows is optional), and CPython
+    # before 3.11.3 got this possessive repeat wrong (multiplex/redaction/_pem.py).
+    r"(?:[^-]|-(?!----)){0,65536}"
     r"(?:-----END[ A-Z0-9]{0,40}-----)?"
 )
 
