@@ -64,6 +64,11 @@ class Walker(Emitter):
             self.error = describe_error(root, src, where)
         self._node(root, src, ctx)
 
+    def _misread(self, shown: str) -> None:
+        """A piece of the line the grammar read otherwise than bash does: unparseable."""
+        if self.error is None and self.strict:
+            self.error = f"a brace read as a command: {shown[:80]}"
+
     def _node(self, node: Node, src: bytes, ctx: _Ctx) -> None:
         self.frames += 1
         if self.frames > MAX_FRAMES:
@@ -177,7 +182,9 @@ class Walker(Emitter):
             if body is None:
                 self._emit((), all_redirects, text(node, src), ctx)
             else:
-                self._node(body, src, _Ctx(ctx.depth, ctx.wrapped_by, all_redirects))
+                # what a process substitution prints is its stdin too (``< <(echo CODE)``)
+                body_ctx = _Ctx(ctx.depth, ctx.wrapped_by, all_redirects, ctx.upstream, ctx.stdin)
+                self._node(body, src, body_ctx)
             argv = ()
         for redirect, sub in fed:
             if ">" in redirect.op:  # "echo CODE > >(sh)": the command's output feeds it
@@ -199,7 +206,11 @@ class Walker(Emitter):
         if body is None:
             return
         before = len(self.order)
-        self._node(body, src, ctx)
+        if any(c.type.endswith("_redirect") for c in node.children):
+            # f() { sh; } <<< TEXT: the redirects apply to the body at every call
+            self._redirected(node, src, ctx)
+        else:
+            self._node(body, src, ctx)
         name = text(name_node, src) if name_node is not None else ""
         if spawns_itself(name, self.order[before:], text(body, src)):
             self.fork_bombs.append(text(node, src))
@@ -235,6 +246,10 @@ class Walker(Emitter):
                     (fed_out if ">" in own[-1].op else fed_in).append(sub)
             elif kind != "comment":
                 value = child.named_children[0] if kind == "command_name" else child
+                if kind == "command_name" and text(value, src) in ("{", "}"):
+                    # bash reads these as a group's braces, never as a command: a group
+                    # the grammar did not take as one (``coproc { sh; } <<< …``)
+                    self._misread(text(node, src))
                 argv.append(word(value, src))
                 fed = substitutes and value.type == "process_substitution"
                 if fed and text(value, src).startswith(">"):
