@@ -28,9 +28,12 @@ from collections.abc import Callable
 
 from multiplex._errors import ProfileConfigError
 from multiplex.profiles import read_credential, write_new
-from multiplex.scopes import ProfileScope
+from multiplex.scopes import ProfileScope, register_surface, resource_of
 
-__all__ = ["CredentialFolder"]
+__all__ = ["FOLDER_KEY", "CredentialFolder"]
+
+# The profile resource holding its unsandboxed runs' credential folder.
+FOLDER_KEY = "execution.credential-folder"
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -92,6 +95,12 @@ class CredentialFolder:
         self._current: _Folder | None = None
         self._made: set[str] = set()  # every folder not removed yet
         weakref.finalize(self, _remove_all, self._made)
+
+    def held(self) -> list[str]:
+        """The relative paths the current folder holds (what the audit compares; never a
+        path or a byte of a credential)."""
+        folder = self._current
+        return [] if folder is None else sorted(folder.written)
 
     def take(self, scope: ProfileScope) -> tuple[str | None, list[str], Callable[[], None]]:
         """This run's folder (None without credentials), what was refused, and the
@@ -171,3 +180,17 @@ class CredentialFolder:
 
 def _nothing() -> None:
     return None
+
+
+def _render(folder: CredentialFolder | None) -> list[str]:
+    return [] if folder is None else folder.held()
+
+
+# docs/audit.md: every per-profile resource is a surface of the isolation audit.
+register_surface(
+    "credential_folder",
+    resource_of(FOLDER_KEY),
+    render=_render,
+    description="the credential files an unsandboxed run's folder holds",
+    owns=(FOLDER_KEY,),
+)

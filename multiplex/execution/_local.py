@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from multiplex._errors import ProfileConfigError
-from multiplex.execution._cred_folder import CredentialFolder
+from multiplex.execution._cred_folder import FOLDER_KEY, CredentialFolder
 from multiplex.execution._egress_plan import egress_finish, open_egress
 from multiplex.execution._plan import Plan, RunContext
 from multiplex.execution._sandbox import (
@@ -84,10 +84,6 @@ def _remove(directory: str, written: list[str]) -> None:
         os.rmdir(directory)
     except OSError:
         shutil.rmtree(directory, ignore_errors=True)
-
-
-# The profile resource holding its unsandboxed runs' credential folder.
-_FOLDER_KEY = "execution.credential-folder"
 
 
 def _new_folder(profile: Profile) -> CredentialFolder:
@@ -171,7 +167,7 @@ def plan_local(scope: ProfileScope, command: str, context: RunContext) -> Plan:
     if choice.sandbox == "bwrap":
         return _plan_bwrap(scope, command, context, workspace)
     env = dict(scope.env)
-    folder = scope.profile.resource(_FOLDER_KEY, _new_folder)
+    folder = scope.profile.resource(FOLDER_KEY, _new_folder)
     creds, refused, cleanup = folder.take(scope)
     if creds is not None:
         env["CREDENTIALS_DIRECTORY"] = creds
