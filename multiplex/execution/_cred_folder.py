@@ -17,6 +17,7 @@ or when the process exits. A file the command added there stays until then.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -51,9 +52,18 @@ class _Folder:
         self.replaced = False
 
 
+def _remove(path: str) -> None:
+    """A folder made here, or the link a command put in its place (never followed)."""
+    if os.path.islink(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _remove_all(paths: set[str]) -> None:
     for path in list(paths):
-        shutil.rmtree(path, ignore_errors=True)
+        _remove(path)
         paths.discard(path)
 
 
@@ -174,7 +184,7 @@ class CredentialFolder:
 
     def _drop_if_unused(self, folder: _Folder) -> None:
         if folder.replaced and folder.users == 0:
-            shutil.rmtree(folder.path, ignore_errors=True)
+            _remove(folder.path)
             self._made.discard(folder.path)
 
 
