@@ -2,22 +2,26 @@
 
 Runs ``true`` through ``multiplex.execution.execute`` for one profile with
 ``terminal.sandbox: bwrap`` and one with ``sandbox: none`` (the sub-reaper),
-interleaved so both see the same machine load, beside the two floors measured
-in the same rounds: a bare ``bash -c true`` subprocess (the floor of ``none``)
+interleaved in a new order each round so all see the same machine load,
+beside the two floors measured in the same rounds: a bare ``bash -c true`` subprocess (the floor of ``none``)
 and the same command in a minimal fresh bubblewrap sandbox (the floor of
 ``bwrap``). Prints the medians, the ratios against each floor (targets:
 0.8x for both) and the sandbox's overhead at the median against the same
 command unsandboxed (a figure; the earlier target of at most 15 ms gave way to
-the minimal-bwrap floor). A missed target is printed, not an exit status.
+the minimal-bwrap floor). Then each of ``none`` and ``bwrap`` beside its floor
+alone, back to back (warm caches: the better case for the Python paths). A
+missed target is printed, not an exit status.
 """
 
 from __future__ import annotations
 
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,6 +31,7 @@ from multiplex import Supervisor
 from multiplex.execution import bwrap_status, execute
 
 RUNS = 60
+PAIRED = 200  # rounds of one run and its floor alone
 # The floor of docs/operations.md#capacity: the same command in a minimal fresh sandbox.
 FLOOR = [
     "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -38,6 +43,22 @@ def _timed(fn: object) -> float:
     start = time.perf_counter()
     fn()  # type: ignore[operator]
     return (time.perf_counter() - start) * 1000
+
+
+def _alone(
+    ours: Callable[[], object], floor: Callable[[], object], shuffle: Callable[[list[int]], None]
+) -> tuple[float, float, float]:
+    """The median per-round ratio floor/ours of ``PAIRED`` rounds of the two alone, and
+    their medians (ms); which of the two goes first is drawn each round."""
+    mine: list[float] = []
+    theirs: list[float] = []
+    order = [0, 1]
+    for _ in range(PAIRED):
+        shuffle(order)
+        for side in order:
+            (mine if side == 0 else theirs).append(_timed(ours if side == 0 else floor))
+    ratio = statistics.median(t / m for m, t in zip(mine, theirs, strict=True))
+    return ratio, statistics.median(mine), statistics.median(theirs)
 
 
 def main() -> None:
@@ -74,14 +95,31 @@ def main() -> None:
         for _ in range(5):  # warm every path (the egress namespace starts once per profile)
             for scope in (boxed_scope, plain_scope, egress_scope):
                 execute(scope, "true", hidden=hidden)
+        runs = {
+            "bwrap": lambda: execute(boxed_scope, "true", hidden=hidden),
+            "on": lambda: execute(egress_scope, "true", hidden=hidden),
+            "none": lambda: execute(plain_scope, "true", hidden=hidden),
+            "bare": lambda: subprocess.run(["bash", "-c", "true"], check=True),
+            "floor": lambda: subprocess.run(FLOOR, check=True),
+        }
+        order = list(runs)
+        shuffle = random.Random(32).shuffle
         for _ in range(RUNS):
-            samples["bwrap"].append(_timed(lambda: execute(boxed_scope, "true", hidden=hidden)))
-            samples["on"].append(_timed(lambda: execute(egress_scope, "true", hidden=hidden)))
-            samples["none"].append(_timed(lambda: execute(plain_scope, "true", hidden=hidden)))
-            samples["bare"].append(
-                _timed(lambda: subprocess.run(["bash", "-c", "true"], check=True))
-            )
-            samples["floor"].append(_timed(lambda: subprocess.run(FLOOR, check=True)))
+            # A new order each round: what one run leaves behind (the egress
+            # proxy's connection ending, a sandbox's teardown) falls on every
+            # other kind alike, not always on the one after it.
+            shuffle(order)
+            for key in order:
+                samples[key].append(_timed(runs[key]))
+        # Each run beside its own floor alone, back to back: the caches the
+        # supervisor's Python path needs stay warm. Any other run between
+        # (even a bare bwrap, or a 5 ms pause) evicts them, and that costs the
+        # sub-reaper's path more than the few lines of a bare subprocess.run:
+        # both figures are printed.
+        alone = {
+            pair: _alone(runs[pair[0]], runs[pair[1]], shuffle)
+            for pair in (("none", "bare"), ("bwrap", "floor"))
+        }
         sup.close()
     med = {k: statistics.median(v) for k, v in samples.items()}
     for key, label in (
@@ -114,6 +152,12 @@ def main() -> None:
         f"{statistics.median(r[1] for r in ratios):.2f}x"
     )
     print(f"egress (network: on) over network: off: {med['on'] - med['bwrap']:+.2f} ms")
+    for (ours, floor), (ratio, ours_ms, floor_ms) in alone.items():
+        target = " (target >= 0.80x)" if ours == "none" else ""
+        print(
+            f"back to back, alone ({PAIRED} rounds): {ours} {ours_ms:.2f} ms, {floor} "
+            f"{floor_ms:.2f} ms; median per-round ratio {ratio:.2f}x{target}"
+        )
 
 
 if __name__ == "__main__":

@@ -70,16 +70,21 @@ def _remove_all(paths: set[str]) -> None:
 def _copy_of(folder_fd: int, relative: str, size: int) -> bytes | None:
     """The folder's copy of ``relative`` if it is still a regular 0400 file of ours with
     one link, reached without following a link; else None."""
-    parts = relative.split("/")
-    fd = os.dup(folder_fd)
+    *folders, name = relative.split("/")
+    at = folder_fd
     try:
-        for part in parts[:-1]:
-            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-        nxt = os.open(parts[-1], _FILE_FLAGS, dir_fd=fd)
-        os.close(fd)
-        fd = nxt
+        for part in folders:  # most copies lie in the folder itself: none
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=at)
+            if at != folder_fd:
+                os.close(at)
+            at = nxt
+        fd = os.open(name, _FILE_FLAGS, dir_fd=at)
+    except OSError:
+        return None
+    finally:
+        if at != folder_fd:
+            os.close(at)
+    try:
         info = os.fstat(fd)
         if (
             not stat.S_ISREG(info.st_mode)

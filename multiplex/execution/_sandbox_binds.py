@@ -13,6 +13,7 @@ config and logs kept from the command (docs/security.md#the-sandbox-view).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -116,7 +117,13 @@ def read_paths(configured: Iterable[str]) -> list[Path]:
 
 def workspace_of(scope: ProfileScope) -> Path | None:
     """The profile's own ``workspace/``: its default cwd and, sandboxed, its ``HOME``."""
-    return _own_folder(scope.home / WORKSPACE)
+    return _own_folder(_workspace(scope.home))
+
+
+@functools.lru_cache(maxsize=4096)
+def _workspace(home: Path) -> Path:
+    # Asked for at every run: the path once per home, its lstat every time.
+    return home / WORKSPACE
 
 
 def writable_binds(scope: ProfileScope) -> Writable:
