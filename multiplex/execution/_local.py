@@ -10,10 +10,8 @@ unsandboxed they are a private directory removed afterwards.
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
-import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -21,6 +19,7 @@ from pathlib import Path
 from multiplex._errors import ProfileConfigError
 from multiplex.execution._cred_folder import FOLDER_KEY, CredentialFolder
 from multiplex.execution._egress_plan import egress_finish, open_egress
+from multiplex.execution._etc_mirror import tmpfs_root
 from multiplex.execution._plan import Plan, RunContext
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
@@ -38,29 +37,6 @@ from multiplex.scopes import ProfileScope
 __all__ = ["plan_local"]
 
 _SHELL = shutil.which("bash") or "/bin/sh"
-
-
-@functools.cache
-def _credentials_root() -> str | None:
-    """Where per-run credential folders go: a tmpfs when there is one (never the disk).
-
-    ``$XDG_RUNTIME_DIR`` when it is this user's own (0700), else ``/dev/shm``
-    (sticky, and each folder is 0700), else the temp dir. On a disk-backed
-    ``/tmp`` making and removing the folder costs more than the command itself.
-    """
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    candidates = ([runtime] if runtime else []) + ["/dev/shm"]
-    for folder in candidates:
-        try:
-            info = os.stat(folder)
-        except OSError:
-            continue
-        mode = stat.S_IMODE(info.st_mode)
-        own = info.st_uid == os.getuid() and mode & 0o077 == 0
-        sticky = bool(info.st_mode & stat.S_ISVTX)
-        if stat.S_ISDIR(info.st_mode) and (own or sticky) and os.access(folder, os.W_OK | os.X_OK):
-            return folder
-    return None
 
 
 def _remove(directory: str, written: list[str]) -> None:
@@ -87,7 +63,7 @@ def _remove(directory: str, written: list[str]) -> None:
 
 
 def _new_folder(profile: Profile) -> CredentialFolder:
-    return CredentialFolder(profile.name, _credentials_root())
+    return CredentialFolder(profile.name, tmpfs_root())
 
 
 def _materialise(scope: ProfileScope) -> tuple[Path | None, list[str]]:
@@ -102,7 +78,7 @@ def _credential_folder(scope: ProfileScope) -> tuple[str | None, list[str], list
     # one that fails is not mounted, whatever the last load said.
     if not scope.credential_mounts:
         return None, [], []
-    directory = tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-", dir=_credentials_root())
+    directory = tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-", dir=tmpfs_root())
     refused: list[str] = []
     written: list[str] = []
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -16,13 +16,22 @@ found once per process: ``/etc`` is the host's, not an agent's, to change.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import stat
 import sys
 from pathlib import Path
 
-__all__ = ["runtime_paths", "system_binds", "system_roots"]
+__all__ = [
+    "etc_blanked",
+    "etc_secret",
+    "public",
+    "runtime_binds",
+    "runtime_paths",
+    "system_binds",
+    "system_roots",
+]
 
 # Top-level folders of the system's runtime, shown read-only when they exist.
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -52,10 +61,11 @@ _ETC_SECRETS = (
     "containers/auth.json",
     "docker/key.json",
 )
-_ETC_WALK_LIMIT = 20000  # entries; an /etc past this is shown only minus the fixed list
+ETC_WALK_LIMIT = 20000  # entries; an /etc past this is shown only minus the fixed list
 
 
-def _public(mode: int) -> bool:
+def public(mode: int) -> bool:
+    """Whether an entry of this mode may be shown: readable (a folder: searchable) by all."""
     need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
     return mode & need == need
 
@@ -82,11 +92,11 @@ def _etc_hidden() -> tuple[tuple[str, bool], ...]:
                 mode = os.lstat(entry).st_mode
             except OSError:
                 continue
-            if stat.S_ISLNK(mode) or _public(mode):
+            if stat.S_ISLNK(mode) or public(mode):
                 continue
             hidden[entry] = stat.S_ISDIR(mode)
         dirs[:] = [d for d in dirs if os.path.join(top, d) not in hidden]
-        if seen > _ETC_WALK_LIMIT:
+        if seen > ETC_WALK_LIMIT:
             break
     ordered = sorted(hidden.items(), key=lambda item: (item[0].count("/"), item[0]))
     kept: list[tuple[str, bool]] = []
@@ -96,9 +106,14 @@ def _etc_hidden() -> tuple[tuple[str, bool], ...]:
     return tuple(kept)
 
 
+def etc_secret(relative: str) -> bool:
+    """Whether ``relative`` (a path inside /etc) is on the fixed list of secrets."""
+    return any(fnmatch.fnmatchcase(relative, pattern) for pattern in _ETC_SECRETS)
+
+
 @functools.cache
-def system_binds() -> tuple[str, ...]:
-    """bwrap arguments showing the system's runtime read-only on the empty root."""
+def runtime_binds() -> tuple[str, ...]:
+    """bwrap arguments showing ``/usr`` and the ``/bin``, ``/sbin``, ``/lib*`` around it."""
     argv: list[str] = []
     for top in _SYSTEM:
         try:
@@ -109,11 +124,25 @@ def system_binds() -> tuple[str, ...]:
             argv += ["--symlink", os.readlink(top), top]
         elif stat.S_ISDIR(mode):
             argv += ["--ro-bind", top, top]
-    if os.path.isdir("/etc"):
-        argv += ["--ro-bind", "/etc", "/etc"]
-        for path, is_dir in _etc_hidden():
-            argv += ["--tmpfs", path] if is_dir else ["--ro-bind", "/dev/null", path]
     return tuple(argv)
+
+
+@functools.cache
+def etc_blanked() -> tuple[str, ...]:
+    """bwrap arguments showing the live /etc read-only with a blank over each secret
+    (what a sandbox gets while the copy of ``_etc_mirror`` is not in step)."""
+    if not os.path.isdir("/etc"):
+        return ()
+    argv = ["--ro-bind", "/etc", "/etc"]
+    for path, is_dir in _etc_hidden():
+        argv += ["--tmpfs", path] if is_dir else ["--ro-bind", "/dev/null", path]
+    return tuple(argv)
+
+
+@functools.cache
+def system_binds() -> tuple[str, ...]:
+    """bwrap arguments showing the system's runtime read-only on the empty root."""
+    return runtime_binds() + etc_blanked()
 
 
 @functools.cache

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiplex.execution._root_view import runtime_paths, system_binds
+from multiplex.execution._etc_mirror import etc_binds, hide_copy
+from multiplex.execution._root_view import runtime_binds, runtime_paths, system_binds
 from multiplex.execution._sandbox_binds import (
     workspace_of,  # re-exported: the local backend and kernels import it from here
 )
@@ -228,7 +229,8 @@ def sandbox_argv(
     """
     view = view_binds(scope, hidden)
     writable = view.writable
-    argv = [*enter, bwrap, *_BASE, *system_binds(), "--seccomp", str(seccomp)]
+    etc = etc_binds()
+    argv = [*enter, bwrap, *_BASE, *runtime_binds(), *etc, "--seccomp", str(seccomp)]
     for path in (*runtime_paths(), *view.read):
         argv += ["--ro-bind", str(path), str(path)]
     if info_fd is not None:
@@ -247,6 +249,7 @@ def sandbox_argv(
     for path in writable.inside_home:
         argv += ["--bind", str(path), str(path)]
     argv += view.home_hides
+    argv += hide_copy(etc, (*view.read, *writable.outside_home, *writable.inside_home))
     if credentials is not None:
         argv += ["--ro-bind", str(credentials), SANDBOX_CREDENTIALS]
     argv += _credential_data(credential_files)

@@ -58,7 +58,8 @@ def test_a_wall_taken_down_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyP
         import multiplex.execution._sandbox as sandbox
 
         # The view of the code before the walls: the whole host, read-only.
-        monkeypatch.setattr(sandbox, "system_binds", tuple)
+        monkeypatch.setattr(sandbox, "runtime_binds", tuple)
+        monkeypatch.setattr(sandbox, "etc_binds", tuple)
         monkeypatch.setattr(sandbox, "_BASE", ("--ro-bind", "/", "/", *sandbox._BASE))
         details = {leak.detail for leak in check_walls(sup, "a").leaks}
     finally:

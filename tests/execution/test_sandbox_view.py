@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+import multiplex.execution._sandbox as sandbox
 from multiplex import Supervisor
 from multiplex.execution import bwrap_status
-from multiplex.execution._root_view import _etc_hidden
+from multiplex.execution._etc_mirror import etc_mirror
+from multiplex.execution._root_view import _etc_hidden, etc_blanked
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
 
@@ -101,17 +103,23 @@ def test_a_read_path_that_became_a_link_since_is_not_shown(
     assert "LINK-CANARY-8817" not in _run(sup, f"cat {data}/a.csv 2>&1; true")
 
 
-def _host_etc(hidden: dict[str, bool]) -> set[str]:
-    """What a sandbox lists of /etc: the host's entries, a hidden file blank, a hidden folder empty."""
+def _host_etc(hidden: dict[str, bool], *, blanks: bool) -> set[str]:
+    """What a sandbox lists of /etc: the host's public entries; with ``blanks``, a hidden
+    file is /dev/null and a hidden folder empty, else neither is there."""
     listed: set[str] = set()
     kinds = {stat.S_IFDIR: "d", stat.S_IFREG: "f", stat.S_IFLNK: "l", stat.S_IFCHR: "c"}
     for top, dirs, files in os.walk("/etc"):
         for name in [*dirs, *files]:
             path = os.path.join(top, name)
             info = os.lstat(path)
-            line = f"{path}\t{kinds.get(stat.S_IFMT(info.st_mode), '?')}\t{stat.S_IMODE(info.st_mode):o}"
+            kind = kinds.get(stat.S_IFMT(info.st_mode), "?")
+            line = f"{path}\t{kind}\t{stat.S_IMODE(info.st_mode):o}"
             if path in hidden:  # a tmpfs (mode 0755) or /dev/null
+                if not blanks:
+                    continue
                 line = f"{path}\td\t755" if hidden[path] else f"{path}\tc\t666"
+            elif kind not in "dfl" and not blanks:
+                continue  # a device or a pipe: the copy shows none
             listed.add(
                 line
                 if line.split("\t")[1] == "d"
@@ -121,16 +129,32 @@ def _host_etc(hidden: dict[str, bool]) -> set[str]:
     return listed
 
 
+def _listed(sup: Supervisor) -> set[str]:
+    shown = _run(sup, r"find /etc -mindepth 1 -printf '%p\t%y\t%m\t%s\n'").splitlines()
+    return {line.rsplit("\t", 1)[0] if line.split("\t")[1] == "d" else line for line in shown}
+
+
 def test_the_sandbox_lists_the_hosts_etc_but_its_secrets(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
-    """Every entry of the host's /etc is listed with its type, mode and size (a folder's
-    size aside); a secret is blank: a file /dev/null, a folder empty."""
+    """Every public entry of the host's /etc is listed with its type, mode and size (a
+    folder's size aside), from the copy once it is in step; no secret is there at all."""
     hidden = dict(_etc_hidden())
     make_home("p", "terminal:\n  sandbox: bwrap\n" + OFF)
     sup = supervisor_of("profiles_dir: profiles\n")
-    shown = _run(sup, r"find /etc -mindepth 1 -printf '%p\t%y\t%m\t%s\n'").splitlines()
-    listed = {line.rsplit("\t", 1)[0] if line.split("\t")[1] == "d" else line for line in shown}
-    assert listed == _host_etc(hidden)
+    _run(sup, "true")
+    assert etc_mirror().wait_in_step(30)
+    assert _listed(sup) == _host_etc(hidden, blanks=False)
     assert any(not is_dir for is_dir in hidden.values())  # a host without secrets proves little
+
+
+def test_until_the_copy_is_in_step_etc_is_the_hosts_with_its_secrets_blank(
+    make_home, supervisor_of, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A secret is blank: a file /dev/null, a folder empty."""
+    hidden = dict(_etc_hidden())
+    monkeypatch.setattr(sandbox, "etc_binds", etc_blanked)
+    make_home("p", "terminal:\n  sandbox: bwrap\n" + OFF)
+    sup = supervisor_of("profiles_dir: profiles\n")
+    assert _listed(sup) == _host_etc(hidden, blanks=True)
 
 
 def test_another_home_that_became_a_link_into_a_shown_folder_is_hidden(
