@@ -15,7 +15,7 @@ import os
 import posixpath
 import shutil
 
-from multiplex.shell import SimpleCommand, risky_option
+from multiplex.shell import SimpleCommand, fed_text, risky_option
 
 __all__ = ["STANDARD_DIRS", "smuggled"]
 
@@ -44,7 +44,7 @@ def smuggled(command: SimpleCommand, search_path: str, cwd: str | None = None) -
             return "program outside the standard system directories"
     if any(r.target.startswith(("/dev/tcp/", "/dev/udp/")) for r in command.redirects):
         return "network redirection"
-    option = risky_option(command.argv)
+    option = risky_option(command.argv, fed_text(command.redirects, None))
     if option is not None:
         return f"option {option} writes files or runs programs"
     return None

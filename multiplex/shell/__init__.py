@@ -28,6 +28,7 @@ from multiplex.shell.detection._detection import (
 )
 from multiplex.shell.detection._target_checks import find_other_home
 from multiplex.shell.detection._targets import Place
+from multiplex.shell.parsing._argv import fed_text
 from multiplex.shell.parsing._parse import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -57,6 +58,7 @@ __all__ = [
     "SimpleCommand",
     "deny_match",
     "exact_rule",
+    "fed_text",
     "find_dangerous",
     "find_dangers",
     "find_hardline",

@@ -96,9 +96,9 @@ def test_metadata_and_sql_first_tests_let_through_all_the_regexes_match() -> Non
         assert before == (_detection._METADATA_WORD.search(text.lower()) is not None), text
         unbounded = any(
             not re.search(r"\bWHERE\b", m.group(2), re.I)
-            for m in _detection._SQL_UNBOUNDED.finditer(text)
+            for m in _scripts.SQL_UNBOUNDED.finditer(text)
         )
-        assert _detection._sql_text(text) == bool(_detection._SQL.search(text) or unbounded), text
+        assert _scripts.sql_text(text) == bool(_scripts.SQL.search(text) or unbounded), text
 
 
 def test_deny_rules_skip_only_commands_no_rule_or_meaning_can_match(

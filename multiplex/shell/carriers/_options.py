@@ -129,8 +129,9 @@ def _abbreviates(arg: str, prog: str, longs: tuple[str, ...]) -> str | None:
     return next((o for o in longs if o.startswith(name)), None)
 
 
-def risky_option(argv: Sequence[str]) -> str | None:
-    """The first option of ``argv`` that writes a file or runs a program, or None."""
+def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
+    """The first option of ``argv`` that writes a file or runs a program, or None;
+    ``fed``: what the line feeds its standard input, where it shows it."""
     if not argv:
         return None
     prog = argv[0].rpartition("/")[2].lower()
@@ -148,7 +149,7 @@ def risky_option(argv: Sequence[str]) -> str | None:
             return "inline code starts programs"
     if prog == "git" and (why := _git_runs_or_leaves(args)) is not None:
         return why
-    tool = carried(prog, args)
+    tool = carried(prog, args, fed)
     why = tool.runs or tool.unknown or ("writes " + tool.writes[0] if tool.writes else None)
     if why is not None:
         return why

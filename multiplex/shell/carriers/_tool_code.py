@@ -56,6 +56,7 @@ from multiplex.shell.carriers._runners import (
 )
 from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._sockets import nc_code, socat_code, wget_code
+from multiplex.shell.carriers._transfers import ftp_code, lftp_code, sftp_code
 from multiplex.shell.parsing._argv import ENDLESS
 from multiplex.shell.parsing._getopt import read_options, table
 
@@ -353,9 +354,9 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "vimdiff": vim_code, "gvim": vim_code, "ed": ed_code, "gdb": gdb_code, "ssh": ssh_code, "make": make_code,
     "gmake": make_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
-    "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "scp": scp_code, "sftp": scp_code,
+    "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "scp": scp_code, "sftp": sftp_code,
     "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": wget_code, "socat": socat_code,
-    "ncat": nc_code, "nc": nc_code, "netcat": nc_code,
+    "ncat": nc_code, "nc": nc_code, "netcat": nc_code, "lftp": lftp_code, "ftp": ftp_code,
     # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,

@@ -48,7 +48,13 @@ from multiplex.shell.detection._command_checks import (
 )
 from multiplex.shell.detection._containers import each_privileged_container
 from multiplex.shell.detection._network_checks import each_downloaded_run, each_network
-from multiplex.shell.detection._scripts import RMTREE_HOME, SCRIPT_DELETE, fork_text, script_lines
+from multiplex.shell.detection._scripts import (
+    RMTREE_HOME,
+    SCRIPT_DELETE,
+    fork_text,
+    script_lines,
+    sql_text,
+)
 from multiplex.shell.detection._secret_checks import (
     each_code_carrier,
     each_persistence,
@@ -67,6 +73,7 @@ from multiplex.shell.detection._writes import (
     all_commands,
     evidence,
     find_protected_write,
+    script_writes,
     sensitive,
     write_targets,
 )
@@ -112,17 +119,6 @@ def _metadata(text: str) -> re.Match[str] | None:
     return _METADATA.search(text) if _METADATA_WORD.search(text.lower()) else None
 
 
-_SQL = re.compile(
-    r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|FUNCTION|TRIGGER|COLLECTION)\b"
-    r"|\bTRUNCATE\s+(TABLE\s+)?[\w.\"`\[]|\bALTER\s+TABLE\s+\S+\s+DROP\b"
-    r"|\bFLUSH(ALL|DB)\b|\.dropDatabase\s*\(",
-    re.IGNORECASE,
-)
-_SQL_UNBOUNDED = re.compile(
-    r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
-)
-_SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of _SQL
-_SQL_ANY_WORD = re.compile("drop|truncate|flu|delete|update")  # _SQL_WORDS, or _SQL_UNBOUNDED's
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
@@ -232,22 +228,9 @@ def _reads_stdin(cmd: SimpleCommand) -> bool:
 def _sql(cmd: SimpleCommand) -> bool:
     if cmd.program in _SEARCHERS:
         return False
-    if _sql_text(" ".join(cmd.argv[1:])):
+    if sql_text(" ".join(cmd.argv[1:])):
         return True
-    return any(_sql_text(r.target) for r in cmd.redirects if r.op.startswith("<<"))
-
-
-def _sql_text(text: str) -> bool:
-    # C-speed prefilter: each pattern holds one of these words (none has an i, s or k,
-    # the letters IGNORECASE matches to other characters than their lower case).
-    lowered = text.lower()
-    if not _SQL_ANY_WORD.search(lowered):
-        return False  # none of the words below: neither test can hold
-    if any(w in lowered for w in _SQL_WORDS) and _SQL.search(text):
-        return True
-    if "delete" not in lowered and "update" not in lowered:
-        return False
-    return any(not re.search(r"\bWHERE\b", m.group(2), re.I) for m in _SQL_UNBOUNDED.finditer(text))
+    return any(sql_text(r.target) for r in cmd.redirects if r.op.startswith("<<"))
 
 
 def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
@@ -339,8 +322,10 @@ def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[F
         if match:
             pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
             yield Finding(pattern, payload)
-        elif _sql_text(payload):
+        elif sql_text(payload):
             yield Finding(SQL_DESTRUCTIVE, payload)
+        if any(sensitive(t) for t in script_writes(payload)):  # open("/etc/hosts", "a")
+            yield Finding(SENSITIVE_WRITE, payload)
     for inner in script_lines(parsed, _depth):
         if inner.error is None:
             found_inside = _each_dangerous(inner, _depth + 1, place)

@@ -14,7 +14,16 @@ from collections.abc import Iterator
 from multiplex.shell.detection._writes import LITERAL
 from multiplex.shell.parsing._parse import ParsedLine, parse_line
 
-__all__ = ["RMTREE_HOME", "SCRIPT_DELETE", "SCRIPT_EXEC", "fork_text", "script_lines"]
+__all__ = [
+    "RMTREE_HOME",
+    "SCRIPT_DELETE",
+    "SCRIPT_EXEC",
+    "SQL",
+    "SQL_UNBOUNDED",
+    "fork_text",
+    "script_lines",
+    "sql_text",
+]
 
 _MAX_SCRIPT_DEPTH = 4
 
@@ -40,9 +49,26 @@ SCRIPT_DELETE = re.compile(
 # so no two quantifiers can take the same spaces (docs/security.md#linear-time).
 # Every language's recursive delete of "/" or "~": python/perl rmtree, node rmSync/rmdirSync
 # and fs.rm, perl remove_tree, Go RemoveAll, Rust remove_dir_all, Deno.remove, ruby rm_rf.
+# The home or the root named by an expression rather than a literal: each alternative
+# ends at a fixed text, and the call's argument must end right after it ("," or ")"),
+# so ``HOME + "/x"`` is not the home (docs/security.md#hardline).
+_HOME_OR_ROOT = (
+    r"(?:os\.path\.)?expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\s*\)"
+    r"|(?:pathlib\.)?Path\(\s*['\"](?:/|~/?)['\"]\s*\)(?:\.expanduser\(\s*\))?"
+    r"|os\.environ\[\s*['\"]HOME['\"]\s*\]|os\.(?:getenv|environ\.get)\(\s*['\"]HOME['\"]\s*\)"
+    r"|process\.env\.HOME\b|process\.env\[\s*['\"]HOME['\"]\s*\]"
+    r"|(?:require\(\s*['\"](?:node:)?os['\"]\s*\)\.|os\.)?homedir\(\s*\)"
+    r"|ENV\[\s*['\"]HOME['\"]\s*\]|\$ENV\{\s*['\"]?HOME['\"]?\s*\}|Dir\.home\b"
+    r"|os\.sep\b|Deno\.env\.get\(\s*['\"]HOME['\"]\s*\)"
+)
 RMTREE_HOME = re.compile(
     r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove|\bfs\.rm)"
-    r"\s*\(\s*['\"](/|~)['\"]|rm_rf\s*(?:\(\s*)?['\"](/|~)['\"]"
+    r"\s*\(\s*(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r")\s*[,)])"
+    r"|rm_rf\s*(?:\(\s*)?(?:['\"](/|~)['\"]|(?:"
+    + _HOME_OR_ROOT
+    + r")\s*[,)\s;]|(?:"
+    + _HOME_OR_ROOT
+    + r")$)"
 )
 SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
@@ -112,3 +138,30 @@ def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
             command = literal.strip().removeprefix("-|").removeprefix("|").removesuffix("|")
             if command.strip():
                 yield parse_line(command)
+
+
+SQL = re.compile(
+    r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|FUNCTION|TRIGGER|COLLECTION)\b"
+    r"|\bTRUNCATE\s+(TABLE\s+)?[\w.\"`\[]|\bALTER\s+TABLE\s+\S+\s+DROP\b"
+    r"|\bFLUSH(ALL|DB)\b|\.dropDatabase\s*\(",
+    re.IGNORECASE,
+)
+SQL_UNBOUNDED = re.compile(
+    r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
+)
+_SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of SQL
+_SQL_ANY_WORD = re.compile("drop|truncate|flu|delete|update")  # _SQL_WORDS, or SQL_UNBOUNDED's
+
+
+def sql_text(text: str) -> bool:
+    """SQL that drops, truncates or flushes, or deletes or updates without a WHERE."""
+    # C-speed prefilter: each pattern holds one of these words (none has an i, s or k,
+    # the letters IGNORECASE matches to other characters than their lower case).
+    lowered = text.lower()
+    if not _SQL_ANY_WORD.search(lowered):
+        return False  # none of the words below: neither test can hold
+    if any(w in lowered for w in _SQL_WORDS) and SQL.search(text):
+        return True
+    if "delete" not in lowered and "update" not in lowered:
+        return False
+    return any(not re.search(r"\bWHERE\b", m.group(2), re.I) for m in SQL_UNBOUNDED.finditer(text))

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._tool_code import CARRYING, carried
+from multiplex.shell.carriers._transfers import reads_piped_commands
 from multiplex.shell.detection._catalogue import (
     PERSISTENCE,
     SCRIPT_EXEC,
@@ -33,7 +34,13 @@ from multiplex.shell.detection._secret_paths import (
 )
 from multiplex.shell.detection._targets import Place, path_words
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
-from multiplex.shell.detection._writes import LITERAL, all_commands, evidence, write_targets
+from multiplex.shell.detection._writes import (
+    LITERAL,
+    all_commands,
+    evidence,
+    script_writes,
+    write_targets,
+)
 from multiplex.shell.parsing._argv import fed_text, leaves_cwd, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._payloads import (
@@ -240,6 +247,11 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         if cmd.argv and _schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+    for payload in parsed.script_payloads:  # open(os.path.expanduser("~/.bashrc"), "a")
+        for literal in script_writes(payload):
+            if any(is_persistence_path(p) for p in resolved(literal, place)):
+                yield Finding(PERSISTENCE, payload)
+                break
 
 
 # at/batch options that list, show or remove jobs rather than schedule one.
@@ -290,8 +302,8 @@ def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
             continue
         prog = cmd.program
         fed = fed_text(cmd.redirects, None)
-        if prog == "ed" and fed is None and cmd.upstream:  # "… | ed": its commands are piped
-            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+        if fed is None and cmd.upstream and reads_piped_commands(prog, cmd.argv[1:]):
+            yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)  # "… | ed": commands piped in
             continue
         found = carried(prog, cmd.argv[1:], fed)
         if found.runs is not None:

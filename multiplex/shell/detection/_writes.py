@@ -27,6 +27,7 @@ __all__ = [
     "all_commands",
     "evidence",
     "find_protected_write",
+    "script_writes",
     "sensitive",
     "write_targets",
 ]
@@ -36,7 +37,7 @@ LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\
 # awk's print > "FILE" and print >> "FILE".
 _AWK_OUTPUT = re.compile(r">>?\s*\"([^\"\\]+)\"")
 _WRITE_CALL = re.compile(
-    r"write|open\s*\([^)]*['\"][wax+]|appendFile|rename|replace|unlink|remove|truncate"
+    r"write|open\s*\([^)]*['\"](?:[wax+]|>|\+<)|appendFile|rename|replace|unlink|remove|truncate"
     r"|rmSync|rm_rf|copy|move|symlink|chmod",
 )
 
@@ -233,6 +234,14 @@ def _protected(path: str, patterns: Sequence[str]) -> bool:
     return any(globs.match(name) is not None for name in (base, norm, path))
 
 
+def script_writes(payload: str) -> list[str]:
+    """The string literals of inline code that writes, copies, moves or removes files
+    (``open(P, "w")``, ``writeFileSync``, ``shutil.copy`` …): the paths it may write."""
+    if not _WRITE_CALL.search(payload):
+        return []
+    return [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload)]
+
+
 def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
     """A write to a path matching one of the ``protected`` globs (docs/approvals.md#protected-files), or None.
 
@@ -248,10 +257,6 @@ def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Findin
                 if _protected(variant, protected):
                     return Finding(PROTECTED_FILE, evidence(cmd))
     for payload in parsed.script_payloads:
-        if not _WRITE_CALL.search(payload):
-            continue
-        for m in LITERAL.finditer(payload):
-            literal = next(g for g in m.groups() if g is not None)
-            if _protected(literal, protected):
-                return Finding(PROTECTED_FILE, payload)
+        if any(_protected(literal, protected) for literal in script_writes(payload)):
+            return Finding(PROTECTED_FILE, payload)
     return None
