@@ -179,14 +179,39 @@ def _dumps_environment(cmd: SimpleCommand) -> bool:
         return bool(set(short_flags(args)) & set("px")) and not operands(args)
     if prog == "ps":  # BSD style "e" (ps eww, ps auxe): each process's environment
         return any(not a.startswith("-") and "e" in a for a in args[:1])
+    if prog == "compgen":  # every variable's name, for a loop that reads ${!name}
+        return bool(set(short_flags(args)) & set("ve")) or "variable" in args or "export" in args
+    if prog == "jq":  # jq -n env, jq -n '$ENV': the environment as JSON
+        return any(_JQ_ENV.search(a) for a in args if not a.startswith("-"))
+    if prog in ("awk", "gawk", "mawk", "nawk", "busybox"):
+        return any("ENVIRON" in a for a in args)
     hosts = prog in _ENV_HOSTS or prog.startswith("python")
     return hosts and any(_ENV_CODE.search(a) for a in args)
+
+
+_JQ_ENV = re.compile(r"(?<![\w$.])env\b|\$ENV\b(?!\s*\.)|\$__loc__")
+# A variable named like a credential (``$GITHUB_TOKEN``, ``${AWS_SECRET_ACCESS_KEY}``,
+# ``$DB_PASSWORD``) in a network tool's words: its value sent along (not ``$PWD``).
+_SECRET_VAR = re.compile(
+    r"\$\{?[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE|"
+    r"CREDENTIAL|AUTH|COOKIE|SESSION|_PAT|_KEY)[A-Za-z0-9_]*",
+    re.IGNORECASE,
+)
+
+
+def _sends_secret_variable(cmd: SimpleCommand) -> bool:
+    """A credential variable in a network tool's words or in what the line feeds it."""
+    if cmd.program not in _NET:
+        return False
+    fed = [r.target for r in cmd.redirects if r.op.startswith("<<")]
+    return any("$" in a and _SECRET_VAR.search(a) is not None for a in (*cmd.argv[1:], *fed))
 
 
 # Inline code that reads the whole environment (not one variable of it), in the
 # interpreters' own spellings.
 _ENV_CODE = re.compile(
     r"os\.environ\b(?![\[.])|process\.env\b(?![.\[])|%ENV\b|\bENV\.to_h\b|\$_ENV\b(?!\[)"
+    r"|(?<![\w$%])ENV\b(?!\s*[\[.{])"  # ruby's ENV printed whole (not ENV["X"], ENV.fetch)
     r"|\bgetenv\(\s*\)"
 )
 _ENV_HOSTS = frozenset({"node", "nodejs", "bun", "deno", "perl", "ruby", "php"})
@@ -214,12 +239,15 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
             yield Finding(REVERSE_SHELL, payload)
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
+    dumped: set[str] = set()  # files an environment dump wrote earlier on the line
     for cmd in commands:
         if not cmd.argv:
             continue
+        if _dumps_environment(cmd):  # env > /tmp/e; curl -T /tmp/e …
+            dumped.update(write_targets(cmd))
         # _uploads yields only for these programs or from a redirection.
         uploads = cmd.program in _UPLOADERS or cmd.redirects
-        if uploads and any(_sensitive_source(p, place) for p in _uploads(cmd)):
+        if uploads and any(p in dumped or _sensitive_source(p, place) for p in _uploads(cmd)):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         # Fed a pipe, or a substitution's output in its words (curl -d "$(env)").
         piped = cmd.program in _NET and (
@@ -227,7 +255,7 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         )
         if piped and readers_of_secrets is None:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
-        if piped and readers_of_secrets:
+        if (piped and readers_of_secrets) or _sends_secret_variable(cmd):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
     if redirecting:
         yield Finding(NETWORK_REDIRECT, evidence(redirecting[0]), redirecting[0].text)

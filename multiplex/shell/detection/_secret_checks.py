@@ -24,8 +24,10 @@ from multiplex.shell.detection._command_checks import (
     git_subcommand,
     is_block_device,
     operands,
+    short_flags,
 )
 from multiplex.shell.detection._secret_paths import (
+    is_home_root,
     is_persistence_path,
     is_secret_path,
     may_be_secret,
@@ -243,7 +245,10 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         if _git_config_persists(cmd):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         for target in write_targets(cmd):
-            if any(is_persistence_path(p) for p in resolved(target, place)):
+            found = resolved(target, place)
+            if any(is_persistence_path(p) for p in found) or (
+                _unpacks(cmd) and any(is_home_root(p) for p in found)
+            ):  # an archive or a tree copied into the home itself: its start-up files too
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         if cmd.argv and _schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
@@ -252,6 +257,22 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             if any(is_persistence_path(p) for p in resolved(literal, place)):
                 yield Finding(PERSISTENCE, payload)
                 break
+
+
+_UNPACKERS = frozenset(
+    {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "rsync", "ditto", "unrar"}
+)
+
+
+def _unpacks(cmd: SimpleCommand) -> bool:
+    """Whether ``cmd`` puts files it does not name where it writes: an archive
+    extracted, a tree copied (``rsync``, ``cp -r``), so a ``.bashrc`` among them."""
+    if cmd.program in _UNPACKERS:
+        return True
+    args = cmd.argv[1:]
+    return cmd.program == "cp" and (
+        bool(set(short_flags(args)) & set("rRa")) or "--recursive" in args or "--archive" in args
+    )
 
 
 # at/batch options that list, show or remove jobs rather than schedule one.

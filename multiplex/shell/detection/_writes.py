@@ -85,11 +85,12 @@ _WRITERS = frozenset(
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
-     "cpio", "uniq", "iconv", "zip", "chattr", *REPLACERS}
+     "cpio", "uniq", "iconv", "zip", "chattr", "find", *REPLACERS}
 )  # fmt: skip
 
 
 _READ_ARGV = _WRITERS | CARRYING
+_FIND_FILES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 _ICONV = table("from-code= to-code= output=", "f= t= o=")
 _DOWNLOADS = {
     "wget": table(
@@ -188,6 +189,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from read_options(args, _ICONV).values("-o", "--output")
     elif prog == "zip":
         yield from operands(args)[:1]  # the archive it writes
+    elif prog == "find":  # -fprint F, -fprint0 F, -fls F, -fprintf F FORMAT: F is written
+        yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a in _FIND_FILES)
     elif prog in ("dd", "dcfldd"):
         yield from (a[3:] for a in args if a.startswith("of="))
     elif prog == "ddrescue":

@@ -4,8 +4,8 @@
 written as plain wrappers in ``_unwrap.py``: ``perf record|stat|trace CMD``,
 ``ip netns exec NS CMD``, ``docker|podman|nerdctl exec [opts] C CMD`` (a
 container is a real system, as an ssh host is), ``kubectl exec … -- CMD``,
-``kubectl run … -- CMD``, ``npx CMD``/``bunx CMD``, ``pnpm|yarn|composer exec
-CMD``, and the shell line ``nodemon --exec`` and ``ansible -m shell -a`` run; more
+``kubectl run … -- CMD``, ``npx CMD``/``bunx CMD``, ``npm exec|x CMD``,
+``pnpm|yarn exec|dlx CMD``, ``composer exec CMD``, ``bun x CMD``, and the shell line ``nodemon --exec`` and ``ansible -m shell -a`` run; more
 wrappers (``proot``, ``mpirun``, ``srun``, ``ifne``, ``nq``, ``tsp``, ``direnv exec``…),
 secret injectors that run ``-- CMD`` (``aws-vault exec``, ``op run``, ``doppler run``…)
 and the shell lines of ``hyperfine``, ``pueue add``, ``nix-shell --run``, ``nix develop -c``.
@@ -31,7 +31,9 @@ _KUBECTL = opts(
     "--image --port --env --labels -l --overrides --restart --serviceaccount --pod-running-timeout"
 )
 _NPX = opts("-p --package -c --call -w --workspace")
-_EXEC_VERB = {"pnpm": "exec", "yarn": "exec", "composer": "exec", "bun": "x"}
+# "TOOL VERB CMD": npm exec (and its alias x), pnpm/yarn exec and dlx, bun x.
+_EXEC_VERB = {"npm": ("exec", "x"), "pnpm": ("exec", "dlx"), "yarn": ("exec", "dlx"),
+              "composer": ("exec",), "bun": ("x",)}  # fmt: skip
 _ANSIBLE_SHELLS = frozenset({"shell", "command", "raw", "ansible.builtin.shell",
                              "ansible.builtin.command", "ansible.builtin.raw"})  # fmt: skip
 
@@ -80,8 +82,8 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
         inner = tuple(args[list(args).index("--") + 1 :]) or None
     elif prog in ("npx", "bunx"):
         inner = _after(args, _NPX)
-    elif prog in _EXEC_VERB and args[:1] == (_EXEC_VERB[prog],):
-        inner = _after(args[1:], frozenset())
+    elif prog in _EXEC_VERB and args[:1] and args[0] in _EXEC_VERB[prog]:
+        inner = _after(args[1:], _NPX)
     elif prog == "nodemon":
         code = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--exec", "-x")]
         code += [a.partition("=")[2] for a in args if a.startswith("--exec=")]
