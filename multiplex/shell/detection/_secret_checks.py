@@ -139,7 +139,8 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         # secret, none of the rest is (the first test looks at each word alone).
         if not may_hold_secret(words + read, place):
             continue
-        written = set(write_targets(cmd))
+        # (A database, an editor, an in-place edit or a compressor reads what it writes.)
+        written = set() if cmd.program in _READS_ITS_TARGETS else set(write_targets(cmd))
         words = [w for w in words if w not in written] + read
         if may_hold_secret(words, place) and any(
             is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
@@ -259,6 +260,10 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 break
 
 
+_READS_ITS_TARGETS = frozenset(
+    {"sqlite3", "sqlite", "duckdb", "sed", "gsed", "perl", "ruby", "awk", "gawk", "vi", "vim",
+     "nvim", "nano", "emacs", "ed", "ex", "pico", "gzip", "bzip2", "xz", "zstd", "lz4", "lzma"}
+)  # fmt: skip
 _UNPACKERS = frozenset(
     {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "rsync", "ditto", "unrar"}
 )

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import NextStep, operand_index, opts
 
-__all__ = ["LAUNCHERS", "launched"]
+__all__ = ["LAUNCHERS", "find_exec", "launched"]
 
 _PERF = opts(
     "-e --event -o --output -p --pid -t --tid -F --freq -c --count -C --cpu -G --cgroup "
@@ -154,3 +154,32 @@ def _ansible(args: Sequence[str]) -> NextStep | None:
     if module not in _ANSIBLE_SHELLS or not payloads:
         return None
     return NextStep(shell_payloads=tuple(payloads))
+
+
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND_EXPRESSION = ("-", "(", "!", ")")
+
+
+def find_exec(args: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """The commands find's ``-exec``/``-execdir``/``-ok``/``-okdir`` run, ``{}`` a path
+    under each starting point but the working folder (``find /var/log -exec truncate
+    -s0 {} +`` empties ``/var/log/{}``), for at most eight of them."""
+    roots: list[str] = []
+    for arg in args:
+        if arg.startswith(_FIND_EXPRESSION):
+            break
+        roots.append(arg)
+    prefixes = [f"{r.rstrip('/')}/" for r in roots[:8] if r not in (".", "./")] or [""]
+    runs: list[tuple[str, ...]] = []
+    i = 0
+    while i < len(args):
+        if args[i] in _FIND_RUNS:
+            j = i + 1
+            while j < len(args) and args[j] not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                run = args[i + 1 : j]
+                runs += [tuple(w.replace("{}", p + "{}") for w in run) for p in prefixes]
+            i = j
+        i += 1
+    return tuple(runs)

@@ -28,7 +28,7 @@ from multiplex.shell.parsing._argv import (
     program_name,
 )
 from multiplex.shell.parsing._inline import INLINE_HOSTS, data_url_code, inline_code
-from multiplex.shell.parsing._launchers import LAUNCHERS, launched
+from multiplex.shell.parsing._launchers import LAUNCHERS, find_exec, launched
 from multiplex.shell.parsing._payloads import (
     PAYLOAD_PROGRAMS,
     STDIN_FILES,
@@ -295,7 +295,7 @@ def unwrap_step(
     if carried is not None:
         return carried
     if prog == "find":
-        return NextStep(sub_commands=_find_exec(args))
+        return NextStep(sub_commands=find_exec(args))
     if prog in ("su", "runuser", "script", "flock"):
         code = option_value(args, "c", ("--command", "--session-command"), len(args))
         if code is not None:
@@ -382,18 +382,3 @@ _CARRIERS = frozenset(
      "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS}
 )  # fmt: skip
-
-
-def _find_exec(args: Sequence[str]) -> tuple[tuple[str, ...], ...]:
-    runs: list[tuple[str, ...]] = []
-    i = 0
-    while i < len(args):
-        if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(args) and args[j] not in (";", "+"):
-                j += 1
-            if j > i + 1:
-                runs.append(tuple(args[i + 1 : j]))
-            i = j
-        i += 1
-    return tuple(runs)
