@@ -53,7 +53,7 @@ SCRIPT_DELETE = re.compile(
 # ends at a fixed text, and the call's argument must end right after it ("," or ")"),
 # so ``HOME + "/x"`` is not the home (docs/security.md#hardline).
 _HOME_OR_ROOT = (
-    r"(?:os\.path\.)?expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\s*\)"
+    r"(?:[\w'\"()]{0,40}\.)?(?:path\.)?expanduser\(\s*['\"]~/?['\"]\s*\)|(?:pathlib\.)?Path\.home\(\s*\)"
     r"|(?:pathlib\.)?Path\(\s*['\"](?:/|~/?)['\"]\s*\)(?:\.expanduser\(\s*\))?"
     r"|os\.environ\[\s*['\"]HOME['\"]\s*\]|os\.(?:getenv|environ\.get)\(\s*['\"]HOME['\"]\s*\)"
     r"|process\.env\.HOME\b|process\.env\[\s*['\"]HOME['\"]\s*\]"

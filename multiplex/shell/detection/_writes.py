@@ -38,7 +38,9 @@ LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\
 _AWK_OUTPUT = re.compile(r">>?\s*\"([^\"\\]+)\"")
 _WRITE_CALL = re.compile(
     r"write|open\s*\([^)]*['\"](?:[wax+]|>|\+<)|appendFile|rename|replace|unlink|remove|truncate"
-    r"|rmSync|rm_rf|copy|move|symlink|chmod",
+    r"|rmSync|rm_rf|copy|move|symlink|chmod|put_contents|fputs"
+    # a mode string after nested calls: File.open(File.expand_path("~/.bashrc"), "a")
+    r"|\bopen\b[^;]{0,200}?['\"](?:[wax]b?\+?|r\+b?|rb\+|>>?|\+<)['\"]",
 )
 
 
