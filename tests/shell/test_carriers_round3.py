@@ -66,6 +66,11 @@ HARDLINE = [
     "x='a[$(rm -rf /)]'; [[ x -eq 1 ]]",
     "x='a[`rm -rf /`]'; echo $((x+1))",
     "export x='a[$(rm -rf /)]'; echo $((x))",
+    "x='a[$(rm -rf /)]'; echo ${y[$x]}",  # an indexed subscript's arithmetic, expanded
+    "x='a[$(rm -rf /)]'; echo ${y[${x}]}",
+    "x='a[$(rm -rf /)]'; echo ${y[$x]:-d}",
+    "x='a[$(rm -rf /)]'; y=(); y[$x]=1",
+    "x='a[$(rm -rf /)]'; y[0$x]+=1",
     # 3. backticks inside an expansion's default
     "ls ${x:-`rm -rf /`}",
     "ls ${x:=`rm -rf /`}",

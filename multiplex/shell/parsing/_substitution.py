@@ -35,11 +35,15 @@ _BACKTICK = re.compile(r"`((?:[^`\\]|\\.)*)`", re.DOTALL)
 # ${y[x]}, ${@:x}, ${#y[x]}, let x, declare -i y; y=x, ${!x}), or its value handed to a
 # command that takes a variable's name and evaluates its subscript (test -v "$x", read
 # "$x", declare "$x"=1, printf -v "$x") or expanded as a prompt (${x@P}), or its value
-# expanded where arithmetic evaluates it ($(( $x )), (( $x )), $[ $x ], [[ $x -eq 1 ]]).
+# expanded where arithmetic evaluates it ($(( $x )), (( $x )), $[ $x ], [[ $x -eq 1 ]], an
+# indexed array's subscript: ${a[$x]}, a[$x]=1).
 # A plain "$x" given to any other command (echo "$x") is only its text.
 _TAKES_A_NAME = re.compile(r"-v\b|-R\b|\bread\b|\bdeclare\b|\btypeset\b|\blocal\b|\bexport\b"
                            r"|\breadonly\b|\bunset\b|\blet\b|\bprintf\b|@P|\$\{!"
-                           r"|\(\(|\$\[|-(?:eq|ne|lt|le|gt|ge)\b")  # fmt: skip
+                           r"|\(\(|\$\[|-(?:eq|ne|lt|le|gt|ge)\b"
+                           # an array's subscript holding an expansion: arithmetic, in a
+                           # use (${a[$x]}) or an assignment (a[$x]=1)
+                           r"|\$\{\w+\[[^\]$]*+\$|\b\w+\[[^\]$]*+\$[^\]]*+\]\+?=")  # fmt: skip
 _MAX_CODE_VALUES = 16  # past these, every value holding code counts (the scan stays linear)
 
 
