@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Callable
 
 from multiplex._errors import ProfileConfigError
+from multiplex.execution._etc_mirror import sweep_left_behind
 from multiplex.profiles import read_credential, write_new
 from multiplex.scopes import ProfileScope, register_surface, resource_of
 
@@ -160,7 +161,9 @@ class CredentialFolder:
         """A new folder holding ``files`` (one that cannot be written is refused and
         missed, so the next run makes a folder again); the one it replaces goes once
         unused."""
-        path = tempfile.mkdtemp(prefix=f"multiplex-cred-{self._name}-", dir=self._root)
+        sweep_left_behind(self._root)
+        prefix = f"multiplex-cred-{self._name}-{os.getpid()}-"
+        path = tempfile.mkdtemp(prefix=prefix, dir=self._root)
         self._made.add(path)
         written: set[str] = set()
         fd = os.open(path, _DIR_FLAGS)

@@ -44,7 +44,14 @@ from pathlib import Path
 
 from multiplex.execution._root_view import ETC_WALK_LIMIT, etc_blanked, etc_secret, public
 
-__all__ = ["EtcMirror", "etc_binds", "etc_mirror", "hide_copy", "tmpfs_root"]
+__all__ = [
+    "EtcMirror",
+    "etc_binds",
+    "etc_mirror",
+    "hide_copy",
+    "sweep_left_behind",
+    "tmpfs_root",
+]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +101,54 @@ def tmpfs_root() -> str | None:
         if stat.S_ISDIR(info.st_mode) and (own or sticky) and os.access(folder, os.W_OK | os.X_OK):
             return folder
     return None
+
+
+_LEFT_BEHIND = ("multiplex-etc-", "multiplex-cred-")
+
+
+@functools.cache
+def sweep_left_behind(root: str | None) -> int:
+    """Remove the private folders a process that ended without removing them (``kill -9``)
+    left in ``root``: this user's, named with a pid that no process has; once per process.
+
+    Each is named ``PREFIX…-PID-RANDOM``. A folder of a live process, another user's, or
+    any other entry is left alone; a link is removed, never followed. How many went.
+    """
+    if root is None:
+        return 0
+    gone = 0
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.startswith(_LEFT_BEHIND):
+            continue
+        parts = entry.name.rsplit("-", 2)
+        try:
+            info = entry.stat(follow_symlinks=False)
+            pid = int(parts[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if info.st_uid != os.getuid() or pid == os.getpid() or _alive(pid):
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+        elif stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        gone += 1
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's: alive
+    return True
 
 
 class _TooBig(Exception):
@@ -237,7 +292,9 @@ class EtcMirror:
                 _remove(self._folder, self._owner)
             # Private (0700): the copy, and beside it where files are written before
             # they are renamed into it. Its own watch reports the copy removed.
-            self._folder = tempfile.mkdtemp(prefix="multiplex-etc-", dir=self._root)
+            sweep_left_behind(self._root)
+            prefix = f"multiplex-etc-{os.getpid()}-"
+            self._folder = tempfile.mkdtemp(prefix=prefix, dir=self._root)
             atexit.register(self._at_exit, self._folder)
             self._copy = os.path.join(self._folder, "etc")
             os.mkdir(self._copy, 0o700)

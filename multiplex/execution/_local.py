@@ -19,7 +19,7 @@ from pathlib import Path
 from multiplex._errors import ProfileConfigError
 from multiplex.execution._cred_folder import FOLDER_KEY, CredentialFolder
 from multiplex.execution._egress_plan import egress_finish, open_egress
-from multiplex.execution._etc_mirror import tmpfs_root
+from multiplex.execution._etc_mirror import sweep_left_behind, tmpfs_root
 from multiplex.execution._plan import Plan, RunContext
 from multiplex.execution._sandbox import (
     SANDBOX_CREDENTIALS,
@@ -78,7 +78,10 @@ def _credential_folder(scope: ProfileScope) -> tuple[str | None, list[str], list
     # one that fails is not mounted, whatever the last load said.
     if not scope.credential_mounts:
         return None, [], []
-    directory = tempfile.mkdtemp(prefix=f"multiplex-cred-{scope.name}-", dir=tmpfs_root())
+    root = tmpfs_root()
+    sweep_left_behind(root)
+    prefix = f"multiplex-cred-{scope.name}-{os.getpid()}-"  # its pid: see sweep_left_behind
+    directory = tempfile.mkdtemp(prefix=prefix, dir=root)
     refused: list[str] = []
     written: list[str] = []
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -8,6 +8,7 @@ upgrade would: every change is seen before the copy is used again.
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 
 import multiplex.execution._etc_mirror as mirror_module
 from multiplex.execution import bwrap_status
-from multiplex.execution._etc_mirror import EtcMirror, etc_mirror
+from multiplex.execution._etc_mirror import EtcMirror, etc_mirror, sweep_left_behind
 from tests.tmpfs import fill, mounted_tmpfs
 
 WAIT = 30.0
@@ -219,3 +220,41 @@ def test_a_sandbox_that_may_write_the_tmpfs_cannot_reach_the_copy(make_home, sup
     assert "etc" not in result.stdout.split()
     assert "evil" not in (copy / "hosts").read_text()
     assert "evil" not in sup.run("cat /etc/hosts", profile="p", context="cron").stdout
+
+
+def test_folders_a_killed_process_left_are_swept_by_the_next(etc: Path, tmp_path: Path) -> None:
+    """``kill -9`` leaves the copy (and an unsandboxed profile's credential folder) on the
+    tmpfs; the next process that makes one removes those of processes that are gone."""
+    shm = tmp_path / "shm"
+    shm.mkdir(mode=0o700)
+    script = textwrap.dedent(
+        f"""
+        import time
+        from multiplex.execution._etc_mirror import EtcMirror
+        made = EtcMirror({str(etc)!r}, {str(shm)!r})
+        assert made.wait_in_step(30)
+        print(made.copy, flush=True)
+        time.sleep(60)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    left = Path(child.stdout.readline().strip()).parent
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(30)
+    assert left.is_dir() and left.name.startswith(f"multiplex-etc-{child.pid}-")
+    live = shm / f"multiplex-cred-p-{os.getppid()}-x1"  # a live process's (pytest's parent)
+    live.mkdir()
+    dead_cred = shm / f"multiplex-cred-my-home-{child.pid}-x2"
+    (dead_cred / "sub").mkdir(parents=True)
+    outside = tmp_path / "kept"
+    outside.mkdir()
+    (outside / "file").write_text("not ours to remove")
+    link = shm / f"multiplex-etc-{child.pid}-x3"
+    link.symlink_to(outside)
+    other = shm / "multiplex-etc-notapid-x4"
+    other.mkdir()
+    sweep_left_behind.cache_clear()
+    assert sweep_left_behind(str(shm)) == 3
+    assert not left.exists() and not dead_cred.exists() and not link.is_symlink()
+    assert live.is_dir() and other.is_dir() and (outside / "file").exists()
