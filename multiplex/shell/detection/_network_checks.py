@@ -243,7 +243,7 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     for cmd in commands:
         if not cmd.argv:
             continue
-        if _dumps_environment(cmd):  # env > /tmp/e; curl -T /tmp/e …
+        if cmd.redirects and _dumps_environment(cmd):  # env > /tmp/e; curl -T /tmp/e …
             dumped.update(write_targets(cmd))
         # _uploads yields only for these programs or from a redirection.
         uploads = cmd.program in _UPLOADERS or cmd.redirects
