@@ -14,11 +14,11 @@ from __future__ import annotations
 import pytest
 
 from multiplex import Supervisor
-from tests.shell._carriers import APPROVED, assert_named, homes_fixture, outcome
+from tests.shell._carriers import APPROVED, ASK, assert_named, homes_fixture, outcome
 
 sup = homes_fixture(
     "siblings_round7", ["npm *", "pnpm *", "yarn *", "find *", "unzip *", "cp *", "rsync *",
-                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *"],
+                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *", "shuf *", "gpg *", "base64 *", "exiftool *", "perl *"],
 )  # fmt: skip
 
 LAUNCHED = [
@@ -77,6 +77,18 @@ FIND_RUNS = [
     ("find /etc/cron.d -exec cp evil {} \\;", "persistence"),
 ]
 
+# Protected files written through an output option an allow rule does not see.
+PROTECTED = [
+    "shuf -o AGENTS.md notes.txt",
+    "shuf --output=AGENTS.md notes.txt",
+    "gpg -o AGENTS.md -d x.gpg",
+    "gpg --output AGENTS.md --decrypt x.gpg",
+    "base64 -d x -o AGENTS.md",
+    "exiftool -o AGENTS.md x.jpg",
+    "perl -e 'open F, \">AGENTS.md\"; print F 1'",
+    "perl -e 'open(my $f, \">>AGENTS.md\")'",
+]
+
 STILL_APPROVED = [
     "npm exec -- jest --version",
     "find . -name '*.py' -print",
@@ -130,3 +142,9 @@ def test_what_find_runs_works_under_its_starting_points(
     sup: Supervisor, line: str, danger: str
 ) -> None:
     assert_named(sup, line, danger)
+
+
+@pytest.mark.parametrize("line", PROTECTED)
+def test_a_protected_file_written_through_an_output_option_asks(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == ASK

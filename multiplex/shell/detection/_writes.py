@@ -40,7 +40,8 @@ _WRITE_CALL = re.compile(
     r"write|open\s*\([^)]*['\"](?:[wax+]|>|\+<)|appendFile|rename|replace|unlink|remove|truncate"
     r"|rmSync|rm_rf|copy|move|symlink|chmod|put_contents|fputs"
     # a mode string after nested calls: File.open(File.expand_path("~/.bashrc"), "a")
-    r"|\bopen\b[^;]{0,200}?['\"](?:[wax]b?\+?|r\+b?|rb\+|>>?|\+<)['\"]",
+    r"|\bopen\b[^;]{0,200}?['\"](?:[wax]b?\+?|r\+b?|rb\+|>>?|\+<)['\"]"
+    r"|\bopen\b[^;]{0,200}?['\"]\s*(?:>|\+<)",  # perl's two arguments: open F, ">F"
 )
 
 
@@ -87,13 +88,24 @@ _WRITERS = frozenset(
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
-     "cpio", "uniq", "iconv", "zip", "chattr", "find", *REPLACERS}
+     "cpio", "uniq", "iconv", "zip", "chattr", "find", "shuf", "gpg", "gpg2", "base64",
+     "exiftool", *REPLACERS}
 )  # fmt: skip
 
 
 _READ_ARGV = _WRITERS | CARRYING
 _FIND_FILES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 _ICONV = table("from-code= to-code= output=", "f= t= o=")
+_GPG = table("output= recipient= local-user= homedir= default-key= passphrase=", "o= r= u=")
+# Programs whose -o/--output names the file they write.
+_OUTPUTS = {
+    "iconv": _ICONV,
+    "shuf": table("output= head-count= input-range= random-source=", "o= n= i="),
+    "gpg": _GPG,
+    "gpg2": _GPG,
+    "base64": table("output= input= wrap=", "o= i= b= w="),
+    "exiftool": table("", "o= w= tagsfromfile= p= ext="),
+}
 _DOWNLOADS = {
     "wget": table(
         "output-document= output-file= append-output= execute= directory-prefix= input-file= "
@@ -187,8 +199,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from operands(args)  # cpio -i PATTERN: the members it extracts
     elif prog == "uniq":
         yield from operands(args)[1:2]  # uniq INPUT OUTPUT
-    elif prog == "iconv":
-        yield from read_options(args, _ICONV).values("-o", "--output")
+    elif prog in _OUTPUTS:  # iconv -o F, shuf -o F, gpg -o F, base64 -o F (BSD) …
+        yield from read_options(args, _OUTPUTS[prog]).values("-o", "--output")
     elif prog == "zip":
         yield from operands(args)[:1]  # the archive it writes
     elif prog == "find":  # -fprint F, -fprint0 F, -fls F, -fprintf F FORMAT: F is written
@@ -244,7 +256,9 @@ def script_writes(payload: str) -> list[str]:
     (``open(P, "w")``, ``writeFileSync``, ``shutil.copy`` …): the paths it may write."""
     if not _WRITE_CALL.search(payload):
         return []
-    return [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload)]
+    # A mode in front of the path (perl's open F, ">>F") is not part of it.
+    literals = (next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload))
+    return [literal.lstrip("<>+| \t") for literal in literals]
 
 
 def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
