@@ -41,7 +41,7 @@ _WRITE_CALL = re.compile(
     r"|rmSync|rm_rf|copy|move|symlink|chmod|put_contents|fputs"
     # a mode string after nested calls: File.open(File.expand_path("~/.bashrc"), "a")
     r"|\bopen\b[^;]{0,200}?['\"](?:[wax]b?\+?|r\+b?|rb\+|>>?|\+<)['\"]"
-    r"|\bopen\b[^;]{0,200}?['\"]\s*(?:>|\+<)",  # perl's two arguments: open F, ">F"
+    r"|\bopen\b[^;]{0,200}?['\"](?:>|\+<)",  # perl's two arguments: open F, ">F"
 )
 
 
