@@ -14,7 +14,14 @@ from __future__ import annotations
 import pytest
 
 from multiplex import Supervisor
-from tests.shell._carriers import APPROVED, ASK, assert_named, homes_fixture, outcome
+from tests.shell._carriers import (
+    APPROVED,
+    ASK,
+    assert_hardline,
+    assert_named,
+    homes_fixture,
+    outcome,
+)
 
 sup = homes_fixture(
     "siblings_round7", ["npm *", "pnpm *", "yarn *", "find *", "unzip *", "cp *", "rsync *",
@@ -89,6 +96,23 @@ PROTECTED = [
     "perl -e 'open(my $f, \">>AGENTS.md\")'",
 ]
 
+# Programs that run a command their options or input carry, run here on the host:
+# the command is judged as a line of its own (a hardline one is blocked).
+CARRIED_HARDLINE = [
+    "zip -T -TT 'rm -rf ~' a.zip f",
+    "zip --test --unzip-command 'rm -rf ~' a.zip f",
+    "zip -T --unzip-command='rm -rf ~' a.zip f",
+    "dpkg --pre-invoke='rm -rf ~' -i x.deb",
+    "dpkg --post-invoke 'rm -rf ~' -i x.deb",
+    "dtach -n /tmp/s sh -c 'rm -rf ~'",
+    "abduco -n s sh -c 'rm -rf ~'",
+    "xterm -e 'rm -rf ~'",
+    "xterm -hold -e sh -c 'rm -rf ~'",
+    "gnome-terminal -- sh -c 'rm -rf ~'",
+    "m4 <<< 'syscmd(rm -rf ~)'",
+    "m4 -D'x=esyscmd(rm -rf ~)' /dev/null",
+]
+
 STILL_APPROVED = [
     "npm exec -- jest --version",
     "find . -name '*.py' -print",
@@ -104,6 +128,10 @@ STILL_APPROVED = [
     "sqlite3 app.db .dump",
     "find . -name '*.log' -exec truncate -s0 {} +",
     "find src -name '*.py' -exec wc -l {} +",
+    "zip -r out.zip src",
+    "dpkg -l",
+    "m4 <<< 'define(x, 1)x'",
+    "xterm -e htop",
 ]
 
 
@@ -148,3 +176,8 @@ def test_what_find_runs_works_under_its_starting_points(
 def test_a_protected_file_written_through_an_output_option_asks(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "strict", line) == ASK
     assert outcome(sup, "manual", line) == ASK
+
+
+@pytest.mark.parametrize("line", CARRIED_HARDLINE)
+def test_a_command_carried_by_options_or_input_is_judged(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)

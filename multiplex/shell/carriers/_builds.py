@@ -21,6 +21,7 @@ __all__ = [
     "apt_code",
     "cargo_code",
     "dotnet_code",
+    "dpkg_code",
     "go_code",
     "latexmk_code",
     "mvn_code",
@@ -103,6 +104,14 @@ def apt_code(args: Sequence[str], fed: str | None) -> Carried:
         "apt runs a hook command" if payloads else None,
         "apt -c config file" if config else None,
     )
+
+
+def dpkg_code(args: Sequence[str], fed: str | None) -> Carried:
+    """``dpkg --pre-invoke=CMD``, ``--post-invoke=CMD``: run around the action, as root."""
+    hooks = ("--pre-invoke", "--post-invoke")
+    payloads = [a.partition("=")[2] for a in args if a.startswith(tuple(h + "=" for h in hooks))]
+    payloads += [args[i + 1] for i, a in enumerate(args[:-1]) if a in hooks]
+    return carried_of(payloads, "dpkg runs a hook command" if payloads else None)
 
 
 def mvn_code(args: Sequence[str], fed: str | None) -> Carried:

@@ -122,7 +122,20 @@ def _pip(args: Sequence[str], fed: str | None) -> Carried:
     return Carried(writes=tuple(writes))
 
 
+def _zip(args: Sequence[str], fed: str | None) -> Carried:
+    """``zip -T -TT CMD``: the command that tests the archive runs (its name appended).
+    zip reads ``-TT`` as one option, and takes a prefix of ``--unzip-command``."""
+    commands = [
+        args[i + 1]
+        for i, a in enumerate(args[:-1])
+        if a == "-TT" or (len(a) > 7 and "--unzip-command".startswith(a))
+    ]
+    commands += [a.partition("=")[2] for a in args if a.startswith("--unzip") and "=" in a]
+    return carried_of(commands, "zip -TT runs a command" if commands else None)
+
+
 MEDIA_READERS = {
+    "zip": _zip,
     "split": _split, "convert": _imagemagick, "magick": _imagemagick, "mogrify": _imagemagick,
     "composite": _imagemagick, "montage": _imagemagick, "identify": _imagemagick,
     "stream": _imagemagick, "conjure": _imagemagick, "gs": _ghostscript,

@@ -28,6 +28,7 @@ __all__ = [
     "expect_code",
     "first_word",
     "gdb_code",
+    "m4_code",
     "make_code",
     "ssh_code",
     "vim_code",
@@ -292,3 +293,29 @@ def _plain_tool(line: str) -> bool:
     return (
         bool(parts) and parts[0].rpartition("/")[2] in _PLAIN_TOOLS and not _METACHARS.search(line)
     )
+
+
+_M4_RUNS = re.compile(r"\b(?:e?syscmd)\(")
+_M4 = table(
+    "define= undefine= include= synclines prefix-builtins gnu traditional quiet silent "
+    "fatal-warnings debug=? debugfile=? trace= nesting-limit= freeze-state= reload-state=",
+    "D= U= I= s P G Q E d=? o= t= L= F= R=",
+)
+
+
+def m4_code(args: Sequence[str], fed: str | None) -> Carried:
+    """``syscmd(CMD)`` and ``esyscmd(CMD)`` in m4 input fed on stdin or defined with ``-D``;
+    macros read from a file are not seen (``unknown``)."""
+    parsed = read_options(args, _M4)
+    texts = [*parsed.values("-D", "--define"), *([fed] if fed is not None else [])]
+    payloads: list[str] = []
+    for text in texts:
+        for m in _M4_RUNS.finditer(text):
+            depth, end = 1, m.end()
+            while end < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            payloads.append(text[m.end() : end - 1 if depth == 0 else end])
+    files = [o for o in parsed.operands if o != "-"]
+    unknown = "m4 reads macros from a file" if files or parsed.has("-R", "--reload-state") else None
+    return carried_of(payloads, "m4 runs a shell command" if payloads else None, unknown)

@@ -20,6 +20,7 @@ from multiplex.shell.carriers._builds import (
     apt_code,
     cargo_code,
     dotnet_code,
+    dpkg_code,
     go_code,
     latexmk_code,
     mvn_code,
@@ -50,6 +51,7 @@ from multiplex.shell.carriers._runners import (
     expect_code,
     first_word,
     gdb_code,
+    m4_code,
     make_code,
     ssh_code,
     vim_code,
@@ -352,7 +354,7 @@ def _npm(args: Sequence[str], fed: str | None) -> Carried:
 _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "sed": _sed, "gsed": _sed, "vim": vim_code, "vi": vim_code, "nvim": vim_code, "ex": vim_code, "view": vim_code,
     "vimdiff": vim_code, "gvim": vim_code, "ed": ed_code, "gdb": gdb_code, "ssh": ssh_code, "make": make_code,
-    "gmake": make_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
+    "gmake": make_code, "m4": m4_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
     "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "scp": scp_code, "sftp": sftp_code,
     "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": wget_code, "socat": socat_code,
@@ -363,7 +365,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
     "wish": tcl_code, **MEDIA_READERS,
     # docs/security.md#code-carriers: build and package tools' command options
-    "go": go_code, "cargo": cargo_code, "apt": apt_code, "apt-get": apt_code, "mvn": mvn_code,
+    "go": go_code, "cargo": cargo_code, "apt": apt_code, "apt-get": apt_code, "dpkg": dpkg_code, "mvn": mvn_code,
     "mvnw": mvn_code, "dotnet": dotnet_code, "latexmk": latexmk_code, "pdflatex": tex_code,
     "xelatex": tex_code, "lualatex": tex_code, "latex": tex_code, "tex": tex_code,
     "pdftex": tex_code, "luatex": tex_code, "etex": tex_code,

@@ -51,7 +51,12 @@ _PLAIN: dict[str, tuple[frozenset[str], int]] = {
     "nq": (frozenset(), 0),
     "tsp": (opts("-L -D -N -W"), 0),
     "direnv": (frozenset(), 2),  # direnv exec DIR CMD
+    "dtach": (opts("-n -c -A -a -p -e -r"), 0),  # dtach -n SOCKET CMD: detached
+    "abduco": (opts("-n -c -A -a -e"), 0),
 }  # fmt: skip
+# Terminal emulators: "-e CMD ARGS…" (xterm's family), "-- CMD ARGS…" (gnome-terminal, kitty).
+_TERMINALS = frozenset({"xterm", "uxterm", "urxvt", "rxvt", "alacritty", "konsole", "st",
+                        "gnome-terminal", "kitty", "wezterm", "foot", "terminator"})  # fmt: skip
 # "TOOL VERB [opts] -- CMD": secret injectors and env loaders run CMD with secrets set.
 _DASHED = {"aws-vault": "exec", "op": "run", "doppler": "run", "dotenv": "", "infisical": "run",
            "envchain": "", "chamber": "exec", "teller": "run", "sops": "exec-env"}  # fmt: skip
@@ -60,7 +65,7 @@ _SHELL_LINES = frozenset({"hyperfine", "pueue", "nix-shell", "nix"})
 
 LAUNCHERS = frozenset(
     {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
-     "ansible", *_EXEC_VERB, *_PLAIN, *_DASHED, *_SHELL_LINES}
+     "ansible", *_EXEC_VERB, *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS}
 )  # fmt: skip
 
 
@@ -103,6 +108,11 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
         inner = tuple(args[list(args).index("--") + 1 :]) or None
     elif prog in _SHELL_LINES:
         return _shell_lines(prog, args)
+    elif prog in _TERMINALS:
+        marks = [i for i, a in enumerate(args) if a in ("-e", "--", "-x", "--command")]
+        inner = tuple(args[marks[0] + 1 :]) if marks else None
+        if inner and len(inner) == 1 and any(c in inner[0] for c in " \t;|&"):
+            return NextStep(shell_payloads=inner)  # one word with blanks: run by a shell
     else:
         return None
     return NextStep(inner=inner) if inner else None
