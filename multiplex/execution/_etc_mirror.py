@@ -207,6 +207,7 @@ class EtcMirror:
         self._retry_at = 0.0  # after an error: not tried again before this (monotonic)
         self._given_up = False  # past the bounds: never copied
         self._owner = os.getpid()
+        self._asked = 0  # sandboxes made while the copy was not in step
         self._stopping = threading.Event()
         self._warned = False
 
@@ -220,7 +221,9 @@ class EtcMirror:
         watch = self._watch
         if self._in_step and watch is not None and not watch.pending():
             return ("--ro-bind", self._copy, "/etc")  # type: ignore[return-value]
-        self._start()
+        self._asked += 1
+        if self._asked > 1:  # a process that runs one sandbox (multiplex exec) copies nothing
+            self._start()
         return None
 
     def wait_in_step(self, timeout: float) -> bool:

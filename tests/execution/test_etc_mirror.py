@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,6 +95,15 @@ def _public(etc: Path) -> dict[str, tuple[str, str | int]]:
         if kind == "l" or (kind in "df" and readable and rel not in fixed):
             kept[rel] = (kind, what)
     return kept
+
+
+def test_a_process_that_makes_one_sandbox_copies_nothing(mirror: EtcMirror) -> None:
+    """``multiplex exec`` runs one command: the blanks, and no copy made for nothing."""
+    assert mirror.bind() is None
+    time.sleep(0.3)
+    assert mirror.copy is None
+    assert mirror.bind() is None  # a second sandbox: the copy is made from now on
+    assert mirror.wait_in_step(WAIT)
 
 
 def test_the_copy_holds_every_public_entry_and_no_secret(etc: Path, mirror: EtcMirror) -> None:
