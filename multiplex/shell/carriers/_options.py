@@ -26,9 +26,11 @@ __all__ = ["RISKY_OPTIONS", "risky_option"]
 
 # program -> option prefixes ("--output" also covers "--output=FILE"; "-o" covers "-oFILE").
 RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
+    # Long options: one meaning in every git command. The short ones mean it in one
+    # command only (git push -u, git add -u, git switch -c are plain): _GIT_SHORT.
     "git": names(
-        "--output --ext-diff -c --exec-path --upload-pack --receive-pack --exec -x -O "
-        "--open-files-in-pager --output-directory --template --config-env --textconv -u "
+        "--output --ext-diff --exec-path --upload-pack --receive-pack --exec "
+        "--open-files-in-pager --output-directory --template --config-env --textconv "
         "--httpd --browser --sendmail-cmd --to-cmd --cc-cmd --header-cmd --smtp-server"
     ),
     "find": names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
@@ -97,12 +99,24 @@ _FILTERS = names(
 )
 
 
+# git's short options that run a program or set its configuration, by command: clone
+# -u PROG (upload-pack) and -c KEY=VALUE, rebase -x CMD, difftool -x CMD, grep -O PAGER.
+_GIT_SHORT = {"clone": ("-u", "-c"), "rebase": ("-x",), "difftool": ("-x",), "grep": ("-O",)}
+
+
 def _git_runs_or_leaves(args: Sequence[str]) -> str | None:
-    """A tree elsewhere (``git -C /``), a command run per submodule or commit, a server."""
+    """A tree elsewhere (``git -C /``), a command run per submodule or commit, a server;
+    ``-c`` before the command (any configuration key), a command's own short option."""
     elsewhere = git_elsewhere(args)
     if elsewhere is not None:
         return elsewhere
     sub, rest = git_subcommand(args)
+    before = args[: len(args) - len(rest) - 1] if sub else args
+    if any(a == "-c" or (a.startswith("-c") and not a.startswith("--")) for a in before):
+        return "-c"
+    for short in _GIT_SHORT.get(sub, ()):
+        if any(a == short or (a.startswith(short) and not a.startswith("--")) for a in rest):
+            return short
     if sub == "submodule" and "foreach" in rest:
         return "git submodule foreach"
     if sub == "filter-branch":

@@ -134,10 +134,23 @@ _GIT_RUNS = {
         "sendmail-cmd= to-cmd= cc-cmd= header-cmd= smtp-server= smtp-server-port= from= to= "
         "cc= bcc= subject= annotate compose dry-run quiet",
     ),
+    # The program run for the other end of a local (or ssh) remote: git runs it by a shell.
+    "clone": table(
+        "upload-pack= origin= branch= depth= reference= template= separate-git-dir= config= "
+        "jobs= filter= server-option= bare mirror recursive quiet",
+        "u= o= b= c= j= q",
+    ),
+    "fetch": table("upload-pack= depth= jobs= refmap= server-option= all prune", "j= o="),
+    "pull": table("upload-pack= depth= jobs= strategy= rebase=? server-option=", "j= s= X= o="),
+    "ls-remote": table("upload-pack= exec= sort= server-option= heads tags refs", "o="),
+    "archive": table("exec= remote= output= prefix= format= add-file=", "o="),
+    "push": table("receive-pack= exec= repo= push-option= force-with-lease=? set-upstream", "o="),
+    "fetch-pack": table("upload-pack= exec= depth=", ""),
+    "send-pack": table("receive-pack= exec=", ""),
 }
 _GIT_RUN_OPTS = ("-x", "--exec", "--open-files-in-pager", "-O", "--extcmd", "--tool-cmd",
                  "--httpd", "-d", "--browser", "-b", "--sendmail-cmd", "--to-cmd", "--cc-cmd",
-                 "--header-cmd")  # fmt: skip
+                 "--header-cmd", "-u", "--upload-pack", "--receive-pack")  # fmt: skip
 
 
 def git_config_write(rest: Sequence[str]) -> tuple[str, str] | None:
