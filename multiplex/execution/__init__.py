@@ -13,7 +13,7 @@ from multiplex.execution._live import LiveOutput
 from multiplex.execution._plan import Plan, Planner, RunContext
 from multiplex.execution._process import OUTPUT_CAP, ProcessTracker, Running
 from multiplex.execution._result import Execution, RunResult
-from multiplex.execution._sandbox import (
+from multiplex.execution.sandbox._sandbox import (
     SANDBOX_CREDENTIALS,
     SandboxChoice,
     bwrap_status,
@@ -21,8 +21,8 @@ from multiplex.execution._sandbox import (
     sandbox_argv,
     sandbox_of,
 )
-from multiplex.execution._sandbox_binds import WORKSPACE
-from multiplex.execution._seccomp import seccomp_available, seccomp_fd
+from multiplex.execution.sandbox._sandbox_binds import WORKSPACE
+from multiplex.execution.sandbox._seccomp import seccomp_available, seccomp_fd
 
 __all__ = [
     "NOT_EXECUTED",

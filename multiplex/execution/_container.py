@@ -22,8 +22,8 @@ from multiplex.execution._engine import Engine, engine_for
 from multiplex.execution._images import ensure_image
 from multiplex.execution._local import _materialise
 from multiplex.execution._plan import Plan, RunContext
-from multiplex.execution._sandbox import SANDBOX_CREDENTIALS
 from multiplex.execution.egress import EgressSession
+from multiplex.execution.sandbox._sandbox import SANDBOX_CREDENTIALS
 from multiplex.scopes import ProfileScope
 
 __all__ = ["RUN_LABEL", "host_mount_args", "plan_container"]

@@ -19,9 +19,10 @@ from pathlib import Path
 from multiplex._errors import ProfileConfigError
 from multiplex.execution._cred_folder import FOLDER_KEY, CredentialFolder
 from multiplex.execution._egress_plan import egress_finish, open_egress
-from multiplex.execution._etc_mirror import sweep_left_behind, tmpfs_root
 from multiplex.execution._plan import Plan, RunContext
-from multiplex.execution._sandbox import (
+from multiplex.execution.egress import EgressSession
+from multiplex.execution.sandbox._etc_mirror import sweep_left_behind, tmpfs_root
+from multiplex.execution.sandbox._sandbox import (
     SANDBOX_CREDENTIALS,
     SandboxInfo,
     bwrap_status,
@@ -29,8 +30,7 @@ from multiplex.execution._sandbox import (
     sandbox_argv,
     workspace_of,
 )
-from multiplex.execution._seccomp import seccomp_fd
-from multiplex.execution.egress import EgressSession
+from multiplex.execution.sandbox._seccomp import seccomp_fd
 from multiplex.profiles import Profile, read_credential, write_new
 from multiplex.scopes import ProfileScope
 

@@ -55,7 +55,7 @@ def test_a_wall_taken_down_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyP
     try:
         clean = check_walls(sup, "a")
         assert (clean.leaks, clean.notes) == ([], [])
-        import multiplex.execution._sandbox as sandbox
+        import multiplex.execution.sandbox._sandbox as sandbox
 
         # The view of the code before the walls: the whole host, read-only.
         monkeypatch.setattr(sandbox, "runtime_binds", tuple)

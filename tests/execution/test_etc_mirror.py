@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-import multiplex.execution._etc_mirror as mirror_module
+import multiplex.execution.sandbox._etc_mirror as mirror_module
 from multiplex.execution import bwrap_status
-from multiplex.execution._etc_mirror import EtcMirror, etc_mirror, sweep_left_behind
+from multiplex.execution.sandbox._etc_mirror import EtcMirror, etc_mirror, sweep_left_behind
 from tests.tmpfs import fill, mounted_tmpfs
 
 WAIT = 30.0
@@ -196,7 +196,7 @@ def test_the_copy_goes_when_the_process_ends(etc: Path, tmp_path: Path) -> None:
     (tmp_path / "shm").mkdir(mode=0o700)
     script = textwrap.dedent(
         f"""
-        from multiplex.execution._etc_mirror import EtcMirror
+        from multiplex.execution.sandbox._etc_mirror import EtcMirror
         made = EtcMirror({str(etc)!r}, {str(tmp_path / "shm")!r})
         assert made.wait_in_step(30)
         print(made.copy, flush=True)
@@ -240,7 +240,7 @@ def test_folders_a_killed_process_left_are_swept_by_the_next(etc: Path, tmp_path
     script = textwrap.dedent(
         f"""
         import time
-        from multiplex.execution._etc_mirror import EtcMirror
+        from multiplex.execution.sandbox._etc_mirror import EtcMirror
         made = EtcMirror({str(etc)!r}, {str(shm)!r})
         assert made.wait_in_step(30)
         print(made.copy, flush=True)

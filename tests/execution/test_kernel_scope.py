@@ -11,7 +11,7 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.execution import OUTPUT_CAP
-from multiplex.execution._sandbox import bwrap_status
+from multiplex.execution.sandbox._sandbox import bwrap_status
 from tests.execution.conftest import A_CRED, A_TOKEN, B_SECRET, build_homes, dead, pid_of
 
 

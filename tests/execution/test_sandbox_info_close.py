@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from multiplex.execution._sandbox import SandboxInfo
+from multiplex.execution.sandbox._sandbox import SandboxInfo
 
 
 def test_a_second_started_call_leaves_a_reused_fd_number_alone(tmp_path: Path) -> None:

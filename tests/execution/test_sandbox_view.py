@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import multiplex.execution._sandbox as sandbox
+import multiplex.execution.sandbox._sandbox as sandbox
 from multiplex import Supervisor
 from multiplex.execution import bwrap_status
-from multiplex.execution._etc_mirror import etc_mirror
-from multiplex.execution._root_view import _etc_hidden, etc_blanked
+from multiplex.execution.sandbox._etc_mirror import etc_mirror
+from multiplex.execution.sandbox._root_view import _etc_hidden, etc_blanked
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
 

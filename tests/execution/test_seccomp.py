@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from multiplex.execution import bwrap_status
-from multiplex.execution._seccomp import (
+from multiplex.execution.sandbox._seccomp import (
     _build,
     _load_libseccomp,
     seccomp_available,
@@ -457,7 +457,7 @@ def test_fd_feeds_bwrap() -> None:
 def test_unavailable_libseccomp_is_reported_not_skipped(tmp_path: Path) -> None:
     # The module alone, in an interpreter whose path has no pyseccomp: the real
     # import fails, as it does where the package or libseccomp.so is missing.
-    source = Path(importlib.util.find_spec("multiplex.execution._seccomp").origin or "")
+    source = Path(importlib.util.find_spec("multiplex.execution.sandbox._seccomp").origin or "")
     script = textwrap.dedent(
         f"""
         import importlib.util, sys

@@ -48,7 +48,9 @@ def test_commands_in_turn_are_served_without_a_fork_each() -> None:
         result = reaped("echo $PPID")
         assert result.exit_code == 0
         pids.add(int(result.stdout))
-    assert len(pids) <= 4  # forked per command before: 20
+    # Forked per command before: 20. Kept, they are the few the helper holds: two spares,
+    # more after a busy moment (at most eight idle), which a loaded machine makes happen.
+    assert len(pids) <= 10
 
 
 def test_a_command_starts_where_asked_and_the_next_where_the_supervisor_is(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from multiplex.execution._view_cache import _print, _prints
+from multiplex.execution.sandbox._view_cache import _print, _prints
 
 
 def _tree(root: Path) -> list[str]:

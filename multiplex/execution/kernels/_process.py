@@ -26,20 +26,20 @@ import zmq
 from jupyter_client.session import Session
 
 from multiplex.execution._local import _materialise
-from multiplex.execution._sandbox import (
-    SANDBOX_CREDENTIALS,
-    bwrap_status,
-    choose_sandbox,
-    sandbox_argv,
-    workspace_of,
-)
-from multiplex.execution._seccomp import seccomp_fd
 from multiplex.execution.egress import EgressSession, default_hub
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
 from multiplex.execution.kernels._output import Collector, finish, on_iopub, read_answers
 from multiplex.execution.kernels._proctree import kill_and_prove, memory_bytes, tree
 from multiplex.execution.kernels._spawn import KernelSpawn, SpecManager, kernel_argv
+from multiplex.execution.sandbox._sandbox import (
+    SANDBOX_CREDENTIALS,
+    bwrap_status,
+    choose_sandbox,
+    sandbox_argv,
+    workspace_of,
+)
+from multiplex.execution.sandbox._seccomp import seccomp_fd
 from multiplex.kernel import CELL_METADATA_KEY, IOPUB_COUNT_KEY, RESULT_KEY
 from multiplex.scopes import ProfileScope
 

@@ -177,7 +177,7 @@ def runtime_paths() -> tuple[Path, ...]:
         _real(Path(sys.prefix)),
         _real(Path(sys.base_prefix)),
         _real(Path(sys.executable)).parent.parent,
-        _real(Path(__file__)).parents[1],  # the multiplex package
+        _real(Path(__file__)).parents[2],  # the multiplex package
     }
     shown = tuple(p for p in _SYSTEM if os.path.isdir(p) and not os.path.islink(p))
     paths = sorted(p for p in candidates if p.is_dir() and not _under(p, shown))

@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiplex.execution._etc_mirror import etc_binds, hide_copy
-from multiplex.execution._root_view import runtime_binds, runtime_paths, system_binds
-from multiplex.execution._sandbox_binds import (
+from multiplex.execution.sandbox._etc_mirror import etc_binds, hide_copy
+from multiplex.execution.sandbox._root_view import runtime_binds, runtime_paths, system_binds
+from multiplex.execution.sandbox._sandbox_binds import (
     workspace_of,  # re-exported: the local backend and kernels import it from here
 )
-from multiplex.execution._seccomp import seccomp_available, seccomp_fd
-from multiplex.execution._view_cache import view_binds
+from multiplex.execution.sandbox._seccomp import seccomp_available, seccomp_fd
+from multiplex.execution.sandbox._view_cache import view_binds
 
 if TYPE_CHECKING:
     from multiplex.scopes import ProfileScope

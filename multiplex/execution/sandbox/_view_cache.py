@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiplex.execution._root_view import runtime_paths, system_roots
-from multiplex.execution._sandbox_binds import (
+from multiplex.execution.sandbox._root_view import runtime_paths, system_roots
+from multiplex.execution.sandbox._sandbox_binds import (
     Writable,
     hidden_binds,
     own_home_hides,

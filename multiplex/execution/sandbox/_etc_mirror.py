@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from multiplex.execution._root_view import ETC_WALK_LIMIT, etc_blanked, etc_secret, public
+from multiplex.execution.sandbox._root_view import ETC_WALK_LIMIT, etc_blanked, etc_secret, public
 
 __all__ = [
     "EtcMirror",
