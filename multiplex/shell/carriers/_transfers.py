@@ -24,6 +24,7 @@ __all__ = ["ftp_code", "lftp_code", "reads_piped_commands", "sftp_code"]
 _STDIN = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _SFTP = table("", "B= b= c= D= F= i= J= l= o= P= R= S= s= X=")
 _LFTP = table("rcfile= norc help version env-password", "c= e= f= p= u= d v")
+_LLS = re.compile(r"lls(?![\w.-])")
 # lftp separates commands with ";", "&", "&&", "||" and newlines.
 _LFTP_SPLIT = re.compile(r"[;&|\n]+")
 
@@ -36,7 +37,8 @@ def _bang(line: str) -> tuple[bool, str | None]:
 
 
 def sftp_code(args: Sequence[str], fed: str | None) -> Carried:
-    """sftp's batch commands: ``!cmd`` (a ``-`` or ``@`` before a command is a flag)."""
+    """sftp's batch commands: ``!cmd``, and ``lls ARGS`` (run as ``ls ARGS`` by a shell);
+    a ``-`` or ``@`` before a command is a flag."""
     found = scp_code(args, fed)  # -S/-D PROG and -o ProxyCommand, as scp's
     parsed = read_options(args, _SFTP)
     batch = parsed.values("-b")
@@ -49,7 +51,11 @@ def sftp_code(args: Sequence[str], fed: str | None) -> Carried:
     payloads = list(found.payloads)
     runs = found.runs
     for line in lines:
-        shell, command = _bang(line.strip().lstrip("-@").lstrip())
+        text = line.strip().lstrip("-@").lstrip()
+        if _LLS.match(text):  # OpenSSH hands "ls ARGS" to a shell: a line judged as ours
+            payloads.append("ls" + text[3:])
+            continue
+        shell, command = _bang(text)
         if shell:
             runs = runs or "sftp runs a local shell command"
             payloads += [command] if command else []
