@@ -113,6 +113,23 @@ CARRIED_HARDLINE = [
     "m4 -D'x=esyscmd(rm -rf ~)' /dev/null",
 ]
 
+# sed runs its pattern space as a command with a bare "e" and the s///e flag: the input's
+# text, unknown (asked in every mode), or what the line shows of it (judged as a line).
+SED_RUNS_TEXT = [
+    "sed e cmds.txt",
+    "sed 1e notes.txt",
+    "sed -E 's/(.*)/\\1/e' cmds.txt",
+    "sed 's/x/y/e' README.md",
+]
+SED_HARDLINE = [
+    "sed -n 's/.*/rm -rf ~/e' f",
+    "sed 's/^/rm -rf ~;/e' f",
+    "echo x | sed 's/x/rm -rf ~/e'",
+    "sed e <<< 'rm -rf ~'",
+    "sed -f - f <<< '1e rm -rf ~'",
+    "sed -f /dev/stdin f <<< 's/.*/rm -rf ~/e'",
+]
+
 STILL_APPROVED = [
     "npm exec -- jest --version",
     "find . -name '*.py' -print",
@@ -132,6 +149,8 @@ STILL_APPROVED = [
     "dpkg -l",
     "m4 <<< 'define(x, 1)x'",
     "xterm -e htop",
+    "sed -n 's/x/y/p' f",
+    "sed -f - f <<< 's/a/b/'",
 ]
 
 
@@ -180,4 +199,14 @@ def test_a_protected_file_written_through_an_output_option_asks(sup: Supervisor,
 
 @pytest.mark.parametrize("line", CARRIED_HARDLINE)
 def test_a_command_carried_by_options_or_input_is_judged(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", SED_RUNS_TEXT)
+def test_sed_running_its_input_asks_in_every_mode(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "script-exec", ("strict", "manual"))
+
+
+@pytest.mark.parametrize("line", SED_HARDLINE)
+def test_what_sed_runs_is_judged_where_the_line_shows_it(sup: Supervisor, line: str) -> None:
     assert_hardline(sup, line)

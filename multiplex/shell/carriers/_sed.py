@@ -15,6 +15,7 @@ A pure leaf: stdlib and ``shell.parsing._getopt``.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ SED_OPTIONS = table(
 _NO_ARGUMENT = frozenset("=dDgGhHlLnNpPxzF")
 _TO_LINE_END = frozenset("aicwWrRe")  # their argument runs to the end of the line
 _LABELLED = frozenset(":btTvqQ")
+_BACKREFS = re.compile(r"\\[0-9]|(?<!\\)&")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +41,11 @@ class SedFacts:
 
     commands: tuple[str, ...] = ()  # shell commands of "e CMD"
     runs_text: bool = False  # bare "e" or "s///e": the pattern space runs as a command
+    replaced: tuple[str, ...] = ()  # what s///e puts in the pattern space it runs
     writes: tuple[str, ...] = ()  # files of w/W and s///w
     in_place: bool = False
     script_file: bool = False  # -f FILE: a script the line does not show
+    script_from_stdin: bool = False  # -f - (or /dev/stdin): what the line feeds it
     sandbox: bool = False
     files: tuple[str, ...] = ()  # the input files (edited in place with -i)
     reads: tuple[str, ...] = ()  # files of r/R, copied into the output
@@ -82,7 +86,8 @@ def _line_end(s: str, i: int) -> int:
     return len(s) if end < 0 else end
 
 
-def _parse(script: str) -> tuple[list[str], bool, list[str], list[str]]:
+def _parse(script: str) -> tuple[list[str], bool, list[str], list[str], list[str]]:
+    replaced: list[str] = []
     commands: list[str] = []
     writes: list[str] = []
     reads: list[str] = []
@@ -136,13 +141,17 @@ def _parse(script: str) -> tuple[list[str], bool, list[str], list[str]]:
             if i >= n:
                 break
             delim = s[i]
-            i = _delimited(s, _delimited(s, i + 1, delim), delim)
+            middle = _delimited(s, i + 1, delim)
+            i = _delimited(s, middle, delim)
+            replacement = s[middle : i - 1]
             if cmd == "s":
                 while i < n and s[i] not in ";\n}#":
                     flag = s[i]
                     i += 1
                     if flag == "e":
                         runs_text = True
+                        # What it runs, less what it takes from the line (& and \1-\9).
+                        replaced.append(_BACKREFS.sub(" ", replacement))
                     elif flag == "w":
                         end = _line_end(s, i)
                         writes.append(s[i:end].strip())
@@ -150,8 +159,8 @@ def _parse(script: str) -> tuple[list[str], bool, list[str], list[str]]:
         else:
             # sed refuses this script; judge what follows as if every e and w ran.
             rest = s[start:]
-            return [*commands, rest], True, [*writes, rest], reads
-    return commands, runs_text, writes, reads
+            return [*commands, rest], True, [*writes, rest], reads, replaced
+    return commands, runs_text, writes, reads, replaced
 
 
 @functools.lru_cache(maxsize=256)  # asked by the allowlist step, the unwrapper and the writes
@@ -162,13 +171,15 @@ def _facts(args: tuple[str, ...]) -> SedFacts:
     script_file = parsed.has("-f", "--file")
     if not scripts and not script_file and files:
         scripts = [files.pop(0)]
-    commands, runs_text, writes, reads = _parse("\n".join(scripts))
+    commands, runs_text, writes, reads, replaced = _parse("\n".join(scripts))
     return SedFacts(
         commands=tuple(commands),
         runs_text=runs_text,
+        replaced=tuple(r for r in replaced if r.strip()),
         writes=tuple(w for w in writes if w and w not in ("/dev/stdout", "/dev/stderr")),
         in_place=parsed.has("-i", "--in-place"),
         script_file=script_file,
+        script_from_stdin=bool({"-", "/dev/stdin"} & set(parsed.values("-f", "--file"))),
         sandbox=parsed.has("--sandbox"),
         files=tuple(files),
         reads=tuple(r for r in reads if r and r != "/dev/stdin"),

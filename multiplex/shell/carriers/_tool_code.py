@@ -246,18 +246,22 @@ def _openssl(args: Sequence[str], fed: str | None) -> Carried:
 
 def _sed(args: Sequence[str], fed: str | None) -> Carried:
     facts = sed_facts(args)
+    if facts.script_from_stdin and fed is not None:  # sed -f - <<< SCRIPT: the line shows it
+        facts = sed_facts([*args, "-e", fed])
     if facts.sandbox:
         return Carried(writes=facts.files if facts.in_place else ())
-    # "e CMD" runs a command the line shows; "s///e" and a bare "e" run the input's text,
-    # which the line does not show (never allowlisted, judged like a script by name).
-    runs = "sed e runs a shell command" if facts.commands else None
+    # "e CMD" runs a command the line shows; "s///e" and a bare "e" run the input's text
+    # as a command: asked in every mode, and what the line shows of it (s///e's
+    # replacement, the text it is fed) judged as a line.
+    runs = "sed e runs a shell command" if facts.commands or facts.runs_text else None
+    payloads = facts.commands + facts.replaced
+    if facts.runs_text and fed is not None:
+        payloads += tuple(fed.splitlines())
     writes = facts.writes + (facts.files if facts.in_place else ())
     unknown = "sed -f script" if facts.script_file else "sed -i" if facts.in_place else None
-    if facts.runs_text:
-        unknown = unknown or "sed runs the text it reads"
     if facts.writes:
         unknown = unknown or "sed w writes a file"
-    return Carried(facts.commands, runs, unknown, writes)
+    return Carried(payloads, runs, unknown, writes)
 
 
 _AWK = table(
