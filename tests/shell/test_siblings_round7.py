@@ -25,7 +25,7 @@ from tests.shell._carriers import (
 
 sup = homes_fixture(
     "siblings_round7", ["npm *", "pnpm *", "yarn *", "find *", "unzip *", "cp *", "rsync *",
-                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *", "shuf *", "gpg *", "base64 *", "exiftool *", "perl *"],
+                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *", "shuf *", "gpg *", "base64 *", "exiftool *", "perl *", "patch *", "mv *", "install *"],
 )  # fmt: skip
 
 LAUNCHED = [
@@ -94,6 +94,18 @@ PROTECTED = [
     "exiftool -o AGENTS.md x.jpg",
     "perl -e 'open F, \">AGENTS.md\"; print F 1'",
     "perl -e 'open(my $f, \">>AGENTS.md\")'",
+    "patch --out=AGENTS.md x.txt fix.patch",
+    "patch -o AGENTS.md x.txt fix.patch",
+    "cp -t AGENTS.md x",
+]
+
+# cp, mv, ln and install put their files in -t DIR / --target-directory (any prefix).
+TARGET_DIRECTORIES = [
+    "cp -t /etc evil.conf",
+    "cp --target-d=/etc evil.conf",
+    "mv --target-directory=/etc evil.conf",
+    "install --target-dir=/usr/bin evil",
+    "install -t/usr/local/bin evil",
 ]
 
 # Programs that run a command their options or input carry, run here on the host:
@@ -210,3 +222,8 @@ def test_sed_running_its_input_asks_in_every_mode(sup: Supervisor, line: str) ->
 @pytest.mark.parametrize("line", SED_HARDLINE)
 def test_what_sed_runs_is_judged_where_the_line_shows_it(sup: Supervisor, line: str) -> None:
     assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", TARGET_DIRECTORIES)
+def test_a_target_directory_is_where_the_files_land(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "sensitive-write")

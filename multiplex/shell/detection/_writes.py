@@ -97,6 +97,11 @@ _READ_ARGV = _WRITERS | CARRYING
 _FIND_FILES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 _ICONV = table("from-code= to-code= output=", "f= t= o=")
 _GPG = table("output= recipient= local-user= homedir= default-key= passphrase=", "o= r= u=")
+_PATCH = table(
+    "output= input= directory= reject-file= strip= fuzz= ifdef= prefix= basename-prefix= "
+    "suffix= version-control= backup quiet silent forward reverse dry-run binary",
+    "o= i= d= r= p= F= D= B= Y= z= V= b R N s f t E",
+)
 # Programs whose -o/--output names the file they write.
 _OUTPUTS = {
     "iconv": _ICONV,
@@ -163,12 +168,11 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from carried(prog, args).writes
     if prog not in _WRITERS:
         return  # most programs write nothing by their arguments: their argv is not read
+    target = _target_directory(args) if prog in ("cp", "install", "ln", "mv") else None
     if prog in ("tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv"):
         yield from (op for op in operands(args) if not (prog == "truncate" and op.isdigit()))
+        yield from [target] if target else []  # mv -t DIR: each file lands in DIR
     elif prog in ("cp", "install", "ln", "rsync", "scp", "link"):
-        target = next(
-            (a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None
-        )
         ops = operands(args)
         yield from ([target] if target else ops[-1:] if len(ops) > 1 or prog == "ln" else [])
     elif prog in ("perl", "yq") and (
@@ -184,8 +188,10 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         for code in awk_program(args)[0]:
             yield from (m.group(1) for m in _AWK_OUTPUT.finditer(code))
         yield from replaced("gawk", args)  # gawk -i inplace edits its files
-    elif prog == "patch":
-        yield from operands(args)[:1]
+    elif prog == "patch":  # patch [opts] FILE [PATCH], -o OUT, -r REJECTS
+        parsed = read_options(args, _PATCH)
+        yield from parsed.operands[:1]
+        yield from parsed.values("-o", "--output", "-r", "--reject-file")
     elif prog == "unzip":  # unzip A.zip -d DIR: the archive's files land in DIR
         yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d")
         yield from (a[2:] for a in args if a.startswith("-d") and len(a) > 2)
@@ -225,6 +231,22 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from operands(args)
     elif prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
         yield from replaced(prog, args)
+
+
+def _target_directory(args: Sequence[str]) -> str | None:
+    """``-t DIR``, ``-tDIR``, ``--target-directory=DIR`` or any prefix of it down to
+    ``--ta`` (GNU getopt_long): the folder cp, mv, ln and install put every file in."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return None
+        name, eq, value = arg.partition("=")
+        if len(name) > 3 and "--target-directory".startswith(name):
+            return value if eq else (args[i + 1] if i + 1 < len(args) else None)
+        if arg == "-t":
+            return args[i + 1] if i + 1 < len(args) else None
+        if arg.startswith("-t") and not arg.startswith("--"):
+            return arg[2:]
+    return None
 
 
 def sensitive(path: str) -> bool:
