@@ -142,6 +142,18 @@ SED_HARDLINE = [
     "sed -f /dev/stdin f <<< 's/.*/rm -rf ~/e'",
 ]
 
+# Tools' own settings that name a command they run later (or code they load).
+TOOL_SETTINGS = [
+    "~/.cargo/config.toml", ".cargo/config.toml", "~/.yarnrc.yml", "~/.config/pnpm/rc",
+    "~/.config/gh/config.yml", "~/.config/direnv/direnvrc", "~/.pip/pip.conf",
+    "~/.config/pip/pip.conf", "~/.wgetrc", "~/.curlrc", "~/.mailcap", "~/.config/starship.toml",
+    "~/.config/matplotlib/matplotlibrc", "~/.config/Code/User/settings.json",
+    "~/.vscode/extensions/x/extension.js", "~/.gradle/init.d/x.gradle",
+    "~/.gradle/gradle.properties", "~/.sbt/1.0/plugins/x.sbt",
+    "~/.jupyter/jupyter_server_config.py", "~/.git-templates/hooks/post-checkout",
+    ".husky/pre-commit",
+]  # fmt: skip
+
 STILL_APPROVED = [
     "npm exec -- jest --version",
     "find . -name '*.py' -print",
@@ -227,3 +239,10 @@ def test_what_sed_runs_is_judged_where_the_line_shows_it(sup: Supervisor, line: 
 @pytest.mark.parametrize("line", TARGET_DIRECTORIES)
 def test_a_target_directory_is_where_the_files_land(sup: Supervisor, line: str) -> None:
     assert_named(sup, line, "sensitive-write")
+
+
+@pytest.mark.parametrize("path", TOOL_SETTINGS)
+def test_a_tools_settings_that_run_a_command_later_are_persistence(
+    sup: Supervisor, path: str
+) -> None:
+    assert_named(sup, f"echo 'x' >> {path}", "persistence", ("strict", "manual"))

@@ -74,6 +74,20 @@ _PERSISTENCE = (
     "*/dist-packages/*.pth", "*/dist-packages/sitecustomize.py", "~/.npmrc", "*/.npmrc",
     "*/.envrc", "*/.gitconfig", "~/.vim/*", "~/.config/nvim/*", "~/.emacs.d/*",
     "~/.ipython/profile_*/startup/*", "~/.julia/config/startup.jl", "~/.config/tmux/*",
+    # Tools' own settings that name a command they run later: cargo's runner and aliases,
+    # yarn's yarnPath, pnpm's script-shell, gh's "!" aliases, direnv's direnvrc, pip's
+    # index (the next install runs its setup code), wget's use_askpass, the mailcap viewers,
+    # starship's custom commands, matplotlib's backend module, VS Code's settings and
+    # extensions, gradle's init scripts and jvm arguments, sbt's plugins, jupyter's config,
+    # git's template hooks and husky's.
+    "~/.cargo/config", "~/.cargo/config.toml", "*/.cargo/config", "*/.cargo/config.toml",
+    "~/.yarnrc.yml", "*/.yarnrc.yml", "~/.yarnrc", "~/.config/pnpm/rc", "~/.config/gh/*",
+    "~/.config/direnv/*", "~/.pip/pip.conf", "~/.config/pip/pip.conf", "/etc/pip.conf",
+    "~/.wgetrc", "~/.curlrc", "~/.mailcap", "~/.config/starship.toml",
+    "~/.config/matplotlib/matplotlibrc", "~/.config/Code/User/*", "~/.config/VSCodium/User/*",
+    "~/.vscode/extensions/*", "~/.gradle/init.d/*", "~/.gradle/init.gradle*",
+    "~/.gradle/gradle.properties", "~/.sbt/*/plugins/*", "~/.jupyter/*",
+    "~/.git-templates/*", "*/.husky/*", ".husky/*",
 )  # fmt: skip
 _STARTUP = frozenset(
     [
@@ -128,7 +142,10 @@ _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
     "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
     "/git/", ".local/bin", "-packages/", ".npmrc", ".envrc", "gitconfig", ".vim/", "nvim/",
-    ".emacs.d/", ".ipython/", "startup.jl", "tmux/",
+    ".emacs.d/", ".ipython/", "startup.jl", "tmux/", ".cargo/", ".yarnrc", "pnpm/", "gh/",
+    "direnv/", "pip.conf", "wgetrc", "curlrc", "mailcap", "starship", "matplotlib",
+    "Code/User", "VSCodium", ".vscode/", ".gradle/", ".sbt/", ".jupyter/", "git-templates",
+    ".husky/",
 )  # fmt: skip
 
 
