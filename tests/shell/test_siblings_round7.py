@@ -25,7 +25,7 @@ from tests.shell._carriers import (
 
 sup = homes_fixture(
     "siblings_round7", ["npm *", "pnpm *", "yarn *", "find *", "unzip *", "cp *", "rsync *",
-                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *", "shuf *", "gpg *", "base64 *", "exiftool *", "perl *", "patch *", "mv *", "install *"],
+                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *", "shuf *", "gpg *", "base64 *", "exiftool *", "perl *", "patch *", "mv *", "install *", "cat *", "ls *"],
 )  # fmt: skip
 
 LAUNCHED = [
@@ -154,6 +154,18 @@ TOOL_SETTINGS = [
     ".husky/pre-commit",
 ]  # fmt: skip
 
+# Credential stores of more tools, and any key in a .ssh folder.
+CREDENTIAL_STORES = [
+    "~/.ssh/deploy_key", "~/.ssh/x.pem", "/home/bob/.ssh/backup", "~/.config/heroku/netrc",
+    "~/.circleci/cli.yml", "~/.config/configstore/firebase-tools.json",
+    "~/.config/netlify/config.json", "~/.config/vercel/auth.json", "~/.fly/config.yml",
+    "~/.pulumi/credentials.json", "~/.databrickscfg", "~/.snowsql/config",
+    "~/.cloudflared/cert.pem", "~/.config/hcloud/cli.toml", "~/.wrangler/config/default.toml",
+    "~/.sentryclirc", "~/.dbt/profiles.yml", "~/.config/github-copilot/hosts.json",
+    "~/.config/anthropic/credentials", "~/.openai/key", "~/.config/openai/auth.json",
+    "~/.codex/auth.json", "~/.claude/.credentials.json",
+]  # fmt: skip
+
 STILL_APPROVED = [
     "npm exec -- jest --version",
     "find . -name '*.py' -print",
@@ -173,6 +185,10 @@ STILL_APPROVED = [
     "dpkg -l",
     "m4 <<< 'define(x, 1)x'",
     "xterm -e htop",
+    "cat ~/.ssh/config",
+    "cat ~/.ssh/known_hosts",
+    "cat ~/.ssh/id_ed25519.pub",
+    "ls ~/.ssh",
     "sed -n 's/x/y/p' f",
     "sed -f - f <<< 's/a/b/'",
 ]
@@ -246,3 +262,8 @@ def test_a_tools_settings_that_run_a_command_later_are_persistence(
     sup: Supervisor, path: str
 ) -> None:
     assert_named(sup, f"echo 'x' >> {path}", "persistence", ("strict", "manual"))
+
+
+@pytest.mark.parametrize("path", CREDENTIAL_STORES)
+def test_more_credential_stores_are_secret_reads(sup: Supervisor, path: str) -> None:
+    assert_named(sup, f"cat {path}", "secret-read", ("strict", "manual"))

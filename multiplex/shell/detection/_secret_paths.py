@@ -51,7 +51,19 @@ _SECRETS = (
     "~/.config/doctl/config.yaml", "~/.oci", "~/.oci/*", "~/.netlify/config.json",
     "~/.vercel/auth.json", "~/.local/share/com.vercel.cli/auth.json", "*/config/master.key",
     "*/config/credentials/*.key", "*/config/secrets.yml",
+    # any key in a .ssh folder (x.pem, deploy_key), but its public files (_SSH_PUBLIC)
+    "~/.ssh/*", "*/.ssh/*",
+    # more CLIs' tokens: PaaS, data warehouses, tunnels, AI assistants
+    "~/.config/heroku/*", "~/.circleci/cli.yml", "~/.config/configstore/*",
+    "~/.config/netlify/*", "~/.config/vercel/*", "~/.fly/config.yml", "~/.pulumi/credentials.json",
+    "~/.databrickscfg", "~/.snowsql/config", "~/.cloudflared/*", "~/.config/hcloud/cli.toml",
+    "~/.wrangler/config/*", "~/.config/.wrangler/config/*", "~/.sentryclirc",
+    "~/.dbt/profiles.yml", "~/.config/github-copilot/*", "~/.config/anthropic/*", "~/.openai/*",
+    "~/.config/openai/*", "~/.codex/auth.json", "~/.claude/.credentials.json",
 )  # fmt: skip
+# What a .ssh folder holds that is public: its client config, the hosts' and the users'
+# public keys.
+_SSH_PUBLIC = re.compile(r"/\.ssh/(?:config|known_hosts2?(?:\.old)?|authorized_keys2?)$")
 _ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[A-Za-z0-9_-]+)?$")
 _NOT_SECRET = re.compile(r"\.(?:pub|example|sample|template|dist)$")
 _PERSISTENCE = (
@@ -137,6 +149,9 @@ _SECRET_KEYS = (
     "secrets", ".terraform", "/hub", ".cargo", ".gem", ".m2", ".gradle", ".yarnrc", ".boto",
     ".s3cfg", "rclone", ".my", "keyrings", "/op", "firefox", "chrom", "_history", "environ",
     "globalStorage", "doctl", ".oci", ".netlify", "vercel", "master.key", "ssh_host",
+    "heroku", "circleci", "configstore", "netlify", ".fly", "pulumi", "databricks", "snowsql",
+    "cloudflared", "hcloud", "wrangler", "sentry", ".dbt", "copilot", "anthropic", "openai",
+    "codex", ".claude",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
@@ -203,7 +218,7 @@ def is_secret_path(path: str) -> bool:
         return not _NOT_SECRET.search(path)
     if ("*" in path or "?" in path or "[" in path) and _glob_reaches_secret(path):
         return True
-    if not _SECRET_KEY.search(path) or _NOT_SECRET.search(path):
+    if not _SECRET_KEY.search(path) or _NOT_SECRET.search(path) or _SSH_PUBLIC.search(path):
         return False
     return _SECRETS_GLOB.match(path) is not None
 
