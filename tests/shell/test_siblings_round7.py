@@ -25,7 +25,7 @@ from tests.shell._carriers import (
 
 sup = homes_fixture(
     "siblings_round7", ["npm *", "pnpm *", "yarn *", "find *", "unzip *", "cp *", "rsync *",
-                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *", "shuf *", "gpg *", "base64 *", "exiftool *", "perl *", "patch *", "mv *", "install *", "cat *", "ls *"],
+                        "curl *", "wget *", "jq *", "awk *", "env *", "tar *", "7z *", "sqlite3 *", "gzip *", "sed *", "ssh *", "shuf *", "gpg *", "base64 *", "exiftool *", "perl *", "patch *", "mv *", "install *", "cat *", "ls *", "python *", "python3 *", "php *", "busybox *", "npx *", "ruby *"],
 )  # fmt: skip
 
 LAUNCHED = [
@@ -166,6 +166,18 @@ CREDENTIAL_STORES = [
     "~/.codex/auth.json", "~/.claude/.credentials.json",
 ]  # fmt: skip
 
+# A web server of the home, of /, or of a credential folder: every secret to the network.
+SERVED = [
+    "python -m http.server --directory ~ 8000",
+    "python3 -m http.server -d / 80",
+    "python -m http.server --directory=$HOME",
+    "php -S 0.0.0.0:8080 -t ~",
+    "busybox httpd -f -h ~",
+    "npx serve ~",
+    "npx http-server ~/.ssh",
+    "ruby -run -e httpd / -p 8000",
+]
+
 STILL_APPROVED = [
     "npm exec -- jest --version",
     "find . -name '*.py' -print",
@@ -189,6 +201,9 @@ STILL_APPROVED = [
     "cat ~/.ssh/known_hosts",
     "cat ~/.ssh/id_ed25519.pub",
     "ls ~/.ssh",
+    "python -m http.server -d dist 8000",
+    "php -S localhost:8000 -t public",
+    "npx serve dist",
     "sed -n 's/x/y/p' f",
     "sed -f - f <<< 's/a/b/'",
 ]
@@ -267,3 +282,8 @@ def test_a_tools_settings_that_run_a_command_later_are_persistence(
 @pytest.mark.parametrize("path", CREDENTIAL_STORES)
 def test_more_credential_stores_are_secret_reads(sup: Supervisor, path: str) -> None:
     assert_named(sup, f"cat {path}", "secret-read", ("strict", "manual"))
+
+
+@pytest.mark.parametrize("line", SERVED)
+def test_a_web_server_of_the_home_is_exfiltration(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "exfiltration", ("strict", "manual"))

@@ -199,6 +199,34 @@ _SECRET_VAR = re.compile(
 )
 
 
+# Web servers of a folder: the option that names it (else their first operand).
+_SERVER_ROOTS = {"php": ("-t",), "busybox": ("-h",), "webfsd": ("-r",), "caddy": ("--root",),
+                 "serve": (), "http-server": (), "darkhttpd": (), "miniserve": ()}  # fmt: skip
+
+
+def _served(cmd: SimpleCommand) -> list[str]:
+    """The folder a web server started by ``cmd`` serves to the network (``python -m
+    http.server -d ~``, ``php -S 0.0.0.0:80 -t ~``, ``npx serve ~``, ``ruby -run -e httpd
+    /``), or nothing."""
+    prog, args = cmd.program, list(cmd.argv[1:])
+    if prog.startswith("python") and args[:2] == ["-m", "http.server"]:
+        rest = args[2:]
+        return [rest[i + 1] for i, a in enumerate(rest[:-1]) if a in ("-d", "--directory")] + [
+            a.partition("=")[2] for a in rest if a.startswith("--directory=")
+        ]
+    if prog == "ruby" and "httpd" in args and ("-run" in args or "-r" in args):
+        after = args[args.index("httpd") + 1 :]
+        return [a for a in after if not a.startswith("-")][:1]
+    if prog == "busybox" and args[:1] != ["httpd"]:
+        return []
+    if prog not in _SERVER_ROOTS:
+        return []
+    named = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SERVER_ROOTS[prog]]
+    if named or _SERVER_ROOTS[prog]:
+        return named
+    return [a for a in args if not a.startswith("-")][:1]
+
+
 def _sends_secret_variable(cmd: SimpleCommand) -> bool:
     """A credential variable in a network tool's words or in what the line feeds it."""
     if cmd.program not in _NET:
@@ -257,6 +285,8 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if (piped and readers_of_secrets) or _sends_secret_variable(cmd):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
+        if any(d.strip("/") == "" or _sensitive_source(d, place) for d in _served(cmd)):
+            yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # a web server of the home
     if redirecting:
         yield Finding(NETWORK_REDIRECT, evidence(redirecting[0]), redirecting[0].text)
 
