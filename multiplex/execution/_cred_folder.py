@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable
 
 from multiplex._errors import ProfileConfigError
-from multiplex.execution.sandbox._etc_mirror import sweep_left_behind
+from multiplex.execution.sandbox._tmpfs import sweep_left_behind
 from multiplex.profiles import read_credential, write_new
 from multiplex.scopes import ProfileScope, register_surface, resource_of
 

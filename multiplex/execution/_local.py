@@ -21,7 +21,6 @@ from multiplex.execution._cred_folder import FOLDER_KEY, CredentialFolder
 from multiplex.execution._egress_plan import egress_finish, open_egress
 from multiplex.execution._plan import Plan, RunContext
 from multiplex.execution.egress import EgressSession
-from multiplex.execution.sandbox._etc_mirror import sweep_left_behind, tmpfs_root
 from multiplex.execution.sandbox._sandbox import (
     SANDBOX_CREDENTIALS,
     SandboxInfo,
@@ -31,6 +30,7 @@ from multiplex.execution.sandbox._sandbox import (
     workspace_of,
 )
 from multiplex.execution.sandbox._seccomp import seccomp_fd
+from multiplex.execution.sandbox._tmpfs import sweep_left_behind, tmpfs_root
 from multiplex.profiles import Profile, read_credential, write_new
 from multiplex.scopes import ProfileScope
 

@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 
 import multiplex.execution.sandbox._etc_mirror as mirror_module
+import multiplex.execution.sandbox._etc_sync as sync_module
 from multiplex.execution import bwrap_status
-from multiplex.execution.sandbox._etc_mirror import EtcMirror, etc_mirror, sweep_left_behind
+from multiplex.execution.sandbox._etc_mirror import EtcMirror, etc_mirror
+from multiplex.execution.sandbox._tmpfs import sweep_left_behind, tmpfs_root
 from tests.tmpfs import fill, mounted_tmpfs
 
 WAIT = 30.0
@@ -187,7 +189,7 @@ def test_a_full_tmpfs_leaves_the_blanks_until_there_is_room(
 def test_an_etc_past_its_bounds_is_never_copied(
     etc: Path, mirror: EtcMirror, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mirror_module, "_MAX_BYTES", 16)
+    monkeypatch.setattr(sync_module, "_MAX_BYTES", 16)
     assert not mirror.wait_in_step(1.0)
     assert mirror.bind() is None
 
@@ -213,7 +215,7 @@ def test_the_copy_goes_when_the_process_ends(etc: Path, tmp_path: Path) -> None:
 @pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
 def test_a_sandbox_that_may_write_the_tmpfs_cannot_reach_the_copy(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
     """An operator names the tmpfs the copy lives on writable: the copy is not there."""
-    shared = mirror_module.tmpfs_root()
+    shared = tmpfs_root()
     if shared is None:
         pytest.skip("no tmpfs for private folders here")
     make_home(

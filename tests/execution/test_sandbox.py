@@ -16,7 +16,7 @@ import pytest
 
 from multiplex import Supervisor
 from multiplex.execution import Execution, bwrap_status, execute, sandbox_argv, seccomp_fd
-from multiplex.execution.sandbox._etc_mirror import tmpfs_root as _credentials_root
+from multiplex.execution.sandbox._tmpfs import tmpfs_root as _credentials_root
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
