@@ -63,7 +63,11 @@ def make_homes(root: Path, count: int) -> list[str]:
 
 
 def start_server(root: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
-    log = root / "gateway.log"
+    # The log is written beside the config folder ``root``, not in it: the watcher
+    # watches the folder of multiplex.yaml, and a log line written there would wake it
+    # for every run (docs/operations.md#capacity), which a deployment logging to
+    # journald never pays. ``root`` is a folder of its own inside a temporary one.
+    log = root.parent / "gateway.log"
     env = {**os.environ, "MULTIPLEX_ADMIN_TOKEN": ADMIN}
     with log.open("wb") as sink:
         proc = subprocess.Popen(
@@ -296,7 +300,8 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "config"
+        root.mkdir()
         names = make_homes(root, args.profiles)
         # The floors are measured before and after the gateway (the machine is
         # shared: its load drifts); the mean of the two is the baseline.

@@ -216,7 +216,8 @@ def main() -> None:
     if args.c_allocator:
         os.environ["PYTHONMALLOC"] = "malloc"  # the gateway subprocess inherits it
     with tempfile.TemporaryDirectory(prefix="mx-bench-listeners-") as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "config"
+        root.mkdir()
         make_root(root, args.listeners)
         proc, base, _log = start_server(root)
         try:
