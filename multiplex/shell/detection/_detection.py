@@ -121,7 +121,6 @@ def _metadata(text: str) -> re.Match[str] | None:
 
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
-LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
 _SPAWNERS = frozenset({"xargs", "parallel"})  # the programs endless_spawn looks at
 _EVERYTHING_HERE = frozenset({"*", ".", "./", "./*", ".*", "*/", "..", "../*"})
 

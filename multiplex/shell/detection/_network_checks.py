@@ -29,14 +29,18 @@ from multiplex.shell.detection._secret_paths import (
 )
 from multiplex.shell.detection._targets import Place
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
+from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell.parsing._unwrap import SHELLS
 
 __all__ = [
+    "COPIERS",
+    "copier_operands",
     "each_downloaded_run",
     "each_network",
     "find_network",
     "network_redirect",
+    "ssh_config_files",
 ]
 
 _NC = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
@@ -55,6 +59,45 @@ _NET = _NC | {
 }
 _LISTENERS = _NC | {"socat", "telnet", "openssl", "ssh"}  # a shell on either side is remote
 _COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "pscp"})
+# Their options that take a value, so a value is not read as a file to send: the key
+# of scp -i, rsync --exclude .env. OpenSSH's are short only; rsync's long ones are
+# matched whole (popt takes no abbreviation: its flags that begin a valued option's
+# name are listed, so --partial is not read as --partial-dir).
+_SSH_COPY = "c= D= F= i= J= l= o= P= S= X= b= B= R= s="
+_COPIER_OPTIONS = {
+    "scp": table("", _SSH_COPY),
+    "sftp": table("", _SSH_COPY),
+    "rsync": table(
+        "rsh= rsync-path= exclude= include= exclude-from= include-from= files-from= filter= "
+        "password-file= log-file= log-file-format= temp-dir= partial-dir= compare-dest= "
+        "copy-dest= link-dest= backup-dir= suffix= chmod= chown= usermap= groupmap= timeout= "
+        "contimeout= bwlimit= port= address= sockopts= out-format= max-size= min-size= "
+        "max-delete= max-alloc= block-size= checksum-choice= compress-choice= compress-level= "
+        "skip-compress= iconv= info= debug= stop-after= stop-at= modify-window= outbuf= "
+        "remote-option= checksum-seed= protocol= write-batch= only-write-batch= read-batch= "
+        "early-input= copy-as= partial compress checksum backup",
+        "e= f= B= T= M= @=",
+    ),
+}
+
+
+COPIERS = frozenset(_COPIER_OPTIONS)
+_SSH = table("", "B= b= c= D= E= e= F= I= i= J= L= l= m= O= o= P= p= Q= R= S= W= w=")
+
+
+def ssh_config_files(prog: str, args: Sequence[str]) -> list[str]:
+    """The files ssh, scp or sftp reads as its configuration (``-F FILE``): ssh prints each
+    line it cannot read as an option, so a secret named there reaches the output."""
+    spec = _SSH if prog == "ssh" else _COPIER_OPTIONS.get(prog) if prog != "rsync" else None
+    return read_options(args, spec).values("-F") if spec and "F" in "".join(args) else []
+
+
+def copier_operands(prog: str, args: Sequence[str]) -> list[str]:
+    """The files and hosts a copier (scp, sftp, rsync …) is given, without its options' values."""
+    spec = _COPIER_OPTIONS.get(prog)
+    return list(read_options(args, spec).operands) if spec else operands(args)
+
+
 # File-transfer clients that take their commands as text: from a here-string or
 # here-document, or from an option (lftp -e/-c, tftp -c).
 _FILE_CLIENTS = frozenset({"sftp", "ftp", "lftp", "ncftp", "tftp", "pftp", "yafc"})
@@ -124,7 +167,7 @@ def _uploads(cmd: SimpleCommand) -> Iterator[str]:
     if prog in _FILE_CLIENTS:  # sftp <<< 'put .env', lftp -e 'put .env', tftp -c put .env
         yield from _client_puts(prog, args, cmd.redirects)
     elif prog in _COPIERS:
-        ops = operands(args)
+        ops = copier_operands(prog, args)
         if len(ops) > 1 and (_REMOTE.match(ops[-1]) or prog == "rclone"):
             yield from ops[:-1]
     for r in cmd.redirects:

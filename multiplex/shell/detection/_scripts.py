@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from multiplex.shell.detection._writes import LITERAL
+from multiplex.shell.detection._writes import LITERAL, code_literals
 from multiplex.shell.parsing._parse import ParsedLine, parse_line
 
 __all__ = [
@@ -128,7 +128,7 @@ def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
     for payload in parsed.script_payloads:
         if not any(w in payload for w in _EXEC_WORDS) or not SCRIPT_EXEC.search(payload):
             continue
-        literals = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload)]
+        literals = code_literals(payload)
         for group in _LIST.findall(payload):
             words = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(group)]
             if len(words) > 1:

@@ -26,6 +26,11 @@ from multiplex.shell.detection._command_checks import (
     operands,
     short_flags,
 )
+from multiplex.shell.detection._network_checks import (
+    COPIERS,
+    copier_operands,
+    ssh_config_files,
+)
 from multiplex.shell.detection._secret_paths import (
     is_home_root,
     is_persistence_path,
@@ -37,8 +42,8 @@ from multiplex.shell.detection._secret_paths import (
 from multiplex.shell.detection._targets import Place, path_words
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
 from multiplex.shell.detection._writes import (
-    LITERAL,
     all_commands,
+    code_literals,
     evidence,
     script_writes,
     write_targets,
@@ -91,8 +96,9 @@ _SCRIPT_EXEC = re.compile(
     r"|\bchild_process\b|\bexecSync\b|\bPopen\b|\bcheck_output\b|\bcheck_call\b|`[^`]*`"
     r"|\bqx\s*[({/\[]|%x\s*[({\[]|\bshell_exec\b|\bpassthru\b|\bproc_open\b|\bRuntime\b|\bDeno\.(?:run|Command)\b|\bBun\.spawn"
     r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b"
-    # perl and ruby call without parentheses (exec "cmd", system 'cmd'); perl's piped open
-    r"|\b(?:exec|system)\s+[\"'$@\w]|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"
+    # perl and ruby call without parentheses (exec "cmd", system 'cmd', system %q[cmd],
+    # system *%w[…]); perl's piped open
+    r"|\b(?:exec|system)\s+[\"'$@\w%*]|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"
     # more hosts' ways: R's system2, posix_spawn, PHP's pcntl_exec, Ruby's Open3, node's
     # internal binding, Lisp's run-program, Erlang's os:cmd, Elixir's System.cmd, Groovy's
     # "…".execute(), Haskell's System.Process
@@ -120,12 +126,19 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each command or script literal that reads a private key or credential store."""
     for cmd in all_commands(parsed):
         if cmd.argv and cmd.program in _METADATA_ONLY:
+            configs = ssh_config_files(cmd.program, cmd.argv[1:])
+            if any(is_secret_path(p) for w in configs for p in resolved(w, place)):
+                yield Finding(SECRET_READ, evidence(cmd), cmd.text)  # ssh -F ~/.aws/credentials
             continue
         if cmd.argv and _prints_credentials(cmd.program, cmd.argv[1:]):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
             continue
         words = list(path_words(cmd.argv)) if cmd.argv else []
-        if cmd.program in DECLARE:  # export F=~/.aws/credentials; cat $F
+        if cmd.program in COPIERS:  # scp -i KEY, rsync -e 'ssh -i KEY': used, not sent
+            args = cmd.argv[1:]
+            words = [*path_words(("", *copier_operands(cmd.program, args)))]
+            words += ssh_config_files(cmd.program, args)
+        elif cmd.program in DECLARE:  # export F=~/.aws/credentials; cat $F
             words += [a.partition("=")[2] for a in cmd.argv[1:] if "=" in a]
         elif cmd.program in _SEDS:  # sed '1r /etc/shadow': the file is copied out
             words += sed_facts(cmd.argv[1:]).reads
@@ -147,8 +160,7 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         ):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
-        for m in LITERAL.finditer(payload):
-            literal = next(g for g in m.groups() if g is not None)
+        for literal in code_literals(payload):
             if not literal or not may_be_secret(literal, place):
                 continue
             if any(is_secret_path(p) for p in resolved(literal, place)):

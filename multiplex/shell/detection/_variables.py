@@ -17,7 +17,7 @@ from multiplex.shell.detection._catalogue import COMMAND_VARIABLE, Finding
 from multiplex.shell.detection._writes import all_commands, evidence
 from multiplex.shell.parsing._argv import ASSIGN, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
-from multiplex.shell.parsing._payloads import COMMAND_VARIABLES
+from multiplex.shell.parsing._payloads import COMMAND_VARIABLES, TOOLCHAIN_VARIABLES
 
 __all__ = [
     "DECLARE",
@@ -54,7 +54,32 @@ _LOADERS = frozenset(
         *("PERL5DB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"),
         *("DOTNET_STARTUP_HOOKS", "TAR_OPTIONS", "XDG_CONFIG_HOME", "RUSTC_WRAPPER"),
         *("RUSTC_WORKSPACE_WRAPPER", "RUSTC", "CARGO_BUILD_RUSTC_WRAPPER"),
+        # other languages' module paths and start-up code, libraries loaded by name
+        *("PYTHONHOME", "RUBYLIB", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE", "PERLLIB"),
+        *("AWKPATH", "AWKLIBPATH", "TCLLIBPATH", "LUA_PATH", "LUA_CPATH", "LUA_INIT"),
+        *("LUA_PATH_5_4", "LUA_CPATH_5_4", "LUA_INIT_5_4", "CLASSPATH", "GCONV_PATH"),
+        *("PHPRC", "PHP_INI_SCAN_DIR", "R_PROFILE", "R_PROFILE_USER", "R_ENVIRON"),
+        *("R_ENVIRON_USER", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES"),
+        # start-up files and settings read from elsewhere (a lesskey file sets LESSOPEN)
+        *("HOME", "ZDOTDIR", "FPATH", "VIMINIT", "GVIMINIT", "EXINIT", "LESSKEY"),
+        *("LESSKEYIN", "PIP_CONFIG_FILE", "GIT_DIR", "GIT_COMMON_DIR"),
     ]
+)
+# JVM tools' options: an agent or an error hook runs code of the value's choosing.
+_JVM_OPTS = frozenset(["MAVEN_OPTS", "GRADLE_OPTS", "ANT_OPTS", "SBT_OPTS", "JAVA_OPTS"])
+_JVM_HOOK = re.compile(r"-(?:javaagent|agentpath|agentlib)|OnError|OnOutOfMemoryError")
+# Options in a value that make go or rustc run another program.
+_RUNS_A_PROGRAM = {
+    "GOFLAGS": re.compile(r"-(?:toolexec|exec)\b"),
+    "RUSTFLAGS": re.compile(r"linker|link-arg|plugin|-Z"),
+    "CARGO_ENCODED_RUSTFLAGS": re.compile(r"linker|link-arg|plugin|-Z"),
+}
+# A compiler's (or binutil's) bare name, versioned or for a target: CC=gcc-12,
+# CC=aarch64-linux-gnu-gcc, AR=llvm-ar. Anything else in CC … is a command.
+_TOOLCHAIN = re.compile(
+    r"(?:/usr(?:/local)?/bin/|/bin/)?(?:[\w.+-]{1,64}-)?"
+    r"(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|tcc|icc|icx|icpx|cpp|ld|ld\.\w+|ar|as|nm|ranlib"
+    r"|strip|objcopy|objdump|gfortran|f77|f95|nvcc|zig cc|zig c\+\+)(?:-\d{1,4}(?:\.\d{1,4}){0,3})?"
 )
 # npm reads any setting from npm_config_NAME (either case): these run a program.
 _NPM_ENV = re.compile(
@@ -101,6 +126,14 @@ def _loads_code(word: str) -> bool:
     if name == "PATH":
         entries = value.split(":")
         return any(not e or not e.startswith(("/", "$", "~")) for e in entries)
+    if name in _JVM_OPTS:
+        return bool(_JVM_HOOK.search(value))
+    if name in _RUNS_A_PROGRAM:
+        return bool(_RUNS_A_PROGRAM[name].search(value))
+    if name == "PYTHONWARNINGS":  # a dotted category is imported: ignore::evil.Warning
+        return any("." in [*entry.split(":"), "", ""][2] for entry in value.split(","))
+    if name in TOOLCHAIN_VARIABLES:
+        return not _TOOLCHAIN.fullmatch(value.strip())
     if name in COMMAND_VARIABLES and value.strip():
         first = value.split()[0] if value.split() else ""
         plain = not re.search(r"[;&|`$<>()]", value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import itertools
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
@@ -18,13 +19,15 @@ from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, 
 from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
 from multiplex.shell.detection._command_checks import expand_braces, operands, short_flags
 from multiplex.shell.detection._replaced import REPLACERS, replaced
-from multiplex.shell.parsing._argv import git_subcommand
+from multiplex.shell.parsing._argv import fed_text, git_subcommand
 from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = [
     "LITERAL",
     "all_commands",
+    "code_literals",
+    "diff_targets",
     "evidence",
     "find_protected_write",
     "script_writes",
@@ -33,6 +36,23 @@ __all__ = [
 ]
 
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
+# Perl's and ruby's quote-like strings: q{…}, qq(…), qx[…], qw<…>, q/…/, %q{…}, %Q(…),
+# %x[…], %w|…|, %(…). Not nested: the inner text up to the first closing delimiter.
+_QUOTE_LIKE = re.compile(
+    r"(?<![\w$@%&])(?:q[qxw]?[ \t]{0,8}|%[qQxwWiI]?)"
+    r"(?:\{([^{}]*)\}|\(([^()]*)\)|\[([^\[\]]*)\]|<([^<>]*)>|/([^/]*)/|!([^!]*)!|\|([^|]*)\|)"
+)
+
+
+def code_literals(payload: str) -> list[str]:
+    """The string literals of inline code: quoted, backquoted and quote-like."""
+    found = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload)]
+    if "q" in payload or "%" in payload:
+        found += [
+            next(g for g in m.groups() if g is not None) for m in _QUOTE_LIKE.finditer(payload)
+        ]
+    return found
+
 
 # awk's print > "FILE" and print >> "FILE".
 _AWK_OUTPUT = re.compile(r">>?\s*\"([^\"\\]+)\"")
@@ -184,6 +204,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     elif prog == "git":
         sub, rest = git_subcommand(args)
         yield from git_writes(sub, rest)
+        if sub in ("apply", "am"):
+            yield from diff_targets(fed_text(cmd.redirects, None))
     elif prog in ("awk", "gawk", "mawk", "nawk"):
         for code in awk_program(args)[0]:
             yield from (m.group(1) for m in _AWK_OUTPUT.finditer(code))
@@ -192,6 +214,7 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         parsed = read_options(args, _PATCH)
         yield from parsed.operands[:1]
         yield from parsed.values("-o", "--output", "-r", "--reject-file")
+        yield from diff_targets(fed_text(cmd.redirects, None))  # a diff the line shows
     elif prog == "unzip":  # unzip A.zip -d DIR: the archive's files land in DIR
         yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d")
         yield from (a[2:] for a in args if a.startswith("-d") and len(a) > 2)
@@ -231,6 +254,26 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from operands(args)
     elif prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
         yield from replaced(prog, args)
+
+
+# A diff's files: unified ("+++ PATH"), git's ("rename to PATH", "copy to PATH").
+_DIFF_FILE = re.compile(r"^(?:\+\+\+ |rename to |copy to )([^\t\n]+)", re.MULTILINE)
+_DIFF_FILES_MAX = 256
+
+
+def diff_targets(text: str | None) -> Iterator[str]:
+    """The files a diff fed to ``patch`` or ``git apply`` writes, each also with its
+    leading folders stripped one by one (``-pN`` says how many: any may be the one)."""
+    if not text or ("+++ " not in text and " to " not in text):
+        return
+    for m in itertools.islice(_DIFF_FILE.finditer(text), _DIFF_FILES_MAX):
+        path = m.group(1).strip()
+        if len(path) > 1 and path[0] == path[-1] == '"':
+            path = path[1:-1]  # git quotes a name with unusual characters
+        if path == "/dev/null":
+            continue
+        parts = path.split("/")  # (an empty first part: from the root, "/etc/x")
+        yield from filter(None, ("/".join(parts[k:]) for k in range(len(parts))))
 
 
 def _target_directory(args: Sequence[str]) -> str | None:
@@ -279,8 +322,7 @@ def script_writes(payload: str) -> list[str]:
     if not _WRITE_CALL.search(payload):
         return []
     # A mode in front of the path (perl's open F, ">>F") is not part of it.
-    literals = (next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(payload))
-    return [literal.lstrip("<>+| \t") for literal in literals]
+    return [literal.lstrip("<>+| \t") for literal in code_literals(payload)]
 
 
 def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:

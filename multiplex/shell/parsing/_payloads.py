@@ -31,6 +31,7 @@ __all__ = [
     "COMMAND_VARIABLES",
     "PAYLOAD_PROGRAMS",
     "STDIN_FILES",
+    "TOOLCHAIN_VARIABLES",
     "cron_commands",
     "dollar_parens",
     "env_payloads",
@@ -50,6 +51,14 @@ _WRAPPERS = frozenset({"ssh", "xargs", "strace", "ltrace"})
 # Files that are the command's own standard input: "source /dev/stdin <<< CODE".
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 # Environment variables whose value some program runs as a shell command.
+# make's and configure's programs: a recipe runs ``$(CC) …`` through the shell, so the
+# value is a command (only a compiler's bare name is left alone, detection/_variables.py).
+TOOLCHAIN_VARIABLES = frozenset(
+    {
+        "CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "F77", "NM", "RANLIB", "STRIP", "OBJCOPY",
+        "OBJDUMP", "HOSTCC", "HOSTCXX",
+    }
+)  # fmt: skip
 COMMAND_VARIABLES = frozenset(
     {
         "GIT_PAGER", "PAGER", "MANPAGER", "SYSTEMD_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
@@ -57,6 +66,7 @@ COMMAND_VARIABLES = frozenset(
         "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "LESSOPEN",
         "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "BASH_ENV", "ENV", "RSYNC_RSH",
         "CVS_RSH", "FCEDIT", "GIT_CONFIG_VALUE_0", "GIT_CONFIG_VALUE_1", "GIT_CONFIG_VALUE_2",
+        "TERMINAL", *TOOLCHAIN_VARIABLES,
     }
 )  # fmt: skip
 # git configuration keys whose value is a command git runs (docs/security.md#code-carriers).
