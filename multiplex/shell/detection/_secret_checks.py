@@ -109,6 +109,7 @@ _SCRIPT_EXEC = re.compile(
     r"|\bcreate_subprocess_(?:shell|exec)\b"
     r"|\bgetattr\s*\(\s*(?:os|posix|subprocess|pty|builtins|__builtins__|child_process)\b"
     r"|\bimport\s+sh\b|\bfrom\s+sh\s+import\b|\bplumbum\b"
+    r"|\bshell\s*[\"'(<]"  # raku's shell "cmd"
 )
 
 
@@ -118,7 +119,7 @@ _SCRIPT_EXEC_WORDS = (
     "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
     "os.fork", "__import__", "Deno.", "Bun.spawn", "open", "Open3", "binding", "run-program",
     "os:cmd", "System.cmd", "Command", "Process", "create_subprocess", "getattr", "sh",
-    "plumbum",
+    "plumbum", "shell",
 )  # fmt: skip
 
 

@@ -3,8 +3,9 @@
 Beyond python, node, perl and awk (``shell.parsing._unwrap``): the options other
 language hosts take their code from (``guile -c``, ``racket -e``, ``erl -eval``,
 ``elixir -e``, ``groovy -e``, ``sbcl --eval``, ``clisp -x``, ``ghc -e``, ``scala -e``,
-``swipl -g``), and node's ``data:`` URLs given to ``--import``/``--loader``. The code
-is scanned as a script payload. A pure leaf: stdlib only.
+``swipl -g``, ``tsx -e``, ``ts-node -e``, ``octave --eval``, ``raku -e``, ``julia -e``),
+and node's ``data:`` URLs given to ``--import``/``--loader``. The code is scanned as
+a script payload. A pure leaf: stdlib only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ INLINE_HOSTS: dict[str, tuple[str, ...]] = {
     "guile": ("-c",), "racket": ("-e", "--eval"), "erl": ("-eval",), "elixir": ("-e", "--eval"),
     "iex": ("-e", "--eval"), "groovy": ("-e",), "sbcl": ("--eval",), "clisp": ("-x",),
     "ghc": ("-e",), "runghc": ("-e",), "scala": ("-e",), "swipl": ("-g", "-t"),
+    "tsx": ("-e", "--eval", "-p", "--print"), "ts-node": ("-e", "--eval", "-p", "--print"),
+    "octave": ("--eval",), "raku": ("-e",), "perl6": ("-e",), "julia": ("-e", "--eval", "-E"),
 }  # fmt: skip
 
 

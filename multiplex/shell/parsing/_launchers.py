@@ -15,11 +15,13 @@ A pure leaf: stdlib and ``shell.parsing._argv``.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import NextStep, operand_index, opts
 
-__all__ = ["LAUNCHERS", "find_exec", "launched"]
+__all__ = ["LAUNCHERS", "SSH_OPTS", "find_exec", "launched", "remote_lines"]
 
 _PERF = opts(
     "-e --event -o --output -p --pid -t --tid -F --freq -c --count -C --cpu -G --cgroup "
@@ -59,13 +61,24 @@ _TERMINALS = frozenset({"xterm", "uxterm", "urxvt", "rxvt", "alacritty", "konsol
                         "gnome-terminal", "kitty", "wezterm", "foot", "terminator"})  # fmt: skip
 # "TOOL VERB [opts] -- CMD": secret injectors and env loaders run CMD with secrets set.
 _DASHED = {"aws-vault": "exec", "op": "run", "doppler": "run", "dotenv": "", "infisical": "run",
-           "envchain": "", "chamber": "exec", "teller": "run", "sops": "exec-env"}  # fmt: skip
+           "envchain": "", "chamber": "exec", "teller": "run", "sops": "exec-env", "mise": "exec",
+           "rtx": "exec", "reflex": ""}  # fmt: skip
 # Shell lines they run: every operand of hyperfine, pueue add's, nix-shell --run's.
 _SHELL_LINES = frozenset({"hyperfine", "pueue", "nix-shell", "nix"})
 
+# Containers, machines and hosts a command is run in: "TOOL exec NAME [--] CMD…".
+_MACHINES = {"lxc": "exec", "incus": "exec", "multipass": "exec", "machinectl": "shell"}
+_COMPOSE = opts("-e --env -u --user -w --workdir --index --name --entrypoint -l --label -p --publish "
+                "-v --volume")  # fmt: skip
+# Tools that run a shell line on remote hosts: the option (or operand) holding it.
+_REMOTE_LINES = frozenset({"vagrant", "gcloud", "az", "aws", "salt", "salt-ssh", "pssh",
+                           "parallel-ssh", "pdsh", "clush", "concurrently"})  # fmt: skip
+_FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+
 LAUNCHERS = frozenset(
     {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
-     "ansible", *_EXEC_VERB, *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS}
+     "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", *_EXEC_VERB,
+     *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS, *_MACHINES, *_REMOTE_LINES}
 )  # fmt: skip
 
 
@@ -83,8 +96,37 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
     elif prog in ("docker", "podman", "nerdctl") and args[:1] == ("exec",):
         rest = _after(args[1:], _CONTAINER_EXEC)  # the container, then its command
         inner = rest[1:] if rest is not None and len(rest) > 1 else None
-    elif prog in ("kubectl", "oc") and args[:1] in (("exec",), ("run",)) and "--" in args:
+    elif prog in ("docker", "podman", "docker-compose") and (verb := _compose_exec(prog, args)):
+        rest = _after(args[verb:], _COMPOSE)  # [docker] compose exec SERVICE CMD
+        inner = rest[1:] if rest is not None and len(rest) > 1 else None
+    elif prog in ("kubectl", "oc") and args[:1] in (("exec",), ("run",), ("debug",)):
+        inner = tuple(args[list(args).index("--") + 1 :]) if "--" in args else None
+    elif prog == "oc" and args[:1] == ("rsh",):  # oc rsh POD CMD…
+        rest = _after(args[1:], _KUBECTL)
+        inner = rest[1:] if rest is not None and len(rest) > 1 else None
+    elif prog in _MACHINES and args[:1] == (_MACHINES[prog],):
+        rest = tuple(args[1:])
+        if "--" in rest:
+            inner = rest[rest.index("--") + 1 :] or None
+        else:  # the machine (or container), then its command
+            rest = _after(rest, _CONTAINER_EXEC) or ()
+            inner = rest[1:] or None
+    elif prog == "mosh" and "--" in args:  # mosh [opts] HOST -- CMD…
         inner = tuple(args[list(args).index("--") + 1 :]) or None
+    elif prog == "cmake" and args[:1] == ("-E",) and args[1:2] in (("env",), ("time",)):
+        k = 2 + operand_index(args[2:], frozenset(), assignments=True)  # env [VAR=…] CMD
+        k += 1 if args[2:3] == ("--",) else 0
+        inner = tuple(args[k:]) or None
+    elif prog in ("fd", "fdfind"):
+        marks = [i for i, a in enumerate(args) if a in _FD_EXEC]
+        inner = tuple(args[marks[0] + 1 :]) if marks else None
+        if inner and ";" in inner:
+            inner = inner[: inner.index(";")]
+    elif prog == "watchexec":
+        return _watchexec(args)
+    elif prog in _REMOTE_LINES:
+        lines = remote_lines(prog, args)
+        return NextStep(shell_payloads=tuple(lines)) if lines else None
     elif prog in ("npx", "bunx"):
         inner = _after(args, _NPX)
     elif prog in _EXEC_VERB and args[:1] and args[0] in _EXEC_VERB[prog]:
@@ -116,6 +158,100 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
     else:
         return None
     return NextStep(inner=inner) if inner else None
+
+
+_COMPOSE_GLOBAL = opts(
+    "-f --file -p --project-name --profile --env-file --project-directory --ansi --parallel "
+    "--progress"
+)
+
+
+def _compose_exec(prog: str, args: Sequence[str]) -> int:
+    """Where the words after ``[docker] compose [opts] exec`` begin, or 0."""
+    first = 0 if prog == "docker-compose" else 1
+    if first and args[:1] != ("compose",):
+        return 0
+    k = first + operand_index(args[first:], _COMPOSE_GLOBAL)
+    return k + 1 if args[k : k + 1] == ("exec",) else 0
+
+
+_WATCHEXEC = opts(
+    "-w --watch -W --watch-non-recursive -e --exts -f --filter -i --ignore -s --signal "
+    "-d --debounce --delay-run --shell -E --env --workdir --project-origin --poll "
+    "--on-busy-update --stop-signal --stop-timeout --filter-file --ignore-file "
+    "--emit-events-to --log-file --color -j --filter-prog"
+)
+
+
+def _watchexec(args: Sequence[str]) -> NextStep | None:
+    """``watchexec [opts] -- CMD…``; one word without ``--`` is a shell line."""
+    if "--" in args:
+        inner = tuple(args[list(args).index("--") + 1 :])
+        return NextStep(inner=inner) if inner else None
+    rest = _after(args, _WATCHEXEC)
+    if not rest:
+        return None
+    return NextStep(shell_payloads=rest) if len(rest) == 1 else NextStep(inner=rest)
+
+
+SSH_OPTS = opts("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
+_PSSH = opts("-h --hosts -H --host -l --user -p --par -o --outdir -e --errdir -t --timeout "
+             "-O --option -x --extra-args -X --extra-arg")  # fmt: skip
+_PDSH = opts("-w -x -g -X -l -t -u -f -R -M -N -o -E")
+_CONCURRENTLY = opts(
+    "-n --names -c --prefix-colors -p --prefix -l --prefix-length -t --timestamp-format "
+    "-s --success --restart-tries --restart-after -m --max-processes --kill-signal "
+    "--names-separator --default-input-target"
+)
+_SALT_RUNS = frozenset({"cmd.run", "cmd.run_all", "cmd.run_stdout", "cmd.run_stderr",
+                        "cmd.shell", "cmd.run_bg", "cmd.exec_code_all"})  # fmt: skip
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def remote_lines(prog: str, args: Sequence[str]) -> list[str]:
+    """The shell lines a tool runs on remote hosts (or, for ``concurrently``, here):
+    ``vagrant ssh -c``, ``gcloud … ssh --command`` (or after ``--``), ``az … --scripts``,
+    ``aws ssm send-command --parameters commands=…``, ``aws ecs execute-command
+    --command``, ``salt T cmd.run``, ``pssh``/``pdsh``/``clush``'s, ``concurrently``'s."""
+    if prog in ("pssh", "parallel-ssh", "pdsh", "clush", "concurrently"):
+        table = {"pssh": _PSSH, "parallel-ssh": _PSSH, "concurrently": _CONCURRENTLY}
+        rest = _after(args, table.get(prog, _PDSH)) or ()
+        return list(rest) if prog == "concurrently" else [" ".join(rest)] if rest else []
+    if prog in ("salt", "salt-ssh"):
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SALT_RUNS]
+    names = {"vagrant": ("-c", "--command"), "gcloud": ("--command",), "az": ("--scripts",
+             "--script"), "aws": ("--parameters", "--command")}[prog]  # fmt: skip
+    lines: list[str] = []
+    for i, arg in enumerate(args):
+        name, eq, glued = arg.partition("=")
+        if arg in names:
+            values = list(args[i + 1 : i + 2])
+            if prog == "az":  # --scripts takes every word up to the next option
+                values = list(itertools.takewhile(lambda w: not w.startswith("--"), args[i + 1 :]))
+        elif eq and name in names and name.startswith("--"):
+            values = [glued]
+        else:
+            continue
+        lines += _aws_commands(values) if prog == "aws" and name == "--parameters" else values
+    if prog == "gcloud" and "--" in args:  # gcloud compute ssh VM -- [ssh opts] CMD
+        rest = args[list(args).index("--") + 1 :]
+        lines.append(" ".join(rest[operand_index(rest, SSH_OPTS) :]))
+    return [line for line in lines if line.strip()]
+
+
+def _aws_commands(values: Sequence[str]) -> list[str]:
+    """The commands of ``--parameters commands=…`` (shorthand or JSON, one or a list)."""
+    found: list[str] = []
+    for value in values:
+        at = value.find("commands")
+        if at < 0:
+            continue
+        rest = value[at + len("commands") :].lstrip('"').lstrip(" =:").strip()
+        if rest.startswith("["):
+            found += [m.group(1) for m in _QUOTED.finditer(rest)] or [rest.strip("[]")]
+        else:
+            found.append(rest.strip("'\"}"))
+    return found
 
 
 def _shell_lines(prog: str, args: Sequence[str]) -> NextStep | None:
@@ -161,7 +297,7 @@ def _ansible(args: Sequence[str]) -> NextStep | None:
             payloads.append(value)
         elif arg.startswith("--args="):
             payloads.append(arg.partition("=")[2])
-    if module not in _ANSIBLE_SHELLS or not payloads:
+    if (module and module not in _ANSIBLE_SHELLS) or not payloads:  # no -m: "command"
         return None
     return NextStep(shell_payloads=tuple(payloads))
 

@@ -28,7 +28,7 @@ from multiplex.shell.parsing._argv import (
     program_name,
 )
 from multiplex.shell.parsing._inline import INLINE_HOSTS, data_url_code, inline_code
-from multiplex.shell.parsing._launchers import LAUNCHERS, find_exec, launched
+from multiplex.shell.parsing._launchers import LAUNCHERS, SSH_OPTS, find_exec, launched
 from multiplex.shell.parsing._payloads import (
     PAYLOAD_PROGRAMS,
     STDIN_FILES,
@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 SHELLS = frozenset(
-    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "fish", "csh", "tcsh"}
-)
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "fish", "csh", "tcsh",
+     "oksh", "loksh", "posh", "elvish", "nu", "xonsh"}
+)  # fmt: skip
 _SHELL_ARG_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
@@ -131,6 +132,8 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
     "aa-exec": (opts("-p --profile -n --namespace"), 0, False),
     "sem": (opts("-j --jobs --id"), 0, False),
     "coproc": (frozenset(), 0, False),
+    "cross-env": (frozenset(), 0, True),
+    "env-cmd": (opts("-f --file -e --environments -r --rc-file"), 0, False),
 }
 # "<tool> run|exec PROGRAM …" runners: the program is checked too.
 _RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
@@ -146,6 +149,18 @@ _RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
     "bundle": ("exec", frozenset()),
     "conda": ("run", opts("-n --name -p --prefix")),
     "mamba": ("run", opts("-n --name -p --prefix")),
+    "hatch": ("run", opts("-e --env")),
+    "rye": ("run", frozenset()),
+    "pixi": ("run", opts("-e --environment --manifest-path")),
+    "devbox": ("run", opts("-c --config")),
+    "asdf": ("exec", frozenset()),
+    "rbenv": ("exec", frozenset()),
+    "pyenv": ("exec", frozenset()),
+    "nodenv": ("exec", frozenset()),
+    "goenv": ("exec", frozenset()),
+    "jenv": ("exec", frozenset()),
+    "fnm": ("exec", opts("--using")),
+    "volta": ("run", opts("--node --npm --yarn --pnpm --bundled-npm")),
 }
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
@@ -153,7 +168,6 @@ _XARGS_OPTS = opts(
     "-a --arg-file -d --delimiter -E -e --eof -I -L -l --max-lines -n --max-args "
     "-P --max-procs -s --max-chars --process-slot-var"
 )
-_SSH_OPTS = opts("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
 _ENV_SPLIT = opts("-S --split-string")
 _MAX_ITEMS = 1000
 
@@ -309,10 +323,15 @@ def unwrap_step(
                 return NextStep(inner=tuple(args[k:]))
             return NextStep(shell_payloads=(" ".join(args[k:]),))
         return NextStep()
+    if prog == "autossh":  # autossh [-M PORT] SSH-ARGUMENTS
+        k = 2 if args[:1] == ("-M",) else 1 if args[:1] and args[0].startswith("-M") else 0
+        return NextStep(inner=("ssh", *args[k:]))
     if prog == "ssh":
-        k = operand_index(args, _SSH_OPTS)
+        k = operand_index(args, SSH_OPTS)
         local = carried_code(prog, args).payloads  # -o ProxyCommand=…
-        remote = (" ".join(args[k + 1 :]),) if k + 1 < len(args) else ()
+        # OpenSSH reads options after the host too (ssh h -t CMD), up to the command.
+        k += 1 + operand_index(args[k + 1 :], SSH_OPTS)
+        remote = (" ".join(args[k:]),) if k < len(args) else ()
         return NextStep(shell_payloads=local + remote)
     if prog == "env":
         k = operand_index(args, _ENV_SPLIT | _WRAPPERS["env"][0], assignments=True)
@@ -379,6 +398,6 @@ def _bwrap_command(args: Sequence[str]) -> int:
 _NOTHING = NextStep()
 _CARRIERS = frozenset(
     {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
-     "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "env", "node", "nodejs", "bun", "deno", "perl",
+     "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS}
 )  # fmt: skip
