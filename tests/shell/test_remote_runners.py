@@ -88,8 +88,8 @@ CARRIED = [
     f"xonsh -c '{H}'",
     f"nu -c '{H}'",
     f"elvish -c '{H}'",
-    f"tsx -e 'require(\"child_process\").execSync(\"{H}\")'",
-    f"ts-node -e 'require(\"child_process\").execSync(\"{H}\")'",
+    f'tsx -e \'require("child_process").execSync("{H}")\'',
+    f'ts-node -e \'require("child_process").execSync("{H}")\'',
     f"raku -e 'shell \"{H}\"'",
     f"octave --eval 'system(\"{H}\")'",
 ]
