@@ -21,7 +21,35 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import NextStep, operand_index, opts
 
-__all__ = ["LAUNCHERS", "SSH_OPTS", "find_exec", "launched", "remote_lines"]
+__all__ = ["LAUNCHERS", "RUNNERS", "SSH_OPTS", "find_exec", "launched", "remote_lines"]
+
+# "<tool> run|exec PROGRAM …" runners: the program is checked too.
+RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
+    "uv": (
+        "run",
+        opts(
+            "--with -p --python --project --directory --env-file --group --extra --package --from"
+        ),
+    ),
+    "poetry": ("run", opts("-C --directory -P --project")),
+    "pipenv": ("run", frozenset()),
+    "pdm": ("run", opts("-p --project")),
+    "bundle": ("exec", frozenset()),
+    "conda": ("run", opts("-n --name -p --prefix")),
+    "mamba": ("run", opts("-n --name -p --prefix")),
+    "hatch": ("run", opts("-e --env")),
+    "rye": ("run", frozenset()),
+    "pixi": ("run", opts("-e --environment --manifest-path")),
+    "devbox": ("run", opts("-c --config")),
+    "asdf": ("exec", frozenset()),
+    "rbenv": ("exec", frozenset()),
+    "pyenv": ("exec", frozenset()),
+    "nodenv": ("exec", frozenset()),
+    "goenv": ("exec", frozenset()),
+    "jenv": ("exec", frozenset()),
+    "fnm": ("exec", opts("--using")),
+    "volta": ("run", opts("--node --npm --yarn --pnpm --bundled-npm")),
+}
 
 _PERF = opts(
     "-e --event -o --output -p --pid -t --tid -F --freq -c --count -C --cpu -G --cgroup "

@@ -28,7 +28,13 @@ from multiplex.shell.parsing._argv import (
     program_name,
 )
 from multiplex.shell.parsing._inline import INLINE_HOSTS, data_url_code, inline_code
-from multiplex.shell.parsing._launchers import LAUNCHERS, SSH_OPTS, find_exec, launched
+from multiplex.shell.parsing._launchers import (
+    LAUNCHERS,
+    RUNNERS,
+    SSH_OPTS,
+    find_exec,
+    launched,
+)
 from multiplex.shell.parsing._payloads import (
     PAYLOAD_PROGRAMS,
     STDIN_FILES,
@@ -134,33 +140,6 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
     "coproc": (frozenset(), 0, False),
     "cross-env": (frozenset(), 0, True),
     "env-cmd": (opts("-f --file -e --environments -r --rc-file"), 0, False),
-}
-# "<tool> run|exec PROGRAM …" runners: the program is checked too.
-_RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
-    "uv": (
-        "run",
-        opts(
-            "--with -p --python --project --directory --env-file --group --extra --package --from"
-        ),
-    ),
-    "poetry": ("run", opts("-C --directory -P --project")),
-    "pipenv": ("run", frozenset()),
-    "pdm": ("run", opts("-p --project")),
-    "bundle": ("exec", frozenset()),
-    "conda": ("run", opts("-n --name -p --prefix")),
-    "mamba": ("run", opts("-n --name -p --prefix")),
-    "hatch": ("run", opts("-e --env")),
-    "rye": ("run", frozenset()),
-    "pixi": ("run", opts("-e --environment --manifest-path")),
-    "devbox": ("run", opts("-c --config")),
-    "asdf": ("exec", frozenset()),
-    "rbenv": ("exec", frozenset()),
-    "pyenv": ("exec", frozenset()),
-    "nodenv": ("exec", frozenset()),
-    "goenv": ("exec", frozenset()),
-    "jenv": ("exec", frozenset()),
-    "fnm": ("exec", opts("--using")),
-    "volta": ("run", opts("--node --npm --yarn --pnpm --bundled-npm")),
 }
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
@@ -345,8 +324,8 @@ def unwrap_step(
         carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)])
         inner = tuple(args[k:]) if k < len(args) else None
         return NextStep(inner=inner, shell_payloads=carried_env)
-    if prog in _RUNNERS:
-        verb, with_arg = _RUNNERS[prog]
+    if prog in RUNNERS:
+        verb, with_arg = RUNNERS[prog]
         if args[:1] == (verb,):
             k = operand_index(args[1:], with_arg) + 1
             return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
@@ -397,7 +376,7 @@ def _bwrap_command(args: Sequence[str]) -> int:
 
 _NOTHING = NextStep()
 _CARRIERS = frozenset(
-    {*SHELLS, *_WRAPPERS, *_RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
+    {*SHELLS, *_WRAPPERS, *RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
      "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS}
 )  # fmt: skip
