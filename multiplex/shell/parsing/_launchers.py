@@ -1,16 +1,20 @@
 """Programs that start another program given on their command line (docs/security.md#code-carriers).
 
-``launched(prog, args)`` is the argv a launcher starts, for the launchers not
-written as plain wrappers in ``_unwrap.py``: ``perf record|stat|trace CMD``,
-``ip netns exec NS CMD``, ``docker|podman|nerdctl exec [opts] C CMD`` (a
-container is a real system, as an ssh host is), ``kubectl exec … -- CMD``,
-``kubectl run … -- CMD``, ``npx CMD``/``bunx CMD``, ``npm exec|x CMD``,
-``pnpm|yarn exec|dlx CMD``, ``composer exec CMD``, ``bun x CMD``, and the shell line ``nodemon --exec`` and ``ansible -m shell -a`` run; more
-wrappers (``proot``, ``mpirun``, ``srun``, ``ifne``, ``nq``, ``tsp``, ``direnv exec``…),
-secret injectors that run ``-- CMD`` (``aws-vault exec``, ``op run``, ``doppler run``…)
-and the shell lines of ``hyperfine``, ``pueue add``, ``nix-shell --run``, ``nix develop -c``.
-The command found is checked like one of the line's own (hardline, deny, allow).
-A pure leaf: stdlib and ``shell.parsing._argv``.
+``launched(prog, args)`` is the argv (or the shell lines) a launcher starts, for
+the launchers not written as plain wrappers in ``_unwrap.py``: ``perf record CMD``,
+``ip netns exec``, containers and machines (``docker|podman exec``, ``compose exec``,
+``kubectl exec|run|debug -- CMD``, ``oc rsh``, ``lxc|incus|multipass exec``,
+``machinectl shell``, ``mosh -- CMD``), package runners (``npx``, ``npm exec``,
+``pnpm|yarn dlx``…), more wrappers (``proot``, ``mpirun``, ``srun``, ``direnv exec``…),
+secret injectors and env loaders that run ``-- CMD`` (``aws-vault exec``, ``op run``,
+``mise exec``…), ``fd -x``, ``cmake -E env``, ``watchexec``, terminal emulators, and
+the shell lines of ``nodemon --exec``, ``ansible -a``, ``hyperfine``, ``pueue add``,
+``nix-shell --run``, ``concurrently`` and the remote runners (:func:`remote_lines`:
+``vagrant ssh -c``, ``gcloud … ssh --command``, ``az … --scripts``, ``aws ssm``,
+``salt cmd.run``, ``pssh``, ``pdsh``, ``clush``). ``RUNNERS`` are the
+``TOOL run|exec CMD`` project tools (``uv run``, ``asdf exec``…). The command found is
+checked like one of the line's own (hardline, deny, allow). A pure leaf: stdlib and
+``shell.parsing._argv``.
 """
 
 from __future__ import annotations
