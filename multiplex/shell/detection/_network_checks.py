@@ -199,8 +199,9 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         if not cmd.argv:
             continue
         # env > /tmp/e; curl -T /tmp/e …, and a credential copied first: cp KEY /tmp/k
-        if (cmd.redirects and _dumps_environment(cmd)) or _reads_secrets(cmd, place):
-            dumped.update(write_targets(cmd))
+        written = write_targets(cmd)  # (once per command: the other checks ask for it too)
+        if written and (_dumps_environment(cmd) or _reads_secrets(cmd, place)):
+            dumped.update(written)
         # _uploads yields only for these programs or from a redirection.
         sends = cmd.program in UPLOADERS or cmd.redirects
         if sends and any(p in dumped or _sensitive_source(p, place) for p in uploads(cmd)):
