@@ -100,6 +100,10 @@ _PERSISTENCE = (
     "~/.vscode/extensions/*", "~/.gradle/init.d/*", "~/.gradle/init.gradle*",
     "~/.gradle/gradle.properties", "~/.sbt/*/plugins/*", "~/.jupyter/*",
     "~/.git-templates/*", "*/.husky/*", ".husky/*",
+    # ~/bin is on PATH in Debian's ~/.profile (as ~/.local/bin is): a program placed there
+    # shadows the system's; Mercurial's, podman's and REPLs' settings; completions bash sources
+    "~/bin/*", "~/.config/hg/*", "~/.config/containers/*", "~/.local/share/bash-completion/*",
+    "~/.ghc/ghci.conf", "~/.config/swi-prolog/*", "~/.terraform.d/plugins/*",
 )  # fmt: skip
 _STARTUP = frozenset(
     [
@@ -138,6 +142,24 @@ _STARTUP = frozenset(
         ".psqlrc",
         ".sqliterc",
         ".octaverc",
+        # more tools' start-up files that run code or commands: Mercurial's hooks, bazel's
+        # --run_under, terraform's provider overrides, mysql's pager, perl's debugger,
+        # REPLs' init files, bash-completion's own file
+        ".hgrc",
+        ".bazelrc",
+        ".terraformrc",
+        ".my.cnf",
+        ".perldb",
+        ".guile",
+        ".sbclrc",
+        ".clisprc.lisp",
+        ".racketrc",
+        ".ghci",
+        ".erlang",
+        ".iex.exs",
+        ".ocamlinit",
+        ".swiplrc",
+        ".bash_completion",
     ]
 )
 
@@ -160,7 +182,8 @@ _PERSISTENCE_KEYS = (
     ".emacs.d/", ".ipython/", "startup.jl", "tmux/", ".cargo/", ".yarnrc", "pnpm/", "gh/",
     "direnv/", "pip.conf", "wgetrc", "curlrc", "mailcap", "starship", "matplotlib",
     "Code/User", "VSCodium", ".vscode/", ".gradle/", ".sbt/", ".jupyter/", "git-templates",
-    ".husky/",
+    ".husky/", "/bin/", "/hg/", "containers/", "bash-completion", "ghci", "swi-prolog",
+    ".terraform.d",
 )  # fmt: skip
 
 
