@@ -192,6 +192,28 @@ START_FILES = [
     "~/.config/containers/containers.conf",
 ]
 
+CREDENTIAL_FILES = [
+    "~/.rediscli_history", "~/.irb_history", "~/.ivy2/.credentials", "~/.sbt/.credentials",
+    "~/.nuget/NuGet/NuGet.Config", "~/.composer/auth.json", "~/.config/composer/auth.json",
+    "~/.bundle/config", "~/.config/helm/repositories.yaml", "~/.config/argocd/config",
+    "~/.ibmcloud/config.json", "~/.aliyun/config.json", "~/.config/linode-cli",
+    "~/.config/scaleway/config.yaml", "~/.config/exoscale/exoscale.toml", "~/.ovh.conf",
+    "~/.config/openstack/clouds.yaml", "deploy/clouds.yaml", "~/.tsh/keys/proxy/user",
+    "~/.config/glab-cli/config.yml", "~/.config/tea/config.yml", "~/.jira.d/config.yml",
+    "~/.wakatime.cfg", "~/.config/ngrok/ngrok.yml", "~/.ngrok2/ngrok.yml",
+    "~/.config/wireguard/wg0.conf", "/etc/wireguard/wg0.conf", "/etc/ssl/private/site.key",
+    "/etc/letsencrypt/live/example.org/privkey.pem", "~/.minikube/profiles/m/client.key",
+    "~/.vagrant.d/insecure_private_key", ".vagrant/machines/default/virtualbox/private_key",
+    "~/.config/sops/age/keys.txt", "~/.age/key.txt", "~/.authinfo", "~/.authinfo.gpg",
+    "~/.msmtprc", "~/.mbsyncrc", "~/.fetchmailrc", "~/.muttrc", "~/.config/hut/config",
+    "~/.local/share/atuin/key", "./id_rsa", "backup/id_ed25519", "./server.key", "tls.p12",
+    "cert.pfx", "release.keystore", "keystore.jks", "server-key.pem", "privkey.pem",
+    "k8s/secrets.yaml", "config/secrets.json", "terraform.tfstate", "terraform.tfstate.backup",
+]  # fmt: skip
+
+NOT_CREDENTIALS = ["cert.pem", "id_rsa.pub", "agenda.md", "src/keys.ts", "docs/secrets.md",
+                   "prod.tfvars", "~/.ssh/known_hosts", "tsconfig.json"]  # fmt: skip
+
 CONFIG_READ = [
     "ssh -F ~/.ssh/id_rsa host",
     "ssh -vF ~/.ssh/id_rsa host",
@@ -271,3 +293,13 @@ def test_more_start_up_files_are_persistence(sup: Supervisor, path: str) -> None
 def test_a_projects_own_bin_folder_is_not_the_homes(sup: Supervisor) -> None:
     assert outcome(sup, "manual", "cp build/tool ./bin/tool") == APPROVED
     assert outcome(sup, "manual", "ls ~/bin") == APPROVED
+
+
+@pytest.mark.parametrize("path", CREDENTIAL_FILES)
+def test_more_credential_files_are_secret_reads(sup: Supervisor, path: str) -> None:
+    assert_named(sup, f"cat {path}", "secret-read", ("strict", "manual"))
+
+
+@pytest.mark.parametrize("path", NOT_CREDENTIALS)
+def test_certificates_public_keys_and_lookalikes_are_not(sup: Supervisor, path: str) -> None:
+    assert outcome(sup, "manual", f"cat {path}") == APPROVED

@@ -60,6 +60,28 @@ _SECRETS = (
     "~/.wrangler/config/*", "~/.config/.wrangler/config/*", "~/.sentryclirc",
     "~/.dbt/profiles.yml", "~/.config/github-copilot/*", "~/.config/anthropic/*", "~/.openai/*",
     "~/.config/openai/*", "~/.codex/auth.json", "~/.claude/.credentials.json",
+    # every REPL's and client's history (redis AUTH, a pasted token); more package
+    # registries' and clouds' credentials; VPN, TLS and tunnel keys; mail clients' passwords
+    "~/.*_history", "~/.ivy2/.credentials", "~/.sbt/.credentials", "~/.nuget/NuGet/NuGet.Config",
+    "~/.composer/auth.json", "~/.config/composer/auth.json", "*/auth.json", "~/.bundle/config",
+    "~/.config/helm/repositories.yaml", "~/.config/argocd/config", "~/.ibmcloud/*",
+    "~/.aliyun/*", "~/.config/linode-cli", "~/.config/scaleway/*", "~/.config/exoscale/*",
+    "~/.ovh.conf", "~/.config/openstack/*", "*/clouds.yaml", "*/secure.yaml", "~/.tsh",
+    "~/.tsh/*", "~/.config/glab-cli/*", "~/.config/tea/*", "~/.jira.d/*", "~/.config/jira",
+    "~/.wakatime.cfg", "~/.config/ngrok/*", "~/.ngrok2/*", "~/.config/tailscale/*",
+    "~/.config/wireguard/*", "/etc/wireguard/*", "/etc/ssl/private", "/etc/ssl/private/*",
+    "/etc/letsencrypt/live/*", "/etc/letsencrypt/archive/*", "/etc/letsencrypt/keys/*",
+    "~/.minikube/*.key", "~/.minikube/*/*.key", "~/.vagrant.d/insecure_private_key*",
+    "*/.vagrant/machines/*/private_key", "~/.config/sops/age/*", "~/.age/*", "~/.config/age/*",
+    "~/.authinfo", "~/.authinfo.gpg", "~/.msmtprc", "~/.config/msmtp/*", "~/.mbsyncrc",
+    "~/.fetchmailrc", "~/.muttrc", "~/.config/mutt/*", "~/.config/hut/*",
+    "~/.local/share/atuin/key",
+    # a private key, a keystore or a secrets file anywhere, by its name; terraform's state
+    # (it holds secrets in clear; its .tfvars are left out: every plan names them)
+    "*/id_rsa", "*/id_dsa", "*/id_ecdsa", "*/id_ed25519", "id_rsa", "id_dsa", "id_ecdsa",
+    "id_ed25519", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*privkey*.pem",
+    "*private*.pem", "*-key.pem", "*_key.pem", "*secrets.yaml", "*secrets.yml",
+    "*secrets.json", "*.tfstate", "*.tfstate.backup",
 )  # fmt: skip
 # What a .ssh folder holds that is public: its client config, the hosts' and the users'
 # public keys.
@@ -173,7 +195,12 @@ _SECRET_KEYS = (
     "globalStorage", "doctl", ".oci", ".netlify", "vercel", "master.key", "ssh_host",
     "heroku", "circleci", "configstore", "netlify", ".fly", "pulumi", "databricks", "snowsql",
     "cloudflared", "hcloud", "wrangler", "sentry", ".dbt", "copilot", "anthropic", "openai",
-    "codex", ".claude",
+    "codex", ".claude", "auth.json", ".bundle", "helm", "argocd", "ibmcloud", "aliyun", "linode",
+    "scaleway", "exoscale", ".ovh", "openstack", "clouds.yaml", "secure.yaml", ".tsh", "glab",
+    "tea/", "jira", "wakatime", "ngrok", "tailscale", "wireguard", "ssl/private", "letsencrypt",
+    "minikube", "vagrant", "age/", "age", "authinfo", "msmtp", "mbsync", "fetchmail", "mutt",
+    "hut/", "atuin", "id_", ".key", ".p12", ".pfx", ".jks", ".keystore", ".pem", "secrets",
+    ".tfstate", ".ivy2", ".sbt", "NuGet",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
