@@ -106,10 +106,12 @@ _COMPOSE = opts("-e --env -u --user -w --workdir --index --name --entrypoint -l 
 _REMOTE_LINES = frozenset({"vagrant", "gcloud", "az", "aws", "salt", "salt-ssh", "pssh",
                            "parallel-ssh", "pdsh", "clush", "concurrently"})  # fmt: skip
 _FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+_COREPACK = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg"})
 
 LAUNCHERS = frozenset(
     {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
-     "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", *_EXEC_VERB,
+     "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", "corepack",
+     *_EXEC_VERB,
      *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS, *_MACHINES, *_REMOTE_LINES}
 )  # fmt: skip
 
@@ -156,6 +158,10 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
             inner = inner[: inner.index(";")]
     elif prog == "watchexec":
         return _watchexec(args)
+    elif prog == "corepack":  # corepack npm@10 publish: the package manager it runs
+        rest = _after(args, frozenset())
+        name = rest[0].partition("@")[0] if rest else ""
+        inner = (name, *rest[1:]) if rest and name in _COREPACK else None
     elif prog in _REMOTE_LINES:
         lines = remote_lines(prog, args)
         return NextStep(shell_payloads=tuple(lines)) if lines else None
