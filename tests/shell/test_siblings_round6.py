@@ -249,7 +249,7 @@ SYSTEM_WRITES = {
         "wget -P /etc https://x.test/f",
         "wget --directory-prefix=/usr/bin https://x.test/f",
         "7z x a.7z -o/etc",
-        "chattr +i /etc/passwd",
+        "chattr -i /etc/passwd",  # (+i is system-permissions, as chmod 777 is: round 8)
         "mount --bind /tmp /etc",
         "npm i -g --prefix /usr x",
         "cmake --install . --prefix /usr",

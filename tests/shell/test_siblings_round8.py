@@ -35,7 +35,8 @@ from tests.shell._carriers import (
 
 sup = homes_fixture(
     "siblings_round8", ["make *", "perl *", "ruby *", "patch *", "git *", "scp *", "rsync *",
-                        "ssh *", "sftp *", "lua *", "python *", "mvn *", "go *", "cargo *"],
+                        "ssh *", "sftp *", "lua *", "python *", "mvn *", "go *", "cargo *",
+                        "chattr *", "setfacl *", "chcon *"],
 )  # fmt: skip
 
 LOADING_VARIABLES = [
@@ -303,3 +304,52 @@ def test_more_credential_files_are_secret_reads(sup: Supervisor, path: str) -> N
 @pytest.mark.parametrize("path", NOT_CREDENTIALS)
 def test_certificates_public_keys_and_lookalikes_are_not(sup: Supervisor, path: str) -> None:
     assert outcome(sup, "manual", f"cat {path}") == APPROVED
+
+
+PERMISSIONS_EVERYWHERE = [
+    "chattr -R +i /",
+    "chattr -R +i ~",
+    "chattr -R +i /usr",
+    "setfacl -R -m u:nobody:--- ~",
+    "setfacl -R -b /",
+    "setfacl --recursive --set u::--- /etc",
+    "chcon -R -t user_home_t /",
+    "chcon -R system_u:object_r:etc_t:s0 ~",
+]
+
+
+@pytest.mark.parametrize("line", PERMISSIONS_EVERYWHERE)
+def test_attributes_acls_and_labels_of_a_system_tree_are_hardline(
+    sup: Supervisor, line: str
+) -> None:
+    assert_hardline(sup, line)
+
+
+def test_one_files_attributes_or_acl_are_not(sup: Supervisor) -> None:
+    assert_named(sup, "chattr +i /etc/passwd", "system-permissions")
+    assert outcome(sup, "manual", "setfacl -m u:www:r-x public/") == APPROVED
+    assert outcome(sup, "manual", "chattr -R -i build/") == APPROVED
+    assert_named(sup, "chattr -R +i build/", "system-permissions")  # as chmod -R 777 build/
+
+
+@pytest.mark.parametrize(
+    "line", ["git clean -ffdx ~", "git clean -fdx /", "git clean -fd -- ../other", "git rm -r ~/x"]
+)
+def test_git_cleaning_outside_the_working_folder_is_not_allowlisted(
+    sup: Supervisor, line: str
+) -> None:
+    assert outcome(sup, "strict", line) == ASK
+
+
+@pytest.mark.parametrize("line", ["git clean -fdx", "git clean -fd build/", "git rm -r src/old"])
+def test_git_cleaning_inside_it_stays_allowlisted(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "strict", line) == APPROVED
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["chmod -x /etc/passwd", "chmod -w /etc/sudoers", "chattr -i /etc/passwd",
+     "chmod -- -x /etc/passwd", "setfacl -m u:nobody:rwx /etc/shadow", "chcon -t x /etc/shadow"],
+)  # fmt: skip
+def test_a_mode_that_looks_like_an_option_still_names_its_file(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "sensitive-write")

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, TAR_OPTIONS, awk_program, carried
 from multiplex.shell.detection._secret_checks import starts_programs
-from multiplex.shell.parsing._argv import git_elsewhere, git_subcommand, names
+from multiplex.shell.parsing._argv import (
+    git_elsewhere,
+    git_subcommand,
+    leaves_cwd,
+    names,
+    operands,
+)
 from multiplex.shell.parsing._getopt import read_options
 from multiplex.shell.parsing._inline import INLINE_HOSTS
 from multiplex.shell.parsing._unwrap import unwrap_step
@@ -117,6 +123,10 @@ def _git_runs_or_leaves(args: Sequence[str]) -> str | None:
     for short in _GIT_SHORT.get(sub, ()):
         if any(a == short or (a.startswith(short) and not a.startswith("--")) for a in rest):
             return short
+    if sub in ("clean", "rm"):  # a pathspec outside the working folder: git clean -ffdx ~
+        outside = next((op for op in operands(rest) if leaves_cwd(op)), None)
+        if outside is not None:
+            return f"git {sub} {outside}"
     if sub == "submodule" and "foreach" in rest:
         return "git submodule foreach"
     if sub == "filter-branch":

@@ -133,7 +133,8 @@ FIND_DELETE = _p("find-delete", "Deletes every file a find expression matches.")
 SHRED = _p("shred", "Overwrites files so they cannot be recovered.")
 PERMISSIONS = _p(
     "system-permissions",
-    "Changes owner or mode recursively, world-writable or setuid, on system paths or /.",
+    "Changes owner, mode, attributes, ACLs or labels recursively, world-writable, setuid or"
+    " immutable, on system paths or /.",
 )
 DISK_TOOL = _p("disk-tool", "Partitions, wipes or writes a disk (fdisk, parted, wipefs, dd of=).")
 SQL_DESTRUCTIVE = _p(

@@ -45,8 +45,10 @@ from multiplex.shell.parsing._argv import (
     program,
     short_flags,
 )
+from multiplex.shell.parsing._getopt import read_options, table
 
 __all__ = [
+    "CHMODS",
     "DISK_TOOLS",
     "catastrophic_path",
     "dangerous_check",
@@ -56,6 +58,7 @@ __all__ = [
     "hardline_check",
     "is_block_device",
     "operands",
+    "permission_operands",
     "program",
     "short_flags",
 ]
@@ -219,12 +222,46 @@ _ACCOUNTS = _words(
 )
 
 
+# setfacl's and chcon's options that take a value (their targets are the operands).
+_ACL_OPTIONS = table(
+    "modify= modify-file= remove= remove-file= set= set-file= type= user= role= range= reference=",
+    "m= M= x= X= t= u= r= l=",
+)
+
+
+CHMODS = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl", "chcon"})
+
+
+_MINUS_MODE = {
+    "chmod": re.compile(r"-[rwxXstugoa][rwxXstugoa,+=-]*"),
+    "chattr": re.compile(r"-[aAcCdDeFijmPsStTux]+"),
+}
+
+
+def permission_operands(prog: str, args: Sequence[str]) -> tuple[str, list[str]]:
+    """The mode (or owner, attributes) and the files of chmod, chown, chgrp, chattr,
+    setfacl or chcon (setfacl's and chcon's change is in an option, or chcon's first word)."""
+    if prog in ("setfacl", "chcon"):
+        parsed = read_options(args, _ACL_OPTIONS)
+        context = prog == "chcon" and not parsed.names & {"-t", "-u", "-r", "-l", "--reference"}
+        return "", list(parsed.operands[1 if context else 0 :])  # chcon CONTEXT FILE…
+    # A mode that looks like an option: chmod -x F, chmod -R -w D, chattr -i F.
+    minus = _MINUS_MODE.get(prog)
+    ops = [a for a in args if a == "-" or not a.startswith("-") or (minus and minus.fullmatch(a))]
+    if "--" in args:  # (after it, every word is an operand)
+        at = args.index("--")
+        ops = [a for a in ops if a in args[:at]] + list(args[at + 1 :])
+    if any(a.startswith("--reference") for a in args):
+        return "", ops
+    return (ops[0], ops[1:]) if ops else ("", [])
+
+
 def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
-    ops = operands(args)
-    mode = ops[0] if ops else ""
+    """chmod, chown, chgrp, and chattr, setfacl, chcon: the same change of who may do what."""
+    mode, targets = permission_operands(prog, args)
     recursive = "R" in short_flags(args) or has_long(args, "recursive")
     wide = prog == "chmod" and bool(re.search(r"777|666|[ao]\+\w*w|\+\w*s|^[24567]\d{3}$", mode))
-    targets = ops[1:] if not any(a.startswith("--reference") for a in args) else ops
+    wide = wide or (prog == "chattr" and "i" in mode.lstrip("+=") and mode[:1] in "+=")
     system = any(
         catastrophic_path(t) or t.startswith(("/etc", "/usr", "/bin", "/sbin", "/lib", "/boot"))
         for t in targets
@@ -268,7 +305,7 @@ def _git(args: Sequence[str]) -> Pattern | None:
 
 # Every program a branch of dangerous_check, package_check or infra_check looks at.
 _JUDGED = frozenset(
-    {"rm", "find", "shred", "wipe", "srm", "chmod", "chown", "chgrp", "dd", "systemctl",
+    {"rm", "find", "shred", "wipe", "srm", "dd", "systemctl", *CHMODS,
      "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
      "nft", "ufw", "firewall-cmd", "journalctl", "setcap", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
 )  # fmt: skip
@@ -288,7 +325,7 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
             return FIND_DELETE
     elif prog in ("shred", "wipe", "srm"):
         return SHRED
-    elif prog in ("chmod", "chown", "chgrp"):
+    elif prog in CHMODS:
         return _chmod(prog, args)
     elif prog in _DISK or (prog == "dd" and any(a.startswith("of=") for a in args)):
         return DISK_TOOL

@@ -18,9 +18,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from multiplex.shell.detection._command_checks import (
+    CHMODS,
     catastrophic_path,
     expand_braces,
     operands,
+    permission_operands,
     program,
     short_flags,
 )
@@ -213,8 +215,8 @@ _FIND_DESTROYERS = frozenset({"rm", "shred", "unlink", "rmdir", "mv", "chmod", "
 
 
 _DESTROYERS = frozenset(
-    {"rm", "rmdir", "unlink", "srm", "shred", "wipe", "find", "rsync", "mv", "chmod", "chown",
-     "chgrp", "truncate", "pytest", "py.test"}
+    {"rm", "rmdir", "unlink", "srm", "shred", "wipe", "find", "rsync", "mv", "truncate", "pytest",
+     "py.test", *CHMODS}
 )  # fmt: skip
 _PYTEST_BASETEMP = table(
     "basetemp= rootdir= confcutdir= junit-xml= junitxml= override-ini=", "o= c= p="
@@ -251,10 +253,8 @@ def destructive_targets(argv: Sequence[str]) -> Iterator[str]:
             yield from ops if has_long(args, "remove-source-files") else ops[-1:]
     elif prog == "mv":
         yield from operands(args)[:-1]
-    elif prog in ("chmod", "chown", "chgrp") and (
-        "R" in short_flags(args) or has_long(args, "recursive")
-    ):
-        yield from operands(args)[1:]
+    elif prog in CHMODS and ("R" in short_flags(args) or has_long(args, "recursive")):
+        yield from permission_operands(prog, args)[1]
     elif prog == "truncate":
         yield from operands([a for i, a in enumerate(args) if not _value_of(args, i, "-s")])
 

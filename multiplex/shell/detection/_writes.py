@@ -17,7 +17,13 @@ from collections.abc import Iterator, Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, git_writes
 from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
-from multiplex.shell.detection._command_checks import expand_braces, operands, short_flags
+from multiplex.shell.detection._command_checks import (
+    CHMODS,
+    expand_braces,
+    operands,
+    permission_operands,
+    short_flags,
+)
 from multiplex.shell.detection._replaced import REPLACERS, replaced
 from multiplex.shell.parsing._argv import fed_text, git_subcommand
 from multiplex.shell.parsing._getopt import read_options, table
@@ -108,7 +114,7 @@ _WRITERS = frozenset(
      "ln", "rsync", "scp", "link", "sed", "gsed", "perl", "yq", "dd", "chmod", "chown", "chgrp",
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
-     "cpio", "uniq", "iconv", "zip", "chattr", "find", "shuf", "gpg", "gpg2", "base64",
+     "cpio", "uniq", "iconv", "zip", "chattr", "setfacl", "chcon", "find", "shuf", "gpg", "gpg2", "base64",
      "exiftool", *REPLACERS}
 )  # fmt: skip
 
@@ -238,8 +244,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from (a[3:] for a in args if a.startswith("of="))
     elif prog == "ddrescue":
         yield from operands(args)[1:2]
-    elif prog in ("chmod", "chown", "chgrp", "chattr"):
-        yield from operands(args)[1:]
+    elif prog in CHMODS:
+        yield from permission_operands(prog, args)[1]
     elif prog in ("curl", "wget"):
         # Read as getopt_long reads them: --output-document=F, -OF, --output-doc F. curl -O
         # names the file after the URL; wget -O names it.
