@@ -353,3 +353,25 @@ def test_git_cleaning_inside_it_stays_allowlisted(sup: Supervisor, line: str) ->
 )  # fmt: skip
 def test_a_mode_that_looks_like_an_option_still_names_its_file(sup: Supervisor, line: str) -> None:
     assert_named(sup, line, "sensitive-write")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["systemd-nspawn -D / sh", "systemd-nspawn --directory=/ sh", "systemd-nspawn -D ~ sh",
+     "systemd-nspawn -D ./rootfs --bind=/:/host sh", "lxc config set c security.privileged true",
+     "incus config set c raw.lxc 'lxc.apparmor.profile=unconfined'",
+     "lxc config set c security.nesting true"],
+)  # fmt: skip
+def test_a_machine_given_the_hosts_powers_is_a_privileged_container(
+    sup: Supervisor, line: str
+) -> None:
+    assert_named(sup, line, "privileged-container", ("strict", "manual"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["systemd-nspawn -D ./rootfs sh", "lxc config set c limits.cpu 2",
+     "lxc config set c security.privileged false"],
+)  # fmt: skip
+def test_an_ordinary_machine_is_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED

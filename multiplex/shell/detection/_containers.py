@@ -95,6 +95,23 @@ def _kubectl(args: Sequence[str]) -> bool:
 
 
 _PATTERNS = {PRIVILEGED_CONTAINER.name: PRIVILEGED_CONTAINER, SECRET_READ.name: SECRET_READ}
+# lxc|incus config set C security.privileged|security.nesting true, raw.lxc, a host disk.
+_LXC_POWERS = re.compile(
+    r"^(?:security\.(?:privileged|nesting)|raw\.(?:lxc|idmap|apparmor|seccomp))$"
+)
+
+
+def _machine(prog: str, args: Sequence[str]) -> bool:
+    """``systemd-nspawn`` of the host's root (or with it bound in), an lxc/incus container
+    given the host's powers (``security.privileged``, ``raw.lxc``)."""
+    if prog == "systemd-nspawn":
+        roots = [_value(args, i, ("-D", "--directory")) for i in range(len(args))]
+        binds = [_value(args, i, ("--bind", "--bind-ro")) for i in range(len(args))]
+        sources = [r for r in roots if r] + [b.split(":", 1)[0] for b in binds if b]
+        return any(catastrophic_path(s) for s in sources)
+    if args[:2] in (("config", "set"),) and len(args) >= 4:
+        return bool(_LXC_POWERS.match(args[3])) and args[4:5] != ("false",)
+    return False
 
 
 def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
@@ -104,6 +121,8 @@ def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Find
             continue
         prog, args = cmd.program, cmd.argv[1:]
         if prog in ("kubectl", "oc") and _kubectl(args):
+            yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
+        if prog in ("systemd-nspawn", "lxc", "incus") and _machine(prog, args):
             yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
         if prog not in _CONTAINER_CLI:
             continue
