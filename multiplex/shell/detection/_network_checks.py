@@ -233,24 +233,65 @@ _DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "http", "xh", "fetch", "lwp-
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/(?:[^?#\s]*/)?([^/?#\s]+)")
 
 
+_EXTRACTORS = frozenset({"tar", "bsdtar", "unzip", "cpio", "7z", "busybox"})
+# A package spec fetched from a forge or a URL rather than a registry: npx github:u/r,
+# npx u/r (GitHub's shorthand), git+https://…, a tarball URL.
+_REMOTE_SPEC = re.compile(
+    r"^(?:github:|gitlab:|bitbucket:|gist:|git\+|git:|https?:|ftp:|file:)|^[\w.-]+/[\w.-]+(?:#\S*)?$"
+)
+_SPEC_RUNNERS = {"npx": (), "bunx": (), "uvx": ("--from",), "pipx": ("--spec",)}
+
+
+def _runs_from_the_network(cmd: SimpleCommand) -> bool:
+    """A program run straight from a URL, a forge or a remote module: ``deno run https://…``,
+    ``bun run https://…``, ``go run example.com/x@latest``, ``npx github:u/r``, ``npx u/r``,
+    ``uvx --from git+https://…``, ``pipx run --spec git+https://…``."""
+    prog, args = cmd.program, cmd.argv[1:]
+    ops = operands(args)
+    if prog in ("deno", "bun"):
+        url = ops[1:2] if ops[:1] in (["run"], ["x"]) else ops[:1]
+        return any(o.startswith(("https://", "http://")) for o in url)
+    if prog == "go":
+        return ops[:1] == ["run"] and any("@" in o for o in ops[1:2])  # (install runs nothing)
+    if prog == "uv" and ops[:2] == ["tool", "run"]:
+        prog, args = "uvx", args[args.index("run") + 1 :]
+    if prog == "pipx" and ops[:1] != ["run"]:
+        return False
+    if prog not in _SPEC_RUNNERS:
+        return False
+    specs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SPEC_RUNNERS[prog]]
+    specs += [a.partition("=")[2] for a in args if a.partition("=")[0] in _SPEC_RUNNERS[prog]]
+    if prog in ("npx", "bunx"):
+        specs += ops[:1] + [a.partition("=")[2] for a in args if a.startswith("--package=")]
+    return any(_REMOTE_SPEC.match(s) for s in specs if not s.startswith("@"))
+
+
 def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
     """Each command that runs a file a download earlier on the line wrote:
     ``curl -o x.sh URL && bash x.sh``, ``wget URL; chmod +x f; ./f`` (``download-exec``)."""
     fetched: set[str] = set()
+    extracted = False  # a download unpacked here: its files' names are not on the line
     for cmd in parsed.commands + parsed.variant_commands:
         if not cmd.argv:
             continue
         prog = cmd.program
+        if _runs_from_the_network(cmd):
+            yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)
+            continue
+        if prog in _EXTRACTORS and not _DOWNLOADERS.isdisjoint(cmd.upstream):
+            extracted = True  # curl URL | tar xz
+            continue
         if prog in _DOWNLOADERS:
             # Its output file as getopt reads it, and the names the URLs give (curl -O, wget).
             fetched.update(p.rpartition("/")[2] for p in write_targets(cmd))
             fetched.update(m.group(1) for a in cmd.argv[1:] if (m := _URL.match(a)))
             continue
-        if not fetched:
+        if not fetched and not extracted:
             continue
         run = cmd.argv[0] if "/" in cmd.argv[0] else None
         if run is None and (prog in _RUNNERS or prog.startswith("python")):
             ops = operands(cmd.argv[1:])
             run = ops[0] if ops else None
-        if run is not None and run.rpartition("/")[2] in fetched:
+        unpacked = extracted and run is not None and not run.startswith(("/", "~", "$"))
+        if run is not None and (run.rpartition("/")[2] in fetched or unpacked):
             yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)
