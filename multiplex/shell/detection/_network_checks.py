@@ -240,6 +240,7 @@ _REMOTE_SPEC = re.compile(
     r"^(?:github:|gitlab:|bitbucket:|gist:|git\+|git:|https?:|ftp:|file:)|^[\w.-]+/[\w.-]+(?:#\S*)?$"
 )
 _SPEC_RUNNERS = {"npx": (), "bunx": (), "uvx": ("--from",), "pipx": ("--spec",)}
+_FROM_THE_NETWORK = frozenset({"deno", "bun", "go", "uv", *_SPEC_RUNNERS})
 
 
 def _runs_from_the_network(cmd: SimpleCommand) -> bool:
@@ -247,6 +248,8 @@ def _runs_from_the_network(cmd: SimpleCommand) -> bool:
     ``bun run https://…``, ``go run example.com/x@latest``, ``npx github:u/r``, ``npx u/r``,
     ``uvx --from git+https://…``, ``pipx run --spec git+https://…``."""
     prog, args = cmd.program, cmd.argv[1:]
+    if prog not in _FROM_THE_NETWORK:
+        return False
     ops = operands(args)
     if prog in ("deno", "bun"):
         url = ops[1:2] if ops[:1] in (["run"], ["x"]) else ops[:1]
