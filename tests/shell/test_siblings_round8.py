@@ -24,6 +24,7 @@ from __future__ import annotations
 import pytest
 
 from multiplex import Supervisor
+from multiplex.shell import find_protected_write, parse_line
 from tests.shell._carriers import (
     APPROVED,
     ASK,
@@ -412,3 +413,35 @@ def test_a_program_run_straight_from_the_network_is_download_exec(
 @pytest.mark.parametrize("line", NOT_FROM_THE_NETWORK)
 def test_local_programs_and_registry_packages_are_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+PROTECTED = ["AGENTS.md", ".env", "config.yaml"]
+REWRITTEN_IN_PLACE = [
+    "sd 'a' 'b' AGENTS.md", "rpl old new AGENTS.md", "rename 's/x/y/' AGENTS.md",
+    "dos2unix AGENTS.md", "unix2dos .env", "black AGENTS.md", "black -l 100 AGENTS.md",
+    "isort AGENTS.md", "mdformat AGENTS.md", "rustfmt AGENTS.md", "ruff format config.yaml",
+    "ruff check --fix AGENTS.md", "prettier --write AGENTS.md", "prettier -w .env",
+    "npx prettier --write AGENTS.md", "eslint --fix AGENTS.md", "gofmt -w AGENTS.md",
+    "clang-format -i AGENTS.md", "shfmt -w AGENTS.md", "autopep8 -i AGENTS.md",
+    "yapf -i AGENTS.md", "perltidy -b AGENTS.md", "terraform fmt AGENTS.md",
+    "rubocop -a AGENTS.md", "unxz -k AGENTS.md.xz", "gunzip --keep AGENTS.md.gz",
+    "perl -pi -e 's/a/b/' *", "perl -i -pe 's/a/b/' *.md", "prettier --write '*.md'",
+    "rm -f *", "sed -i 's/a/b/' .e*",
+]  # fmt: skip
+ONLY_CHECKED = [
+    "black --check AGENTS.md", "isort --check-only AGENTS.md", "prettier --check AGENTS.md",
+    "eslint AGENTS.md", "gofmt -l AGENTS.md", "ruff check AGENTS.md", "ruff format --diff x",
+    "sd -p 'a' 'b' AGENTS.md", "rename -n 's/x/y/' AGENTS.md", "terraform fmt -check",
+    "unxz -c AGENTS.md.xz", "perl -pi -e 's/a/b/' *.py", "rm -f *.pyc",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", REWRITTEN_IN_PLACE)
+def test_a_formatter_or_fixer_rewriting_a_protected_file_is_a_protected_write(line: str) -> None:
+    found = find_protected_write(parse_line(line), PROTECTED)
+    assert found is not None and found.pattern.name == "protected-file", line
+
+
+@pytest.mark.parametrize("line", ONLY_CHECKED)
+def test_checking_or_another_glob_is_not(line: str) -> None:
+    assert find_protected_write(parse_line(line), PROTECTED) is None

@@ -28,10 +28,35 @@ _RM_LONG = ("--rm",)
 _KEYGEN_READS = frozenset("lyLFBQe")
 _CP_CLIS = frozenset({"docker", "podman", "nerdctl", "kubectl", "oc"})
 
+# Formatters, fixers and text tools that rewrite the files they are given in place:
+# always, unless told only to check (black, isort, rustfmt, dos2unix, sd …), or with a
+# flag (prettier --write, eslint --fix, gofmt -w, clang-format -i …); the words of their
+# own before the files (sd FIND REPLACE, rpl OLD NEW, rename EXPR, ruff format).
+_ALWAYS = {"black": 0, "isort": 0, "mdformat": 0, "rustfmt": 0, "dos2unix": 0, "unix2dos": 0,
+           "mac2unix": 0, "unix2mac": 0, "sd": 2, "rpl": 2, "rename": 1, "prename": 1,
+           "perl-rename": 1, "file-rename": 1, "docformatter": 0, "pyupgrade": 0}  # fmt: skip
+# The flags with which each only checks or shows (no program below writes without its
+# files, so one that only checks names none to write).
+_CHECKING = {"black": ("--check", "--diff"), "isort": ("--check", "--check-only", "-c", "--diff"),
+             "mdformat": ("--check",), "rustfmt": ("--check",), "sd": ("-p", "--preview"),
+             "rename": ("-n", "--no-act", "--nono"), "prename": ("-n", "--no-act"),
+             "perl-rename": ("-n", "--no-act"), "file-rename": ("-n", "--no-act"),
+             "ruff": ("--check", "--diff"), "terraform": ("-check",), "tofu": ("-check",),
+             "docformatter": ("--check",), "rpl": ("-s", "--simulate")}  # fmt: skip
+_WITH_FLAG = {"autopep8": ("-i", "--in-place"), "yapf": ("-i", "--in-place"),
+              "prettier": ("--write", "-w"), "eslint": ("--fix",), "stylelint": ("--fix",),
+              "gofmt": ("-w",), "goimports": ("-w",), "clang-format": ("-i",),
+              "shfmt": ("-w", "--write"), "perltidy": ("-b", "--backup-and-modify-in-place"),
+              "standard": ("--fix",), "biome": ("--write", "--apply"), "rubocop": ("-a", "-A",
+              "--autocorrect", "--autocorrect-all"), "php-cs-fixer": ("fix",),
+              "swiftformat": ("",), "ktlint": ("-F", "--format")}  # fmt: skip
+# "TOOL VERB FILES": ruff format, ruff check --fix, terraform fmt, cargo fmt (its crate's).
+_VERBS = {"ruff": ("format", "check"), "terraform": ("fmt",), "tofu": ("fmt",)}
+
 REPLACERS = frozenset(
     {*_COMPRESSORS, "zstd", "unzstd", "lz4", "ruby", "awk", "gawk", "sqlite3", "script", "ssh-keygen",
      "mount", "umount", "npm", "cmake",
-     *_CP_CLIS}
+     *_CP_CLIS, *_ALWAYS, *_WITH_FLAG, *_VERBS}
 )  # fmt: skip
 
 
@@ -39,9 +64,15 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
     """The files ``prog ARGS`` replaces or writes (``prog`` one of :data:`REPLACERS`)."""
     flags = set(short_flags(args))
     if prog in _COMPRESSORS:
+        unpacks = prog.startswith("un") or prog == "gunzip" or "d" in flags
         if not (flags & _KEEPING or any(a.startswith(_KEEPING_LONG) for a in args)):
-            unpacks = prog.startswith("un") or prog == "gunzip" or "d" in flags
             yield from _packed(operands(args), unpacks)
+        elif (
+            unpacks and not flags & set("clt") and not any(a.startswith(_NOT_WRITING) for a in args)
+        ):
+            yield from _packed(operands(args), unpacks, keep=True)  # unxz -k F.xz writes F
+    elif prog in _ALWAYS or prog in _WITH_FLAG or prog in _VERBS:
+        yield from _rewritten(prog, args)
     elif prog in ("zstd", "unzstd", "lz4"):
         if any(a in _RM_LONG for a in args) and not flags & {"c"}:
             yield from operands(args)
@@ -66,9 +97,28 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
             yield ends[1]  # docker cp C:/x LOCAL
 
 
-def _packed(files: list[str], unpacks: bool) -> Iterator[str]:
+_NOT_WRITING = ("--stdout", "--to-stdout", "--list", "--test")
+
+
+def _rewritten(prog: str, args: Sequence[str]) -> Iterator[str]:
+    """The files a formatter or fixer rewrites in place (nothing when it only checks)."""
+    if any(a in _CHECKING.get(prog, ()) for a in args):
+        return
+    ops = operands(args)
+    if prog in _ALWAYS:
+        yield from ops[_ALWAYS[prog] :]
+    elif prog in _VERBS:
+        verb = ops[:1]
+        if verb and verb[0] in _VERBS[prog] and (verb != ["check"] or "--fix" in args):
+            yield from ops[1:]
+    elif any(a in _WITH_FLAG[prog] for a in args) or _WITH_FLAG[prog] == ("",):
+        yield from (o for o in ops if o not in _WITH_FLAG[prog])
+
+
+def _packed(files: list[str], unpacks: bool, *, keep: bool = False) -> Iterator[str]:
     for name in files:
-        yield name  # removed: replaced by its compressed (or uncompressed) form
+        if not keep:
+            yield name  # removed: replaced by its compressed (or uncompressed) form
         stem, dot, _ = name.rpartition(".")
         if unpacks and dot and stem:
             yield stem  # what the archive held, written over

@@ -319,7 +319,19 @@ def _protected(path: str, patterns: Sequence[str]) -> bool:
     norm = posixpath.normpath(path)
     base = norm.rsplit("/", 1)[-1]
     globs = _globs(tuple(patterns))
-    return any(globs.match(name) is not None for name in (base, norm, path))
+    if any(globs.match(name) is not None for name in (base, norm, path)):
+        return True
+    # A glob written to (perl -pi -e … *, sed -i … *.md) reaches a protected file its last
+    # component matches (a protected glob stands for the names it matches: ".env*" for .env).
+    if "*" in base or "?" in base or "[" in base:
+        return any(fnmatch.fnmatchcase(_example(p), base) for p in patterns)
+    return False
+
+
+def _example(pattern: str) -> str:
+    """A name the protected glob ``pattern`` matches (its last component, wildcards filled)."""
+    name = pattern.rstrip("/").rsplit("/", 1)[-1]
+    return re.sub(r"\[[^\]]*\]", "x", name).replace("*", "").replace("?", "x") or "x"
 
 
 def script_writes(payload: str) -> list[str]:
