@@ -445,3 +445,33 @@ def test_a_formatter_or_fixer_rewriting_a_protected_file_is_a_protected_write(li
 @pytest.mark.parametrize("line", ONLY_CHECKED)
 def test_checking_or_another_glob_is_not(line: str) -> None:
     assert find_protected_write(parse_line(line), PROTECTED) is None
+
+
+H = "rm -rf ~"
+# Each of these ran the command in its subscript in a real bash 5.2 (touch /tmp/x).
+NAMES_EVALUATED = [
+    f"printf -v 'a[$({H})]' x", f"read 'a[$({H})]' <<< x", f"declare 'a[$({H})]=1'",
+    f"local 'a[`{H}`]=1'", f"typeset 'a[$({H})]=1'", f"test -v 'a[$({H})]'",
+    f"[ -v 'a[$({H})]' ]", f"[[ -v 'a[$({H})]' ]]", f"getopts ab 'a[$({H})]'",
+    f"wait -p 'a[$({H})]'", f"mapfile 'a[$({H})]' < f", f"mapfile -C '{H}' -c 1 < /etc/hosts",
+    f"readarray -C'{H}' x < f", f"history -s '{H}'; fc -s",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", NAMES_EVALUATED)
+def test_a_name_given_to_a_builtin_has_its_subscript_judged(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["printf -v x '%s' hi", "read -r line", "declare -A m", "printf '%s\\n' 'a[$(x)]'",
+     "mapfile -t lines < f", "test -v HOME", "[[ -v HOME ]]", "enable -n echo"],
+)  # fmt: skip
+def test_plain_names_and_text_are_left_alone(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED
+
+
+def test_a_builtin_loaded_from_a_library_asks(sup: Supervisor) -> None:
+    assert_named(sup, "enable -f /tmp/evil.so evil", "script-exec", ("strict", "manual"))
+    assert_named(sup, "enable -nf ./x.so x", "script-exec")

@@ -238,6 +238,12 @@ def _pytest(args: Sequence[str], fed: str | None) -> Carried:
     return Carried(writes=tuple(writes))
 
 
+def _enable(args: Sequence[str], fed: str | None) -> Carried:
+    """bash's ``enable -f LIB NAME``: a builtin loaded from a shared library, its code run."""
+    loads = any(a == "-f" or (a.startswith("-") and "f" in a[1:] and a[1:].isalpha()) for a in args)
+    return Carried(runs="bash loads a builtin from a library (enable -f)" if loads else None)
+
+
 def _openssl(args: Sequence[str], fed: str | None) -> Carried:
     outs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-out", "-keyout", "--out")]
     outs += [a.partition("=")[2] for a in args if a.startswith("-out=")]
@@ -360,7 +366,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "vimdiff": vim_code, "gvim": vim_code, "ed": ed_code, "gdb": gdb_code, "ssh": ssh_code, "make": make_code,
     "gmake": make_code, "m4": m4_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
-    "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "scp": scp_code, "sftp": sftp_code,
+    "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "enable": _enable, "scp": scp_code, "sftp": sftp_code,
     "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": wget_code, "socat": socat_code,
     "ncat": nc_code, "nc": nc_code, "netcat": nc_code, "lftp": lftp_code, "ftp": ftp_code,
     # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers

@@ -26,6 +26,7 @@ from multiplex.shell.parsing._argv import (
     opts,
 )
 from multiplex.shell.parsing._getopt import read_options, table
+from multiplex.shell.parsing._names import NAME_TAKERS, names_step
 
 __all__ = [
     "COMMAND_VARIABLES",
@@ -44,7 +45,7 @@ __all__ = [
 # The programs payload_step knows (the unwrapper skips every other program quickly).
 PAYLOAD_PROGRAMS = frozenset(
     {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git",
-     "crontab", *CARRYING}
+     "crontab", *CARRYING, *NAME_TAKERS}
 )  # fmt: skip
 # Carriers that also wrap a command: shell.parsing._unwrap reads them.
 _WRAPPERS = frozenset({"ssh", "xargs", "strace", "ltrace"})
@@ -310,6 +311,8 @@ def payload_step(
     prog: str, args: Sequence[str], redirects: Sequence[RedirectLike], stdin: str | None
 ) -> NextStep | None:
     """What a code-carrying builtin or program runs; None when ``prog`` is not one."""
+    if prog in NAME_TAKERS:
+        return names_step(prog, args)
     if prog == "trap":
         ops = [a for a in args if a != "--"]
         if ops and not ops[0].startswith("-") and len(ops) > 1:

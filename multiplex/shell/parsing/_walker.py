@@ -18,6 +18,7 @@ from multiplex.shell.parsing._bound import loop_values
 from multiplex.shell.parsing._emitting import MAX_DEPTH, Emitter, OverLimit
 from multiplex.shell.parsing._grammar import CONTAINERS, MAX_FRAMES, NESTING, parser
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
+from multiplex.shell.parsing._names import subscript_code
 from multiplex.shell.parsing._parsed import Redirect
 from multiplex.shell.parsing._printed import stdin_text_after
 from multiplex.shell.parsing._substitution import (
@@ -115,6 +116,9 @@ class Walker(Emitter):
                 self.assigned.update(dict.fromkeys(loop_values(node, src)))
             if kind in _LOOPS and endless_background(node, src):
                 self.fork_bombs.append(text(node, src))
+            if kind == "test_command" and ("-v" in (whole := text(node, src)) or "-R" in whole):
+                for body in subscript_code(whole):  # [[ -v 'a[$(cmd)]' ]]: evaluated
+                    self.walktext(body, _Ctx(ctx.depth + 1, ctx.wrapped_by), "substitution")
             if kind not in CONTAINERS and kind not in NESTING:
                 self._substitutions(node, src, ctx)
                 return
