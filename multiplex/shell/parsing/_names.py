@@ -25,7 +25,7 @@ NAME_TAKERS = frozenset(
 )  # fmt: skip
 # NAME[ … $(…) or `…` … ]: the subscript's commands.
 _SUBSCRIPT = re.compile(r"\w\[([^\]]*(?:\$\(|`)[^\]]*)\]")
-_INNER = re.compile(r"\$\(((?:[^()]|\([^()]*\))*)\)|`([^`]*)`")
+_BACKTICKS = re.compile(r"`([^`]*)`")
 
 
 def names_step(prog: str, args: Sequence[str]) -> NextStep:
@@ -48,5 +48,9 @@ def subscript_code(word: str) -> list[str]:
         return []
     found: list[str] = []
     for sub in _SUBSCRIPT.finditer(word):
-        found += [m.group(1) or m.group(2) or "" for m in _INNER.finditer(sub.group(1))]
+        inside = sub.group(1)
+        found += _BACKTICKS.findall(inside)
+        start, end = inside.find("$("), inside.rfind(")")
+        if 0 <= start < end:  # from the first $( to the last ): nested ones stay inside
+            found.append(inside[start + 2 : end])
     return [line for line in found if line.strip()]
