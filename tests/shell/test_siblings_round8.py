@@ -475,3 +475,16 @@ def test_plain_names_and_text_are_left_alone(sup: Supervisor, line: str) -> None
 def test_a_builtin_loaded_from_a_library_asks(sup: Supervisor) -> None:
     assert_named(sup, "enable -f /tmp/evil.so evil", "script-exec", ("strict", "manual"))
     assert_named(sup, "enable -nf ./x.so x", "script-exec")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["git config --global protocol.allow always", "git config protocol.allow user",
+     "git -c protocol.allow=always submodule update --init", "git config init.templateDir /tmp/t",
+     "git config --global init.templatedir ~/.evil-template"],
+)  # fmt: skip
+def test_git_settings_that_let_it_run_commands_later_ask_under_git_star(
+    sup: Supervisor, line: str
+) -> None:
+    assert outcome(sup, "strict", line) == ASK
+    assert outcome(sup, "manual", line) == ASK

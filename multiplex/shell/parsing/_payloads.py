@@ -80,7 +80,7 @@ _GIT_COMMAND_KEY = re.compile(
     r"|include\.path|includeif\..+\.path|core\.hookspath|instaweb\.(?:httpd|browser)"
     r"|sendemail\.(?:smtpserver|sendmailcmd|tocmd|cccmd|headercmd)"
     r"|core\.alternaterefscommand|submodule\..+\.update|trailer\..+\.(?:command|cmd)"
-    r"|hook\..+\.command)$",
+    r"|hook\..+\.command|init\.templatedir)$",
     re.IGNORECASE,
 )
 _GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
@@ -113,7 +113,9 @@ def git_config_payload(key: str, value: str) -> str | None:
 
 
 _EXT_REWRITE = re.compile(r"^url\.ext::(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
-_EXT_ALLOWED = re.compile(r"^protocol\.ext\.allow$", re.IGNORECASE)
+# protocol.ext.allow, and protocol.allow (every protocol, ext:: among them, a submodule's
+# URL included): git may then run the commands such URLs name.
+_EXT_ALLOWED = re.compile(r"^protocol\.(?:ext\.)?allow$", re.IGNORECASE)
 # Keys whose value is a command only when it starts with "!" (else a built-in mode).
 _BANG_ONLY = re.compile(r"^submodule\..+\.update$", re.IGNORECASE)
 
