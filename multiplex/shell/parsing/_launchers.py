@@ -130,8 +130,8 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
     elif prog in ("docker", "podman", "nerdctl") and args[:1] == ("exec",):
         rest = _after(args[1:], _CONTAINER_EXEC)  # the container, then its command
         inner = rest[1:] if rest is not None and len(rest) > 1 else None
-    elif prog in ("docker", "podman", "docker-compose") and (verb := _compose_exec(prog, args)):
-        rest = _after(args[verb:], _COMPOSE)  # [docker] compose exec SERVICE CMD
+    elif prog in ("docker", "podman", "docker-compose") and (start := _compose_exec(prog, args)):
+        rest = _after(args[start:], _COMPOSE)  # [docker] compose exec SERVICE CMD
         inner = rest[1:] if rest is not None and len(rest) > 1 else None
     elif prog in ("kubectl", "oc") and args[:1] in (("exec",), ("run",), ("debug",)):
         inner = tuple(args[list(args).index("--") + 1 :]) if "--" in args else None
@@ -272,8 +272,8 @@ def remote_lines(prog: str, args: Sequence[str]) -> list[str]:
             continue
         lines += _aws_commands(values) if prog == "aws" and name == "--parameters" else values
     if prog == "gcloud" and "--" in args:  # gcloud compute ssh VM -- [ssh opts] CMD
-        rest = args[list(args).index("--") + 1 :]
-        lines.append(" ".join(rest[operand_index(rest, SSH_OPTS) :]))
+        after = args[list(args).index("--") + 1 :]
+        lines.append(" ".join(after[operand_index(after, SSH_OPTS) :]))
     return [line for line in lines if line.strip()]
 
 
