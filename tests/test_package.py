@@ -61,7 +61,7 @@ def test_exceptions_refine_builtins() -> None:
 # Layers, bottom to top, exactly as docs/design.md states them. A module may
 # import its own layer or below.
 LAYERS: list[tuple[str, ...]] = [
-    ("multiplex._errors", "multiplex.kernel"),
+    ("multiplex._errors", "multiplex._literals", "multiplex.kernel"),
     ("multiplex.shell", "multiplex.redaction", "multiplex._metrics"),
     ("multiplex.profiles",),
     ("multiplex.scopes",),
