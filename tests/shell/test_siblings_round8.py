@@ -488,3 +488,36 @@ def test_git_settings_that_let_it_run_commands_later_ask_under_git_star(
 ) -> None:
     assert outcome(sup, "strict", line) == ASK
     assert outcome(sup, "manual", line) == ASK
+
+
+UTILITIES_RUN = [
+    f"gnuplot -e 'system(\"{H}\")'", f"gnuplot -e '!{H}'", f"gnuplot <<< 'set x; !{H}'",
+    f"gnuplot -e 'a = `{H}`'", f"dc -e '!{H}'", f"dc <<< '!{H}'",
+    f"tcpdump -i any -w x.pcap -G 1 -z '{H}'", f"rake -e 'sh \"{H}\"'",
+    f"git filter-repo --commit-callback 'import os; os.system(\"{H}\")'",
+    f"git filter-repo --blob-callback='__import__(\"os\").system(\"{H}\")'",
+    "deno eval 'Deno.removeSync(Deno.env.get(\"HOME\"), {recursive: true})'",
+]  # fmt: skip
+UTILITIES_ASK = ["tcpdump -z /tmp/evil -w x -C 1", "nmap --script /tmp/evil.nse h",
+                 "nmap --script=x.lua h", "git filter-repo --name-callback 'return name'"]  # fmt: skip
+UTILITIES_PLAIN = [
+    "gnuplot -e 'plot sin(x)'", "gnuplot script.gp", "dc -e '2 3 + p'", "dc -e '1 2 !=a'",
+    "tcpdump -i any -w x.pcap", "nmap --script default h", "nmap --script=vuln,http-title h",
+    "rake -e 'puts 1'", "rake test",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", UTILITIES_RUN)
+def test_what_a_utility_runs_is_judged(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", UTILITIES_ASK)
+def test_a_utility_running_a_program_or_script_asks(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == ASK
+    assert outcome(sup, "strict", line) == ASK
+
+
+@pytest.mark.parametrize("line", UTILITIES_PLAIN)
+def test_their_ordinary_use_is_not_judged(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED

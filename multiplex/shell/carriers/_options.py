@@ -131,6 +131,8 @@ def _git_runs_or_leaves(args: Sequence[str]) -> str | None:
         return "git submodule foreach"
     if sub == "filter-branch":
         return next((a for a in rest if a.partition("=")[0] in _FILTERS), None)
+    if sub == "filter-repo":  # Python callbacks it runs on every commit, blob or name
+        return next((a for a in rest if a.partition("=")[0].endswith("-callback")), None)
     if sub == "daemon":  # serves the repositories it is given (or all below a path) to anyone
         return "git daemon"
     return None

@@ -59,6 +59,7 @@ from multiplex.shell.carriers._runners import (
 from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._sockets import nc_code, socat_code, wget_code
 from multiplex.shell.carriers._transfers import ftp_code, lftp_code, sftp_code
+from multiplex.shell.carriers._utilities import UTILITY_READERS
 from multiplex.shell.parsing._argv import ENDLESS
 from multiplex.shell.parsing._getopt import read_options, table
 
@@ -373,7 +374,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
     "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
-    "wish": tcl_code, **MEDIA_READERS,
+    "wish": tcl_code, **MEDIA_READERS, **UTILITY_READERS,
     # docs/security.md#code-carriers: build and package tools' command options
     "go": go_code, "cargo": cargo_code, "apt": apt_code, "apt-get": apt_code, "dpkg": dpkg_code, "mvn": mvn_code,
     "mvnw": mvn_code, "dotnet": dotnet_code, "latexmk": latexmk_code, "pdflatex": tex_code,

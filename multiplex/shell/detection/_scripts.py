@@ -62,7 +62,7 @@ _HOME_OR_ROOT = (
     r"|os\.sep\b|Deno\.env\.get\(\s*['\"]HOME['\"]\s*\)"
 )
 RMTREE_HOME = re.compile(
-    r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove|\bfs\.rm)"
+    r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove(?:Sync)?|\bfs\.rm)"
     r"\s*\(\s*(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r")\s*[,)])"
     r"|rm_rf\s*(?:\(\s*)?(?:['\"](/|~)['\"]|(?:"
     + _HOME_OR_ROOT
@@ -74,6 +74,7 @@ SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"
     r"|\brun_path\b"  # python's runpy.run_path("deploy.py") runs that script
     r"|\bshell\s*[\"'(<]"  # raku's shell "cmd", emacs's (shell-command "cmd")
+    r"|\bsh\s*[\"'(]"  # rake's (and Ruby's FileUtils) sh "cmd"
     r"|getline|\|\s*\"|\|&\s*\""  # awk: print "cmd" | "sh", "cmd" | getline
     r"|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"  # perl: open(F, "|cmd")
 )
@@ -81,7 +82,7 @@ SCRIPT_EXEC = re.compile(
 # Each alternative of SCRIPT_EXEC holds one of these: a C-speed test before the search.
 _EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "subprocess", "check_output", "call", "run",
-    "child_process", "`", "qx", "%x", "getline", "|", "open", "shell",  # "run" is in "run_path"
+    "child_process", "`", "qx", "%x", "getline", "|", "open", "shell", "sh",  # "run" is in "run_path"
 )  # fmt: skip
 _LIST = re.compile(r"\[([^\[\]]*)\]")
 

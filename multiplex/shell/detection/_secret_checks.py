@@ -110,6 +110,7 @@ _SCRIPT_EXEC = re.compile(
     r"|\bgetattr\s*\(\s*(?:os|posix|subprocess|pty|builtins|__builtins__|child_process)\b"
     r"|\bimport\s+sh\b|\bfrom\s+sh\s+import\b|\bplumbum\b"
     r"|\bshell\s*[\"'(<]"  # raku's shell "cmd"
+    r"|\bsh\s*[\"'(]"  # rake's sh "cmd"
 )
 
 

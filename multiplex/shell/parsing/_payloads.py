@@ -275,6 +275,10 @@ def _git(args: Sequence[str]) -> NextStep:
         payloads.extend(
             rest[j + 1] for j, a in enumerate(rest[:-1]) if a.endswith("-filter") and a != "--"
         )
+    elif sub == "filter-repo":  # --commit-callback CODE …: Python it runs, scanned as code
+        code = [rest[j + 1] for j, a in enumerate(rest[:-1]) if a.endswith("-callback")]
+        code += [a.partition("=")[2] for a in rest if a.partition("=")[0].endswith("-callback")]
+        return NextStep(shell_payloads=tuple(payloads), scripts=tuple(code))
     return NextStep(shell_payloads=tuple(payloads))
 
 
