@@ -521,3 +521,28 @@ def test_a_utility_running_a_program_or_script_asks(sup: Supervisor, line: str) 
 @pytest.mark.parametrize("line", UTILITIES_PLAIN)
 def test_their_ordinary_use_is_not_judged(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+PRINT_SECRETS = [
+    "bw get password x", "bw export", "lpass show x", "gcloud secrets versions access latest --secret x",
+    "az keyvault secret show --vault-name v -n x", "doppler secrets", "doppler secrets get X --plain",
+    "heroku config", "heroku config:get DATABASE_URL", "infisical secrets", "infisical export",
+    "chamber read svc key", "sops -d secrets.enc.yaml", "sops --decrypt x.json",
+    "age -d -i key.txt x.age", "ansible-vault view x.yml", "ansible-vault decrypt x.yml",
+    "keyctl print 123", "systemd-creds decrypt x", "flyctl auth token", "firebase login:ci",
+    "printenv AWS_SECRET_ACCESS_KEY", "printenv GITHUB_TOKEN",
+]  # fmt: skip
+NOT_PRINTING = ["bw sync", "sops -e x.yaml", "age -e -r KEY x", "ansible-vault encrypt x.yml",
+                "printenv PATH", "heroku apps", "doppler setup", "keyctl show"]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", PRINT_SECRETS)
+def test_a_store_or_decrypter_printing_a_secret_is_a_secret_read(
+    sup: Supervisor, line: str
+) -> None:
+    assert_named(sup, line, "secret-read")
+
+
+@pytest.mark.parametrize("line", NOT_PRINTING)
+def test_their_other_commands_are_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED

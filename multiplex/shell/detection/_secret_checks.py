@@ -178,9 +178,12 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], .
     "gcloud": (
         (("auth", "print-access-token"), ()), (("auth", "print-identity-token"), ()),
         (("auth", "application-default", "print-access-token"), ()),
-        (("config", "config-helper"), ()),
+        (("config", "config-helper"), ()), (("secrets", "versions", "access"), ()),
     ),
-    "az": ((("account", "get-access-token"), ()),),
+    "az": (
+        (("account", "get-access-token"), ()), (("keyvault", "secret", "show"), ()),
+        (("keyvault", "secret", "download"), ()),
+    ),
     "aws": (
         (("configure", "get"), ()), (("configure", "export-credentials"), ()),
         (("sts", "get-session-token"), ()), (("ecr", "get-login-password"), ()),
@@ -199,8 +202,31 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], .
     "secret-tool": ((("lookup",), ()),),
     "pass": ((("show",), ()),),
     "git": ((("credential", "fill"), ()),),
-    "heroku": ((("auth:token",), ()),),
+    "heroku": ((("auth:token",), ()), (("config",), ()), (("config:get",), ())),
+    # more secret stores, vaults and decrypters: what they print is the secret
+    "bw": ((("get", "password"), ()), (("get", "item"), ()), (("get", "notes"), ()),
+           (("get", "totp"), ()), (("export",), ())),
+    "lpass": ((("show",), ()), (("export",), ())),
+    "doppler": ((("secrets",), ()), (("run",), ("--command",))),
+    "infisical": ((("secrets",), ()), (("export",), ())),
+    "chamber": ((("read",), ()), (("export",), ())),
+    "sops": ((("-d",), ()), (("--decrypt",), ()), (("decrypt",), ())),
+    "ansible-vault": ((("view",), ()), (("decrypt",), ())),
+    "keyctl": ((("print",), ()), (("read",), ()), (("pipe",), ())),
+    "systemd-creds": ((("decrypt",), ()), (("cat",), ())),
+    "flyctl": ((("auth", "token"), ()),),
+    "fly": ((("auth", "token"), ()),),
+    "firebase": ((("login:ci",), ()),),
+    "netlify": ((("status",), ("--json",)),),
 }  # fmt: skip
+
+
+# A variable named like a credential (TOKEN, SECRET, PASSWORD, API_KEY …).
+_CREDENTIAL_NAME = re.compile(
+    r"[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL"
+    r"|_PAT)[A-Za-z0-9_]*",
+    re.IGNORECASE,
+)
 
 
 def _prints_credentials(prog: str, args: Sequence[str]) -> bool:
@@ -208,6 +234,10 @@ def _prints_credentials(prog: str, args: Sequence[str]) -> bool:
         return any(a.startswith("--export-sec") for a in args if a != "--")
     if prog.startswith("docker-credential-"):
         return "get" in args
+    if prog in ("sops", "age", "rage") and any(a in ("-d", "--decrypt") for a in args):
+        return True  # sops -d F, age -d -i KEY F: the cleartext printed
+    if prog == "printenv":  # printenv AWS_SECRET_ACCESS_KEY: one credential's value
+        return any(_CREDENTIAL_NAME.fullmatch(a) for a in args if not a.startswith("-"))
     forms = _CREDENTIAL_PRINTERS.get(prog)
     if forms is None:
         return False
