@@ -7,15 +7,21 @@ APT::Update::Pre-Invoke::=CMD``, ``mvn -Dexec.executable=…``, ``dotnet
 ``-shell-escape`` and npm settings that name a shell (``npm config set
 script-shell CMD``, ``npm pkg set scripts.x=CMD``). Each gives the command as a
 payload (checked like a line of its own) and why it runs code (asks in every
-mode, never approved by an allow rule). A pure leaf: stdlib and its fellow leaves.
+mode, never approved by an allow rule). Also pytest: the files its options write,
+and code it would load from beyond the project (``-p PLUGIN``, a config or tests
+elsewhere, ``addopts``), which no allow rule vouches for. A pure leaf: stdlib and its
+fellow leaves.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 
 from multiplex.shell.carriers._runners import Carried, carried_of
+from multiplex.shell.parsing._argv import leaves_cwd
+from multiplex.shell.parsing._getopt import Parsed, read_options, table
 
 __all__ = [
     "apt_code",
@@ -26,6 +32,7 @@ __all__ = [
     "latexmk_code",
     "mvn_code",
     "npm_settings",
+    "pytest_code",
     "tex_code",
 ]
 
@@ -187,3 +194,56 @@ def npm_settings(args: Sequence[str]) -> tuple[list[str], bool]:
         found = [v for k, _, v in (w.partition("=") for w in words[2:]) if k.startswith("scripts.")]
         return found, bool(found)
     return [], False
+
+
+_PYTEST = table(
+    "junit-xml= junitxml= debug=? resultlog= result-log= report-log= basetemp= html= "
+    "log-file= cov-report= json-report-file= alluredir= pastebin= confcutdir= rootdir= "
+    "override-ini= config-file= pyargs",
+    "o= k= m= p= c= n=",
+)
+_PYTEST_INI_WRITES = ("cache_dir", "log_file")  # -o cache_dir=DIR writes there
+_PYTEST_WRITES = ("--junit-xml", "--junitxml", "--resultlog", "--result-log", "--report-log",
+                  "--basetemp", "--html", "--log-file", "--json-report-file")  # fmt: skip
+
+
+def pytest_code(args: Sequence[str], fed: str | None) -> Carried:
+    parsed = read_options(args, _PYTEST)
+    writes = parsed.values(*_PYTEST_WRITES)
+    for value in parsed.values("--debug") or (["pytestdebug.log"] if parsed.has("--debug") else []):
+        writes.append(value or "pytestdebug.log")
+    for setting in parsed.values("-o", "--override-ini"):
+        name, _, value = setting.partition("=")
+        if name.strip() in _PYTEST_INI_WRITES:
+            writes.append(value.strip())
+    return Carried(writes=tuple(writes), unknown=_pytest_loads(parsed))
+
+
+def _pytest_loads(parsed: Parsed) -> str | None:
+    """Code pytest would load from beyond the project: a plugin (``-p NAME``, not
+    ``no:NAME``), a config, root, test or import path elsewhere, any of those in
+    ``-o addopts=``, packages (``--pyargs``)."""
+    plugins = [p for p in parsed.values("-p") if not p.startswith("no:")]
+    if plugins:
+        return f"pytest -p {plugins[0]}"
+    elsewhere = [
+        v
+        for v in parsed.values("-c", "--config-file", "--rootdir", "--confcutdir")
+        if leaves_cwd(v)
+    ]
+    elsewhere += [op for op in parsed.operands if leaves_cwd(op)]
+    if elsewhere:
+        return f"pytest {elsewhere[0]}"
+    for setting in parsed.values("-o", "--override-ini"):
+        name, _, value = (part.strip() for part in setting.partition("="))
+        if name == "addopts":  # -o addopts='-p evil': the options it adds, read the same way
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                return "pytest -o addopts= (unreadable)"
+            why = _pytest_loads(read_options(words, _PYTEST))
+            if why is not None:
+                return why
+        elif name in ("pythonpath", "testpaths") and any(leaves_cwd(v) for v in value.split()):
+            return f"pytest -o {name}={value}"
+    return "pytest --pyargs" if parsed.has("--pyargs") else None

@@ -205,7 +205,7 @@ _AWK_RISK = re.compile(r"system|\||>|getline|inplace")
 
 def _awk(args: Sequence[str]) -> str | None:
     code, files = awk_program(args)
-    if files:
+    if files or any("@include" in c or "@load" in c for c in code):  # code from a file
         return "awk program file"
     return "system/pipe" if any(_AWK_RISK.search(c) for c in code) else None
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from multiplex.shell.parsing._argv import leaves_cwd
 from multiplex.shell.parsing._getopt import read_options, table
+from multiplex.shell.parsing._printed import stdin_text_after
 
 __all__ = [
     "NOTHING",
@@ -228,6 +229,12 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
     if any(f in _STDIN_FILES for f in makefiles) and fed is not None:
         payloads += _makefile_code(fed)
         runs = runs or "a makefile the line feeds"
+    for makefile in makefiles:  # make -f <(echo 'all:; CMD'): what the substitution prints
+        if makefile.startswith("<(") and makefile.endswith(")"):
+            printed = _printed_by(makefile[2:-1])
+            if printed:
+                payloads += _makefile_code(printed)
+                runs = runs or "a makefile from a substitution"
     for op in parsed.operands:
         m = _ASSIGN.match(op)
         if m is None:
@@ -245,12 +252,21 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
         if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES"):
             runs = runs or f"make {m.group(1)}= override"
     unknown: str | None = None
-    if any(f in _STDIN_FILES for f in makefiles):
-        unknown = "a makefile from standard input"
+    if any(f in _STDIN_FILES or f.startswith(("<(", "/dev/fd/")) for f in makefiles):
+        unknown = "a makefile from standard input or a substitution"
     for folder in parsed.values("-C", "--directory"):
         if leaves_cwd(folder):
             unknown = f"make -C {folder}"
     return carried_of(payloads, runs, unknown)
+
+
+def _printed_by(line: str) -> str | None:
+    """What ``line`` (one ``echo``/``printf``) prints, when the line shows it."""
+    try:
+        argv = tuple(shlex.split(line))
+    except ValueError:
+        return None
+    return stdin_text_after(argv, None)
 
 
 _EXPECT = table("", "c= f= b= d D= i n N v")

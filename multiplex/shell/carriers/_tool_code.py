@@ -25,6 +25,7 @@ from multiplex.shell.carriers._builds import (
     latexmk_code,
     mvn_code,
     npm_settings,
+    pytest_code,
     tex_code,
 )
 from multiplex.shell.carriers._consoles import (
@@ -216,29 +217,6 @@ def _runs_input(command: Sequence[str], replace: Sequence[str]) -> bool:
     return any(mark in word for mark in marks for word in command[1:])
 
 
-_PYTEST = table(
-    "junit-xml= junitxml= debug=? resultlog= result-log= report-log= basetemp= html= "
-    "log-file= cov-report= json-report-file= alluredir= pastebin= confcutdir= rootdir= "
-    "override-ini=",
-    "o= k= m= p= c= n=",
-)
-_PYTEST_INI_WRITES = ("cache_dir", "log_file")  # -o cache_dir=DIR writes there
-_PYTEST_WRITES = ("--junit-xml", "--junitxml", "--resultlog", "--result-log", "--report-log",
-                  "--basetemp", "--html", "--log-file", "--json-report-file")  # fmt: skip
-
-
-def _pytest(args: Sequence[str], fed: str | None) -> Carried:
-    parsed = read_options(args, _PYTEST)
-    writes = parsed.values(*_PYTEST_WRITES)
-    for value in parsed.values("--debug") or (["pytestdebug.log"] if parsed.has("--debug") else []):
-        writes.append(value or "pytestdebug.log")
-    for setting in parsed.values("-o", "--override-ini"):
-        name, _, value = setting.partition("=")
-        if name.strip() in _PYTEST_INI_WRITES:
-            writes.append(value.strip())
-    return Carried(writes=tuple(writes))
-
-
 def _enable(args: Sequence[str], fed: str | None) -> Carried:
     """bash's ``enable -f LIB NAME``: a builtin loaded from a shared library, its code run."""
     loads = any(a == "-f" or (a.startswith("-") and "f" in a[1:] and a[1:].isalpha()) for a in args)
@@ -367,7 +345,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "vimdiff": vim_code, "gvim": vim_code, "ed": ed_code, "gdb": gdb_code, "ssh": ssh_code, "make": make_code,
     "gmake": make_code, "m4": m4_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
-    "pytest": _pytest, "py.test": _pytest, "openssl": _openssl, "enable": _enable, "scp": scp_code, "sftp": sftp_code,
+    "pytest": pytest_code, "py.test": pytest_code, "openssl": _openssl, "enable": _enable, "scp": scp_code, "sftp": sftp_code,
     "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": wget_code, "socat": socat_code,
     "ncat": nc_code, "nc": nc_code, "netcat": nc_code, "lftp": lftp_code, "ftp": ftp_code,
     # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers

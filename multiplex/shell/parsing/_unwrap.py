@@ -220,11 +220,15 @@ def _scripts(
         bare = not found and not any(not a.startswith("-") for a in args)
     elif prog in _AWK:
         found.extend(awk_program(args)[0])  # --source=, -e, or the first operand
-        bare = False
+        # awk -f /dev/stdin <<< PROGRAM (or -f -): the program is what it is fed
+        programs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-f", "--file")]
+        bare = any(p in STDIN_FILES for p in programs)
     elif prog in INLINE_HOSTS:
         found, bare = inline_code(prog, args), False
     else:
         return NextStep()
+    if not bare and not found:  # node /dev/stdin <<< CODE: the script is what it is fed
+        bare = next((a for a in args if not a.startswith("-")), "") in STDIN_FILES
     if bare:
         fed = fed_text(redirects, stdin)
         found.extend([fed] if fed else [])
@@ -237,7 +241,7 @@ def _python_code(args: Sequence[str]) -> tuple[str | None, bool]:
     while i < len(args):
         arg = args[i]
         if arg == "-" or not arg.startswith("-"):
-            return None, arg == "-"
+            return None, arg in STDIN_FILES  # python - or python /dev/stdin: the fed code
         if arg.startswith("-m") or arg == "--":
             return None, False
         if not arg.startswith("--") and "c" in arg[1:]:
