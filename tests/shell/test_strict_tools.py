@@ -32,6 +32,10 @@ FED_CODE = [
     f"awk -f - f <<< 'BEGIN{{system(\"{M}\")}}'",
     f"make -f <(echo 'all:; {M}')",
     f"make -f <(printf 'all:\\n\\t{M}\\n')",
+    f"git archive --remote='ext::{M}' HEAD",
+    f"git archive --remote 'ext::{M}' HEAD",
+    f"git clone 'ext::{M}' x",
+    f"git ls-remote 'ext::sh -c \"{M}\"'",
 ]
 NOT_VOUCHED = [
     "awk '@include \"/tmp/evil.awk\"; 1' f",
@@ -57,6 +61,7 @@ STILL_VOUCHED = [
     "make -f Makefile.ci",
     "awk '{print $1}' f",
     "node x.js",
+    "git commit -m 'document the ext:: transport'",
 ]
 
 

@@ -365,7 +365,10 @@ def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
         if (
             cmd.argv
             and cmd.program == "git"
-            and (_git_runs(cmd.argv[1:]) or any(a.startswith("ext::") for a in cmd.argv[1:]))
+            and (
+                _git_runs(cmd.argv[1:])
+                or any(a[:5].lower() == "ext::" or "=ext::" in a.lower() for a in cmd.argv[1:])
+            )
         ):  # -c core.pager=CMD; an ext:: remote runs its command (git clone 'ext::sh -c …')
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
         if not cmd.argv or cmd.program not in CARRYING:

@@ -255,6 +255,11 @@ def _git(args: Sequence[str]) -> NextStep:
             break
         i += 1
     sub, rest = (args[i].lower(), list(args[i + 1 :])) if i < len(args) else ("", [])
+    # An ext:: remote runs its command (clone 'ext::CMD', archive --remote=ext::CMD).
+    for word in rest:
+        url = word.partition("=")[2] if word.startswith("--") else word
+        if url[:5].lower() == "ext::":
+            payloads.append(url[5:].replace("%S", "git-upload-pack").replace("%s", "upload-pack"))
     if sub in _GIT_RUNS:  # rebase --exe=…, grep --open-files=…: abbreviations count
         options = read_options(rest, _GIT_RUNS[sub])
         payloads.extend(v for v in options.values(*_GIT_RUN_OPTS) if v)
