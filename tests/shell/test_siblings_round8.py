@@ -546,3 +546,31 @@ def test_a_store_or_decrypter_printing_a_secret_is_a_secret_read(
 @pytest.mark.parametrize("line", NOT_PRINTING)
 def test_their_other_commands_are_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+REMOTE_ACCESS = [
+    "ttyd bash", "ttyd -p 7681 -W sh", "gotty -w bash", "wetty --command bash",
+    "shellinaboxd -t -s /:LOGIN", "websocketd --port=8080 bash", "tmate", "tmate -F",
+    "upterm host -- bash", "sshd -p 2222 -f /tmp/cfg", "busybox telnetd -l /bin/sh -p 2323",
+    "code-server --bind-addr 0.0.0.0:8080 --auth none", "node --inspect=0.0.0.0:9229 x.js",
+    "node --inspect-brk=0.0.0.0 x.js", "python -m debugpy --listen 0.0.0.0:5678 x.py",
+    "jupyter notebook --ip=0.0.0.0 --NotebookApp.token=''", "jupyter lab --ip 0.0.0.0 --ServerApp.token=",
+    "dockerd -H tcp://0.0.0.0:2375",
+]  # fmt: skip
+LOCAL_ONLY = [
+    "node --inspect x.js", "node --inspect=9229 x.js", "node --inspect=127.0.0.1:9229 x.js",
+    "python -m debugpy --listen 5678 x.py", "python -m debugpy --listen localhost:5678 x.py",
+    "jupyter notebook", "jupyter lab --ip 0.0.0.0", "code-server", "dockerd",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", REMOTE_ACCESS)
+def test_a_shell_or_debugger_served_to_the_network_is_a_reverse_shell(
+    sup: Supervisor, line: str
+) -> None:
+    assert_named(sup, line, "reverse-shell", ("strict", "manual"))
+
+
+@pytest.mark.parametrize("line", LOCAL_ONLY)
+def test_one_on_loopback_or_behind_a_token_is_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED

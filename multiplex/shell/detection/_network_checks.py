@@ -20,6 +20,7 @@ from multiplex.shell.detection._catalogue import (
     Finding,
 )
 from multiplex.shell.detection._command_checks import operands, short_flags
+from multiplex.shell.detection._remote_access import serves_remote_access
 from multiplex.shell.detection._secret_paths import (
     is_home_root,
     is_secret_path,
@@ -188,7 +189,7 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     if redirecting and any(_is_shell(c) for c in commands):
         yield Finding(REVERSE_SHELL, evidence(redirecting[0]), redirecting[0].text)
     for cmd in commands:
-        if cmd.argv and _reverse(cmd):
+        if cmd.argv and (_reverse(cmd) or serves_remote_access(cmd)):
             yield Finding(REVERSE_SHELL, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):

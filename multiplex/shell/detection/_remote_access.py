@@ -1,0 +1,62 @@
+"""Servers that hand a shell or code execution to whoever connects (docs/security.md#named-patterns).
+
+Named ``reverse-shell`` as a shell bound to a socket is: a terminal served over the web
+(``ttyd``, ``gotty``, ``wetty``, ``shellinaboxd``, ``websocketd``), a shared terminal
+(``tmate``, ``upterm``), a login server started by the agent (``sshd``, ``dropbear``,
+``telnetd``, ``busybox telnetd``), an editor without authentication (``code-server
+--auth none``), and a debugger, notebook or container API listening beyond loopback
+(``node --inspect=0.0.0.0``, ``python -m debugpy --listen 0.0.0.0:5678``, ``jupyter
+--ip=0.0.0.0`` with an empty token, ``dockerd -H tcp://0.0.0.0:2375``). A pure leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multiplex.shell.parsing._parsed import SimpleCommand
+
+__all__ = ["serves_remote_access"]
+
+_ALWAYS = frozenset({"ttyd", "gotty", "wetty", "shellinaboxd", "websocketd", "tmate", "upterm",
+                     "sshd", "dropbear", "telnetd", "in.telnetd", "utelnetd"})  # fmt: skip
+_NODES = frozenset({"node", "nodejs", "deno", "bun"})
+_JUPYTER = frozenset({"jupyter", "jupyter-notebook", "jupyter-lab", "jupyter-server"})
+_TOKENS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token")
+
+
+def _beyond_loopback(address: str) -> bool:
+    """``HOST:PORT``, ``HOST`` or a port: whether it listens beyond loopback (a bare port
+    listens where the program's default does, loopback for these)."""
+    host = address.rsplit(":", 1)[0] if ":" in address and not address.startswith("[") else address
+    host = host.removeprefix("tcp://").strip("[]")
+    if not host or host.isdigit():
+        return False
+    return not (host == "localhost" or host.startswith("127.") or host == "::1")
+
+
+def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
+    found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in names]
+    return found + [a.partition("=")[2] for a in args if a.partition("=")[0] in names and "=" in a]
+
+
+def serves_remote_access(cmd: SimpleCommand) -> bool:
+    """``cmd`` serves a shell, a debugger or an unauthenticated code runner to the network."""
+    prog, args = cmd.program, cmd.argv[1:]
+    if prog in _ALWAYS:
+        return True
+    if prog == "busybox":
+        return args[:1] == ("telnetd",)
+    if prog in ("code-server", "openvscode-server"):
+        return "none" in _values(args, ("--auth",)) or "--without-connection-token" in args
+    if prog in _NODES:
+        inspect = [a.partition("=")[2] for a in args if a.startswith("--inspect") and "=" in a]
+        return any(_beyond_loopback(v) for v in inspect)
+    if prog.startswith("python") and "debugpy" in args[:2]:
+        return any(_beyond_loopback(v) for v in _values(args, ("--listen",)))
+    if prog in _JUPYTER:
+        open_to_all = any(_beyond_loopback(v) for v in _values(args, ("--ip",)))
+        return open_to_all and any(not v.strip("'\"") for v in _values(args, _TOKENS))
+    if prog == "dockerd":
+        hosts = _values(args, ("-H", "--host"))
+        return any(h.startswith("tcp://") and _beyond_loopback(h) for h in hosts)
+    return False
