@@ -574,3 +574,22 @@ def test_a_shell_or_debugger_served_to_the_network_is_a_reverse_shell(
 @pytest.mark.parametrize("line", LOCAL_ONLY)
 def test_one_on_loopback_or_behind_a_token_is_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+EXTRACTED_ANYWHERE = [
+    "tar -xPf a.tar", "tar --absolute-names -xf a.tar", "tar -x -P -f a.tar", "tar xPf a.tar",
+    "bsdtar -xPf a.tar", "unzip -: a.zip", "unzip -o a.zip -d /", "tar -xf a.tar -C /",
+    "7z x -spf a.7z", "rsync -a evil/ /",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", EXTRACTED_ANYWHERE)
+def test_an_archive_extracted_where_its_members_say_is_persistence(
+    sup: Supervisor, line: str
+) -> None:
+    assert_named(sup, line, "persistence")
+
+
+@pytest.mark.parametrize("line", ["tar -xf a.tar", "unzip a.zip", "tar -cPf a.tar src"])
+def test_an_ordinary_extraction_is_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED

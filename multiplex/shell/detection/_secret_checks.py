@@ -24,7 +24,6 @@ from multiplex.shell.detection._command_checks import (
     git_subcommand,
     is_block_device,
     operands,
-    short_flags,
 )
 from multiplex.shell.detection._secret_paths import (
     is_home_root,
@@ -46,6 +45,8 @@ from multiplex.shell.detection._writes import (
     code_literals,
     evidence,
     script_writes,
+    unpacks,
+    unpacks_anywhere,
     write_targets,
 )
 from multiplex.shell.parsing._argv import fed_text, leaves_cwd, program_name
@@ -292,9 +293,11 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         for target in write_targets(cmd):
             found = resolved(target, place)
             if any(is_persistence_path(p) for p in found) or (
-                _unpacks(cmd) and any(is_home_root(p) for p in found)
-            ):  # an archive or a tree copied into the home itself: its start-up files too
+                unpacks(cmd) and any(is_home_root(p) or p.strip("/") == "" for p in found)
+            ):  # an archive or a tree copied into the home or /: its start-up files too
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+        if cmd.argv and unpacks_anywhere(cmd.program, cmd.argv[1:]):
+            yield Finding(PERSISTENCE, evidence(cmd), cmd.text)  # tar -xPf: where members say
         if cmd.argv and _schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:  # open(os.path.expanduser("~/.bashrc"), "a")
@@ -308,20 +311,6 @@ _READS_ITS_TARGETS = frozenset(
     {"sqlite3", "sqlite", "duckdb", "sed", "gsed", "perl", "ruby", "awk", "gawk", "vi", "vim",
      "nvim", "nano", "emacs", "ed", "ex", "pico", "gzip", "bzip2", "xz", "zstd", "lz4", "lzma"}
 )  # fmt: skip
-_UNPACKERS = frozenset(
-    {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "rsync", "ditto", "unrar"}
-)
-
-
-def _unpacks(cmd: SimpleCommand) -> bool:
-    """Whether ``cmd`` puts files it does not name where it writes: an archive
-    extracted, a tree copied (``rsync``, ``cp -r``), so a ``.bashrc`` among them."""
-    if cmd.program in _UNPACKERS:
-        return True
-    args = cmd.argv[1:]
-    return cmd.program == "cp" and (
-        bool(set(short_flags(args)) & set("rRa")) or "--recursive" in args or "--archive" in args
-    )
 
 
 # at/batch options that list, show or remove jobs rather than schedule one.

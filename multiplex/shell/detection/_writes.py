@@ -38,6 +38,8 @@ __all__ = [
     "find_protected_write",
     "script_writes",
     "sensitive",
+    "unpacks",
+    "unpacks_anywhere",
     "write_targets",
 ]
 
@@ -361,3 +363,37 @@ def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Findin
         if any(_protected(literal, protected) for literal in script_writes(payload)):
             return Finding(PROTECTED_FILE, payload)
     return None
+
+
+_UNPACKERS = frozenset(
+    {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "rsync", "ditto", "unrar"}
+)
+
+
+def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
+    """An archive extracted where its members' own paths say, absolute and ``..`` kept:
+    ``tar -xPf``/``--absolute-names``, ``unzip -:``, ``7z x -spf``."""
+    if prog in ("tar", "gtar", "bsdtar"):
+        bundle = args[0] if args and not args[0].startswith("-") else ""
+        flags = bundle + "".join(a[1:] for a in args if a.startswith("-") and a[1:2] != "-")
+        longs = [a for a in args if a.startswith("--")]
+        extracts = "x" in flags or any("--extract".startswith(a) or a == "--get" for a in longs)
+        return extracts and ("P" in flags or any(a.startswith("--abs") for a in longs))
+    if prog == "unzip":
+        return "-:" in args
+    return (
+        prog in ("7z", "7za", "7zz")
+        and args[:1] == ("x",)
+        and any(a.startswith("-spf") for a in args)
+    )
+
+
+def unpacks(cmd: SimpleCommand) -> bool:
+    """Whether ``cmd`` puts files it does not name where it writes: an archive
+    extracted, a tree copied (``rsync``, ``cp -r``), so a ``.bashrc`` among them."""
+    if cmd.program in _UNPACKERS:
+        return True
+    args = cmd.argv[1:]
+    return cmd.program == "cp" and (
+        bool(set(short_flags(args)) & set("rRa")) or "--recursive" in args or "--archive" in args
+    )
