@@ -20,7 +20,7 @@ from multiplex.shell.detection._catalogue import (
     Finding,
 )
 from multiplex.shell.detection._command_checks import operands, short_flags
-from multiplex.shell.detection._remote_access import serves_remote_access
+from multiplex.shell.detection._remote_access import SERVERS, serves_remote_access
 from multiplex.shell.detection._secret_paths import (
     is_home_root,
     is_secret_path,
@@ -189,7 +189,8 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     if redirecting and any(_is_shell(c) for c in commands):
         yield Finding(REVERSE_SHELL, evidence(redirecting[0]), redirecting[0].text)
     for cmd in commands:
-        if cmd.argv and (_reverse(cmd) or serves_remote_access(cmd)):
+        serving = cmd.argv and (cmd.program in SERVERS or cmd.program.startswith("python"))
+        if cmd.argv and (_reverse(cmd) or (serving and serves_remote_access(cmd))):
             yield Finding(REVERSE_SHELL, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
@@ -279,7 +280,7 @@ def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
         if not cmd.argv:
             continue
         prog = cmd.program
-        if _runs_from_the_network(cmd):
+        if prog in _FROM_THE_NETWORK and _runs_from_the_network(cmd):
             yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)
             continue
         if prog in _EXTRACTORS and not _DOWNLOADERS.isdisjoint(cmd.upstream):

@@ -15,13 +15,16 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._parsed import SimpleCommand
 
-__all__ = ["serves_remote_access"]
+__all__ = ["SERVERS", "serves_remote_access"]
 
 _ALWAYS = frozenset({"ttyd", "gotty", "wetty", "shellinaboxd", "websocketd", "tmate", "upterm",
                      "sshd", "dropbear", "telnetd", "in.telnetd", "utelnetd"})  # fmt: skip
 _NODES = frozenset({"node", "nodejs", "deno", "bun"})
 _JUPYTER = frozenset({"jupyter", "jupyter-notebook", "jupyter-lab", "jupyter-server"})
 _TOKENS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token")
+# Every program serves_remote_access looks at (and python*): the callers' first test.
+SERVERS = frozenset({*_ALWAYS, *_NODES, *_JUPYTER, "busybox", "code-server",
+                     "openvscode-server", "dockerd"})  # fmt: skip
 
 
 def _beyond_loopback(address: str) -> bool:

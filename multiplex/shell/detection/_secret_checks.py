@@ -41,6 +41,7 @@ from multiplex.shell.detection._uploads import (
 )
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
 from multiplex.shell.detection._writes import (
+    UNPACKERS,
     all_commands,
     code_literals,
     evidence,
@@ -296,7 +297,7 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 unpacks(cmd) and any(is_home_root(p) or p.strip("/") == "" for p in found)
             ):  # an archive or a tree copied into the home or /: its start-up files too
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
-        if cmd.argv and unpacks_anywhere(cmd.program, cmd.argv[1:]):
+        if cmd.argv and cmd.program in UNPACKERS and unpacks_anywhere(cmd.program, cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)  # tar -xPf: where members say
         if cmd.argv and _schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)

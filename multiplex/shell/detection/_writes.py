@@ -31,6 +31,7 @@ from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = [
     "LITERAL",
+    "UNPACKERS",
     "all_commands",
     "code_literals",
     "diff_targets",
@@ -365,7 +366,7 @@ def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Findin
     return None
 
 
-_UNPACKERS = frozenset(
+UNPACKERS = frozenset(
     {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "rsync", "ditto", "unrar"}
 )
 
@@ -391,7 +392,7 @@ def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
 def unpacks(cmd: SimpleCommand) -> bool:
     """Whether ``cmd`` puts files it does not name where it writes: an archive
     extracted, a tree copied (``rsync``, ``cp -r``), so a ``.bashrc`` among them."""
-    if cmd.program in _UNPACKERS:
+    if cmd.program in UNPACKERS:
         return True
     args = cmd.argv[1:]
     return cmd.program == "cp" and (
