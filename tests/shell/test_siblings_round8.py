@@ -555,12 +555,16 @@ REMOTE_ACCESS = [
     "code-server --bind-addr 0.0.0.0:8080 --auth none", "node --inspect=0.0.0.0:9229 x.js",
     "node --inspect-brk=0.0.0.0 x.js", "python -m debugpy --listen 0.0.0.0:5678 x.py",
     "jupyter notebook --ip=0.0.0.0 --NotebookApp.token=''", "jupyter lab --ip 0.0.0.0 --ServerApp.token=",
-    "dockerd -H tcp://0.0.0.0:2375",
+    "dockerd -H tcp://0.0.0.0:2375", "ngrok tcp 22", "bore local 22 --to bore.pub",
+    "cloudflared tunnel --url ssh://localhost:22", "ssh -R 80:localhost:22 serveo.net",
+    "autossh -M0 -R 2222:localhost:22 h",
 ]  # fmt: skip
 LOCAL_ONLY = [
     "node --inspect x.js", "node --inspect=9229 x.js", "node --inspect=127.0.0.1:9229 x.js",
     "python -m debugpy --listen 5678 x.py", "python -m debugpy --listen localhost:5678 x.py",
     "jupyter notebook", "jupyter lab --ip 0.0.0.0", "code-server", "dockerd",
+    "ngrok http 8080", "bore local 8080 --to bore.pub", "ssh -R 8080:localhost:3000 h",
+    "ssh -L 5432:db:5432 h", "cloudflared tunnel --url http://localhost:8080",
 ]  # fmt: skip
 
 

@@ -6,7 +6,9 @@ Named ``reverse-shell`` as a shell bound to a socket is: a terminal served over 
 ``telnetd``, ``busybox telnetd``), an editor without authentication (``code-server
 --auth none``), and a debugger, notebook or container API listening beyond loopback
 (``node --inspect=0.0.0.0``, ``python -m debugpy --listen 0.0.0.0:5678``, ``jupyter
---ip=0.0.0.0`` with an empty token, ``dockerd -H tcp://0.0.0.0:2375``). A pure leaf.
+--ip=0.0.0.0`` with an empty token, ``dockerd -H tcp://0.0.0.0:2375``), and a login port
+tunnelled out (``ngrok tcp 22``, ``bore local 22``, ``cloudflared tunnel --url
+ssh://…``, ``ssh -R 2222:localhost:22 HOST``). A pure leaf.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ _JUPYTER = frozenset({"jupyter", "jupyter-notebook", "jupyter-lab", "jupyter-ser
 _TOKENS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token")
 # Every program serves_remote_access looks at (and python*): the callers' first test.
 SERVERS = frozenset({*_ALWAYS, *_NODES, *_JUPYTER, "busybox", "code-server",
-                     "openvscode-server", "dockerd"})  # fmt: skip
+                     "openvscode-server", "dockerd", "ngrok", "bore", "cloudflared", "ssh",
+                     "autossh"})  # fmt: skip
 
 
 def _beyond_loopback(address: str) -> bool:
@@ -62,4 +65,26 @@ def serves_remote_access(cmd: SimpleCommand) -> bool:
     if prog == "dockerd":
         hosts = _values(args, ("-H", "--host"))
         return any(h.startswith("tcp://") and _beyond_loopback(h) for h in hosts)
+    return _tunnels_a_shell(prog, args)
+
+
+# A local login port (ssh's) forwarded to the outside: ngrok tcp 22, bore local 22,
+# cloudflared tunnel --url ssh://localhost:22, ssh -R 2222:localhost:22 HOST.
+_LOGIN_PORTS = frozenset({"22", "2222", "23"})
+
+
+def _tunnels_a_shell(prog: str, args: Sequence[str]) -> bool:
+    ops = [a for a in args if not a.startswith("-")]
+    if prog == "ngrok":
+        return ops[:1] == ["tcp"] and any(o.rsplit(":", 1)[-1] in _LOGIN_PORTS for o in ops[1:2])
+    if prog == "bore":
+        return ops[:1] == ["local"] and ops[1:2] != [] and ops[1] in _LOGIN_PORTS
+    if prog == "cloudflared":
+        urls = _values(args, ("--url",))
+        return any(u.startswith("ssh://") or u.rsplit(":", 1)[-1] in _LOGIN_PORTS for u in urls)
+    if prog in ("ssh", "autossh"):
+        forwards = _values(args, ("-R",)) + [
+            a[2:] for a in args if a.startswith("-R") and len(a) > 2
+        ]
+        return any(f.rsplit(":", 1)[-1] in _LOGIN_PORTS for f in forwards)
     return False
