@@ -597,3 +597,9 @@ def test_an_archive_extracted_where_its_members_say_is_persistence(
 @pytest.mark.parametrize("line", ["tar -xf a.tar", "unzip a.zip", "tar -cPf a.tar src"])
 def test_an_ordinary_extraction_is_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+@pytest.mark.parametrize("line", ["chmod 000 /", "chmod 0 ~", "chown nobody /", "chgrp staff ~"])
+def test_the_root_or_a_home_itself_given_away_or_shut_asks(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "system-permissions")
+    assert outcome(sup, "manual", line) == ASK  # not hardline: nothing below it is changed

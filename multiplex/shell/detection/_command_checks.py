@@ -270,7 +270,9 @@ def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
         return PERMISSIONS
     if recursive and wide:
         return PERMISSIONS
-    return None
+    # / or a home itself given away or shut (chmod 000 /, chown nobody ~): not recursive,
+    # yet nothing below it can be reached as before
+    return PERMISSIONS if any(catastrophic_path(t) for t in targets) else None
 
 
 def _git(args: Sequence[str]) -> Pattern | None:
