@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from multiplex.shell.carriers._runners import Carried, carried_of
+from multiplex.shell.parsing._argv import option_values
 
 __all__ = ["UTILITY_READERS"]
 
@@ -19,15 +20,9 @@ _GNUPLOT_RUNS = re.compile(r"\bsystem\s*\(\s*(?:\"([^\"]*)\"|'([^']*)')|`([^`]*)
 _DC_BANG = re.compile(r"!(?![=<>])([^\n]*)")
 
 
-def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
-    found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in names]
-    longs = [n for n in names if n.startswith("--")]
-    return found + [a.partition("=")[2] for a in args if a.partition("=")[0] in longs and "=" in a]
-
-
 def _code(args: Sequence[str], fed: str | None, names: Sequence[str]) -> str:
     """The code of ``names`` options, and the fed text when no file operand is named."""
-    code = _values(args, names)
+    code = option_values(args, names)
     named = [a for i, a in enumerate(args) if a[:1] != "-" and (i == 0 or args[i - 1] not in names)]
     if fed is not None and not named:
         code.append(fed)
@@ -51,13 +46,15 @@ def dc_code(args: Sequence[str], fed: str | None) -> Carried:
 
 def tcpdump_code(args: Sequence[str], fed: str | None) -> Carried:
     """``tcpdump -z CMD``: CMD runs on each file the capture is rotated to."""
-    lines = _values(args, ("-z",)) + [a[2:] for a in args if a.startswith("-z") and len(a) > 2]
+    lines = option_values(args, ("-z",)) + [
+        a[2:] for a in args if a.startswith("-z") and len(a) > 2
+    ]
     return carried_of(lines, "tcpdump runs a program after each rotation" if lines else None)
 
 
 def nmap_code(args: Sequence[str], fed: str | None) -> Carried:
     """``nmap --script FILE``: a script file (not a category or a shipped name) is Lua it runs."""
-    scripts = [s for v in _values(args, ("--script", "-script")) for s in v.split(",")]
+    scripts = [s for v in option_values(args, ("--script", "-script")) for s in v.split(",")]
     files = [s for s in scripts if "/" in s or s.endswith((".nse", ".lua"))]
     return carried_of((), "nmap runs a script file" if files else None)
 
@@ -65,7 +62,7 @@ def nmap_code(args: Sequence[str], fed: str | None) -> Carried:
 def rake_code(args: Sequence[str], fed: str | None) -> Carried:
     """``rake -e CODE``: Ruby (its ``sh "CMD"`` runs CMD), scanned as inline code."""
     names = ("-e", "--execute", "-p", "--execute-print", "-E", "--execute-continue")
-    return carried_of((), scripts=tuple(_values(args, names)))
+    return carried_of((), scripts=tuple(option_values(args, names)))
 
 
 UTILITY_READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {

@@ -238,20 +238,18 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/(?:[^?#\s]*/)?([^/?#\s]+)
 _EXTRACTORS = frozenset({"tar", "bsdtar", "unzip", "cpio", "7z", "busybox"})
 # A package spec fetched from a forge or a URL rather than a registry: npx github:u/r,
 # npx u/r (GitHub's shorthand), git+https://…, a tarball URL.
-_REMOTE_SPEC = re.compile(
+_REMOTE_PACKAGE = re.compile(
     r"^(?:github:|gitlab:|bitbucket:|gist:|git\+|git:|https?:|ftp:|file:)|^[\w.-]+/[\w.-]+(?:#\S*)?$"
 )
-_SPEC_RUNNERS = {"npx": (), "bunx": (), "uvx": ("--from",), "pipx": ("--spec",)}
-_FROM_THE_NETWORK = frozenset({"deno", "bun", "go", "uv", *_SPEC_RUNNERS})
+_PACKAGE_RUNNERS = {"npx": (), "bunx": (), "uvx": ("--from",), "pipx": ("--spec",)}
+_FROM_THE_NETWORK = frozenset({"deno", "bun", "go", "uv", *_PACKAGE_RUNNERS})
 
 
 def _runs_from_the_network(cmd: SimpleCommand) -> bool:
     """A program run straight from a URL, a forge or a remote module: ``deno run https://…``,
     ``bun run https://…``, ``go run example.com/x@latest``, ``npx github:u/r``, ``npx u/r``,
     ``uvx --from git+https://…``, ``pipx run --spec git+https://…``."""
-    prog, args = cmd.program, cmd.argv[1:]
-    if prog not in _FROM_THE_NETWORK:
-        return False
+    prog, args = cmd.program, cmd.argv[1:]  # (the caller asks only of _FROM_THE_NETWORK)
     ops = operands(args)
     if prog in ("deno", "bun"):
         url = ops[1:2] if ops[:1] in (["run"], ["x"]) else ops[:1]
@@ -262,13 +260,13 @@ def _runs_from_the_network(cmd: SimpleCommand) -> bool:
         prog, args = "uvx", args[args.index("run") + 1 :]
     if prog == "pipx" and ops[:1] != ["run"]:
         return False
-    if prog not in _SPEC_RUNNERS:
+    if prog not in _PACKAGE_RUNNERS:
         return False
-    specs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SPEC_RUNNERS[prog]]
-    specs += [a.partition("=")[2] for a in args if a.partition("=")[0] in _SPEC_RUNNERS[prog]]
+    specs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _PACKAGE_RUNNERS[prog]]
+    specs += [a.partition("=")[2] for a in args if a.partition("=")[0] in _PACKAGE_RUNNERS[prog]]
     if prog in ("npx", "bunx"):
         specs += ops[:1] + [a.partition("=")[2] for a in args if a.startswith("--package=")]
-    return any(_REMOTE_SPEC.match(s) for s in specs if not s.startswith("@"))
+    return any(_REMOTE_PACKAGE.match(s) for s in specs if not s.startswith("@"))
 
 
 def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from multiplex.shell.parsing._argv import option_values
 from multiplex.shell.parsing._parsed import SimpleCommand
 
 __all__ = ["SERVERS", "serves_remote_access"]
@@ -40,11 +41,6 @@ def _beyond_loopback(address: str) -> bool:
     return not (host == "localhost" or host.startswith("127.") or host == "::1")
 
 
-def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
-    found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in names]
-    return found + [a.partition("=")[2] for a in args if a.partition("=")[0] in names and "=" in a]
-
-
 def serves_remote_access(cmd: SimpleCommand) -> bool:
     """``cmd`` serves a shell, a debugger or an unauthenticated code runner to the network."""
     prog, args = cmd.program, cmd.argv[1:]
@@ -53,17 +49,17 @@ def serves_remote_access(cmd: SimpleCommand) -> bool:
     if prog == "busybox":
         return args[:1] == ("telnetd",)
     if prog in ("code-server", "openvscode-server"):
-        return "none" in _values(args, ("--auth",)) or "--without-connection-token" in args
+        return "none" in option_values(args, ("--auth",)) or "--without-connection-token" in args
     if prog in _NODES:
         inspect = [a.partition("=")[2] for a in args if a.startswith("--inspect") and "=" in a]
         return any(_beyond_loopback(v) for v in inspect)
     if prog.startswith("python") and "debugpy" in args[:2]:
-        return any(_beyond_loopback(v) for v in _values(args, ("--listen",)))
+        return any(_beyond_loopback(v) for v in option_values(args, ("--listen",)))
     if prog in _JUPYTER:
-        open_to_all = any(_beyond_loopback(v) for v in _values(args, ("--ip",)))
-        return open_to_all and any(not v.strip("'\"") for v in _values(args, _TOKENS))
+        open_to_all = any(_beyond_loopback(v) for v in option_values(args, ("--ip",)))
+        return open_to_all and any(not v.strip("'\"") for v in option_values(args, _TOKENS))
     if prog == "dockerd":
-        hosts = _values(args, ("-H", "--host"))
+        hosts = option_values(args, ("-H", "--host"))
         return any(h.startswith("tcp://") and _beyond_loopback(h) for h in hosts)
     return _tunnels_a_shell(prog, args)
 
@@ -80,10 +76,10 @@ def _tunnels_a_shell(prog: str, args: Sequence[str]) -> bool:
     if prog == "bore":
         return ops[:1] == ["local"] and ops[1:2] != [] and ops[1] in _LOGIN_PORTS
     if prog == "cloudflared":
-        urls = _values(args, ("--url",))
+        urls = option_values(args, ("--url",))
         return any(u.startswith("ssh://") or u.rsplit(":", 1)[-1] in _LOGIN_PORTS for u in urls)
     if prog in ("ssh", "autossh"):
-        forwards = _values(args, ("-R",)) + [
+        forwards = option_values(args, ("-R",)) + [
             a[2:] for a in args if a.startswith("-R") and len(a) > 2
         ]
         return any(f.rsplit(":", 1)[-1] in _LOGIN_PORTS for f in forwards)

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.detection._command_checks import operands
+from multiplex.shell.parsing._argv import option_values
 from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
 
@@ -108,12 +109,6 @@ _MAIL_ATTACH = {"mail": ("-A", "--attach"), "mailx": ("-A", "--attach"),
 UPLOADERS = frozenset({"curl", "http", "https", "xh", "wget", *_COPIERS, *_FILE_CLIENTS, *_CLOUD})
 
 
-def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
-    """The values of ``names`` (``-f F``, ``--file F``, ``--file=F``) in ``args``."""
-    found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in names]
-    return found + [a.partition("=")[2] for a in args if a.partition("=")[0] in names and "=" in a]
-
-
 def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
     """The local files an upload by a cloud, release, transfer or mail tool sends."""
     ops = operands(args)
@@ -126,14 +121,16 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
             return [o for o in ops[first:-1] if "://" not in o]
         if prog == "aws" and verbs[:2] == ("s3api", "put-object"):
             return [v.removeprefix("fileb://").removeprefix("file://")
-                    for v in _values(args, ("--body",))]  # fmt: skip
+                    for v in option_values(args, ("--body",))]  # fmt: skip
         return []
     if prog == "az":  # az storage blob upload --file F, upload-batch --source D
-        return _values(args, ("--file", "-f", "--source", "-s")) if "storage" in verbs else []
+        return option_values(args, ("--file", "-f", "--source", "-s")) if "storage" in verbs else []
     if prog == "gh":  # gh gist create F…, gh release upload|create TAG F…, gh api -F k=@F
         if verbs[:1] == ("api",):
-            fields = _values(args, ("-F", "--field"))
-            return [f.partition("=@")[2] for f in fields if "=@" in f] + _values(args, ("--input",))
+            fields = option_values(args, ("-F", "--field"))
+            return [f.partition("=@")[2] for f in fields if "=@" in f] + option_values(
+                args, ("--input",)
+            )
         if verbs[:2] == ("gist", "create"):
             return ops[2:]
         return ops[3:] if verbs[:2] in (("release", "upload"), ("release", "create")) else []
@@ -148,11 +145,11 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
     if prog in ("croc", "wormhole"):  # croc send F, wormhole send F
         return ops[1:] if verbs[:1] == ("send",) else []
     if prog in ("pastebinit", "wgetpaste"):
-        return ops + _values(args, ("-i",))
+        return ops + option_values(args, ("-i",))
     if prog in _MAIL_ATTACH:
-        return _values(args, _MAIL_ATTACH[prog])
+        return option_values(args, _MAIL_ATTACH[prog])
     if prog == "dig":  # dig -f FILE: each line a query sent to a server
-        return _values(args, ("-f",))
+        return option_values(args, ("-f",))
     if prog in ("npm", "twine", "gem"):  # npm publish DIR, twine upload F…, gem push F
         verb = {"npm": "publish", "twine": "upload", "gem": "push"}[prog]
         return ops[1:] if verbs[:1] == (verb,) else []

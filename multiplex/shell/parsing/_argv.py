@@ -28,6 +28,7 @@ __all__ = [
     "operand_index",
     "operands",
     "option_value",
+    "option_values",
     "opts",
     "program",
     "program_name",
@@ -91,6 +92,12 @@ def operand_index(
         else:
             return i
     return i
+
+
+def option_values(args: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Every value of the options ``names`` (``-f F``, ``--file F``, ``--file=F``)."""
+    found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in names]
+    return found + [a.partition("=")[2] for a in args if "=" in a and a.partition("=")[0] in names]
 
 
 def option_value(args: Sequence[str], short: str, longs: Sequence[str], stop: int) -> str | None:
