@@ -243,7 +243,8 @@ class KnownValues:
         # None: not built yet; False: built without the engine.
         self._fast: LiteralSet | bool | None = None
 
-    def _all_forms(self) -> frozenset[str]:
+    def all_forms(self) -> frozenset[str]:
+        """Every form matched: each value's, without line breaks, at least ``MIN_LENGTH`` long."""
         if self._forms is None:
             # Matched over text without line breaks (_lines.py): so are the forms.
             forms = {unbroken(f) for v in self._values for f in _all_forms(v, self.MIN_LENGTH)}
@@ -252,7 +253,7 @@ class KnownValues:
             self._forms = frozenset(f for f in forms if len(f) >= self.MIN_LENGTH)
         return self._forms
 
-    def _engine_set(self) -> LiteralSet | None:
+    def engine_set(self) -> LiteralSet | None:
         """The Hyperscan matcher, or None to use the regex (no engine, or it failed)."""
         fast = self._fast
         if fast is None:
@@ -260,7 +261,7 @@ class KnownValues:
             hs = _engine.backend()
             if hs is not None:
                 try:
-                    fast = LiteralSet(hs, self._all_forms())
+                    fast = LiteralSet(hs, self.all_forms())
                 except hs.error as exc:
                     _engine.disable(f"compiling {len(self._values)} known values: {exc}")
             # Benign race: two threads may both build; they build the same matcher.
@@ -270,7 +271,7 @@ class KnownValues:
     def _compiled(self) -> re.Pattern[str]:
         """The pure-Python matcher: one regex over every form."""
         if self._pattern is None:
-            forms = self._all_forms()
+            forms = self.all_forms()
             source = trie_pattern(forms)
             if source is None:
                 ordered = sorted(forms, key=lambda f: (-len(f), f))
@@ -285,7 +286,7 @@ class KnownValues:
         then longest)."""
         if not self._values or not flat:
             return []
-        fast = self._engine_set()
+        fast = self.engine_set()
         if fast is not None:
             spans = fast.spans(flat) if isinstance(flat, bytes) else fast.text_spans(flat)
             if spans is not None:
@@ -315,7 +316,7 @@ class KnownValues:
         if not self._values or not isinstance(text, str) or not text:
             return False
         flat = unbroken(text)
-        fast = self._engine_set()
+        fast = self.engine_set()
         if fast is not None:
             spans = fast.spans(flat.encode("utf-8", "surrogatepass"))
             if spans is not None:

@@ -37,14 +37,31 @@ def _collect(expression: int, _start: int, end: int, _flags: int, hits: _Hits) -
 class LiteralSet:
     """The non-overlapping, leftmost-longest occurrences of a fixed set of literals."""
 
-    __slots__ = ("_db", "_forms", "_lengths", "_long")
+    __slots__ = ("_db", "_forms", "_lengths", "_long", "longest")
 
     def __init__(self, hs: ModuleType, literals: Collection[str]) -> None:
         self._forms = [f.encode("utf-8", "surrogatepass") for f in literals]
         self._lengths = [min(len(f), _PREFIX) for f in self._forms]
-        self._long = any(len(f) > _PREFIX for f in self._forms)
+        self.longest = max(map(len, self._forms), default=0)  # in bytes
+        self._long = self.longest > _PREFIX
         expressions = [escape(f[:_PREFIX]) for f in self._forms]
         self._db = Database(hs, expressions, [0] * len(expressions))
+
+    def occurrences(self, data: bytes) -> list[tuple[int, int]] | None:
+        """Byte spans of every occurrence of a literal in ``data``, overlapping ones
+        too, in the order the scan reports them; None if there were too many to list."""
+        hits = _Hits(1024 + len(data) // 8)
+        if not self._db.scan(data, _collect, hits):
+            return None
+        forms, lengths, long = self._forms, self._lengths, self._long
+        found: list[tuple[int, int]] = []
+        for i, end in hits:
+            start = end - lengths[i]
+            form = forms[i]
+            if long and len(form) > _PREFIX and not data.startswith(form, start):
+                continue
+            found.append((start, start + len(form)))
+        return found
 
     def spans(self, data: bytes) -> list[tuple[int, int]] | None:
         """Byte spans of the matches in ``data``, in order; None if there were too many to list.
@@ -52,26 +69,20 @@ class LiteralSet:
         ``data`` is text encoded as UTF-8 with ``surrogatepass``, like the literals,
         so every span starts and ends on a character boundary.
         """
-        hits = _Hits(1024 + len(data) // 8)
-        if not self._db.scan(data, _collect, hits):
-            return None
-        if not hits:
-            return []
-        forms, lengths = self._forms, self._lengths
-        found: list[tuple[int, int]] = []
-        for i, end in hits:
-            start = end - lengths[i]
-            form = forms[i]
-            if self._long and len(form) > _PREFIX and not data.startswith(form, start):
-                continue
-            found.append((start, -len(form)))  # leftmost first, then longest
+        found = self.occurrences(data)
+        if not found:
+            return found
         found.sort()
         spans: list[tuple[int, int]] = []
         pos = 0
-        for start, negative_length in found:
+        for start, end in found:
             if start >= pos:
-                pos = start - negative_length
-                spans.append((start, pos))
+                spans.append((start, end))
+            elif start == spans[-1][0]:  # a longer one where the last match starts
+                spans[-1] = (start, end)
+            else:
+                continue
+            pos = end
         return spans
 
     def text_spans(self, text: str) -> list[tuple[int, int]] | None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TypeVar
 
+from multiplex.redaction import _engine
 from multiplex.redaction._known import KNOWN_MASK, KnownValues
 from multiplex.redaction._lines import masked, unbroken, within_text
+from multiplex.redaction._literal_set import LiteralSet
 from multiplex.redaction._prefilter import redact_patterns
 
 __all__ = ["Redactor", "redact_always"]
@@ -44,25 +46,92 @@ def _spans(data: _T, mask: _T, first: KnownValues, then: KnownValues | None) -> 
     if then is None:
         return within_text(data, flat, spans)
     more = then.flat_spans(flat)
-    if spans and more:
-        # Matched over the text unmasked, ``then`` finds what it would after
-        # ``first``'s masks unless one of its matches meets one of them (or a
-        # form of it could match mask characters): only then is it run again.
-        if _meets_mask(then) or _overlapping(spans, more):
-            more = _unmasked(then.flat_spans(masked(flat, spans, mask)), spans)
-        spans = _union(spans, more)
-    return within_text(data, flat, spans or more)
+    # Matched over the text unmasked, ``then`` finds what it would after
+    # ``first``'s masks unless one of its matches meets one of them, or one
+    # of its forms would reach into a mask: only then is it run again.
+    if spans and (_overlapping(spans, more) or _reaches_a_mask(then, flat, spans, mask)):
+        more = _unmasked(then.flat_spans(masked(flat, spans, mask)), spans)
+    return within_text(data, flat, _union(spans, more) if spans and more else spans or more)
+
+
+def _reaches_a_mask(known: KnownValues, flat: _T, spans: list[Span], mask: _T) -> bool:
+    """Whether, with ``spans`` of ``flat`` masked, a form of ``known`` would occur
+    reaching into a mask.
+
+    Only the forms that could (``_meeting_forms``) are looked for, and only in
+    the masks and what lies within such a form's length of them: every
+    occurrence, not only those a left-to-right pass picks. Without the engine,
+    or over text that is not ASCII, the answer is whether any form could.
+    """
+    if not _meeting_forms(known):
+        return False
+    literals = _meeting_set(known)
+    if literals is None or not isinstance(flat, bytes) or not isinstance(mask, bytes):
+        return True
+    reach = literals.longest - 1
+    if len(spans) * (2 * reach + len(mask)) > len(flat):
+        return True  # the windows would cost about a scan of the whole
+    windows, masks = _windows(flat, spans, mask, reach)
+    found = literals.occurrences(windows)
+    if found is None:
+        return True
+    found.sort()
+    j = 0
+    for start, end in found:
+        while j < len(masks) and masks[j][1] <= start:
+            j += 1
+        if j < len(masks) and masks[j][0] < end:
+            return True
+    return False
+
+
+def _windows(flat: bytes, spans: list[Span], mask: bytes, reach: int) -> tuple[bytes, list[Span]]:
+    """``flat`` with ``spans`` (in order, apart, at least one) masked, cut to the
+    masks and ``reach`` bytes either side; the windows that do not meet are set
+    apart by a newline, which neither a flat text nor a form holds. Also where
+    the masks are in it."""
+    parts: list[bytes] = []
+    masks: list[Span] = []
+    length, last = 0, -1  # the length so far; where the last span ends in flat
+    for start, end in spans:
+        if last < 0:
+            lead = flat[max(0, start - reach) : start]
+        elif start - last < 2 * reach:  # this span's window meets the last one's
+            lead = flat[last:start]
+        else:
+            lead = flat[last : last + reach] + b"\n" + flat[start - reach : start]
+        parts += (lead, mask)
+        length += len(lead)
+        masks.append((length, length + len(mask)))
+        length += len(mask)
+        last = end
+    parts.append(flat[last : last + reach])
+    return b"".join(parts), masks
 
 
 @lru_cache(maxsize=64)
-def _meets_mask(known: KnownValues) -> bool:
-    """Whether a form of ``known`` could match across or inside a ``KNOWN_MASK``."""
-    ends = [KNOWN_MASK[:k] for k in range(1, len(KNOWN_MASK))]
-    starts = [KNOWN_MASK[-k:] for k in range(1, len(KNOWN_MASK))]
-    return any(
-        f in KNOWN_MASK or KNOWN_MASK in f or f.endswith(tuple(ends)) or f.startswith(tuple(starts))
-        for f in known._all_forms()
+def _meeting_forms(known: KnownValues) -> frozenset[str]:
+    """The forms of ``known`` that could match across or inside a ``KNOWN_MASK``:
+    those that end with its start, start with its end, hold it or lie inside it."""
+    ends = tuple(KNOWN_MASK[:k] for k in range(1, len(KNOWN_MASK)))
+    starts = tuple(KNOWN_MASK[-k:] for k in range(1, len(KNOWN_MASK)))
+    return frozenset(
+        f
+        for f in known.all_forms()
+        if f in KNOWN_MASK or KNOWN_MASK in f or f.endswith(ends) or f.startswith(starts)
     )
+
+
+@lru_cache(maxsize=64)
+def _meeting_set(known: KnownValues) -> LiteralSet | None:
+    """``_meeting_forms(known)`` in an engine matcher; None without the engine."""
+    hs = _engine.backend()
+    if hs is None:
+        return None
+    try:
+        return LiteralSet(hs, _meeting_forms(known))
+    except hs.error:
+        return None
 
 
 def _overlapping(a: list[Span], b: list[Span]) -> bool:

@@ -44,7 +44,7 @@ def _reference_known(text: str, values: list[str]) -> str:
     known = _reference.KnownValues(values)
     if not known:
         return text
-    known._forms = KnownValues(values)._all_forms()
+    known._forms = KnownValues(values).all_forms()
     kept = [i for i, ch in enumerate(text) if ch not in "\r\n"]
     flat = "".join(text[i] for i in kept)
     pieces, last = [], 0
