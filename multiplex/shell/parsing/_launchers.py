@@ -98,6 +98,14 @@ _DASHED = {"aws-vault": "exec", "op": "run", "doppler": "run", "dotenv": "", "in
 # Shell lines they run: every operand of hyperfine, pueue add's, nix-shell --run's.
 _SHELL_LINES = frozenset({"hyperfine", "pueue", "nix-shell", "nix"})
 
+# Multiplexers' and terminals' "open a pane running CMD": "TOOL VERB… [opts] [--] CMD…".
+_PANES = {"zellij": (("run",), ("action", "new-pane")), "kitty": (("@", "launch"),),
+          "kitten": (("@", "launch"),)}  # fmt: skip
+_PANE_OPTS = opts(
+    "-d --direction --cwd -n --name --width --height -x -y --pinned --title --window-title "
+    "--tab-title --type --env --var --location -m --match --next-to --stdin-source "
+    "--os-window-title --os-window-name --os-window-class --source-window"
+)
 # Containers, machines and hosts a command is run in: "TOOL exec NAME [--] CMD…".
 _MACHINES = {"lxc": "exec", "incus": "exec", "multipass": "exec", "machinectl": "shell"}
 _COMPOSE = opts("-e --env -u --user -w --workdir --index --name --entrypoint -l --label -p --publish "
@@ -112,13 +120,17 @@ LAUNCHERS = frozenset(
     {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
      "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", "corepack",
      *_EXEC_VERB,
-     *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS, *_MACHINES, *_REMOTE_LINES}
+     *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS, *_MACHINES, *_REMOTE_LINES, *_PANES}
 )  # fmt: skip
 
 
 def _after(args: Sequence[str], with_arg: frozenset[str]) -> tuple[str, ...] | None:
     k = operand_index(args, with_arg)
     return tuple(args[k:]) if k < len(args) else None
+
+
+def _pane_verb(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
+    return next((v for v in _PANES[prog] if tuple(args[: len(v)]) == v), None)
 
 
 def launched(prog: str, args: Sequence[str]) -> NextStep | None:
@@ -145,6 +157,8 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
         else:  # the machine (or container), then its command
             rest = _after(rest, _CONTAINER_EXEC) or ()
             inner = rest[1:] or None
+    elif prog in _PANES and (pane := _pane_verb(prog, args)):
+        inner = _after(args[len(pane) :], _PANE_OPTS)
     elif prog == "mosh" and "--" in args:  # mosh [opts] HOST -- CMD…
         inner = tuple(args[list(args).index("--") + 1 :]) or None
     elif prog == "cmake" and args[:1] == ("-E",) and args[1:2] in (("env",), ("time",)):

@@ -44,7 +44,8 @@ __all__ = [
 
 # The programs payload_step knows (the unwrapper skips every other program quickly).
 PAYLOAD_PROGRAMS = frozenset(
-    {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "git",
+    {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "byobu",
+     "byobu-tmux", "git",
      "crontab", *CARRYING, *NAME_TAKERS}
 )  # fmt: skip
 # Carriers that also wrap a command: shell.parsing._unwrap reads them.
@@ -364,7 +365,7 @@ def payload_step(
         if code is None and len(ops) > 1:
             code = " ".join(ops[1:])
         return NextStep(shell_payloads=(code,)) if code else NextStep()
-    if prog == "tmux":
+    if prog in ("tmux", "byobu", "byobu-tmux"):  # byobu: tmux's (or screen's) front end
         return _tmux(args)
     if prog == "git":
         return _git(args)
