@@ -78,6 +78,9 @@ BLOCKED = {
         "python sub/../deploy.py",
         "python -m deploy",
         "./deploy.py --prod",
+        "cat deploy.py | python",
+        "cat ./deploy.py | python3 -u",
+        "cat deploy.py | python -",
     ],
     "git push *": [
         "git send-pack origin main",
@@ -94,6 +97,9 @@ BLOCKED = {
         "kubectl --context x delete pod y",
         "kubectl -n prod delete pod y",
         "oc delete pod y",
+        "kubectl replace --force -f app.yaml",  # deletes, then creates
+        "kubectl apply --prune -l app=web -f app/",  # deletes what app/ no longer holds
+        "oc replace --force -f app.yaml",
     ],
     "terraform apply *": [
         "terraform -chdir=infra apply",
@@ -144,6 +150,11 @@ NOT_BLOCKED = [
     "git -c alias.p=pull p",
     "git subtree pull --prefix=dist origin main",
     "kubectl get pods",
+    "kubectl apply -f app.yaml",
+    "kubectl replace -f app.yaml",
+    "cat other.py | python",
+    "cat deploy.py | python -c 'print(1)'",
+    "cat deploy.py | grep main",
     "systemctl status nginx",
     "systemctl disable nginx",
     "service nginx status",

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from multiplex.shell.detection._scripts import script_lines
-from multiplex.shell.parsing._argv import opts
+from multiplex.shell.parsing._argv import operands, opts
 from multiplex.shell.parsing._parsed import ParsedLine
 from multiplex.shell.rules._meaning import PYTHON_PROGRAM, may_rename, meanings
 from multiplex.shell.rules._rules import Rule, RuleSet, _compile, _is_glob
@@ -172,20 +172,24 @@ def _meant(rules: RuleSet, cwd: str | None) -> _Meant:
 
 
 def _fed_scripts(parsed: ParsedLine) -> list[tuple[str, ...]]:
-    """``python - < deploy.py`` (or no ``-``) as ``python deploy.py``: the file it is fed is
-    the script it runs."""
+    """``python - < deploy.py`` (or no ``-``), ``cat deploy.py | python``: as ``python
+    deploy.py``: the file it is fed is the script it runs."""
     found: list[tuple[str, ...]] = []
-    for cmd in parsed.commands + parsed.variant_commands:
+    commands = parsed.commands
+    for k, cmd in enumerate(commands + parsed.variant_commands):
         if not cmd.argv or not PYTHON_PROGRAM.fullmatch(cmd.program):
             continue
-        fed = [r.target for r in cmd.redirects if r.op in ("<", "0<")]
+        fed = [r.target for r in cmd.redirects if r.op in ("<", "0<")][-1:]
+        if not fed and 0 < k < len(commands) and cmd.upstream[-1:] == ("cat",):
+            before = commands[k - 1]  # the stage before it in the pipeline
+            fed = operands(before.argv[1:]) if before.program == "cat" else []
         args = cmd.argv[1:]
         # Only options before "-" (or nothing): -c and -m run something else, a script word
         # is the script.
         options = args[: args.index("-")] if "-" in args else args
         if fed and all(a.startswith("-") and a[1:2] not in ("c", "m") for a in options):
             rest = args[len(options) + 1 :] if "-" in args else ()
-            found.append(("python", fed[-1], *rest))
+            found += [("python", script, *rest) for script in fed if script != "-"]
     return found
 
 

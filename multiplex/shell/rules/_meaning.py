@@ -284,6 +284,19 @@ def _docker_push(argv: Argv, i: int) -> Argv | None:
     return ("docker", "push", *tags)
 
 
+def _kubectl_removal(argv: Argv, i: int) -> Argv | None:
+    """``kubectl replace --force`` (deletes, then creates) and ``kubectl apply --prune``
+    (deletes what the files no longer hold) as the ``kubectl delete`` they run."""
+    verb, rest = argv[i], argv[i + 1 :]
+    if verb == "replace" and ("--force" in rest or "--force=true" in rest):
+        drop = ("--force", "--force=true")
+    elif verb == "apply" and any(w == "--prune" or w.startswith("--prune=") for w in rest):
+        drop = ("--prune", "--prune=true")
+    else:
+        return None
+    return (*argv[:i], "delete", *(w for w in rest if w not in drop))
+
+
 _REGISTRY_PUSH = {"skopeo": "copy", "crane": "push"}
 # Commands whose meanings may name another program than their own (the rest keep theirs):
 # what a deny check may skip when no rule names the program (shell.rules._deny).
@@ -390,6 +403,8 @@ def meanings(
         return tuple(_systemctl(canonical, i))
     elif prog in VERB_ALIASES:
         form = aliased(canonical, i, VERB_ALIASES[prog])
+    elif prog == "kubectl" and (removal := _kubectl_removal(canonical, i)) is not None:
+        return (removal,)
     elif prog == "terraform" and canonical[i] == "apply" and "-destroy" in canonical:
         rest = [w for w in canonical[i + 1 :] if w != "-destroy"]  # what destroy runs
         return (("terraform", *canonical[1:i], "destroy", *rest),)
