@@ -13,7 +13,11 @@ line below was approved in the manual home before:
   set-credentials --exec-command CMD`` (run each time the tool needs credentials),
   and ``~/.xsessionrc`` (read at each graphical login);
 - a web server of the folder it runs in, after ``cd ~`` or ``cd /``
-  (``cd ~ && python3 -m http.server``), and twistd's ``web --path ~``.
+  (``cd ~ && python3 -m http.server``), and twistd's ``web --path ~``;
+- protected files written by a decompressor's, compiler's or PDF tool's output
+  (``zstd -d x.zst -o AGENTS.md``, ``gcc -o AGENTS.md``, ``pdftk … output``), a
+  make target named after one, sqlite3's ``.output``/``.once``, and ``wget -N``
+  (it overwrites the file named after the URL): approved under their allow rules.
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from __future__ import annotations
 import pytest
 
 from multiplex import Supervisor
+from multiplex.shell import find_protected_write, parse_line
 from tests.shell._carriers import APPROVED, assert_hardline, assert_named, homes_fixture, outcome
 
 sup = homes_fixture(
     "siblings_round9", ["zellij *", "kitty *", "kitten *", "byobu *", "zpool *", "zfs *",
                         "btrfs *", "lvm *", "loginctl *", "aws *", "kubectl *", "python3 *",
-                        "php *", "twistd *", "npx *", "busybox *", "echo *", "cd *"],
+                        "php *", "twistd *", "npx *", "busybox *", "echo *", "cd *", "wget *"],
 )  # fmt: skip
 
 STAND_IN = "mkfs.ext4 -q -F ./img.bin"
@@ -139,3 +144,38 @@ def test_a_web_server_of_the_home_or_root_after_cd_is_exfiltration(
 @pytest.mark.parametrize("line", PROJECT_SERVERS)
 def test_a_web_server_of_a_project_folder_is_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+PROTECTED = ["AGENTS.md", ".env", "config.yaml"]
+OUTPUTS = [
+    "zstd -d x.zst -o AGENTS.md", "zstd -d x.zst --output=AGENTS.md", "unzstd x.zst -o .env",
+    "brotli -d x.br -o AGENTS.md", "brotli -j AGENTS.md", "lz4 -d x.lz4 AGENTS.md",
+    "gcc x.c -o AGENTS.md", "gcc -oAGENTS.md x.c", "cc -o .env x.c", "clang++ -o config.yaml x.cc",
+    "cpp -P x -o AGENTS.md", "rustc x.rs -o AGENTS.md", "go build -o AGENTS.md .",
+    "pdftk a.pdf b.pdf cat output AGENTS.md", "qpdf in.pdf AGENTS.md",
+    "qpdf --replace-input AGENTS.md", "make AGENTS.md", "make -f x.mk CC=gcc .env",
+    "sqlite3 x.db '.output AGENTS.md' 'select 1'", "sqlite3 x.db '.once AGENTS.md' 'select 1'",
+    "sqlite3 x.db '.save .env'", "sqlite3 x.db '.backup main config.yaml'",
+]  # fmt: skip
+NO_OUTPUT = [
+    "zstd -d x.zst", "lz4 -d x.lz4", "lz4 -m a b", "gcc -O2 -c x.c", "go build ./...",
+    "go test -o x.test ./pkg", "make", "make test", "make CC=gcc all", "qpdf --check x.pdf",
+    "sqlite3 x.db 'select 1'", "sqlite3 x.db '.once -e'", "pdftk a.pdf dump_data",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", OUTPUTS)
+def test_an_output_named_after_a_protected_file_is_a_protected_write(line: str) -> None:
+    found = find_protected_write(parse_line(line), PROTECTED)
+    assert found is not None and found.pattern.name == "protected-file", line
+
+
+@pytest.mark.parametrize("line", NO_OUTPUT)
+def test_other_outputs_are_not(line: str) -> None:
+    assert find_protected_write(parse_line(line), PROTECTED) is None
+
+
+def test_wget_overwriting_by_timestamp_is_not_allowlisted(sup: Supervisor) -> None:
+    assert outcome(sup, "strict", "wget -N https://x.test/AGENTS.md") != APPROVED
+    assert outcome(sup, "strict", "wget --timestamping https://x.test/AGENTS.md") != APPROVED
+    assert outcome(sup, "strict", "wget https://x.test/x.tgz") == APPROVED

@@ -56,7 +56,9 @@ RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
     "curl": names(
         "-o --output -O --remote-name -K --config -T --upload-file -D --dump-header -c --cookie-jar"
     ),
-    "wget": names("-O --output-document -o --output-file -a --append-output -e --execute -P"),
+    "wget": names(
+        "-O --output-document -o --output-file -a --append-output -e --execute -P -N --timestamping"
+    ),
     "rg": names("--pre --pre-glob"),
     "vim": names("-c --cmd -S"),
     "vi": names("-c --cmd -S"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from multiplex.shell.parsing._argv import operands, short_flags
+from multiplex.shell.parsing._argv import operands, option_values, short_flags
 
 __all__ = ["REPLACERS", "replaced"]
 
@@ -53,10 +53,15 @@ _WITH_FLAG = {"autopep8": ("-i", "--in-place"), "yapf": ("-i", "--in-place"),
 # "TOOL VERB FILES": ruff format, ruff check --fix, terraform fmt, cargo fmt (its crate's).
 _VERBS = {"ruff": ("format", "check"), "terraform": ("fmt",), "tofu": ("fmt",)}
 
+# Compilers and preprocessors: -o FILE (or -oFILE) is what they write.
+_COMPILERS = frozenset({"cc", "gcc", "g++", "c++", "clang", "clang++", "cpp", "tcc", "rustc"})
+# sqlite3's dot-commands that write a file (".output F", ".once F", ".save F", ".backup F").
+_SQLITE_WRITES = (".output", ".once", ".save", ".backup", ".excel")
+
 REPLACERS = frozenset(
-    {*_COMPRESSORS, "zstd", "unzstd", "lz4", "ruby", "awk", "gawk", "sqlite3", "script", "ssh-keygen",
-     "mount", "umount", "npm", "cmake",
-     *_CP_CLIS, *_ALWAYS, *_WITH_FLAG, *_VERBS}
+    {*_COMPRESSORS, "zstd", "unzstd", "lz4", "brotli", "ruby", "awk", "gawk", "sqlite3", "script",
+     "ssh-keygen", "mount", "umount", "npm", "cmake", "pdftk", "qpdf", "make", "gmake", "go",
+     *_CP_CLIS, *_ALWAYS, *_WITH_FLAG, *_VERBS, *_COMPILERS}
 )  # fmt: skip
 
 
@@ -73,13 +78,33 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
             yield from _packed(operands(args), unpacks, keep=True)  # unxz -k F.xz writes F
     elif prog in _ALWAYS or prog in _WITH_FLAG or prog in _VERBS:
         yield from _rewritten(prog, args)
-    elif prog in ("zstd", "unzstd", "lz4"):
-        if any(a in _RM_LONG for a in args) and not flags & {"c"}:
-            yield from operands(args)
+    elif prog in ("zstd", "unzstd", "lz4", "brotli"):
+        ops = operands(args)
+        if (any(a in _RM_LONG for a in args) or (prog == "brotli" and "j" in flags)) and not (
+            flags & {"c"}
+        ):
+            yield from ops
+        yield from option_values(args, ("-o", "--output"))  # zstd -d x.zst -o F, brotli -o F
+        if prog == "lz4" and len(ops) == 2 and not flags & set("cm"):
+            yield ops[1]  # lz4 [-d] IN OUT
+    elif prog in _COMPILERS or (prog == "go" and operands(args)[:1] == ["build"]):
+        yield from option_values(args, ("-o",))
+        yield from (a[2:] for a in args if a.startswith("-o") and len(a) > 2)
+    elif prog == "pdftk":  # pdftk IN … output OUT
+        yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a == "output")
+    elif prog == "qpdf":  # qpdf IN OUT, or IN --replace-input
+        ops = operands(args)
+        yield from ops[:1] if "--replace-input" in args else ops[1:2]
+    elif prog in ("make", "gmake"):  # the targets named: the files a makefile builds
+        yield from (op for op in operands(args) if "=" not in op)
     elif prog in ("ruby", "awk", "gawk"):
         yield from _in_place(prog, args)
     elif prog == "sqlite3":
         yield from operands(args)[:1]  # the database it opens: created or changed
+        for command in args:  # sqlite3 DB '.output F' 'select …'
+            words = command.split()
+            if len(words) > 1 and words[0] in _SQLITE_WRITES and not words[-1].startswith("-"):
+                yield words[-1]
     elif prog == "script":
         yield from _script(args)
     elif prog == "ssh-keygen":
