@@ -17,7 +17,11 @@ line below was approved in the manual home before:
 - protected files written by a decompressor's, compiler's or PDF tool's output
   (``zstd -d x.zst -o AGENTS.md``, ``gcc -o AGENTS.md``, ``pdftk … output``), a
   make target named after one, sqlite3's ``.output``/``.once``, and ``wget -N``
-  (it overwrites the file named after the URL): approved under their allow rules.
+  (it overwrites the file named after the URL): approved under their allow rules;
+- inline code that runs code built at run time (``node -e 'eval(atob(…))'``, ``new
+  Function(…)``, node's ``vm``), perl's ``open3``, the JVM's ``ProcessBuilder`` and
+  Scala's ``sys.process``, and REPLs fed their code on stdin (``jshell <<< …``,
+  ``julia <<< 'run(`…`)'``): approved under ``node *`` and the like.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from tests.shell._carriers import APPROVED, assert_hardline, assert_named, homes
 sup = homes_fixture(
     "siblings_round9", ["zellij *", "kitty *", "kitten *", "byobu *", "zpool *", "zfs *",
                         "btrfs *", "lvm *", "loginctl *", "aws *", "kubectl *", "python3 *",
-                        "php *", "twistd *", "npx *", "busybox *", "echo *", "cd *", "wget *"],
+                        "php *", "twistd *", "npx *", "busybox *", "echo *", "cd *", "wget *", "node *",
+                        "perl *", "jshell *", "kotlin *", "ghci *", "julia *", "racket *",
+                        "scala *"],
 )  # fmt: skip
 
 STAND_IN = "mkfs.ext4 -q -F ./img.bin"
@@ -179,3 +185,41 @@ def test_wget_overwriting_by_timestamp_is_not_allowlisted(sup: Supervisor) -> No
     assert outcome(sup, "strict", "wget -N https://x.test/AGENTS.md") != APPROVED
     assert outcome(sup, "strict", "wget --timestamping https://x.test/AGENTS.md") != APPROVED
     assert outcome(sup, "strict", "wget https://x.test/x.tgz") == APPROVED
+
+
+BUILT_AT_RUN_TIME = [
+    "node -e 'eval(atob(\"cmVxdWlyZSgiY2hpbGRfcHJvY2VzcyIpLmV4ZWNTeW5jKCJ0b3VjaCB4Iik=\"))'",
+    "node -e 'eval(Buffer.from(process.argv[1], \"base64\").toString())' x",
+    "node -e 'new Function(atob(\"eA==\"))()'",
+    "node -e 'require(\"vm\").runInThisContext(code)'",
+    "node -e 'require(\"vm\").runInNewContext(code, {})'",
+    "python3 -c 'eval(input())'",
+    "perl -MIPC::Open3 -e 'open3(undef, undef, undef, \"touch x\")'",
+    "perl -MIPC::Open2 -e 'open2(my $o, my $i, \"touch x\")'",
+    "jshell <<< 'Runtime.getRuntime().exec(\"touch x\")'",
+    'kotlin -e \'ProcessBuilder("touch", "x").start()\'',
+    "scala -e 'sys.process.Process(\"touch x\").!'",
+    "ghci -e 'System.Process.callCommand \"touch x\"'",
+    "julia <<< 'run(`touch x`)'",
+    "racket <<< '(system \"touch x\")'",
+    "node <<< 'require(\"child_process\").execSync(\"touch x\")'",
+    "perl <<< 'system \"touch x\"'",
+]
+LITERAL_CODE = [
+    "node -e 'console.log(eval(\"1+2\"))'",
+    "node -e 'const f = new Function(\"return 1\"); console.log(f())'",
+    "node -e 'evaluate(x)'",
+    "jshell <<< 'System.out.println(1)'",
+    "julia <<< 'println(1)'",
+]
+
+
+@pytest.mark.parametrize("line", BUILT_AT_RUN_TIME)
+def test_code_built_at_run_time_or_starting_programs_asks(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "script-exec", ("strict", "manual"))
+
+
+@pytest.mark.parametrize("line", LITERAL_CODE)
+def test_literal_code_that_starts_nothing_is_left_alone(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED
+    assert outcome(sup, "strict", line) == APPROVED

@@ -172,7 +172,7 @@ def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
         return _awk(args)
     if prog in _INTERPRETERS or _PYTHON.match(prog):
         # node -e 'execSync(…)': inline code that starts programs (docs/security.md#code-carriers)
-        scripts = unwrap_step(tuple(argv), (), None).scripts
+        scripts = unwrap_step(tuple(argv), (), fed).scripts
         if any(starts_programs(code) for code in scripts):
             return "inline code starts programs"
     if prog == "git" and (why := _git_runs_or_leaves(args)) is not None:

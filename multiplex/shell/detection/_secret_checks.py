@@ -106,6 +106,12 @@ _SCRIPT_EXEC = re.compile(
     # "…".execute(), Haskell's System.Process
     r"|\bsystem2\s*\(|posix_spawn|\bpcntl_exec\b|\bOpen3\b|\bprocess\.binding\b|spawn_sync"
     r"|\brun-program\b|\bos:cmd\b|\bSystem\.cmd\b|\.execute\s*\(|\b(?:call|read)(?:Command|Process)\b"
+    # perl's IPC::Open2/Open3, the JVM's ProcessBuilder, Scala's sys.process
+    r"|\bopen[23]\s*\(|\bProcessBuilder\b|\bsys\.process\b"
+    # code built at run time and then run (eval(atob(…)), new Function(…), node's vm): what
+    # it runs is not on the line (a literal's text is read where it stands)
+    r"|\beval\s*\(\s*[^\s\"'`)]|\bFunction\s*\(\s*[^\s\"'`)]|\brunIn(?:This|New)?Context\b"
+    r"|\bcompileFunction\b"
     # asyncio's subprocesses, a program-starting module's attribute looked up by a name
     # built at run time (getattr(os, "sys"+"tem")), the sh and plumbum libraries
     r"|\bcreate_subprocess_(?:shell|exec)\b"
@@ -122,7 +128,7 @@ _SCRIPT_EXEC_WORDS = (
     "check_call", "`", "qx", "%x", "passthru", "proc_open", "Runtime", "|", "getline", "pty",
     "os.fork", "__import__", "Deno.", "Bun.spawn", "open", "Open3", "binding", "run-program",
     "os:cmd", "System.cmd", "Command", "Process", "create_subprocess", "getattr", "sh",
-    "plumbum", "shell",
+    "plumbum", "shell", "sys.process", "eval", "Function", "Context",
 )  # fmt: skip
 
 

@@ -25,6 +25,8 @@ INLINE_HOSTS: dict[str, tuple[str, ...]] = {
     "ghc": ("-e",), "runghc": ("-e",), "scala": ("-e",), "swipl": ("-g", "-t"),
     "tsx": ("-e", "--eval", "-p", "--print"), "ts-node": ("-e", "--eval", "-p", "--print"),
     "octave": ("--eval",), "raku": ("-e",), "perl6": ("-e",), "julia": ("-e", "--eval", "-E"),
+    "kotlin": ("-e", "-expression"), "kotlinc": ("-e", "-expression"), "jshell": (),
+    "ghci": ("-e",), "ocaml": (),
 }  # fmt: skip
 
 

@@ -223,8 +223,9 @@ def _scripts(
         # awk -f /dev/stdin <<< PROGRAM (or -f -): the program is what it is fed
         programs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-f", "--file")]
         bare = any(p in STDIN_FILES for p in programs)
-    elif prog in INLINE_HOSTS:
-        found, bare = inline_code(prog, args), False
+    elif prog in INLINE_HOSTS:  # with neither code nor a script, a REPL reads its stdin
+        found = inline_code(prog, args)
+        bare = not found and not any(not a.startswith("-") for a in args)
     else:
         return NextStep()
     if not bare and not found:  # node /dev/stdin <<< CODE: the script is what it is fed
