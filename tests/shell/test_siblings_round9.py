@@ -21,7 +21,8 @@ line below was approved in the manual home before:
 - inline code that runs code built at run time (``node -e 'eval(atob(…))'``, ``new
   Function(…)``, node's ``vm``), perl's ``open3``, the JVM's ``ProcessBuilder`` and
   Scala's ``sys.process``, and REPLs fed their code on stdin (``jshell <<< …``,
-  ``julia <<< 'run(`…`)'``): approved under ``node *`` and the like.
+  ``julia <<< 'run(`…`)'``): approved under ``node *`` and the like;
+- more CLIs' credential stores (supabase, snowflake, travis, jfrog).
 """
 
 from __future__ import annotations
@@ -202,7 +203,7 @@ BUILT_AT_RUN_TIME = [
     "ghci -e 'System.Process.callCommand \"touch x\"'",
     "julia <<< 'run(`touch x`)'",
     "racket <<< '(system \"touch x\")'",
-    "node <<< 'require(\"child_process\").execSync(\"touch x\")'",
+    'node <<< \'require("child_process").execSync("touch x")\'',
     "perl <<< 'system \"touch x\"'",
 ]
 LITERAL_CODE = [
@@ -223,3 +224,18 @@ def test_code_built_at_run_time_or_starting_programs_asks(sup: Supervisor, line:
 def test_literal_code_that_starts_nothing_is_left_alone(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
     assert outcome(sup, "strict", line) == APPROVED
+
+
+CREDENTIAL_STORES = [
+    "~/.supabase/access-token", "~/.snowflake/connections.toml", "~/.snowflake/config.toml",
+    "~/.travis/config.yml", "~/.jfrog/jfrog-cli.conf.v6",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", CREDENTIAL_STORES)
+def test_more_credential_stores_are_secret_reads(sup: Supervisor, path: str) -> None:
+    assert_named(sup, f"cat {path}", "secret-read", ("manual",))
+
+
+def test_public_ssh_files_stay_readable(sup: Supervisor) -> None:
+    assert outcome(sup, "manual", "cat ~/.ssh/known_hosts") == APPROVED

@@ -61,6 +61,7 @@ _SECRETS = (
     "~/.wrangler/config/*", "~/.config/.wrangler/config/*", "~/.sentryclirc",
     "~/.dbt/profiles.yml", "~/.config/github-copilot/*", "~/.config/anthropic/*", "~/.openai/*",
     "~/.config/openai/*", "~/.codex/auth.json", "~/.claude/.credentials.json",
+    "~/.supabase/access-token", "~/.snowflake/*", "~/.travis/config.yml", "~/.jfrog/*",
     # every REPL's and client's history (redis AUTH, a pasted token); more package
     # registries' and clouds' credentials; VPN, TLS and tunnel keys; mail clients' passwords
     "~/.*_history", "~/.ivy2/.credentials", "~/.sbt/.credentials", "~/.nuget/NuGet/NuGet.Config",
@@ -212,6 +213,7 @@ _SECRET_KEYS = (
     "minikube", "vagrant", "age/", "authinfo", "msmtp", "mbsync", "fetchmail", "mutt", "hut/",
     "atuin", ".ivy2", ".sbt", "NuGet", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".key",
     ".p12", ".pfx", ".jks", "keystore", ".tfstate", "privkey", "private", "key.pem",
+    "supabase", "snowflake", ".travis", "jfrog",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
