@@ -217,6 +217,20 @@ def _download_exec(cmd: SimpleCommand) -> Pattern | None:
     return None
 
 
+def _pipeline_text(commands: Sequence[SimpleCommand], k: int) -> str:
+    """``commands[k]``'s text with the stages that feed it (``curl -s URL | sudo bash``),
+    when the commands before it are those stages (and the wrappers it was found in); else
+    its own."""
+    cmd = commands[k]
+    shown, j = cmd, k - 1
+    while j >= 0 and cmd.wrapped_by and shown.wrapped_by and commands[j].text.endswith(shown.text):
+        shown, j = commands[j], j - 1  # sudo -E bash: the pipe feeds the wrapper
+    stages = commands[max(0, j + 1 - len(cmd.upstream)) : j + 1]
+    if not cmd.upstream or tuple(c.program for c in stages) != cmd.upstream:
+        return cmd.text
+    return " | ".join(c.text for c in (*stages, shown))
+
+
 def _reads_stdin(cmd: SimpleCommand) -> bool:
     # A bare shell/interpreter (no -c, no script file) runs what it reads on stdin.
     probe = "\x00probe"
@@ -306,10 +320,13 @@ def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[F
         yield from _each_named(parsed, place)
     # A wrapper like sudo is reported only when what it runs shows nothing more specific.
     escalations: list[Finding] = []
-    for cmd in all_commands(parsed):
+    commands = all_commands(parsed)
+    for k, cmd in enumerate(commands):
         found = _dangerous_command(cmd)
         if found is PRIVILEGE:
             escalations.append(Finding(found, evidence(cmd), cmd.text))
+        elif found is DOWNLOAD_EXEC or found is PIPE_TO_SHELL:
+            yield Finding(found, evidence(cmd), _pipeline_text(commands, k))
         elif found is not None:
             yield Finding(found, evidence(cmd), cmd.text)
     for text in (parsed.line, *parsed.variants):
