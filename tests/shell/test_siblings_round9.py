@@ -22,7 +22,11 @@ line below was approved in the manual home before:
   Function(…)``, node's ``vm``), perl's ``open3``, the JVM's ``ProcessBuilder`` and
   Scala's ``sys.process``, and REPLs fed their code on stdin (``jshell <<< …``,
   ``julia <<< 'run(`…`)'``): approved under ``node *`` and the like;
-- more CLIs' credential stores (supabase, snowflake, travis, jfrog).
+- more CLIs' credential stores (supabase, snowflake, travis, jfrog);
+- words a substitution computes at run time where a program's options may be
+  (``git $(cat args.txt)``: the file may hold ``-c core.fsmonitor=CMD status``;
+  ``find . $(cat x)``, ``make $(cat x)``, ``node "$(cat x)"``): approved under
+  ``git *`` and the like, and in the manual home.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ sup = homes_fixture(
                         "btrfs *", "lvm *", "loginctl *", "aws *", "kubectl *", "python3 *",
                         "php *", "twistd *", "npx *", "busybox *", "echo *", "cd *", "wget *", "node *",
                         "perl *", "jshell *", "kotlin *", "ghci *", "julia *", "racket *",
-                        "scala *"],
+                        "scala *", "find *", "make *", "tar *", "cat *", "git *", "date *", "nproc *",
+                        "python3 -m pytest *"],
 )  # fmt: skip
 
 STAND_IN = "mkfs.ext4 -q -F ./img.bin"
@@ -239,3 +244,42 @@ def test_more_credential_stores_are_secret_reads(sup: Supervisor, path: str) -> 
 
 def test_public_ssh_files_stay_readable(sup: Supervisor) -> None:
     assert outcome(sup, "manual", "cat ~/.ssh/known_hosts") == APPROVED
+
+
+UNSEEN_ARGUMENTS = [
+    "git $(cat args.txt)",
+    "git `cat args.txt`",
+    'git "$(cat args.txt)"',
+    "git log $(cat opts.txt)",
+    "a=$(cat args.txt); git $a",
+    "git $(printf -- '-c\\ncore.fsmonitor=./x\\nstatus')",
+    "find . $(cat filters.txt)",
+    "make $(cat targets.txt)",
+    "tar $(cat flags.txt)",
+    'node "$(cat x)"',
+    "awk $(cat prog.txt) data.csv",
+]
+SEEN_OR_FORMATTED = [
+    "ls $(cat list.txt)",
+    "cat $(ls)",
+    "git log -- $(cat paths.txt)",
+    'git commit -m "$(cat msg.txt)"',
+    "git add $(git ls-files -m)",
+    "git checkout $(git rev-parse HEAD~1)",
+    "tar czf backup-$(date +%F).tgz src/",
+    "make -j$(nproc)",
+    "python3 -m pytest $(git diff --name-only)",
+    "git log --format='$(not run)'",
+]
+
+
+@pytest.mark.parametrize("line", UNSEEN_ARGUMENTS)
+def test_words_computed_where_options_may_be_ask(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "script-exec", ("strict", "manual"))
+
+
+@pytest.mark.parametrize("line", SEEN_OR_FORMATTED)
+def test_values_operands_and_formatted_outputs_do_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED
+    if line.startswith(("git", "make")):  # (tar c writes and pytest's rule is python3's own)
+        assert outcome(sup, "strict", line) == APPROVED

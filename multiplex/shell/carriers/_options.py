@@ -27,7 +27,7 @@ from multiplex.shell.parsing._getopt import read_options
 from multiplex.shell.parsing._inline import INLINE_HOSTS
 from multiplex.shell.parsing._unwrap import unwrap_step
 
-__all__ = ["RISKY_OPTIONS", "risky_option"]
+__all__ = ["OPTION_RISKS", "RISKY_OPTIONS", "risky_option"]
 
 
 # program -> option prefixes ("--output" also covers "--output=FILE"; "-o" covers "-oFILE").
@@ -98,6 +98,12 @@ _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 _JUDGED = frozenset(
     {*RISKY_OPTIONS, *CARRYING, *_INTERPRETERS, "awk", "gawk", "mawk", "nawk", "gtar", "bsdtar"}
 )
+# Programs some option of which writes a file or runs a program: a word computed at run
+# time may be that option (shell.detection._target_checks.each_unseen_arguments).
+OPTION_RISKS = frozenset(
+    {*(p for p, o in RISKY_OPTIONS.items() if o), *CARRYING, *_INTERPRETERS, "awk", "gawk",
+     "mawk", "nawk", "gtar", "bsdtar"}
+) - {"xargs", "enable"}  # fmt: skip
 
 
 # git filter-branch's options whose value is a shell command (a shell script: exact names).

@@ -64,6 +64,7 @@ from multiplex.shell.detection._secret_checks import (
 from multiplex.shell.detection._target_checks import (
     each_dynamic_target,
     each_target_hardline,
+    each_unseen_arguments,
     each_unseen_xargs,
     find_target_hardline,
 )
@@ -285,6 +286,7 @@ def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     yield from each_command_variable(parsed)
     yield from each_dynamic_target(parsed, place)
     yield from each_unseen_xargs(parsed)
+    yield from each_unseen_arguments(parsed)
     # docs/security.md#code-carriers: code a program is told to run is never allowlisted.
     yield from each_code_carrier(parsed)
 

@@ -18,6 +18,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from multiplex.shell.carriers._options import OPTION_RISKS
 from multiplex.shell.carriers._tool_code import CODE_PROGRAMS, XARGS_OPTIONS
 from multiplex.shell.detection._catalogue import (
     BLOCK_DEVICE_WRITE,
@@ -46,6 +47,7 @@ from multiplex.shell.parsing._parsed import ParsedLine
 __all__ = [
     "each_dynamic_target",
     "each_target_hardline",
+    "each_unseen_arguments",
     "each_unseen_xargs",
     "find_dynamic_target",
     "find_other_home",
@@ -137,6 +139,90 @@ def each_unseen_xargs(parsed: ParsedLine) -> Iterator[Finding]:
             yield Finding(DYNAMIC_TARGET, evidence(cmd), cmd.text)
         elif inner in CODE_PROGRAMS:
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+
+
+# Programs whose output a line cannot steer into options: each prints in its own format.
+_FORMATTED = frozenset(
+    {"date", "nproc", "pwd", "whoami", "id", "hostname", "uname", "basename", "dirname",
+     "realpath", "readlink", "git", "which", "command", "getconf", "arch", "logname", "mktemp",
+     "seq", "wc", "uuidgen", "tty", "printenv"}
+)  # fmt: skip
+
+
+def each_unseen_arguments(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each program with options that run code or write files given words a substitution
+    computes at run time, where they may be such options: ``git $(cat args.txt)`` (the file
+    may hold ``-c core.fsmonitor=CMD status``), ``find . $(cat x)``, ``node "$(cat x)"``.
+    Not after ``--``, nor from programs that print in their own format (``$(date +%F)``)."""
+    for cmd in all_commands(parsed):
+        if (
+            not cmd.argv
+            or cmd.program not in OPTION_RISKS
+            or not ("$(" in cmd.text or "`" in cmd.text)
+        ):
+            continue
+        for inner, quoted, before in _whole_substitutions(cmd.text):
+            if " -- " in before + " " or inner.split()[:1] == []:
+                continue
+            program = inner.split()[0].rpartition("/")[2]
+            first_argument = before.strip() == cmd.text.split(maxsplit=1)[0]
+            if program not in _FORMATTED and (not quoted or first_argument):
+                yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
+                break
+
+
+def _whole_substitutions(text: str) -> Iterator[tuple[str, bool, str]]:
+    """Each command substitution of ``text`` (outside single quotes) that is a whole word,
+    bare or double-quoted: its command, whether quoted, and the text before it."""
+    quote = ""
+    i, size = 0, len(text)
+    while i < size:
+        ch = text[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            i += 1
+        elif ch == "'" and not quote:
+            quote = "'"
+        elif ch == '"':
+            quote = "" if quote == '"' else '"'
+        elif ch in "$`" and text.startswith(("$(", "`"), i) and not text.startswith("$((", i):
+            close = _closing(text, i)
+            quoted = quote == '"' and text[i - 1 : i] == '"' and text[close : close + 1] == '"'
+            start = i - 1 if quoted else i
+            end = close + 1 if quoted else close
+            whole = (start == 0 or text[start - 1] in " \t") and text[end : end + 1] in (
+                "",
+                " ",
+                "\t",
+                ";",
+                "&",
+                "|",
+                ")",
+            )
+            if whole and close > i:
+                inner = text[i + 2 : close - 1] if ch == "$" else text[i + 1 : close - 1]
+                yield inner.strip(), quoted, text[:start]
+            i = max(i + 1, close)
+            continue
+        i += 1
+
+
+def _closing(text: str, at: int) -> int:
+    """The index just past the substitution starting at ``at`` (``$(`` nested, or a backtick)."""
+    if text[at] == "`":
+        end = text.find("`", at + 1)
+        return end + 1 if end > 0 else len(text)
+    depth, i = 0, at + 1
+    while i < len(text):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
 
 
 def find_dynamic_target(parsed: ParsedLine, place: Place) -> Finding | None:
