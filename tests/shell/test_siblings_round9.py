@@ -26,7 +26,11 @@ line below was approved in the manual home before:
 - words a substitution computes at run time where a program's options may be
   (``git $(cat args.txt)``: the file may hold ``-c core.fsmonitor=CMD status``;
   ``find . $(cat x)``, ``make $(cat x)``, ``node "$(cat x)"``): approved under
-  ``git *`` and the like, and in the manual home.
+  ``git *`` and the like, and in the manual home;
+- resources deleted through more CLIs (aws's batch and scheduled deletions, terraform
+  ``state rm``/``-replace=``, pulumi ``stack rm``, hosting and database CLIs, registry
+  unpublishing, ``docker rm $(docker ps -aq)``) and MongoDB's drops and deletes of
+  every document: approved in the manual home.
 """
 
 from __future__ import annotations
@@ -283,3 +287,68 @@ def test_values_operands_and_formatted_outputs_do_not(sup: Supervisor, line: str
     assert outcome(sup, "manual", line) == APPROVED
     if line.startswith(("git", "make")):  # (tar c writes and pytest's rule is python3's own)
         assert outcome(sup, "strict", line) == APPROVED
+
+
+DESTROYED = [
+    "aws kms schedule-key-deletion --key-id x",
+    "aws ecr batch-delete-image --repository-name x --image-ids imageTag=latest",
+    "aws sqs purge-queue --queue-url x",
+    "terraform state rm aws_instance.x",
+    "terraform apply -replace=aws_instance.x -auto-approve",
+    "tofu workspace delete prod",
+    "pulumi stack rm prod --force",
+    "doctl compute droplet delete x --force",
+    "hcloud server delete x",
+    "heroku apps:destroy x --confirm x",
+    "heroku pg:reset DATABASE_URL",
+    "flyctl apps destroy x --yes",
+    "fly volumes destroy vol_1",
+    "vercel remove x --yes",
+    "netlify sites:delete x",
+    "docker rm -f $(docker ps -aq)",
+    "docker rmi -f $(docker images -q)",
+    "podman system reset -f",
+    "dropdb prod",
+    "mysqladmin drop prod -f",
+    "influx bucket delete -n x",
+    "etcdctl del '' --prefix",
+    "consul kv delete -recurse",
+    "vault secrets disable secret/",
+    "vault kv destroy -versions=1 secret/x",
+    "gh repo delete org/x --yes",
+    "gh release delete v1 --yes",
+    "glab repo delete x",
+    "npm unpublish x --force",
+    "cargo yank --version 1.0.0",
+    "gem yank x -v 1.0",
+]
+MONGO = [
+    "mongosh prod --eval 'db.users.drop()'",
+    "mongosh --eval 'db.getCollection(\"x\").drop()'",
+    "mongosh --eval 'db.users.deleteMany({})'",
+    "mongo app --eval 'db.sessions.remove({})'",
+]
+KEPT = [
+    "gh pr list", "gh pr merge 1", "doctl compute droplet list", "heroku logs --tail",
+    "fly deploy", "vercel deploy --prod", "consul members", "etcdctl get foo",
+    "mysqladmin status", "docker rm web", "terraform state list", "pulumi up",
+    "aws ec2 describe-instances", "mongosh --eval 'db.users.find()'",
+    "mongosh --eval 'db.users.deleteMany({age: 3})'", "npm deprecate x gone",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", DESTROYED)
+def test_resources_deleted_through_more_clis_are_infra_destroy(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "infra-destroy")
+
+
+@pytest.mark.parametrize("line", MONGO)
+def test_mongodb_drops_and_deletes_of_everything_are_sql_destructive(
+    sup: Supervisor, line: str
+) -> None:
+    assert_named(sup, line, "sql-destructive")
+
+
+@pytest.mark.parametrize("line", KEPT)
+def test_their_reads_and_deploys_are_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED

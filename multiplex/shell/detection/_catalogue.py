@@ -155,7 +155,9 @@ GIT_HISTORY = _p(
 CLOUD_METADATA = _p("cloud-metadata", "Reaches a cloud instance metadata service (credentials).")
 PACKAGE_REMOVAL = _p("package-removal", "Uninstalls system or global packages.")
 INFRA_DESTROY = _p(
-    "infra-destroy", "Deletes cluster, container or cloud resources (kubectl delete, prune)."
+    "infra-destroy",
+    "Deletes cluster, container, cloud or database resources, or published packages "
+    "(kubectl delete, prune, dropdb, npm unpublish).",
 )
 FIREWALL = _p("firewall-change", "Flushes or disables the firewall.")
 ACCOUNT = _p("account-change", "Creates, deletes or modifies user accounts or passwords.")

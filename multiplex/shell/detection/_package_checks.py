@@ -19,9 +19,21 @@ PACKAGERS = frozenset(
      "cargo", "snap", "conda", "mamba", "uv", "npm", "pnpm", "yarn", "pacman", "apk", "dpkg",
      "rpm"}
 )  # fmt: skip
+# Hosting, database and registry CLIs whose verbs delete what they name: the verb words.
+_DELETE_VERBS = {
+    "doctl": ("delete", "rm"), "hcloud": ("delete",), "linode-cli": ("delete", "rm"),
+    "scw": ("delete",), "exo": ("delete",), "vultr-cli": ("delete",),
+    "heroku": ("apps:destroy", "destroy", "pg:reset", "addons:destroy", "apps:delete"),
+    "flyctl": ("destroy",), "fly": ("destroy",), "vercel": ("remove", "rm"),
+    "netlify": ("sites:delete",), "dropdb": (), "mysqladmin": ("drop",),
+    "influx": ("delete",), "etcdctl": ("del", "delete"), "consul": ("delete",),
+    "vault": ("disable", "destroy", "delete"), "gh": ("delete",), "glab": ("delete",),
+    "npm": ("unpublish",), "cargo": ("yank",), "gem": ("yank",), "pnpm": ("unpublish",),
+    "yarn": ("unpublish",),
+}  # fmt: skip
 INFRA = frozenset(
     {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
-     "gcloud", "az", "gsutil"}
+     "gcloud", "az", "gsutil", *_DELETE_VERBS}
 )  # fmt: skip
 
 
@@ -63,6 +75,11 @@ def package_check(prog: str, args: Sequence[str]) -> Pattern | None:
     return None
 
 
+def _removes(words: Sequence[str]) -> bool:
+    """docker rm/rmi, container rm, image rm: containers or images removed."""
+    return words[:1] in (["rm"], ["rmi"]) or words[:2] in (["container", "rm"], ["image", "rm"])
+
+
 def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """``infra-destroy``: cluster, container or cloud resources deleted (helm's aliases too)."""
     if prog not in INFRA:
@@ -73,17 +90,27 @@ def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
     if prog == "helm" and words[:1] in (["uninstall"], ["delete"], ["del"], ["un"]):
         return INFRA_DESTROY
     if prog in ("docker", "podman", "nerdctl") and (
-        "prune" in words or words[:2] == ["volume", "rm"]
+        "prune" in words
+        or words[:2] in (["volume", "rm"], ["system", "reset"])
+        or (_removes(words) and any("$(" in a or "`" in a for a in args))  # rm $(docker ps -aq)
     ):
         return INFRA_DESTROY
-    if prog in ("terraform", "tofu", "pulumi") and ("destroy" in words or "-destroy" in args):
+    if prog in ("terraform", "tofu", "pulumi") and (
+        "destroy" in words
+        or "-destroy" in args
+        or words[:2] in (["state", "rm"], ["stack", "rm"], ["workspace", "delete"])
+        or any(a.startswith(("-replace=", "--replace=")) for a in args)  # destroyed, made anew
+    ):
         return INFRA_DESTROY
     if prog == "aws" and (
         words[:2] in (["s3", "rb"],)
         or (words[:2] == ["s3", "rm"] and "--recursive" in args)
-        or any(w.startswith(("delete-", "terminate-")) for w in words[1:3])
+        or any(w.startswith(("terminate-", "purge-")) or "delet" in w for w in words[1:3])
     ):
         return INFRA_DESTROY
+    if prog in _DELETE_VERBS:  # dropdb NAME: its only verb
+        verbs = _DELETE_VERBS[prog]
+        return INFRA_DESTROY if not verbs or any(w in verbs for w in words[:3]) else None
     if prog in ("gcloud", "az", "gsutil") and any(w in ("delete", "rm", "rb") for w in words):
         return INFRA_DESTROY
     return None

@@ -145,14 +145,16 @@ def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
 SQL = re.compile(
     r"\bDROP\s+(TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|FUNCTION|TRIGGER|COLLECTION)\b"
     r"|\bTRUNCATE\s+(TABLE\s+)?[\w.\"`\[]|\bALTER\s+TABLE\s+\S+\s+DROP\b"
-    r"|\bFLUSH(ALL|DB)\b|\.dropDatabase\s*\(",
+    r"|\bFLUSH(ALL|DB)\b|\.dropDatabase\s*\(|\.drop(?:Collection)?\s*\("
+    # MongoDB's deletes of every document: deleteMany({}), remove({})
+    r"|\.(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*\)",
     re.IGNORECASE,
 )
 SQL_UNBOUNDED = re.compile(
     r"\b(DELETE\s+FROM|UPDATE\s+[\w.\"`\[\]]+\s+SET)\b([^;]*)", re.IGNORECASE
 )
-_SQL_WORDS = ("drop", "truncate", "flu")  # in every alternative of SQL
-_SQL_ANY_WORD = re.compile("drop|truncate|flu|delete|update")  # _SQL_WORDS, or SQL_UNBOUNDED's
+_SQL_WORDS = ("drop", "truncate", "flu", "deletemany", "remove")  # in every alternative of SQL
+_SQL_ANY_WORD = re.compile("drop|truncate|flu|delete|update|remove")  # _SQL_WORDS, SQL_UNBOUNDED's
 
 
 def sql_text(text: str) -> bool:
