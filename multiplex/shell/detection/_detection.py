@@ -79,6 +79,7 @@ from multiplex.shell.detection._writes import (
     write_targets,
 )
 from multiplex.shell.parsing._parse import ParsedLine, SimpleCommand
+from multiplex.shell.parsing._parsed import pipeline_text
 from multiplex.shell.parsing._unwrap import SHELLS, unwrap_step
 
 _NOWHERE = Place()
@@ -218,20 +219,6 @@ def _download_exec(cmd: SimpleCommand) -> Pattern | None:
     return None
 
 
-def _pipeline_text(commands: Sequence[SimpleCommand], k: int) -> str:
-    """``commands[k]``'s text with the stages that feed it (``curl -s URL | sudo bash``),
-    when the commands before it are those stages (and the wrappers it was found in); else
-    its own."""
-    cmd = commands[k]
-    shown, j = cmd, k - 1
-    while j >= 0 and cmd.wrapped_by and shown.wrapped_by and commands[j].text.endswith(shown.text):
-        shown, j = commands[j], j - 1  # sudo -E bash: the pipe feeds the wrapper
-    stages = commands[max(0, j + 1 - len(cmd.upstream)) : j + 1]
-    if not cmd.upstream or tuple(c.program for c in stages) != cmd.upstream:
-        return cmd.text
-    return " | ".join(c.text for c in (*stages, shown))
-
-
 def _reads_stdin(cmd: SimpleCommand) -> bool:
     # A bare shell/interpreter (no -c, no script file) runs what it reads on stdin.
     probe = "\x00probe"
@@ -328,7 +315,7 @@ def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[F
         if found is PRIVILEGE:
             escalations.append(Finding(found, evidence(cmd), cmd.text))
         elif found is DOWNLOAD_EXEC or found is PIPE_TO_SHELL:
-            yield Finding(found, evidence(cmd), _pipeline_text(commands, k))
+            yield Finding(found, evidence(cmd), pipeline_text(commands, k))
         elif found is not None:
             yield Finding(found, evidence(cmd), cmd.text)
     for text in (parsed.line, *parsed.variants):

@@ -12,11 +12,11 @@ decision parses its line anew). The memo takes no part in equality or hashing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-__all__ = ["ParsedLine", "Redirect", "SimpleCommand"]
+__all__ = ["ParsedLine", "Redirect", "SimpleCommand", "pipeline_text"]
 
 _T = TypeVar("_T")
 
@@ -135,3 +135,17 @@ class ParsedLine:
             if cmd.argv:
                 seen.setdefault(cmd.argv, None)
         return tuple(seen)
+
+
+def pipeline_text(commands: Sequence[SimpleCommand], k: int) -> str:
+    """``commands[k]``'s text with the stages that feed it (``curl -s URL | sudo bash``),
+    when the commands before it are those stages (and the wrappers it was found in); else
+    its own."""
+    cmd = commands[k]
+    shown, j = cmd, k - 1
+    while j >= 0 and cmd.wrapped_by and shown.wrapped_by and commands[j].text.endswith(shown.text):
+        shown, j = commands[j], j - 1  # sudo -E bash: the pipe feeds the wrapper
+    stages = commands[max(0, j + 1 - len(cmd.upstream)) : j + 1]
+    if not cmd.upstream or tuple(c.program for c in stages) != cmd.upstream:
+        return cmd.text
+    return " | ".join(c.text for c in (*stages, shown))
