@@ -30,7 +30,11 @@ line below was approved in the manual home before:
 - resources deleted through more CLIs (aws's batch and scheduled deletions, terraform
   ``state rm``/``-replace=``, pulumi ``stack rm``, hosting and database CLIs, registry
   unpublishing, ``docker rm $(docker ps -aq)``) and MongoDB's drops and deletes of
-  every document: approved in the manual home.
+  every document: approved in the manual home;
+- more ways to root's powers: ``docker run --privileged=true``, ``podman run --rootfs
+  /``, ``setpriv --reuid=0``, ``capsh`` (and the shell it runs), ``nsenter -t 1`` (the
+  host's namespaces), a setuid bit set anywhere (``chmod 4755 ./x``), ``gpasswd -a me
+  docker``.
 """
 
 from __future__ import annotations
@@ -351,4 +355,39 @@ def test_mongodb_drops_and_deletes_of_everything_are_sql_destructive(
 
 @pytest.mark.parametrize("line", KEPT)
 def test_their_reads_and_deploys_are_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED
+
+
+ROOTS_POWERS = [
+    ("docker run --privileged=true alpine", "privileged-container"),
+    ("podman run --rootfs / ls", "privileged-container"),
+    ("setpriv --reuid=0 id", "privilege-escalation"),
+    ("capsh --caps='cap_setuid+ep' -- -c id", "privilege-escalation"),
+    ("nsenter -t 1 -m -u -i -n -p sh", "privilege-escalation"),
+    ("nsenter --target=1 --all", "privilege-escalation"),
+    ("chmod 4755 ./x", "system-permissions"),
+    ("chmod u+s /tmp/b", "system-permissions"),
+    ("chmod +s ./x", "system-permissions"),
+    ("chmod go+rx,u+s ./x", "system-permissions"),
+    ("gpasswd -a me docker", "account-change"),
+]
+EVERYDAY_MODES = [
+    "chmod 755 ./x", "chmod 0644 x", "chmod g+w x", "chmod 2775 shared/", "chmod g+s shared",
+    "chmod u+x run.sh", "nsenter -t 1234 -n ip a",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "danger"), ROOTS_POWERS)
+def test_more_ways_to_roots_powers_ask(sup: Supervisor, line: str, danger: str) -> None:
+    assert_named(sup, line, danger)
+
+
+@pytest.mark.parametrize("line", [f"setpriv --reuid=0 {STAND_IN}", f"capsh -- -c '{STAND_IN}'",
+                                  f"nsenter -t 1 -m {STAND_IN}"])  # fmt: skip
+def test_what_they_run_is_judged(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+@pytest.mark.parametrize("line", EVERYDAY_MODES)
+def test_everyday_modes_and_namespaces_are_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED

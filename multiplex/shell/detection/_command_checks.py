@@ -209,7 +209,9 @@ def hardline_check(prog: str, args: Sequence[str]) -> Pattern | None:
     return None
 
 
-_SUDO = frozenset({"sudo", "doas", "su", "pkexec", "runuser"})
+# Programs that run a command as another user or with more powers: sudo's family, setpriv
+# (--reuid=0), capsh (--caps=…), and nsenter into PID 1's namespaces (-t 1: the host's).
+_SUDO = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "setpriv", "capsh"})
 _DISK = _words(
     "fdisk sfdisk cfdisk gdisk sgdisk parted gparted wipefs mkswap blkdiscard hdparm "
     "cryptsetup pvremove vgremove lvremove mdadm"
@@ -222,7 +224,7 @@ _POOLS = {"zpool": (("destroy",), ("labelclear",)), "zfs": (("destroy",),),
 _KILLERS = frozenset({"killall", "pkill", "skill", "slay"})
 _ACCOUNTS = _words(
     "useradd userdel usermod adduser deluser groupadd groupdel groupmod passwd "
-    "chpasswd chsh chage visudo"
+    "chpasswd chsh chage visudo gpasswd"
 )
 
 
@@ -260,12 +262,32 @@ def permission_operands(prog: str, args: Sequence[str]) -> tuple[str, list[str]]
     return (ops[0], ops[1:]) if ops else ("", [])
 
 
+# A mode that sets the setuid bit: 4xxx (5, 6, 7), or +s for u (or all: "+s", "a+s").
+# (setgid alone, "g+s" or 2775, is a shared folder's everyday mode.)
+_SETUID = re.compile(r"^0?[4-7]\d{3}$|(?:^|,)(?:[go]*[ua][ugoa]*)?\+[rwxXt]*s")
+
+
+def _enters_init(args: Sequence[str]) -> bool:
+    """``nsenter -t 1``, ``--target=1``, ``-t1``: into the host's namespaces."""
+    for i, arg in enumerate(args):
+        value = arg[2:] if arg.startswith("-t") and len(arg) > 2 else None
+        if arg in ("-t", "--target") and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith("--target="):
+            value = arg.partition("=")[2]
+        if value == "1":
+            return True
+    return False
+
+
 def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
     """chmod, chown, chgrp, and chattr, setfacl, chcon: the same change of who may do what."""
     mode, targets = permission_operands(prog, args)
     recursive = "R" in short_flags(args) or has_long(args, "recursive")
     wide = prog == "chmod" and bool(re.search(r"777|666|[ao]\+\w*w|\+\w*s|^[24567]\d{3}$", mode))
     wide = wide or (prog == "chattr" and "i" in mode.lstrip("+=") and mode[:1] in "+=")
+    if prog == "chmod" and _SETUID.search(mode):
+        return PERMISSIONS  # setuid, anywhere: a program that runs as its owner
     system = any(
         catastrophic_path(t) or t.startswith(("/etc", "/usr", "/bin", "/sbin", "/lib", "/boot"))
         for t in targets
@@ -313,7 +335,7 @@ def _git(args: Sequence[str]) -> Pattern | None:
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "dd", "systemctl", *CHMODS,
      "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
-     "nft", "ufw", "firewall-cmd", "journalctl", "setcap", *_DISK, *_POOLS, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
+     "nft", "ufw", "firewall-cmd", "journalctl", "setcap", "nsenter", *_DISK, *_POOLS, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
 )  # fmt: skip
 
 
@@ -379,4 +401,6 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return ACCOUNT
     elif prog in _SUDO or (prog == "setcap" and "-v" not in args and "-r" not in args):
         return PRIVILEGE  # setcap cap_setuid+ep FILE: the file gets root's powers
+    elif prog == "nsenter" and _enters_init(args):
+        return PRIVILEGE
     return package_check(prog, args) or infra_check(prog, args)

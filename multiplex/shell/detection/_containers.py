@@ -58,7 +58,12 @@ def _mount_source(arg: str) -> str | None:
 def _host_given(args: Sequence[str], i: int, place: Place) -> str | None:
     """The pattern ``args[i]`` (with its value) makes the container a way into the host."""
     arg = args[i]
-    if arg == "--privileged":
+    if arg == "--privileged" or arg.lower() in ("--privileged=true", "--privileged=1"):
+        return PRIVILEGED_CONTAINER.name
+    rootfs = _value(args, i, ("--rootfs",))  # podman run --rootfs /: the host's root as its own
+    if rootfs is not None and (
+        rootfs.split(":", 1)[0].rstrip("/") == "" or catastrophic_path(rootfs)
+    ):
         return PRIVILEGED_CONTAINER.name
     if _HOST_NS.match(arg) and "host" in (arg + " ".join(args[i + 1 : i + 2])):
         return PRIVILEGED_CONTAINER.name

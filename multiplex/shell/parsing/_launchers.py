@@ -118,7 +118,7 @@ _COREPACK = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg"})
 
 LAUNCHERS = frozenset(
     {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
-     "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", "corepack",
+     "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", "corepack", "capsh",
      *_EXEC_VERB,
      *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS, *_MACHINES, *_REMOTE_LINES, *_PANES}
 )  # fmt: skip
@@ -159,6 +159,8 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
             inner = rest[1:] or None
     elif prog in _PANES and (pane := _pane_verb(prog, args)):
         inner = _after(args[len(pane) :], _PANE_OPTS)
+    elif prog == "capsh" and "--" in args:  # capsh [opts] -- ARGS: /bin/bash ARGS
+        inner = ("bash", *args[list(args).index("--") + 1 :])
     elif prog == "mosh" and "--" in args:  # mosh [opts] HOST -- CMD…
         inner = tuple(args[list(args).index("--") + 1 :]) or None
     elif prog == "cmake" and args[:1] == ("-E",) and args[1:2] in (("env",), ("time",)):
