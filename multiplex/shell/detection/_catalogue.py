@@ -138,7 +138,8 @@ PERMISSIONS = _p(
 )
 DISK_TOOL = _p("disk-tool", "Partitions, wipes or writes a disk (fdisk, parted, wipefs, dd of=).")
 SQL_DESTRUCTIVE = _p(
-    "sql-destructive", "Drops or truncates tables, or deletes/updates rows without WHERE."
+    "sql-destructive",
+    "Drops or truncates tables or collections, or deletes/updates rows without WHERE.",
 )
 SERVICE_STOP = _p("service-stop", "Stops, disables or masks a system service.")
 PROCESS_KILL = _p("process-kill", "Kills processes by name, with SIGKILL, or a process group.")
@@ -159,9 +160,23 @@ INFRA_DESTROY = _p(
     "Deletes cluster, container, cloud or database resources, or published packages "
     "(kubectl delete, prune, dropdb, npm unpublish).",
 )
-FIREWALL = _p("firewall-change", "Flushes or disables the firewall.")
+FIREWALL = _p(
+    "firewall-change",
+    "Flushes or disables the firewall, or drops everything (iptables -P INPUT DROP).",
+)
+NETWORK_CHANGE = _p(
+    "network-change",
+    "Takes the machine's network down or removes its default route (ip link set … down).",
+)
+SYSTEM_SETTING = _p(
+    "system-setting",
+    "Changes the kernel's parameters, the clock or the host's name (sysctl -w, date -s).",
+)
 ACCOUNT = _p("account-change", "Creates, deletes or modifies user accounts or passwords.")
-PRIVILEGE = _p("privilege-escalation", "Runs a command as another user (sudo, su, doas).")
+PRIVILEGE = _p(
+    "privilege-escalation",
+    "Runs a command as another user or with more powers (sudo, su, doas, setpriv, nsenter -t 1).",
+)
 DYNAMIC_PROGRAM = _p("dynamic-program", "The program name is computed at run time ($VAR, $(…)).")
 SCRIPT_DESTRUCTIVE = _p(
     "script-destructive", "Inline script code deletes files or runs dangerous shell commands."
@@ -223,6 +238,8 @@ DANGEROUS: tuple[Pattern, ...] = (
     PACKAGE_REMOVAL,
     INFRA_DESTROY,
     FIREWALL,
+    NETWORK_CHANGE,
+    SYSTEM_SETTING,
     ACCOUNT,
     PRIVILEGE,
     DYNAMIC_PROGRAM,

@@ -21,7 +21,6 @@ from multiplex.shell.detection._catalogue import (
     DELETE_SYSTEM,
     DISK_TOOL,
     FIND_DELETE,
-    FIREWALL,
     GIT_HISTORY,
     KILL_ALL,
     MKFS,
@@ -37,6 +36,7 @@ from multiplex.shell.detection._catalogue import (
     Pattern,
 )
 from multiplex.shell.detection._package_checks import INFRA, PACKAGERS, infra_check, package_check
+from multiplex.shell.detection._system_checks import SYSTEM_PROGRAMS, system_check
 from multiplex.shell.parsing._argv import (
     first_operand,
     git_subcommand,
@@ -217,10 +217,6 @@ _DISK = _words(
     "cryptsetup pvremove vgremove lvremove mdadm"
 )
 DISK_TOOLS = _DISK  # what they do to a disk is their danger (disk-tool), not a read of it
-# Storage pools' and volumes' verbs that destroy what they hold (their other verbs are reads).
-_POOLS = {"zpool": (("destroy",), ("labelclear",)), "zfs": (("destroy",),),
-          "btrfs": (("subvolume", "delete"), ("device", "delete"), ("device", "remove")),
-          "lvm": (("lvremove",), ("vgremove",), ("pvremove",))}  # fmt: skip
 _KILLERS = frozenset({"killall", "pkill", "skill", "slay"})
 _ACCOUNTS = _words(
     "useradd userdel usermod adduser deluser groupadd groupdel groupmod passwd "
@@ -265,19 +261,6 @@ def permission_operands(prog: str, args: Sequence[str]) -> tuple[str, list[str]]
 # A mode that sets the setuid bit: 4xxx (5, 6, 7), or +s for u (or all: "+s", "a+s").
 # (setgid alone, "g+s" or 2775, is a shared folder's everyday mode.)
 _SETUID = re.compile(r"^0?[4-7]\d{3}$|(?:^|,)(?:[go]*[ua][ugoa]*)?\+[rwxXt]*s")
-
-
-def _enters_init(args: Sequence[str]) -> bool:
-    """``nsenter -t 1``, ``--target=1``, ``-t1``: into the host's namespaces."""
-    for i, arg in enumerate(args):
-        value = arg[2:] if arg.startswith("-t") and len(arg) > 2 else None
-        if arg in ("-t", "--target") and i + 1 < len(args):
-            value = args[i + 1]
-        elif arg.startswith("--target="):
-            value = arg.partition("=")[2]
-        if value == "1":
-            return True
-    return False
 
 
 def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
@@ -331,11 +314,11 @@ def _git(args: Sequence[str]) -> Pattern | None:
     return None
 
 
-# Every program a branch of dangerous_check, package_check or infra_check looks at.
+# Every program a branch of dangerous_check, package_check, infra_check or system_check looks at.
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "dd", "systemctl", *CHMODS,
-     "service", "rc-service", "launchctl", "kill", "crontab", "git", "iptables", "ip6tables",
-     "nft", "ufw", "firewall-cmd", "journalctl", "setcap", "nsenter", *_DISK, *_POOLS, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA}
+     "service", "rc-service", "launchctl", "kill", "crontab", "git", "journalctl", "setcap",
+     *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA, *SYSTEM_PROGRAMS}
 )  # fmt: skip
 
 
@@ -357,10 +340,6 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return _chmod(prog, args)
     elif prog in _DISK or (prog == "dd" and any(a.startswith("of=") for a in args)):
         return DISK_TOOL
-    elif prog in _POOLS:  # zpool destroy tank, zfs destroy -r tank/data, btrfs subvolume delete
-        pool_words = tuple(operands(args))
-        if any(pool_words[: len(verb)] == verb for verb in _POOLS[prog]):
-            return DISK_TOOL
     elif prog == "systemctl":
         verb = first_operand(args)
         if verb in ("stop", "disable", "mask", "kill", "isolate"):
@@ -391,16 +370,8 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
             return CRONTAB
     elif prog == "git":
         return _git(args)
-    elif prog in ("iptables", "ip6tables", "nft", "ufw", "firewall-cmd"):
-        words = [a.lower() for a in args]
-        if set(words) & {"-f", "-x", "flush", "disable", "reset", "--panic-on"} or has_long(
-            words, "flush", "delete-chain"
-        ):
-            return FIREWALL
     elif prog in _ACCOUNTS:
         return ACCOUNT
     elif prog in _SUDO or (prog == "setcap" and "-v" not in args and "-r" not in args):
         return PRIVILEGE  # setcap cap_setuid+ep FILE: the file gets root's powers
-    elif prog == "nsenter" and _enters_init(args):
-        return PRIVILEGE
-    return package_check(prog, args) or infra_check(prog, args)
+    return package_check(prog, args) or infra_check(prog, args) or system_check(prog, args)
