@@ -31,7 +31,7 @@ from multiplex.shell.detection._secret_paths import (
 from multiplex.shell.detection._targets import Place, placed
 from multiplex.shell.detection._uploads import NC, NETWORK_TOOLS, UPLOADERS, uploads
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
-from multiplex.shell.parsing._argv import option_values
+from multiplex.shell.parsing._argv import git_subcommand, option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._unwrap import SHELLS
 
@@ -211,9 +211,19 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             yield Finding(REVERSE_SHELL, payload)
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
     dumped: set[str] = set()  # files a dump or a credential's copy wrote earlier on the line
+    staged = False  # a credential (or its copy) git-added earlier on the line
     for cmd in commands:
         if not cmd.argv:
             continue
+        if cmd.program == "git":  # git add ~/.ssh/id_rsa && git commit && git push
+            sub, rest = git_subcommand(cmd.argv[1:])
+            # (after a credential's copy, any add may take it: git add -A, git add .)
+            if sub == "add" and (
+                bool(dumped) or any(_sensitive_source(p, place) for p in operands(rest))
+            ):
+                staged = True
+            elif sub == "push" and staged:
+                yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         # env > /tmp/e; curl -T /tmp/e …, and a credential copied first: cp KEY /tmp/k
         written = write_targets(cmd)  # (once per command: the other checks ask for it too)
         if written and (_dumps_environment(cmd) or _reads_secrets(cmd, place)):

@@ -8,8 +8,11 @@ client's ``put`` commands, cloud storage and release uploads (``aws s3 cp``,
 ``gsutil cp``, ``gcloud storage cp``, ``az storage blob upload``, ``azcopy``,
 ``s3cmd put``, ``gh gist create``, ``gh release upload``, ``docker|kubectl cp``,
 ``lxc file push``, ``multipass transfer``, ``croc send``, ``wormhole send``,
-``pastebinit``), mail attachments (``mail -A``, ``mutt -a``), ``dig -f``'s queries,
-and a network tool's stdin. A pure leaf.
+``pastebinit``, ``ffsend upload``, ``gcloud compute scp``), backups into a repository
+(``restic backup``, ``borg create``), a file ``socat`` joins to a network address, a
+key stored in a cluster (``kubectl create secret --from-file``), mail attachments
+(``mail -A``/``-a``, ``mutt -a``), ``dig -f``'s queries, and a network tool's stdin.
+A pure leaf.
 """
 
 from __future__ import annotations
@@ -101,11 +104,17 @@ _REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
 _CLOUD = frozenset({"aws", "gsutil", "gcloud", "az", "azcopy", "s3cmd", "gh", "docker",
                     "podman", "kubectl", "oc", "lxc", "incus", "multipass", "croc",
                     "wormhole", "pastebinit", "wgetpaste", "mail", "mailx", "s-nail", "mutt",
-                    "neomutt", "dig", "npm", "twine", "gem", "vagrant"})  # fmt: skip
+                    "neomutt", "dig", "npm", "twine", "gem", "vagrant", "restic", "borg",
+                    "ffsend", "socat"})  # fmt: skip
 _BUCKET = re.compile(r"^(?:s3|gs|az|https?)://", re.IGNORECASE)
 _CONTAINER_PATH = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?:")
-_MAIL_ATTACH = {"mail": ("-A", "--attach"), "mailx": ("-A", "--attach"),
+# (mail's and mailx's -a is an attachment in BSD mailx and s-nail, a header in mailutils:
+# read as the attachment, the safe side)
+_MAIL_ATTACH = {"mail": ("-A", "--attach", "-a"), "mailx": ("-A", "--attach", "-a"),
                 "s-nail": ("-a", "--attach"), "mutt": ("-a",), "neomutt": ("-a",)}  # fmt: skip
+# socat's addresses that reach the network, and those that read a local file.
+_SOCAT_NET = ("tcp", "udp", "ssl", "openssl", "sctp", "socks", "proxy", "dccp", "udp-")
+_SOCAT_FILE = ("file:", "open:", "gopen:", "create:")
 UPLOADERS = frozenset({"curl", "http", "https", "xh", "wget", *_COPIERS, *_FILE_CLIENTS, *_CLOUD})
 
 
@@ -113,6 +122,8 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
     """The local files an upload by a cloud, release, transfer or mail tool sends."""
     ops = operands(args)
     verbs = tuple(ops[:3])
+    if prog == "gcloud" and verbs[:2] == ("compute", "scp") and len(ops) > 3:
+        return ops[2:-1]  # gcloud compute scp F… VM:dst
     if prog in ("aws", "gsutil", "gcloud", "s3cmd", "azcopy"):
         # aws s3 cp|mv|sync F s3://B, gsutil cp F gs://B, gcloud storage cp, s3cmd put,
         # azcopy copy: the local sources when the destination (the last) is a bucket
@@ -137,6 +148,13 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
     if prog in ("docker", "podman", "kubectl", "oc"):  # docker cp F C:/dst, kubectl cp F P:/dst
         if verbs[:1] == ("cp",) and len(ops) > 2 and _CONTAINER_PATH.match(ops[-1]):
             return ops[1:-1]
+        if prog in ("kubectl", "oc") and verbs[:2] in (
+            ("create", "secret"),
+            ("create", "configmap"),
+        ):
+            # kubectl create secret generic x --from-file=[KEY=]F: the file stored in the cluster
+            values = option_values(args, ("--from-file", "--from-env-file"))
+            return [v.rpartition("=")[2] for v in values]
         return []
     if prog in ("lxc", "incus"):  # lxc file push F C/dst
         return ops[2:-1] if verbs[:2] == ("file", "push") else []
@@ -144,6 +162,21 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
         return ops[1:-1] if verbs[:1] in (("transfer",), ("upload",)) else []
     if prog in ("croc", "wormhole"):  # croc send F, wormhole send F
         return ops[1:] if verbs[:1] == ("send",) else []
+    if prog == "ffsend":  # ffsend upload F
+        return ops[1:] if verbs[:1] in (("upload",), ("u",), ("up",)) else []
+    if prog == "restic":  # restic -r REPO backup PATH…: every path copied into the repository
+        return ops[ops.index("backup") + 1 :] if "backup" in ops else []
+    if prog == "borg":  # borg create REPO::ARCHIVE PATH…
+        return ops[2:] if verbs[:1] == ("create",) else []
+    if prog == "socat":  # socat TCP-LISTEN:80 FILE:KEY: the file served (or sent) over the network
+        addresses = [a.lower() for a in ops]
+        if any(a.startswith(_SOCAT_NET) for a in addresses):
+            return [
+                a.split(":", 1)[1].split(",", 1)[0]
+                for a in ops
+                if a.lower().startswith(_SOCAT_FILE)
+            ]
+        return []
     if prog in ("pastebinit", "wgetpaste"):
         return ops + option_values(args, ("-i",))
     if prog in _MAIL_ATTACH:
