@@ -32,6 +32,8 @@ RULES = [
     "rm -rf *",
     "terraform apply *",
     "rm -f *",
+    "cargo publish *",
+    "make deploy *",
 ]
 BLOCKED = {
     "npm publish *": [
@@ -50,6 +52,8 @@ BLOCKED = {
         "corepack npm@10.2.0 publish",
         "corepack pnpm publish",
     ],
+    "cargo publish *": ["cargo +nightly publish", "cargo +1.80 publish --allow-dirty"],
+    "make deploy *": ["gmake deploy", "make -C infra deploy", "gmake -j4 deploy ENV=prod"],
     "npm install *": ["npm i left-pad", "npm add x", "npm isntall x", "npm in x", "npm inst x"],
     "npm uninstall *": ["npm rm x", "npm r x", "npm un x", "npm remove x", "npm unlink x"],
     "npm test *": ["npm t", "npm tst", "npm test -- -u"],
@@ -150,6 +154,8 @@ NOT_BLOCKED = [
     "git -c alias.p=pull p",
     "git subtree pull --prefix=dist origin main",
     "kubectl get pods",
+    "cargo +nightly build",
+    "gmake all",
     "kubectl apply -f app.yaml",
     "kubectl replace -f app.yaml",
     "cat other.py | python",
@@ -199,6 +205,33 @@ def test_a_rule_written_in_another_spelling_blocks_every_one() -> None:
     assert deny("npm add left-pad") == "npm i *"
     assert deny("python /srv/app/deploy.py") == "python3 ./deploy.py *"
     assert deny("systemctl stop x.service") == "service x stop"
+
+
+@pytest.mark.parametrize(
+    ("line", "blocked"),
+    [
+        ("docker compose -f prod.yml down", True),
+        ("docker compose --project-name x down -v", True),
+        ("docker compose -p x --profile web down", True),
+        ("podman-compose down", True),
+        ("podman compose -f x.yml down", True),
+        ("docker-compose -f x.yml down", True),
+        ("docker compose up -d", False),
+        ("docker compose -f x.yml up", False),
+        ("docker compose -f down.yml up", False),
+    ],
+)
+def test_compose_options_before_the_verb_are_skipped(line: str, blocked: bool) -> None:
+    rules = ["docker compose down *"]
+    assert (_deny(line, rules=rules) == "docker compose down *") is blocked
+
+
+def test_a_mirror_push_is_a_force_push() -> None:
+    # git push --mirror updates every remote ref to the local one, forcing where needed.
+    rules = ["git push --force *"]
+    assert _deny("git push --mirror", rules=rules) == "git push --force *"
+    assert _deny("git push --mirror backup", rules=rules) == "git push --force *"
+    assert _deny("git push origin main", rules=rules) is None
 
 
 def test_an_absolute_path_to_the_script_in_the_cwd() -> None:

@@ -15,65 +15,15 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections import Counter
 from collections.abc import Sequence
 
-from multiplex.shell.parsing._argv import names
+from multiplex.shell.rules._npm import npm_verb
 from multiplex.shell.rules._spellings import VERB_ALIASES, aliased, git_options_first
 
 __all__ = ["PYTHON_PROGRAM", "may_rename", "meanings"]
 
 Argv = tuple[str, ...]
 
-
-# npm's own command names and aliases (npm 10, lib/utils/cmd-list.js). npm accepts
-# every unique prefix of these names (its `abbrev`), then follows aliases.
-
-_NPM_COMMANDS = names(
-    "access adduser audit bugs cache ci completion config dedupe deprecate diff dist-tag "
-    "docs doctor edit exec explain explore find-dupes fund get help help-search hook init "
-    "install install-ci-test install-test link ll login logout ls org outdated owner pack "
-    "ping pkg prefix profile prune publish query rebuild repo restart root run-script "
-    "sbom search set shrinkwrap star stars start stop team test token uninstall unpublish "
-    "unstar update version view whoami"
-)
-_NPM_ALIASES = {
-    **dict.fromkeys(
-        ["i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall",
-         "add"], "install"
-    ),
-    **dict.fromkeys(["un", "unlink", "remove", "rm", "r"], "uninstall"),
-    **dict.fromkeys(["run", "rum", "urn"], "run-script"),
-    **dict.fromkeys(["t", "tst"], "test"),
-    **dict.fromkeys(["up", "upgrade", "udpate"], "update"),
-    **dict.fromkeys(["info", "show", "v"], "view"),
-    **dict.fromkeys(["find", "s", "se"], "search"),
-    **dict.fromkeys(
-        ["ic", "isntall-clean", "install-clean", "clean-install"], "ci"
-    ),
-    **dict.fromkeys(["cit", "clean-install-test", "sit"], "install-ci-test"),
-    **dict.fromkeys(["list", "la"], "ls"),
-    **dict.fromkeys(["create", "innit"], "init"),
-    "x": "exec", "why": "explain", "it": "install-test", "rb": "rebuild", "ddp": "dedupe",
-    "c": "config", "author": "owner", "home": "docs", "issues": "bugs", "ln": "link",
-    "dist-tags": "dist-tag", "hlep": "help", "verison": "version", "ogr": "org",
-    "add-user": "adduser",
-}  # fmt: skip
-
-
-def _abbrev(words: Sequence[str]) -> dict[str, str]:
-    """Every unique prefix of each word, and each word itself (npm's ``abbrev``)."""
-    counts = Counter(word[:end] for word in words for end in range(1, len(word)))
-    table = {w: w for w in words}
-    for word in words:
-        for end in range(1, len(word)):
-            if counts[word[:end]] == 1:
-                table.setdefault(word[:end], word)
-    return table
-
-
-_NPM_ABBREV = _abbrev(sorted(set(_NPM_COMMANDS) | set(_NPM_ALIASES)))
-_CAMEL = re.compile(r"[A-Z]")
 
 # docker's management commands and their classic names (podman and nerdctl share them).
 _DOCKER_MANAGED = {
@@ -115,16 +65,6 @@ def verb_index(argv: Sequence[str], takes: frozenset[str]) -> int | None:
             break
         i += 2 if argv[i] in takes else 1
     return i if i < len(argv) else None
-
-
-def _npm(argv: Argv, i: int) -> Argv | None:
-    word = argv[i]
-    if _CAMEL.search(word):  # npm reads runScript as run-script
-        word = _CAMEL.sub(lambda m: "-" + m.group(0).lower(), word)
-    verb = _NPM_ABBREV.get(word)
-    while verb in _NPM_ALIASES:
-        verb = _NPM_ALIASES[verb]
-    return None if verb is None or verb == argv[i] else (*argv[:i], verb, *argv[i + 1 :])
 
 
 def _docker(argv: Argv, i: int) -> Argv | None:
@@ -225,9 +165,15 @@ def _systemctl(argv: Argv, i: int) -> list[Argv]:
 # Programs that are another's drop-in, for what a deny rule names (podman is docker's CLI,
 # OpenTofu terraform's, oc kubectl's, hub git's).
 _SAME_PROGRAM = {"podman": "docker", "nerdctl": "docker", "tofu": "terraform", "oc": "kubectl",
-                 "hub": "git", "buildah": "docker"}  # fmt: skip
+                 "hub": "git", "buildah": "docker", "podman-compose": "docker-compose",
+                 "gmake": "make"}  # fmt: skip
 # Publishing to the npm registry through another client is npm publish.
 _PUBLISHERS = frozenset({"pnpm", "yarn", "bun"})
+# docker compose's own options before its verb (docker compose -f prod.yml down).
+_COMPOSE_VALUE = frozenset(
+    {"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory",
+     "--ansi", "--parallel", "--progress"}
+)  # fmt: skip
 _NPX_VALUE = frozenset({"-p", "--package", "-c", "--call", "-w", "--workspace"})
 # rm's flags that say what it does, by every spelling; the rest (-v, -i, -d …) are dropped.
 _RM_FLAGS = {"-r": "r", "-R": "r", "--recursive": "r", "-f": "f", "--force": "f"}
@@ -270,6 +216,20 @@ def _inner_npx(argv: Argv) -> Argv | None:
     return argv[i:] or None
 
 
+def _compose(argv: Argv, i: int) -> Argv | None:
+    """``docker compose [its options] VERB …`` as ``docker compose VERB … [its options]``."""
+    if argv[i] != "compose":
+        return None
+    k, moved = i + 1, list[str]()
+    while k < len(argv) and argv[k].startswith("-") and argv[k] != "--":
+        takes_value = argv[k] in _COMPOSE_VALUE
+        moved += argv[k : k + (2 if takes_value else 1)]
+        k += 2 if takes_value else 1
+    if not moved or k >= len(argv):
+        return None
+    return (*argv[: i + 1], argv[k], *argv[k + 1 :], *moved)
+
+
 def _docker_push(argv: Argv, i: int) -> Argv | None:
     """``docker buildx build --push -t IMG``, ``docker compose push``: a push."""
     verbs = argv[i : i + 2]
@@ -301,7 +261,7 @@ _REGISTRY_PUSH = {"skopeo": "copy", "crane": "push"}
 # Commands whose meanings may name another program than their own (the rest keep theirs):
 # what a deny check may skip when no rule names the program (shell.rules._deny).
 _RENAMING = frozenset(
-    {"docker-compose", "service", "npx", "npm", "find", "terragrunt", "uv", "skopeo", "crane",
+    {"docker-compose", "service", "npx", "npm", "find", "terragrunt", "uv", "skopeo", "crane", "cargo",
      *_SAME_PROGRAM, *_PUBLISHERS}
 )  # fmt: skip
 
@@ -344,6 +304,9 @@ def meanings(
         return () if inner is None else (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
     if prog in _PUBLISHERS and "publish" in argv[1:3]:
         return (("npm", "publish", *argv[argv.index("publish") + 1 :]),)
+    if prog == "cargo" and argv[1:2] and argv[1].startswith("+"):  # cargo +nightly publish
+        same = ("cargo", *argv[2:])
+        return (same, *meanings(same, cwd=cwd, takes=takes, rule=rule))
     if prog in ("skopeo", "crane") and _REGISTRY_PUSH.get(prog) in argv[1:2]:
         # skopeo copy SRC docker://DEST, crane push TAR REF: an image sent to a registry
         dest = [a for a in argv[2:] if not a.startswith("-")][-1:]
@@ -380,7 +343,7 @@ def meanings(
         return ()
     canonical = (prog, *argv[1:])
     if prog == "npm":
-        form = _npm(canonical, i)
+        form = npm_verb(canonical, i)
         verb = form[i] if form is not None else canonical[i]
         if verb == "exec":  # npm exec -- CMD: what CMD means too
             inner = _inner_npx(canonical[i:])
@@ -388,7 +351,7 @@ def meanings(
                 found = (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
                 return (form, *found) if form is not None else found
     elif prog in _DOCKER_LIKE:
-        managed = _docker(canonical, i)  # docker image push, docker buildx build --push
+        managed = _docker(canonical, i) or _compose(canonical, i)  # image push; compose -f x
         pushed = _docker_push(managed or canonical, i)
         return tuple(f for f in (managed, pushed) if f is not None)
     elif prog == "git":

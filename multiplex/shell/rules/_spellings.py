@@ -82,8 +82,8 @@ def git_options_first(argv: Argv, i: int) -> Argv | None:
             break
         if word.startswith("--"):
             options.append(_long(word, longs))
-            if verb == "push" and options[-1].startswith("--force-with-lease"):
-                options.append("--force")  # a force push, on a condition
+            if verb == "push" and options[-1].startswith(("--force-with-lease", "--mirror")):
+                options.append("--force")  # a force push, on a condition; a mirror forces all
         elif word.startswith("-") and len(word) > 1 and word != "-":
             for flag in word[1:]:
                 options.extend(shorts.get("-" + flag, ("-" + flag,)))
