@@ -188,7 +188,7 @@ def _each_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Fi
         found = _hardline_command(cmd)
         if found is not None:
             yield Finding(found, evidence(cmd), cmd.text)
-    for commands in (parsed.commands, *parsed.variant_sequences):
+    for commands in (parsed.sequence or parsed.commands, *parsed.variant_sequences):
         hit = _cd_then_delete(commands)
         if hit is not None:
             yield Finding(DELETE_SYSTEM, " ".join(hit.argv), hit.text)

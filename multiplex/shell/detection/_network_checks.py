@@ -32,7 +32,7 @@ from multiplex.shell.detection._targets import Place, placed
 from multiplex.shell.detection._uploads import NC, NETWORK_TOOLS, UPLOADERS, uploads
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
 from multiplex.shell.parsing._argv import git_subcommand, option_values
-from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand, in_order
 from multiplex.shell.parsing._unwrap import SHELLS
 
 __all__ = [
@@ -212,9 +212,11 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
     dumped: set[str] = set()  # files a dump or a credential's copy wrote earlier on the line
     staged = False  # a credential (or its copy) git-added earlier on the line
-    for cmd in commands:
-        if not cmd.argv:
+    judged: dict[int, tuple[int, bool]] = {}  # each command once per state it met
+    for cmd in in_order(parsed):  # curl -T /tmp/k x; cp KEY /tmp/k; curl -T /tmp/k x
+        if not cmd.argv or judged.get(id(cmd)) == (len(dumped), staged):
             continue
+        judged[id(cmd)] = (len(dumped), staged)
         if cmd.program == "git":  # git add ~/.ssh/id_rsa && git commit && git push
             sub, rest = git_subcommand(cmd.argv[1:])
             # (after a credential's copy, any add may take it: git add -A, git add .)
@@ -299,9 +301,11 @@ def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
     ``curl -o x.sh URL && bash x.sh``, ``wget URL; chmod +x f; ./f`` (``download-exec``)."""
     fetched: set[str] = set()
     extracted = False  # a download unpacked here: its files' names are not on the line
-    for cmd in parsed.commands + parsed.variant_commands:
-        if not cmd.argv:
+    judged: dict[int, tuple[int, bool]] = {}  # each command once per state it met
+    for cmd in in_order(parsed):  # bash x.sh; curl -o x.sh URL; bash x.sh
+        if not cmd.argv or judged.get(id(cmd)) == (len(fetched), extracted):
             continue
+        judged[id(cmd)] = (len(fetched), extracted)
         prog = cmd.program
         if prog in _FROM_THE_NETWORK and _runs_from_the_network(cmd):
             yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)

@@ -293,10 +293,14 @@ def _named_file(word: str) -> Iterator[str]:
 
 
 def placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, Place]]:
-    """Each command with the place it runs in, following ``cd``/``pushd`` (primary commands)."""
+    """Each command with the place it runs in, following ``cd``/``pushd`` in the order the
+    line runs them (primary commands; one that runs again after a ``cd`` is judged there too)."""
     here = place
-    for cmd in parsed.commands:
-        yield cmd, here
+    seen: set[tuple[int, Place]] = set()  # a command repeated at one place is judged once
+    for cmd in parsed.sequence or parsed.commands:
+        if (id(cmd), here) not in seen:
+            seen.add((id(cmd), here))
+            yield cmd, here
         if cmd.program in ("cd", "pushd"):
             ops = operands(cmd.argv[1:])
             values, dynamic = candidates(ops[0] if ops else "~", here)

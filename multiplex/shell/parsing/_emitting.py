@@ -36,7 +36,8 @@ class Emitter:
 
     def __init__(self, *, strict: bool) -> None:
         self.strict = strict  # variants are best effort: their errors are ignored
-        self.commands: dict[SimpleCommand, None] = {}
+        self.commands: dict[SimpleCommand, SimpleCommand] = {}  # each to its first instance
+        self.sequence: list[SimpleCommand] = []  # every command emitted, in order, repeats kept
         self.order: list[tuple[str, ...]] = []  # every argv emitted, in order
         self.payloads: dict[str, None] = {}
         self.assigned: dict[str, None] = {}  # NAME=VALUE words of the line
@@ -97,7 +98,8 @@ class Emitter:
             cmd = SimpleCommand(argv, redirects, text, wrapped, upstream, assignments)
             self.order.append(cmd.argv)
             assignments = ()
-            self.commands.setdefault(cmd, None)
+            # A repeat is the first instance again: what a check remembers of it holds.
+            self.sequence.append(self.commands.setdefault(cmd, cmd))
             self.segments += 1
             if self.segments > MAX_SEGMENTS:
                 self.over_limit = f"more than {MAX_SEGMENTS} simple commands"

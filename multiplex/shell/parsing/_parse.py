@@ -87,7 +87,7 @@ def parse_line(line: str) -> ParsedLine:
         new = [cmd for cmd in other.commands if cmd not in primary]
         if new:
             extra.update(dict.fromkeys(new))
-            sequences.append(tuple(other.commands))
+            sequences.append(tuple(other.sequence))
         bombs.extend(b for b in other.fork_bombs if b not in bombs)
         payloads.update(other.payloads)
     return ParsedLine(
@@ -100,4 +100,5 @@ def parse_line(line: str) -> ParsedLine:
         variant_commands=tuple(extra),
         fork_bombs=tuple(bombs),
         variant_sequences=tuple(sequences),
+        sequence=tuple(walker.sequence),
     )

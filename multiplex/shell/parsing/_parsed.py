@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-__all__ = ["ParsedLine", "Redirect", "SimpleCommand", "pipeline_text"]
+__all__ = ["ParsedLine", "Redirect", "SimpleCommand", "in_order", "pipeline_text"]
 
 _T = TypeVar("_T")
 
@@ -107,7 +107,9 @@ class ParsedLine:
     line passes MAX_CHARS, MAX_SEGMENTS or MAX_DEPTH: the gate blocks it.
     ``variant_commands`` are the commands of the normalised ``variants`` (those the
     line itself does not run), ``variant_sequences`` each variant's commands in
-    order where one is new (``cd $d && rm -rf *`` with ``d=/``), and
+    order where one is new (``cd $d && rm -rf *`` with ``d=/``), ``sequence`` the
+    line's own commands in the order they run with repeats kept (``commands`` holds
+    each once: ``cd ..; cd ..`` is one ``cd ..`` there, two here), and
     ``fork_bombs`` the texts of functions that spawn themselves more than once.
     """
 
@@ -120,6 +122,7 @@ class ParsedLine:
     variant_commands: tuple[SimpleCommand, ...] = ()
     fork_bombs: tuple[str, ...] = ()
     variant_sequences: tuple[tuple[SimpleCommand, ...], ...] = ()
+    sequence: tuple[SimpleCommand, ...] = ()
     memo: dict[Hashable, object] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -135,6 +138,12 @@ class ParsedLine:
             if cmd.argv:
                 seen.setdefault(cmd.argv, None)
         return tuple(seen)
+
+
+def in_order(parsed: ParsedLine) -> tuple[SimpleCommand, ...]:
+    """The line's commands in the order they run, repeats kept, then its variants' (for
+    checks that carry what an earlier command did to a later one: a ``cd``, a copy)."""
+    return (parsed.sequence or parsed.commands) + parsed.variant_commands
 
 
 def pipeline_text(commands: Sequence[SimpleCommand], k: int) -> str:
