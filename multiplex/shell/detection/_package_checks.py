@@ -31,6 +31,8 @@ _DELETE_VERBS = {
     "npm": ("unpublish",), "cargo": ("yank",), "gem": ("yank",), "pnpm": ("unpublish",),
     "yarn": ("unpublish",),
 }  # fmt: skip
+# Programs of _DELETE_VERBS that another branch below also judges.
+_SHARED = frozenset({"docker", "podman", "kubectl", "oc", "helm", "aws", "gcloud", "az"})
 INFRA = frozenset(
     {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
      "gcloud", "az", "gsutil", *_DELETE_VERBS}
@@ -84,6 +86,9 @@ def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """``infra-destroy``: cluster, container or cloud resources deleted (helm's aliases too)."""
     if prog not in INFRA:
         return None
+    verbs = _DELETE_VERBS.get(prog)
+    if verbs and prog not in _SHARED and not any(v in args for v in verbs):
+        return None  # (a C-speed test: most of their commands name no deleting verb)
     words = [a.lower() for a in operands(args)]
     if prog in ("kubectl", "oc") and words[:1] == ["delete"]:
         return INFRA_DESTROY

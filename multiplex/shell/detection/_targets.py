@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import itertools
 import posixpath
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -292,9 +293,22 @@ def _named_file(word: str) -> Iterator[str]:
         yield word[m.end() :].split(",", 1)[0].split(";", 1)[0]
 
 
-def placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, Place]]:
+def placed(parsed: ParsedLine, place: Place) -> Iterable[tuple[SimpleCommand, Place]]:
     """Each command with the place it runs in, following ``cd``/``pushd`` in the order the
-    line runs them (primary commands; one that runs again after a ``cd`` is judged there too)."""
+    line runs them (primary commands; one that runs again after a ``cd`` is judged there too).
+
+    Most lines hold no ``cd``: each command at ``place``. A line with one is followed
+    once per place (several checks ask)."""
+    for cmd in parsed.commands:
+        if cmd.program in _MOVES:
+            return parsed.once(("placed", place), lambda: tuple(_placed(parsed, place)))
+    return zip(parsed.commands + parsed.variant_commands, itertools.repeat(place))
+
+
+_MOVES = frozenset({"cd", "pushd"})
+
+
+def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, Place]]:
     here = place
     seen: set[tuple[int, Place]] = set()  # a command repeated at one place is judged once
     for cmd in parsed.sequence or parsed.commands:

@@ -140,10 +140,12 @@ class ParsedLine:
         return tuple(seen)
 
 
-def in_order(parsed: ParsedLine) -> tuple[SimpleCommand, ...]:
+def in_order(parsed: ParsedLine) -> tuple[tuple[SimpleCommand, ...], bool]:
     """The line's commands in the order they run, repeats kept, then its variants' (for
-    checks that carry what an earlier command did to a later one: a ``cd``, a copy)."""
-    return (parsed.sequence or parsed.commands) + parsed.variant_commands
+    checks that carry what an earlier command did to a later one: a ``cd``, a copy); and
+    whether any command repeats (else each is met once, as in ``commands``)."""
+    repeats = len(parsed.sequence) > len(parsed.commands)
+    return (parsed.sequence if repeats else parsed.commands) + parsed.variant_commands, repeats
 
 
 def pipeline_text(commands: Sequence[SimpleCommand], k: int) -> str:
