@@ -185,6 +185,8 @@ def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
         return why
     tool = carried(prog, args, fed)
     why = tool.runs or tool.unknown or ("writes " + tool.writes[0] if tool.writes else None)
+    if why is None and any(starts_programs(code) for code in tool.scripts):
+        why = "inline code starts programs"  # mix run -e, sbt eval, rake -e, vim :py …
     if why is not None:
         return why
     if prog in ("tar", "gtar", "bsdtar") and read_options(args, TAR_OPTIONS).has(

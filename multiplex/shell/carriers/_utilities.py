@@ -65,7 +65,26 @@ def rake_code(args: Sequence[str], fed: str | None) -> Carried:
     return carried_of((), scripts=tuple(option_values(args, names)))
 
 
+def mix_code(args: Sequence[str], fed: str | None) -> Carried:
+    """``mix run -e CODE``: Elixir (its ``System.cmd`` runs a program), scanned as inline code."""
+    return carried_of((), scripts=tuple(option_values(args, ("-e", "--eval"))))
+
+
+def sbt_code(args: Sequence[str], fed: str | None) -> Carried:
+    """``sbt 'eval CODE'`` (also ``; eval CODE`` among commands): Scala, scanned as inline
+    code (``sys.process`` runs a program)."""
+    found = [step.strip()[5:] for a in args for step in a.split(";") if step.strip()[:5] == "eval "]
+    return carried_of((), scripts=tuple(found))
+
+
+def bazel_code(args: Sequence[str], fed: str | None) -> Carried:
+    """``bazel test|run --run_under=CMD``: CMD runs with each target's binary as its arguments."""
+    commands = option_values(args, ("--run_under",))
+    return carried_of(commands, "bazel runs --run_under's command" if commands else None)
+
+
 UTILITY_READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "gnuplot": gnuplot_code, "dc": dc_code, "tcpdump": tcpdump_code, "nmap": nmap_code,
-    "rake": rake_code,
+    "rake": rake_code, "mix": mix_code, "sbt": sbt_code, "bazel": bazel_code,
+    "bazelisk": bazel_code,
 }  # fmt: skip

@@ -23,8 +23,8 @@ from multiplex.shell.detection._command_checks import (
     DISK_TOOLS,
     git_subcommand,
     is_block_device,
-    operands,
 )
+from multiplex.shell.detection._schedules import schedules
 from multiplex.shell.detection._secret_paths import (
     is_home_root,
     is_persistence_path,
@@ -305,7 +305,7 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         if cmd.argv and cmd.program in UNPACKERS and unpacks_anywhere(cmd.program, cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)  # tar -xPf: where members say
-        if cmd.argv and _schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
+        if cmd.argv and schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:  # open(os.path.expanduser("~/.bashrc"), "a")
         for literal in script_writes(payload):
@@ -318,38 +318,6 @@ _READS_ITS_TARGETS = frozenset(
     {"sqlite3", "sqlite", "duckdb", "sed", "gsed", "perl", "ruby", "awk", "gawk", "vi", "vim",
      "nvim", "nano", "emacs", "ed", "ex", "pico", "gzip", "bzip2", "xz", "zstd", "lz4", "lzma"}
 )  # fmt: skip
-
-
-# at/batch options that list, show or remove jobs rather than schedule one.
-_AT_QUERIES = frozenset({"-l", "-r", "-d", "-c", "-V"})
-_TIMERS = ("--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-calendar")
-
-
-def _schedules(prog: str, args: Sequence[str]) -> bool:
-    """A job the system runs later by itself: ``systemctl enable``, ``at``/``batch``, a
-    ``systemd-run`` timer, ``launchctl load|bootstrap|submit``, ``loginctl enable-linger``
-    (the user's services start at boot); or a command a tool stores to run each time it
-    needs credentials (``aws configure set credential_process``, ``kubectl config
-    set-credentials --exec-command``)."""
-    if prog == "systemctl":
-        return "enable" in operands(args)[:1]
-    if prog == "loginctl":
-        return "enable-linger" in operands(args)[:1]
-    if prog == "aws":  # also a profile's: profile.NAME.credential_process
-        ops = operands(args)
-        k = ops.index("configure") + 1 if "configure" in ops else len(ops)
-        key = ops[k + 1] if ops[k : k + 1] == ["set"] and k + 1 < len(ops) else ""
-        return key.lower().rpartition(".")[2] == "credential_process"
-    if prog in ("kubectl", "oc"):
-        ops = operands(args)
-        return ops[:2] == ["config", "set-credentials"] and any(
-            a.startswith("--exec-command") for a in args
-        )
-    if prog in ("at", "batch"):
-        return not _AT_QUERIES & set(args)
-    if prog == "systemd-run":
-        return any(a.startswith(_TIMERS) for a in args)
-    return prog == "launchctl" and operands(args)[:1] in (["load"], ["bootstrap"], ["submit"])
 
 
 def find_persistence(parsed: ParsedLine, place: Place) -> Finding | None:

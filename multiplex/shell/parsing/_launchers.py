@@ -67,7 +67,8 @@ _KUBECTL = opts(
 _NPX = opts("-p --package -c --call -w --workspace")
 # "TOOL VERB CMD": npm exec (and its alias x), pnpm/yarn exec and dlx, bun x.
 _EXEC_VERB = {"npm": ("exec", "x"), "pnpm": ("exec", "dlx"), "yarn": ("exec", "dlx"),
-              "composer": ("exec",), "bun": ("x",)}  # fmt: skip
+              "composer": ("exec",), "bun": ("x",), "stack": ("exec",),
+              "cabal": ("exec",)}  # fmt: skip
 _ANSIBLE_SHELLS = frozenset({"shell", "command", "raw", "ansible.builtin.shell",
                              "ansible.builtin.command", "ansible.builtin.raw"})  # fmt: skip
 

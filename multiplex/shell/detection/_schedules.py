@@ -1,0 +1,55 @@
+"""Commands kept to run later by the system or a tool (docs/security.md#named-patterns,
+``persistence``): a job scheduled (``systemctl enable``, ``at``, a ``systemd-run`` timer,
+``launchctl load``, ``loginctl enable-linger``) or a command a tool stores and runs each
+time it needs it (``aws configure set credential_process``, ``kubectl config
+set-credentials --exec-command``, ``gh alias set NAME '!CMD'``). A pure leaf: stdlib and
+``shell.parsing._argv``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multiplex.shell.parsing._argv import operands
+
+__all__ = ["schedules"]
+
+
+# at/batch options that list, show or remove jobs rather than schedule one.
+_AT_QUERIES = frozenset({"-l", "-r", "-d", "-c", "-V"})
+_TIMERS = ("--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-calendar")
+
+
+def schedules(prog: str, args: Sequence[str]) -> bool:
+    """A job the system runs later by itself: ``systemctl enable``, ``at``/``batch``, a
+    ``systemd-run`` timer, ``launchctl load|bootstrap|submit``, ``loginctl enable-linger``
+    (the user's services start at boot); or a command a tool stores to run each time it
+    needs credentials (``aws configure set credential_process``, ``kubectl config
+    set-credentials --exec-command``, ``gh alias set NAME '!CMD'``)."""
+    if prog == "systemctl":
+        return "enable" in operands(args)[:1]
+    if prog == "loginctl":
+        return "enable-linger" in operands(args)[:1]
+    if prog == "aws":  # also a profile's: profile.NAME.credential_process
+        ops = operands(args)
+        k = ops.index("configure") + 1 if "configure" in ops else len(ops)
+        key = ops[k + 1] if ops[k : k + 1] == ["set"] and k + 1 < len(ops) else ""
+        return key.lower().rpartition(".")[2] == "credential_process"
+    if prog in ("kubectl", "oc"):
+        ops = operands(args)
+        return ops[:2] == ["config", "set-credentials"] and any(
+            a.startswith("--exec-command") for a in args
+        )
+    if prog == "gh":  # gh alias set NAME '!CMD' (or --shell): a shell line each later run runs
+        ops = operands(args)
+        shell = (
+            any(a in ("-s", "--shell") for a in args)
+            or ops[3:4][:1] == ["!"]
+            or (ops[3:4] != [] and ops[3].startswith("!"))
+        )
+        return ops[:2] == ["alias", "set"] and shell
+    if prog in ("at", "batch"):
+        return not _AT_QUERIES & set(args)
+    if prog == "systemd-run":
+        return any(a.startswith(_TIMERS) for a in args)
+    return prog == "launchctl" and operands(args)[:1] in (["load"], ["bootstrap"], ["submit"])
