@@ -13,6 +13,7 @@ live in ``shell.carriers._runners``. A pure leaf: stdlib and its fellow leaves.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 
@@ -28,6 +29,7 @@ from multiplex.shell.carriers._builds import (
     pytest_code,
     tex_code,
 )
+from multiplex.shell.carriers._configs import CONFIG_READERS, loads_from_elsewhere
 from multiplex.shell.carriers._consoles import (
     emacs_code,
     julia_code,
@@ -352,7 +354,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
     "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
-    "wish": tcl_code, **MEDIA_READERS, **UTILITY_READERS,
+    "wish": tcl_code, **MEDIA_READERS, **UTILITY_READERS, **CONFIG_READERS,
     # docs/security.md#code-carriers: build and package tools' command options
     "go": go_code, "cargo": cargo_code, "apt": apt_code, "apt-get": apt_code, "dpkg": dpkg_code, "mvn": mvn_code,
     "mvnw": mvn_code, "dotnet": dotnet_code, "latexmk": latexmk_code, "pdflatex": tex_code,
@@ -364,7 +366,12 @@ CARRYING = frozenset(_READERS)
 
 @functools.lru_cache(maxsize=256)  # the unwrapper, the allowlist step and detection ask
 def _carried(prog: str, args: tuple[str, ...], fed: str | None) -> Carried:
-    return _READERS[prog](args, fed)
+    found = _READERS[prog](args, fed)
+    if prog in ("mvn", "rake") and found.unknown is None:  # their own reader, and this
+        why = loads_from_elsewhere(prog, args)
+        if why is not None:
+            return dataclasses.replace(found, unknown=why)
+    return found
 
 
 def carried(prog: str, args: Sequence[str], fed: str | None = None) -> Carried:
