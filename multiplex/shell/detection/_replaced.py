@@ -10,11 +10,13 @@ leaf: stdlib and its fellow leaves.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.parsing._argv import operands, option_values, short_flags
 
-__all__ = ["REPLACERS", "replaced"]
+__all__ = ["REPLACERS", "diff_targets", "replaced"]
 
 # Compressors that remove the file they compress (or, decompressing, the archive, and
 # write the file it held); -c/-k/-t/-l keep it. zstd and lz4 keep it unless --rm.
@@ -183,3 +185,23 @@ def _script(args: Sequence[str]) -> Iterator[str]:
         if a[:1] != "-" and (i == 0 or args[i - 1] not in _SCRIPT_VALUED)
     ]
     yield from ops[:1]
+
+
+# A diff's files: unified ("+++ PATH"), git's ("rename to PATH", "copy to PATH").
+_DIFF_FILE = re.compile(r"^(?:\+\+\+ |rename to |copy to )([^\t\n]+)", re.MULTILINE)
+_DIFF_FILES_MAX = 256
+
+
+def diff_targets(text: str | None) -> Iterator[str]:
+    """The files a diff fed to ``patch`` or ``git apply`` writes, each also with its
+    leading folders stripped one by one (``-pN`` says how many: any may be the one)."""
+    if not text or ("+++ " not in text and " to " not in text):
+        return
+    for m in itertools.islice(_DIFF_FILE.finditer(text), _DIFF_FILES_MAX):
+        path = m.group(1).strip()
+        if len(path) > 1 and path[0] == path[-1] == '"':
+            path = path[1:-1]  # git quotes a name with unusual characters
+        if path == "/dev/null":
+            continue
+        parts = path.split("/")  # (an empty first part: from the root, "/etc/x")
+        yield from filter(None, ("/".join(parts[k:]) for k in range(len(parts))))

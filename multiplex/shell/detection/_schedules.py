@@ -2,7 +2,8 @@
 ``persistence``): a job scheduled (``systemctl enable``, ``at``, a ``systemd-run`` timer,
 ``launchctl load``, ``loginctl enable-linger``) or a command a tool stores and runs each
 time it needs it (``aws configure set credential_process``, ``kubectl config
-set-credentials --exec-command``, ``gh alias set NAME '!CMD'``). A pure leaf: stdlib and
+set-credentials --exec-command``, ``gh alias set NAME '!CMD'``), or a key that logs in
+from then on (``ssh-copy-id``). A pure leaf: stdlib and
 ``shell.parsing._argv``.
 """
 
@@ -28,6 +29,8 @@ def schedules(prog: str, args: Sequence[str]) -> bool:
     set-credentials --exec-command``, ``gh alias set NAME '!CMD'``)."""
     if prog == "systemctl":
         return "enable" in operands(args)[:1]
+    if prog == "ssh-copy-id":  # a key that logs in from then on (here or on another host)
+        return True
     if prog == "loginctl":
         return "enable-linger" in operands(args)[:1]
     if prog == "aws":  # also a profile's: profile.NAME.credential_process

@@ -118,6 +118,7 @@ _PERSISTENCE = (
     "*/site-packages/usercustomize.py", "*/site-packages/sitecustomize.py",
     "*/dist-packages/*.pth", "*/dist-packages/sitecustomize.py", "~/.npmrc", "*/.npmrc",
     "*/.envrc", "*/.gitconfig", "~/.vim/*", "~/.config/nvim/*", "~/.emacs.d/*",
+    "~/.oh-my-zsh/custom/*", "~/.zprezto/*", "~/.config/fish/conf.d/*",
     "~/.ipython/profile_*/startup/*", "~/.julia/config/startup.jl", "~/.config/tmux/*",
     # Tools' own settings that name a command they run later: cargo's runner and aliases,
     # yarn's yarnPath, pnpm's script-shell, gh's "!" aliases, direnv's direnvrc, pip's
@@ -223,7 +224,7 @@ _PERSISTENCE_KEYS = (
     "direnv/", "pip.conf", "wgetrc", "curlrc", "mailcap", "starship", "matplotlib",
     "Code/User", "VSCodium", ".vscode/", ".gradle/", ".sbt/", ".jupyter/", "git-templates",
     ".husky/", "/bin/", "/hg/", "containers/", "bash-completion", "ghci", "swi-prolog",
-    ".terraform.d",
+    ".terraform.d", "zprezto",
 )  # fmt: skip
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import itertools
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
@@ -24,8 +23,15 @@ from multiplex.shell.detection._command_checks import (
     permission_operands,
     short_flags,
 )
-from multiplex.shell.detection._replaced import REPLACERS, replaced
-from multiplex.shell.parsing._argv import fed_text, git_subcommand
+from multiplex.shell.detection._replaced import REPLACERS, diff_targets, replaced
+from multiplex.shell.parsing._argv import (
+    FOLDER,
+    URL_NAME,
+    fed_text,
+    git_subcommand,
+    landed_in,
+    target_directory,
+)
 from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
@@ -148,7 +154,8 @@ _DOWNLOADS = {
     ),
     "curl": table(
         "output= dump-header= cookie-jar= trace= trace-ascii= stderr= libcurl= etag-save= "
-        "hsts= alt-svc= config= data= header= user= url= form= upload-file= write-out=",
+        "hsts= alt-svc= config= data= header= user= url= form= upload-file= write-out= "
+        "output-dir= remote-name remote-name-all",
         "o= D= c= K= d= H= u= F= T= w=",
     ),
 }
@@ -197,13 +204,18 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from carried(prog, args).writes
     if prog not in _WRITERS:
         return  # most programs write nothing by their arguments: their argv is not read
-    target = _target_directory(args) if prog in ("cp", "install", "ln", "mv") else None
+    target = target_directory(args) if prog in ("cp", "install", "ln", "mv") else None
     if prog in ("tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv"):
         yield from (op for op in operands(args) if not (prog == "truncate" and op.isdigit()))
         yield from [target] if target else []  # mv -t DIR: each file lands in DIR
+        yield from landed_in(target, operands(args)) if target else ()
     elif prog in ("cp", "install", "ln", "rsync", "scp", "link"):
         ops = operands(args)
         yield from ([target] if target else ops[-1:] if len(ops) > 1 or prog == "ln" else [])
+        if target:  # cp -t ~ .bashrc: ~/.bashrc
+            yield from landed_in(target, ops)
+        elif len(ops) > 1 and FOLDER.match(ops[-1]):  # cp .bashrc ~/ (a folder, surely)
+            yield from landed_in(ops[-1], ops[:-1])
     elif prog in ("perl", "yq") and (
         "i" in short_flags(args) or any(a.startswith(("--in-place", "--inplace")) for a in args)
     ):
@@ -255,6 +267,12 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         parsed = read_options(args, _DOWNLOADS[prog])
         yield from parsed.values(*_DOWNLOAD_FILES)
         yield from parsed.values("-P", "--directory-prefix")  # wget -P DIR: lands in DIR
+        # Named after the URL: wget's own way (into -P DIR), curl's -O (into --output-dir).
+        named = prog == "wget" or parsed.has("-O", "--remote-name", "--remote-name-all")
+        if named and not parsed.values("-O", "--output-document", "-o", "--output"):
+            into = parsed.values("-P", "--directory-prefix", "--output-dir")
+            names = [m.group(1) for op in parsed.operands if (m := URL_NAME.match(op))]
+            yield from landed_in(into[-1], names) if into else names
         for command in parsed.values("-e", "--execute"):  # wget -e output_document=F
             name, _, value = command.replace(" ", "").partition("=")
             if name.replace("_", "").lower() in ("outputdocument", "logfile"):
@@ -263,42 +281,6 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from operands(args)
     elif prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
         yield from replaced(prog, args)
-
-
-# A diff's files: unified ("+++ PATH"), git's ("rename to PATH", "copy to PATH").
-_DIFF_FILE = re.compile(r"^(?:\+\+\+ |rename to |copy to )([^\t\n]+)", re.MULTILINE)
-_DIFF_FILES_MAX = 256
-
-
-def diff_targets(text: str | None) -> Iterator[str]:
-    """The files a diff fed to ``patch`` or ``git apply`` writes, each also with its
-    leading folders stripped one by one (``-pN`` says how many: any may be the one)."""
-    if not text or ("+++ " not in text and " to " not in text):
-        return
-    for m in itertools.islice(_DIFF_FILE.finditer(text), _DIFF_FILES_MAX):
-        path = m.group(1).strip()
-        if len(path) > 1 and path[0] == path[-1] == '"':
-            path = path[1:-1]  # git quotes a name with unusual characters
-        if path == "/dev/null":
-            continue
-        parts = path.split("/")  # (an empty first part: from the root, "/etc/x")
-        yield from filter(None, ("/".join(parts[k:]) for k in range(len(parts))))
-
-
-def _target_directory(args: Sequence[str]) -> str | None:
-    """``-t DIR``, ``-tDIR``, ``--target-directory=DIR`` or any prefix of it down to
-    ``--ta`` (GNU getopt_long): the folder cp, mv, ln and install put every file in."""
-    for i, arg in enumerate(args):
-        if arg == "--":
-            return None
-        name, eq, value = arg.partition("=")
-        if len(name) > 3 and "--target-directory".startswith(name):
-            return value if eq else (args[i + 1] if i + 1 < len(args) else None)
-        if arg == "-t":
-            return args[i + 1] if i + 1 < len(args) else None
-        if arg.startswith("-t") and not arg.startswith("--"):
-            return arg[2:]
-    return None
 
 
 def sensitive(path: str) -> bool:

@@ -8,13 +8,15 @@ code (``shell.parsing._payloads``) and by the catalogue's checks (``program``, `
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = [
     "ASSIGN",
+    "FOLDER",
     "MAX_UPSTREAM",
+    "URL_NAME",
     "NextStep",
     "RedirectLike",
     "fed_text",
@@ -23,6 +25,7 @@ __all__ = [
     "git_elsewhere",
     "git_subcommand",
     "has_long",
+    "landed_in",
     "leaves_cwd",
     "names",
     "operand_index",
@@ -33,6 +36,7 @@ __all__ = [
     "program",
     "program_name",
     "short_flags",
+    "target_directory",
 ]
 
 ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -235,3 +239,33 @@ def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
         else:
             return arg.lower(), list(args[i + 1 :])
     return "", []
+
+
+# A destination that is a folder whatever the line does: a trailing "/", the home.
+FOLDER = re.compile(r".*/$|~$|\$HOME$|\$\{HOME\}$")
+# A URL's last path component: the name curl -O and wget give what they fetch.
+URL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/(?:[^?#\s]*/)?([^/?#\s]+)")
+
+
+def landed_in(folder: str, sources: Sequence[str]) -> Iterator[str]:
+    """Where each of ``sources`` lands when put in ``folder`` (its basename there)."""
+    for source in sources:
+        name = source.rstrip("/").rpartition("/")[2]
+        if name and name not in (".", ".."):
+            yield folder.rstrip("/") + "/" + name
+
+
+def target_directory(args: Sequence[str]) -> str | None:
+    """``-t DIR``, ``-tDIR``, ``--target-directory=DIR`` or any prefix of it down to
+    ``--ta`` (GNU getopt_long): the folder cp, mv, ln and install put every file in."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return None
+        name, eq, value = arg.partition("=")
+        if len(name) > 3 and "--target-directory".startswith(name):
+            return value if eq else (args[i + 1] if i + 1 < len(args) else None)
+        if arg == "-t":
+            return args[i + 1] if i + 1 < len(args) else None
+        if arg.startswith("-t") and not arg.startswith("--"):
+            return arg[2:]
+    return None
