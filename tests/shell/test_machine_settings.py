@@ -78,3 +78,35 @@ def test_the_machines_settings_changed_ask(sup: Supervisor, line: str, pattern: 
 @pytest.mark.parametrize("line", READ_OR_NARROW)
 def test_reading_them_or_a_narrowed_rule_does_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+STOPPED = [
+    ("systemctl rescue", "service-stop"),
+    ("systemctl emergency", "service-stop"),
+    ("fuser -k 80/tcp", "process-kill"),
+    ("fuser -km /home", "process-kill"),
+    ("sv stop nginx", "service-stop"),
+    ("supervisorctl stop all", "service-stop"),
+    ("pm2 delete all", "service-stop"),
+    ("pm2 kill", "service-stop"),
+    ("docker stop $(docker ps -q)", "service-stop"),
+    ("docker kill $(docker ps -q)", "service-stop"),
+    ("kubectl scale deploy --all --replicas=0", "service-stop"),
+    ("kubectl scale deploy x --replicas 0", "service-stop"),
+]
+RUNNING = [
+    "fuser 80/tcp", "sv status nginx", "pm2 list", "pm2 restart all", "supervisorctl status",
+    "docker stop web", "kubectl scale deploy x --replicas=3",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "pattern"), STOPPED)
+def test_services_and_processes_stopped_by_more_tools_ask(
+    sup: Supervisor, line: str, pattern: str
+) -> None:
+    assert_named(sup, line, pattern)
+
+
+@pytest.mark.parametrize("line", RUNNING)
+def test_their_reads_and_restarts_do_not(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "manual", line) == APPROVED

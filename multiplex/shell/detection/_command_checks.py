@@ -342,7 +342,8 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return DISK_TOOL
     elif prog == "systemctl":
         verb = first_operand(args)
-        if verb in ("stop", "disable", "mask", "kill", "isolate"):
+        # (rescue, emergency: single-user mode, every other service stopped)
+        if verb in ("stop", "disable", "mask", "kill", "isolate", "rescue", "emergency"):
             return SERVICE_STOP
     elif prog == "journalctl":  # --vacuum-time=1s: the system's logs deleted
         if any(a.startswith("--vacuum") for a in args):

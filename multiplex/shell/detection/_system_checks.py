@@ -18,6 +18,8 @@ from multiplex.shell.detection._catalogue import (
     FIREWALL,
     NETWORK_CHANGE,
     PRIVILEGE,
+    PROCESS_KILL,
+    SERVICE_STOP,
     SYSTEM_SETTING,
     Pattern,
 )
@@ -40,7 +42,14 @@ _NARROWING = frozenset(
 _CLOSED = frozenset({"drop", "reject"})
 _SETTINGS = frozenset({"sysctl", "date", "timedatectl", "hwclock", "hostnamectl", "hostname"})
 
-SYSTEM_PROGRAMS = frozenset({*_FIREWALLS, *_POOLS, *_NETWORK, *_SETTINGS, "nsenter"})
+# Process supervisors' verbs that stop what they run (runit's sv, supervisord, pm2).
+_SUPERVISORS = {"sv": ("stop", "down", "kill", "exit", "force-stop", "force-shutdown"),
+                "supervisorctl": ("stop", "shutdown", "remove"),
+                "pm2": ("stop", "delete", "kill", "del")}  # fmt: skip
+
+SYSTEM_PROGRAMS = frozenset(
+    {*_FIREWALLS, *_POOLS, *_NETWORK, *_SETTINGS, *_SUPERVISORS, "nsenter", "fuser"}
+)
 
 
 def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
@@ -57,7 +66,24 @@ def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return SYSTEM_SETTING if _sets(prog, args, words) else None
     if prog == "nsenter" and _enters_init(args):
         return PRIVILEGE
+    if prog in _SUPERVISORS:
+        return SERVICE_STOP if words[:1] and words[0] in _SUPERVISORS[prog] else None
+    if prog == "fuser":  # fuser -k PORT/FILE: every process using it killed
+        return PROCESS_KILL if any(a.startswith("-") and "k" in a[1:] for a in args) else None
+    if prog in ("docker", "podman") and words[:1] in (["stop"], ["kill"]):
+        # docker stop $(docker ps -q): every running container
+        return SERVICE_STOP if any("$(" in a or "`" in a for a in args) else None
+    if prog in ("kubectl", "oc") and words[:1] == ["scale"]:  # --replicas=0: the workload stops
+        return (
+            SERVICE_STOP
+            if "--replicas=0" in args or _value_after(args, "--replicas") == "0"
+            else None
+        )
     return None
+
+
+def _value_after(args: Sequence[str], name: str) -> str | None:
+    return next((args[i + 1] for i, a in enumerate(args[:-1]) if a == name), None)
 
 
 def _opens_or_closes(prog: str, args: Sequence[str]) -> bool:
