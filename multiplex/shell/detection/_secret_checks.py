@@ -152,6 +152,11 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             words += [a.partition("=")[2] for a in cmd.argv[1:] if "=" in a]
         elif cmd.program in _SEDS:  # sed '1r /etc/shadow': the file is copied out
             words += sed_facts(cmd.argv[1:]).reads
+        elif cmd.program == "cpio" and any(
+            a in ("-o", "--create") or a[:2] == "-o" for a in cmd.argv
+        ):
+            fed = fed_text(cmd.redirects, None)  # cpio -o <<< KEY: the names it archives
+            words += fed.split() if fed else []
         # Into any descriptor: exec 3< ~/.ssh/id_rsa; cat <&3
         read = [r.target for r in cmd.redirects if r.reads_file] if cmd.redirects else []
         raw = any(is_block_device(w) for w in words + read if w.startswith("/dev/"))

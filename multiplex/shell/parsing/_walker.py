@@ -93,6 +93,10 @@ class Walker(Emitter):
                 raise OverLimit
         if kind == "command":
             self._command(node, src, ctx, [], node)
+        elif kind == "command_substitution" and _reads_a_file(node):
+            # $(< FILE): bash reads the file itself, as $(cat FILE) would
+            redirect = Redirect(*redirect_parts(node.named_children[0], src, []))
+            self._emit(("cat", redirect.target), (), text(node, src), ctx)
         elif kind == "redirected_statement":
             self._redirected(node, src, ctx)
         elif kind == "pipeline":
@@ -300,3 +304,14 @@ class Walker(Emitter):
         self._node(
             sub, src, _Ctx(ctx.depth, ctx.wrapped_by, (), feed_upstream(ctx.upstream, argv), stdin)
         )
+
+
+def _reads_a_file(node: Node) -> bool:
+    """``$(< FILE)``: a substitution holding one input redirection and no command."""
+    named = node.named_children
+    return (
+        len(named) == 1
+        and named[0].type == "file_redirect"
+        and named[0].child_count > 0
+        and (named[0].children[0].type == "<")
+    )
