@@ -110,3 +110,31 @@ def test_services_and_processes_stopped_by_more_tools_ask(
 @pytest.mark.parametrize("line", RUNNING)
 def test_their_reads_and_restarts_do_not(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "manual", line) == APPROVED
+
+
+FLOODS = [
+    "for i in $(seq 1 100000); do sleep 100 & done",
+    "for i in $(seq 5000); do sh -c 'sleep 9' & done",
+    "for i in {1..5000}; do sleep 9 & done",
+    "for ((i=0; i<5000; i++)); do sleep 9 & done",
+    "parallel -j0 sleep ::: $(seq 100000)",
+]
+FEW_OR_WAITED = [
+    "for i in $(seq 10); do sleep 1 & done; wait",
+    "for i in {1..3}; do make job$i & done",
+    "for f in *.txt; do gzip $f & done",
+    "for i in $(seq 100000); do echo $i; done",
+    "for i in $(seq 5000); do sleep 0 & wait; done",
+    "parallel -j0 echo ::: a b c",
+]
+
+
+@pytest.mark.parametrize("line", FLOODS)
+def test_a_thousand_background_jobs_at_once_are_a_fork_bomb(sup: Supervisor, line: str) -> None:
+    verdict = sup.test("manual", line, context="api")
+    assert verdict.outcome == "blocked" and "fork-bomb" in verdict.cause, line
+
+
+@pytest.mark.parametrize("line", FEW_OR_WAITED)
+def test_a_few_jobs_or_waited_ones_are_not(sup: Supervisor, line: str) -> None:
+    assert "fork-bomb" not in sup.test("manual", line, context="api").cause

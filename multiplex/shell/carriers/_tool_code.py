@@ -63,7 +63,7 @@ from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._sockets import nc_code, socat_code, wget_code
 from multiplex.shell.carriers._transfers import ftp_code, lftp_code, sftp_code
 from multiplex.shell.carriers._utilities import UTILITY_READERS
-from multiplex.shell.parsing._argv import ENDLESS
+from multiplex.shell.parsing._argv import ENDLESS, huge_count
 from multiplex.shell.parsing._getopt import read_options, table
 
 __all__ = [
@@ -182,8 +182,12 @@ CODE_PROGRAMS = frozenset(
 
 
 def endless_spawn(prog: str, args: Sequence[str], upstream: Sequence[str]) -> bool:
-    """``yes | xargs -P0 sh -c …``: endless input, each line a process, no limit on them."""
-    if prog not in ("xargs", "parallel") or ("yes" not in upstream and ENDLESS not in upstream):
+    """``yes | xargs -P0 sh -c …``: endless input, each line a process, no limit on them;
+    also ``parallel -j0 CMD ::: $(seq 100000)``, a thousand or more at once."""
+    endless = "yes" in upstream or ENDLESS in upstream
+    if prog == "parallel" and not endless and ":::" in args:
+        endless = huge_count(" ".join(args[args.index(":::") + 1 :]))
+    if prog not in ("xargs", "parallel") or not endless:
         return False
     if prog == "parallel":
         return any(a in ("-j0", "--jobs=0") or a.endswith("-j0") for a in args) or "0" in [

@@ -14,6 +14,7 @@ from typing import Protocol
 
 __all__ = [
     "ASSIGN",
+    "FLOOD",
     "FOLDER",
     "MAX_UPSTREAM",
     "URL_NAME",
@@ -25,6 +26,7 @@ __all__ = [
     "git_elsewhere",
     "git_subcommand",
     "has_long",
+    "huge_count",
     "landed_in",
     "leaves_cwd",
     "names",
@@ -269,3 +271,21 @@ def target_directory(args: Sequence[str]) -> str | None:
         if arg.startswith("-t") and not arg.startswith("--"):
             return arg[2:]
     return None
+
+
+# Turns a loop may take before starting a job each is a flood of processes, as one that
+# never ends is: past the thousands a user's process limit is reached.
+FLOOD = 1000
+_SEQ_END = re.compile(
+    r"\$\(\s*seq\s+(?:-\S+\s+)*(\d+)(?:\s+\d+)*\s*\)|\{(\d+)\.\.(\d+)(?:\.\.\d+)?\}"
+)
+
+
+def huge_count(words: str) -> bool:
+    """Whether ``words`` count to :data:`FLOOD` or more: ``$(seq 100000)``, ``{1..5000}``."""
+    for m in _SEQ_END.finditer(words):
+        numbers = [int(n) for n in re.findall(r"\d+", m.group(0))]
+        low, high = (numbers[0], numbers[-1]) if m.group(2) or len(numbers) > 1 else (1, numbers[0])
+        if high - low + 1 >= FLOOD:
+            return True
+    return False

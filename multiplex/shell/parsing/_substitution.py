@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from tree_sitter import Node
 
+from multiplex.shell.parsing._argv import FLOOD, huge_count
 from multiplex.shell.parsing._payloads import STDIN_FILES, dollar_parens
 from multiplex.shell.parsing._printed import stdin_text_after
 from multiplex.shell.parsing._words import head, stages, text, word
@@ -64,10 +65,22 @@ def _evaluated(line: str, name: str) -> bool:
 _FOREVER = frozenset({"true", ":", "1", "[ 1 ]", "((1))", "(( 1 ))", "/bin/true"})
 
 
+_BELOW = re.compile(r"<=?\s*(\d+)")
+
+
 def endless_background(node: Node, src: bytes) -> bool:
-    """``while true; do cmd & done``: a loop that never ends and starts a job each turn."""
+    """``while true; do cmd & done``: a loop that never ends, or takes a thousand turns or
+    more (``for i in $(seq 100000)``, ``for ((i=0; i<5000; i++))``), and starts a job each turn."""
+    if node.type == "for_statement":
+        values = " ".join(text(v, src) for v in node.children_by_field_name("value"))
+        body = node.child_by_field_name("body")
+        return body is not None and huge_count(values) and _backgrounds(text(body, src))
     conditions = node.children_by_field_name("condition")
     body = node.child_by_field_name("body")
+    if node.type == "c_style_for_statement" and conditions and body is not None:
+        bound = _BELOW.search(text(conditions[0], src))
+        if bound is not None and int(bound.group(1)) >= FLOOD:
+            return _backgrounds(text(body, src))
     if node.type == "c_style_for_statement" and body is not None and not conditions:
         conditions = [body]  # for ((;;)): no condition, never ends
         forever_for = True
@@ -82,8 +95,12 @@ def endless_background(node: Node, src: bytes) -> bool:
         forever = cond in ("false", "! true", "/bin/false", "((0))", "(( 0 ))", "[ ]")
     else:
         forever = cond in _FOREVER
-    inside = text(body, src)
-    return forever and "&" in inside.replace("&&", "") and not re.search(r"\bwait\b", inside)
+    return forever and _backgrounds(text(body, src))
+
+
+def _backgrounds(inside: str) -> bool:
+    """A loop body that starts a job and does not wait for it."""
+    return "&" in inside.replace("&&", "") and not re.search(r"\bwait\b", inside)
 
 
 def expansion_backticks(node: Node, src: bytes) -> list[str]:

@@ -46,7 +46,7 @@ from multiplex.shell.parsing._words import (
 __all__ = ["Walker"]
 
 _SOURCING = SHELLS | {"source", "."}
-_LOOPS = frozenset({"while_statement", "until_statement", "c_style_for_statement"})
+_LOOPS = frozenset({"while_statement", "until_statement", "c_style_for_statement", "for_statement"})
 
 
 class Walker(Emitter):
