@@ -276,8 +276,10 @@ def target_directory(args: Sequence[str]) -> str | None:
 # Turns a loop may take before starting a job each is a flood of processes, as one that
 # never ends is: past the thousands a user's process limit is reached.
 FLOOD = 1000
+# $(seq [OPTS] [FIRST [STEP]] LAST) or {FIRST..LAST[..STEP]}; every repetition bounded.
 _SEQ_END = re.compile(
-    r"\$\(\s*seq\s+(?:-\S+\s+)*(\d+)(?:\s+\d+)*\s*\)|\{(\d+)\.\.(\d+)(?:\.\.\d+)?\}"
+    r"\$\(\s{0,8}+seq\s{1,8}+(?:-[^\s)]{1,16}+\s{1,8}+){0,4}+(\d{1,12}+)(?:\s{1,8}+\d{1,12}+){0,2}+\s{0,8}+\)"
+    r"|\{(\d{1,12}+)\.\.(\d{1,12}+)(?:\.\.\d{1,12}+)?\}"
 )
 
 
