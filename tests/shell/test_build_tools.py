@@ -71,3 +71,28 @@ def test_a_hardline_command_in_them_is_blocked(sup: Supervisor, line: str) -> No
 def test_their_plain_work_stays_allowlisted(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "strict", line) == APPROVED
     assert outcome(sup, "manual", line) == APPROVED
+
+
+ARGV_RUNNERS = [
+    f"python3 -c 'import os,sys; os.system(sys.argv[1])' '{STAND_IN}'",
+    f"python3 -c 'import subprocess,sys; subprocess.run(sys.argv[1:])' {STAND_IN}",
+    f"python3 -c 'import os,sys; os.system(\" \".join(sys.argv[1:]))' {STAND_IN}",
+    f"perl -e 'system @ARGV' {STAND_IN}",
+    f"perl -e 'exec $ARGV[0]' '{STAND_IN}'",
+    f"node -e 'require(\"child_process\").execSync(process.argv[1])' '{STAND_IN}'",
+    f"awk 'BEGIN{{system(ARGV[1])}}' '{STAND_IN}'",
+    f"ruby -e 'system ARGV[0]' '{STAND_IN}'",
+    f"php -r 'system($argv[1]);' '{STAND_IN}'",
+]
+
+
+@pytest.mark.parametrize("line", ARGV_RUNNERS)
+def test_inline_code_running_its_own_arguments_runs_them_as_a_line(
+    sup: Supervisor, line: str
+) -> None:
+    assert_hardline(sup, line)
+
+
+def test_arguments_it_only_prints_are_not_a_line(sup: Supervisor) -> None:
+    line = f"python3 -c 'import sys; print(sys.argv[1])' '{STAND_IN}'"
+    assert "mkfs" not in sup.test("manual", line, context="api").cause

@@ -27,7 +27,7 @@ from multiplex.shell.parsing._argv import (
     opts,
     program_name,
 )
-from multiplex.shell.parsing._inline import INLINE_HOSTS, data_url_code, inline_code
+from multiplex.shell.parsing._inline import INLINE_HOSTS, argv_lines, data_url_code, inline_code
 from multiplex.shell.parsing._launchers import (
     LAUNCHERS,
     RUNNERS,
@@ -233,7 +233,7 @@ def _scripts(
     if bare:
         fed = fed_text(redirects, stdin)
         found.extend([fed] if fed else [])
-    return NextStep(scripts=tuple(found))
+    return NextStep(shell_payloads=argv_lines(args, found), scripts=tuple(found))
 
 
 def _python_code(args: Sequence[str]) -> tuple[str | None, bool]:
