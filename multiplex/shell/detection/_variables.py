@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import COMMAND_VARIABLE, Finding
 from multiplex.shell.detection._writes import all_commands, evidence
-from multiplex.shell.parsing._argv import ASSIGN, program_name
+from multiplex.shell.parsing._argv import ASSIGN, leaves_cwd, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._payloads import COMMAND_VARIABLES, TOOLCHAIN_VARIABLES
 
@@ -65,6 +65,15 @@ _LOADERS = frozenset(
         *("LESSKEYIN", "PIP_CONFIG_FILE", "GIT_DIR", "GIT_COMMON_DIR"),
     ]
 )
+# Code found by a path, asked about when the path lies beyond the working folder: the
+# user's site-packages (its .pth files), extra makefiles, a CMake toolchain, a
+# kubeconfig (its exec plugins; the usual ~/.kube/ ones are the user's own), terminfo.
+_PATH_LOADERS = frozenset(
+    {"PYTHONUSERBASE", "MAKEFILES", "CMAKE_TOOLCHAIN_FILE", "KUBECONFIG", "TERMINFO"}
+)
+_USUAL_KUBECONFIG = ("~/.kube/", "$HOME/.kube/", "${HOME}/.kube/")
+# Prompts a shell expands each time it shows them (PS4 before each traced command).
+_PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS4"})
 # JVM tools' options: an agent or an error hook runs code of the value's choosing.
 _JVM_OPTS = frozenset(["MAVEN_OPTS", "GRADLE_OPTS", "ANT_OPTS", "SBT_OPTS", "JAVA_OPTS"])
 _JVM_HOOK = re.compile(r"-(?:javaagent|agentpath|agentlib)|OnError|OnOutOfMemoryError")
@@ -123,6 +132,11 @@ def _loads_code(word: str) -> bool:
         return True
     if name in ("MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS") and ("eval" in value or "-E" in value):
         return True
+    if name in _PATH_LOADERS:
+        entries = value.replace(":", " ").split()
+        return any(leaves_cwd(e) and not e.startswith(_USUAL_KUBECONFIG) for e in entries)
+    if name in _PROMPTS:  # PS4='$(cmd)' bash -x: a substitution run at each prompt
+        return "$(" in value or "`" in value
     if name == "PATH":
         entries = value.split(":")
         return any(not e or not e.startswith(("/", "$", "~")) for e in entries)

@@ -68,7 +68,7 @@ COMMAND_VARIABLES = frozenset(
         "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "LESSOPEN",
         "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "BASH_ENV", "ENV", "RSYNC_RSH",
         "CVS_RSH", "FCEDIT", "GIT_CONFIG_VALUE_0", "GIT_CONFIG_VALUE_1", "GIT_CONFIG_VALUE_2",
-        "TERMINAL", *TOOLCHAIN_VARIABLES,
+        "TERMINAL", "PSQL_PAGER", "RSYNC_CONNECT_PROG", *TOOLCHAIN_VARIABLES,
     }
 )  # fmt: skip
 # git configuration keys whose value is a command git runs (docs/security.md#code-carriers).
