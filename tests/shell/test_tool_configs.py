@@ -16,7 +16,8 @@ from multiplex import Supervisor
 from tests.shell._carriers import APPROVED, homes_fixture, outcome
 
 _TOOLS = ["eslint", "prettier", "jest", "vitest", "webpack", "gradle", "mvn",
-          "helm", "kubectl", "rake", "cmake", "tox", "pre-commit", "mypy", "ansible-playbook"]  # fmt: skip
+          "helm", "kubectl", "rake", "cmake", "tox", "pre-commit", "mypy", "ansible-playbook",
+          "make"]  # fmt: skip
 sup = homes_fixture("tool_configs", [f"{t} *" for t in _TOOLS])
 
 ELSEWHERE = [
@@ -41,6 +42,10 @@ ELSEWHERE = [
     "pre-commit run --config /tmp/x.yaml",
     "mypy --config-file /tmp/x.ini .",
     "ansible-playbook /tmp/p.yml",
+    "make -f /tmp/x.mk",
+    "make --file=/tmp/x.mk all",
+    "make --fil=/tmp/x.mk",
+    "make -I /tmp/inc all",
 ]
 OWN = [
     "eslint .",
@@ -57,6 +62,8 @@ OWN = [
     "pre-commit run --all-files",
     "mypy .",
     "ansible-playbook site.yml",
+    "make -f Makefile.dev",
+    "make -I include all",
 ]
 
 
@@ -68,3 +75,8 @@ def test_code_from_beyond_the_working_folder_is_not_allowlisted(sup: Supervisor,
 @pytest.mark.parametrize("line", OWN)
 def test_the_projects_own_files_stay_allowlisted(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "strict", line) == APPROVED
+
+
+def test_an_include_folder_is_not_a_target_make_writes(sup: Supervisor) -> None:
+    verdict = sup.test("manual", "make -I /usr/include/x all", context="api")
+    assert "sensitive-write" not in [d.pattern for d in verdict.dangers], verdict.as_dict()

@@ -257,6 +257,10 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
     for folder in parsed.values("-C", "--directory"):
         if leaves_cwd(folder):
             unknown = f"make -C {folder}"
+    # make -f /tmp/x.mk, -I /tmp (its include's search path): recipes from beyond the project
+    for path in (*makefiles, *parsed.values("-I", "--include-dir")):
+        if leaves_cwd(path) and path not in _STDIN_FILES and not path.startswith("/dev/fd/"):
+            unknown = unknown or f"make reads {path} from beyond the working folder"
     return carried_of(payloads, runs, unknown)
 
 

@@ -98,7 +98,7 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
         ops = operands(args)
         yield from ops[:1] if "--replace-input" in args else ops[1:2]
     elif prog in ("make", "gmake"):  # the targets named: the files a makefile builds
-        yield from (op for op in operands(args) if "=" not in op)
+        yield from _make_targets(args)
     elif prog in ("ruby", "awk", "gawk"):
         yield from _in_place(prog, args)
     elif prog == "sqlite3":
@@ -125,6 +125,24 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
 
 
 _NOT_WRITING = ("--stdout", "--to-stdout", "--list", "--test")
+
+
+# make's options whose value is the next word (-C DIR, -f FILE, -I DIR, -o FILE …).
+_MAKE_VALUED = frozenset({"-C", "-f", "-I", "-o", "-W", "-E", "--directory", "--file",
+                          "--makefile", "--include-dir", "--old-file", "--what-if",
+                          "--new-file", "--assume-old", "--assume-new", "--eval"})  # fmt: skip
+
+
+def _make_targets(args: Sequence[str]) -> Iterator[str]:
+    """The targets ``make ARGS`` names (not its options' values, not ``VAR=VALUE``)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _MAKE_VALUED:
+            skip = True
+        elif not arg.startswith("-") and "=" not in arg:
+            yield arg
 
 
 def _rewritten(prog: str, args: Sequence[str]) -> Iterator[str]:
