@@ -31,7 +31,7 @@ from multiplex.shell.detection._secret_paths import (
 from multiplex.shell.detection._targets import Place, placed
 from multiplex.shell.detection._uploads import NC, NETWORK_TOOLS, UPLOADERS, uploads
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
-from multiplex.shell.parsing._argv import git_subcommand, option_values
+from multiplex.shell.parsing._argv import URL_NAME, git_subcommand, option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand, in_order
 from multiplex.shell.parsing._unwrap import SHELLS
 
@@ -264,7 +264,6 @@ def find_network(parsed: ParsedLine, place: Place) -> Finding | None:
 # What a later command runs a downloaded file with (``bash x.sh``, ``python3 i.py``).
 _RUNNERS = SHELLS | {"source", ".", "perl", "ruby", "node", "nodejs", "php", "bun", "deno"}
 _DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "http", "xh", "fetch", "lwp-download"})
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/(?:[^?#\s]*/)?([^/?#\s]+)")
 
 
 _EXTRACTORS = frozenset({"tar", "bsdtar", "unzip", "cpio", "7z", "busybox"})
@@ -325,7 +324,7 @@ def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
         if prog in _DOWNLOADERS:
             # Its output file as getopt reads it, and the names the URLs give (curl -O, wget).
             fetched.update(p.rpartition("/")[2] for p in write_targets(cmd))
-            fetched.update(m.group(1) for a in cmd.argv[1:] if (m := _URL.match(a)))
+            fetched.update(m.group(1) for a in cmd.argv[1:] if (m := URL_NAME.match(a)))
             continue
         if not fetched and not extracted:
             continue

@@ -23,7 +23,7 @@ from multiplex.shell.detection._catalogue import (
     SYSTEM_SETTING,
     Pattern,
 )
-from multiplex.shell.parsing._argv import has_long, operands
+from multiplex.shell.parsing._argv import has_long, operands, option_values
 
 __all__ = ["SYSTEM_PROGRAMS", "system_check"]
 
@@ -74,16 +74,8 @@ def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
         # docker stop $(docker ps -q): every running container
         return SERVICE_STOP if any("$(" in a or "`" in a for a in args) else None
     if prog in ("kubectl", "oc") and words[:1] == ["scale"]:  # --replicas=0: the workload stops
-        return (
-            SERVICE_STOP
-            if "--replicas=0" in args or _value_after(args, "--replicas") == "0"
-            else None
-        )
+        return SERVICE_STOP if "0" in option_values(args, ("--replicas",)) else None
     return None
-
-
-def _value_after(args: Sequence[str], name: str) -> str | None:
-    return next((args[i + 1] for i, a in enumerate(args[:-1]) if a == name), None)
 
 
 def _opens_or_closes(prog: str, args: Sequence[str]) -> bool:
