@@ -70,6 +70,20 @@ def _canary_files(sup: Supervisor, token: str) -> Iterator[dict[str, Path]]:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _reached(listener: socket.socket, token: bytes) -> bool:
+    """Whether a connection waiting on ``listener`` carried ``token`` (all are drained)."""
+    reached = False
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:  # BlockingIOError: none left
+            return reached
+        with conn:
+            conn.settimeout(0.5)
+            with contextlib.suppress(OSError):
+                reached = reached or token in conn.recv(4096)
+
+
 def _leak(name: str, surface: str, detail: str) -> Leak:
     return Leak("sandbox", name, surface, detail)
 
@@ -97,9 +111,12 @@ def check_walls(sup: Supervisor, name: str) -> LeakCheck:
         port = port_canary.getsockname()[1]
         # Nothing written to /dev/null: a view that lost its /dev must not hide a canary.
         lines = [f"cat {shlex.quote(str(p))}" for p in canaries.values()]
+        # Each attempt carries the token: a connection from elsewhere on this host
+        # (another program probing ports) is not this sandbox reaching the port.
         lines += [
-            f"(exec 3<>/dev/tcp/127.0.0.1/{port}) && echo WALL-PORT-DIRECT-{token}",
-            f"curl -s -m 3 http://127.0.0.1:{port}/",
+            f"(exec 3<>/dev/tcp/127.0.0.1/{port} && echo WALL-PORT-{token} >&3)"
+            f" && echo WALL-PORT-DIRECT-{token}",
+            f"curl -s -m 3 http://127.0.0.1:{port}/WALL-PORT-{token}",
             "echo PIDNS=$(readlink /proc/self/ns/pid)",
             "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status",
         ]
@@ -107,11 +124,7 @@ def check_walls(sup: Supervisor, name: str) -> LeakCheck:
             lines.append(f"curl -s -m 3 http://{_UNLISTED}/")
         with sup.turn(name, session="audit-walls", context="cron") as scope:
             done = execute(scope, "\n".join(lines) + "\ntrue", hidden=sup.hidden_paths)
-        reached = False
-        with contextlib.suppress(BlockingIOError, OSError):
-            conn, _ = port_canary.accept()
-            conn.close()
-            reached = True
+        reached = _reached(port_canary, f"WALL-PORT-{token}".encode())
     if done.error is not None:
         found.leaks.append(_leak(name, "walls", f"the wall check did not run: {done.error}"))
         return found

@@ -216,5 +216,5 @@ def test_new_surface_is_audited_with_no_other_change(
     report = audit_with("consistent_extra", homes, monkeypatch)
     rows = [r for r in report.rows if r.surface == "audit_extra"]
     assert {r.profile for r in rows} == {"alpha", "beta", "gamma"}
-    assert all(r.match for r in rows) and report.ok, report.verdict
+    assert all(r.match for r in rows) and report.ok, (report.verdict, report.leaks)
     assert {r.multiplexed for r in rows} == {"alpha:local", "beta:local", "gamma:docker"}

@@ -65,3 +65,39 @@ def test_a_wall_taken_down_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyP
     finally:
         sup.close()
     assert "a canary in the supervisor's HOME is readable" in details, details
+
+
+def test_another_program_connecting_to_the_canary_port_is_not_a_leak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a busy host, something else (a readiness poll on a reused port) may connect."""
+    import socket
+
+    import multiplex.audit._walls as walls
+
+    made = socket.create_server
+
+    def create_server(address: tuple[str, int], **kwargs: object) -> socket.socket:
+        server = made(address, **kwargs)  # type: ignore[arg-type]
+        stranger = socket.create_connection(server.getsockname()[:2])
+        stranger.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        strangers.append(stranger)
+        return server
+
+    strangers: list[socket.socket] = []
+    monkeypatch.setattr(walls.socket, "create_server", create_server)
+    host = _config(
+        tmp_path, a="terminal: {sandbox: bwrap}\n", h="terminal: {sandbox: bwrap, network: host}\n"
+    )
+    sup = Supervisor.from_config(host)
+    try:
+        assert check_walls(sup, "a").leaks == []
+        # The sandbox that does reach the port is still caught, stranger or not.
+        assert [leak.detail for leak in check_walls(sup, "h").leaks] == [
+            "a port on the host's loopback is reachable (network: host)"
+        ]
+    finally:
+        sup.close()
+        for stranger in strangers:
+            stranger.close()
+    assert len(strangers) == 2
