@@ -218,6 +218,11 @@ PRIVILEGED_CONTAINER = _p(
     "Starts a container with host privileges (--privileged, host pid/net) or / or the docker socket mounted.",
 )
 PROTECTED_FILE = _p("protected-file", "Writes to a protected file (approvals.protected_files).")
+SUPERVISOR_CONTROL = _p(
+    "supervisor-control",
+    "Acts as the operator: runs the supervisor's CLI, or changes its configuration "
+    "(multiplex.yaml), its state (.multiplex/) or this profile's records (logs/).",
+)
 DANGEROUS: tuple[Pattern, ...] = (
     UNPARSEABLE,
     OVER_LIMIT,
@@ -253,4 +258,5 @@ DANGEROUS: tuple[Pattern, ...] = (
     SECRET_READ,
     PERSISTENCE,
     PRIVILEGED_CONTAINER,
+    SUPERVISOR_CONTROL,
 )

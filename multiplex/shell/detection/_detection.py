@@ -61,6 +61,7 @@ from multiplex.shell.detection._secret_checks import (
     each_script_exec,
     each_secret_read,
 )
+from multiplex.shell.detection._supervisor_checks import each_supervisor_control
 from multiplex.shell.detection._target_checks import (
     each_dynamic_target,
     each_target_hardline,
@@ -270,6 +271,7 @@ def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     yield from each_secret_read(parsed, place)
     yield from each_persistence(parsed, place)
     yield from each_privileged_container(parsed, place)
+    yield from each_supervisor_control(parsed, place)
     yield from each_command_variable(parsed)
     yield from each_dynamic_target(parsed, place)
     yield from each_unseen_xargs(parsed)

@@ -78,6 +78,9 @@ _SECRETS = (
     "~/.authinfo", "~/.authinfo.gpg", "~/.msmtprc", "~/.config/msmtp/*", "~/.mbsyncrc",
     "~/.fetchmailrc", "~/.muttrc", "~/.config/mutt/*", "~/.config/hut/*",
     "~/.local/share/atuin/key",
+    # the supervisor's own state beside multiplex.yaml: the gateways' admin tokens, the
+    # journal of every profile's runs (docs/security.md#the-supervisors-own-controls)
+    "*/.multiplex/*", ".multiplex/*", "*/.multiplex", ".multiplex",
 )  # fmt: skip
 # A private key, a keystore or a secrets file anywhere, by its name; terraform's state (it
 # holds secrets in clear; its .tfvars are left out: every plan names them). Matched on the
@@ -214,7 +217,7 @@ _SECRET_KEYS = (
     "minikube", "vagrant", "age/", "authinfo", "msmtp", "mbsync", "fetchmail", "mutt", "hut/",
     "atuin", ".ivy2", ".sbt", "NuGet", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".key",
     ".p12", ".pfx", ".jks", "keystore", ".tfstate", "privkey", "private", "key.pem",
-    "supabase", "snowflake", ".travis", "jfrog",
+    "supabase", "snowflake", ".travis", "jfrog", ".multiplex",
 )  # fmt: skip
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",

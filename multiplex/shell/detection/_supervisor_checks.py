@@ -1,0 +1,77 @@
+"""The supervisor's own controls, reached from a command (docs/security.md#the-supervisors-own-controls).
+
+A command that acts as the operator rather than as the agent: it runs the
+supervisor's CLI (``multiplex approvals answer …``, ``python -m multiplex``:
+it finds the admin token where ``multiplex up`` wrote it), or changes the
+supervisor's configuration (``multiplex.yaml``), its state folder
+(``.multiplex/``: the running gateways and their admin tokens, the journal) or
+this profile's records (the ``logs/`` folder of its home: the decision log,
+the cell log, kept output). Under the sandbox these are hidden or read-only;
+without it only this check stands between an agent and its own approvals.
+Reading the state folder is a ``secret-read`` (``_secret_paths``). A pure
+leaf: stdlib and the shell leaves it imports.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+
+from multiplex.shell.detection._catalogue import SUPERVISOR_CONTROL, Finding
+from multiplex.shell.detection._targets import Place, candidates, placed
+from multiplex.shell.detection._writes import evidence, write_targets
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+
+__all__ = ["each_supervisor_control"]
+
+_CLI = "multiplex"
+_CONFIG = "multiplex.yaml"
+_STATE = ".multiplex"
+
+
+def each_supervisor_control(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    """Each command that runs the supervisor's CLI or writes what the supervisor keeps."""
+    for cmd, here in placed(parsed, place):
+        if _runs_cli(cmd):
+            yield Finding(SUPERVISOR_CONTROL, evidence(cmd), cmd.text)
+            continue
+        for target in write_targets(cmd):
+            if _kept(target, here):
+                yield Finding(SUPERVISOR_CONTROL, evidence(cmd), cmd.text)
+                break
+
+
+def _runs_cli(cmd: SimpleCommand) -> bool:
+    """``multiplex …`` (any path to it; a runner's ``uv run`` is unwrapped by the parser),
+    ``python -m multiplex[.…]``, ``uvx multiplex``, ``pipx run multiplex``."""
+    prog, args = cmd.program, cmd.argv[1:]
+    if prog == _CLI:
+        return True
+    if prog.startswith("python"):
+        for i, arg in enumerate(args):
+            if arg == "-m" or (arg.startswith("-m") and len(arg) > 2):
+                module = arg[2:] or (args[i + 1] if i + 1 < len(args) else "")
+                return module.split(".")[0] == _CLI
+            if not arg.startswith("-"):
+                return False  # a script: what it runs is another check's
+        return False
+    if prog == "pipx" and args[:1] == ("run",):
+        args = args[1:]
+    elif prog != "uvx":
+        return False
+    words = [a for a in args if not a.startswith("-")]
+    return bool(words) and words[0].split("@")[0].split("==")[0] == _CLI
+
+
+def _kept(target: str, place: Place) -> bool:
+    """Whether a written path is the supervisor's config, its state folder or this profile's records."""
+    values, _ = candidates(target, place)
+    records = posixpath.join(place.normal_homes[-1], "logs") if place.normal_homes else None
+    for value in values:
+        norm = posixpath.normpath(value) if value else value
+        parts = norm.split("/")
+        if parts[-1] == _CONFIG or _STATE in parts:
+            return True
+        if records and (norm == records or norm.startswith(records + "/")):
+            return True
+    return False
