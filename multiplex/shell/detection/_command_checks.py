@@ -211,7 +211,11 @@ def hardline_check(prog: str, args: Sequence[str]) -> Pattern | None:
 
 # Programs that run a command as another user or with more powers: sudo's family, setpriv
 # (--reuid=0), capsh (--caps=…), and nsenter into PID 1's namespaces (-t 1: the host's).
-_SUDO = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "setpriv", "capsh"})
+_SUDO = frozenset(
+    {"sudo", "doas", "su", "pkexec", "runuser", "setpriv", "capsh", "run0", "sudo-rs", "ksu"}
+)
+# A substitution that finds processes by name, port or file: what it prints, kill ends.
+_FOUND_BY_NAME = re.compile(r"(?:\$\(|`)\s*(?:pgrep|pidof|lsof|fuser|ps|pstree|killall)\b")
 _DISK = _words(
     "fdisk sfdisk cfdisk gdisk sgdisk parted gparted wipefs mkswap blkdiscard hdparm "
     "cryptsetup pvremove vgremove lvremove mdadm"
@@ -318,6 +322,7 @@ def _git(args: Sequence[str]) -> Pattern | None:
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "dd", "systemctl", *CHMODS,
      "service", "rc-service", "launchctl", "kill", "crontab", "git", "journalctl", "setcap",
+     "machinectl", "systemd-run",
      *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA, *SYSTEM_PROGRAMS}
 )  # fmt: skip
 
@@ -362,6 +367,13 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
             return PROCESS_KILL
         if any(p == "1" or (p.startswith("-") and p[1:].isdigit()) for p in pids):
             return PROCESS_KILL
+        # By name after all (kill $(pgrep -f NAME), $(pidof P), $(lsof -t -i:PORT)), or no
+        # pid on the line: xargs hands them over (pgrep NAME | xargs kill).
+        named = [p for p in pids if not p.startswith("-") or p[1:].isdigit()]  # not -TERM
+        if any(_FOUND_BY_NAME.search(p) for p in named) or not (
+            named or {"-l", "-L", "--list", "--table"} & set(args)
+        ):
+            return PROCESS_KILL
     elif prog in _KILLERS:
         return PROCESS_KILL
     elif prog == "crontab":  # all but a listing installs (from a file or stdin) or removes
@@ -375,4 +387,8 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return ACCOUNT
     elif prog in _SUDO or (prog == "setcap" and "-v" not in args and "-r" not in args):
         return PRIVILEGE  # setcap cap_setuid+ep FILE: the file gets root's powers
+    elif prog == "machinectl" and first_operand(args) in ("shell", "login"):
+        return PRIVILEGE  # a shell or login on a machine, root's unless a user is named
+    elif prog == "systemd-run" and "--user" not in args:
+        return PRIVILEGE  # run by the system's manager: as root, or as the --uid it names
     return package_check(prog, args) or infra_check(prog, args) or system_check(prog, args)

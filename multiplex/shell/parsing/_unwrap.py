@@ -67,6 +67,19 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
         0,
         True,
     ),
+    "sudo-rs": (
+        opts("-u --user -g --group -D --chdir -p --prompt -U --other-user -T --command-timeout"),
+        0,
+        True,
+    ),
+    "run0": (
+        opts(
+            "-u --user -g --group -D --chdir --setenv --nice --unit --property --description "
+            "--slice --background --machine"
+        ),
+        0,
+        False,
+    ),
     "doas": (opts("-u -C"), 0, False),
     "pkexec": (opts("--user"), 0, False),
     "env": (opts("-u --unset -C --chdir -P -a --argv0"), 0, True),

@@ -1,0 +1,93 @@
+"""The tenth round's siblings (docs/security.md#named-patterns).
+
+Found probing a manual home and a strict one allowlisting common tools; each
+hostile line below was approved in the manual home before:
+
+- root's powers through sudo's newer siblings: systemd's ``run0``, ``sudo-rs``,
+  Kerberos' ``ksu``; a root shell on the host through ``machinectl shell|login``;
+  a command run by the system's service manager (``systemd-run`` without
+  ``--user``: as root, or as the ``--uid``/``User=`` it names). What ``run0`` and
+  ``sudo-rs`` run is judged too (``run0 rm -rf /`` is hardline);
+- processes killed by name after all: ``kill $(pgrep -f NAME)``, ``$(pidof P)``,
+  ``$(lsof -t -i:PORT)`` (the gateway's own port), and ``pgrep NAME | xargs kill``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from multiplex import Supervisor
+from tests.shell._carriers import APPROVED, assert_hardline, assert_named, homes_fixture
+
+sup = homes_fixture(
+    "siblings_round10",
+    ["run0 *", "sudo-rs *", "ksu *", "machinectl *", "systemd-run *", "kill *", "pgrep *",
+     "xargs *", "pidof *", "lsof *", "make *"],
+)  # fmt: skip
+
+PRIVILEGE = [
+    "run0 bash",
+    "run0 --user=root id",
+    "sudo-rs bash",
+    "sudo-rs -u root make install",
+    "ksu root",
+    "machinectl shell root@ /bin/bash",
+    "machinectl shell",
+    "machinectl login",
+    "systemd-run --uid=0 --pty bash",
+    "systemd-run -p User=root --pty bash",
+    "systemd-run --scope -p MemoryMax=1G make",
+]
+
+KILLED_BY_NAME = [
+    "kill $(pgrep -f gateway)",
+    "kill -TERM $(pidof python3)",
+    "kill -TERM $(lsof -t -i:8765)",
+    "kill `pgrep multiplex`",
+    "kill -s HUP $( ps -eo pid,comm | awk '/multiplex/{print $1}')",
+    "pgrep -f multiplex | xargs kill",
+    "pidof python3 | xargs -n1 kill -TERM",
+]
+
+HARDLINE = ["run0 rm -rf /", "sudo-rs rm -rf /", "run0 --user=root mkfs.ext4 /dev/sda"]
+
+EVERYDAY = [
+    "systemd-run --user --scope -p MemoryMax=1G make",
+    "machinectl list",
+    "machinectl status web",
+    "kill -l",
+    "kill 12345",
+    "kill -TERM 4242",
+    "kill %1",
+    "kill $!",
+    "pgrep -f gunicorn",
+    "pidof python3",
+]
+
+
+@pytest.mark.parametrize("line", PRIVILEGE)
+def test_more_ways_to_roots_powers_ask(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "privilege-escalation")
+
+
+@pytest.mark.parametrize("line", KILLED_BY_NAME)
+def test_processes_killed_by_name_through_a_lookup_ask(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "process-kill")
+
+
+@pytest.mark.parametrize("line", HARDLINE)
+def test_what_the_new_wrappers_run_is_judged(sup: Supervisor, line: str) -> None:
+    assert_hardline(sup, line)
+
+
+def test_a_pid_file_of_ones_own_is_not_a_kill_by_name(sup: Supervisor) -> None:
+    # (Under the strict home's `kill *` it asks: a substitution's words may be options.)
+    verdict = sup.test("manual", "kill $(cat server.pid)", context="api")
+    assert verdict.outcome.value == APPROVED and not verdict.dangers
+
+
+@pytest.mark.parametrize("line", EVERYDAY)
+def test_everyday_siblings_stay_approved(sup: Supervisor, line: str) -> None:
+    for profile in ("manual", "strict"):
+        verdict = sup.test(profile, line, context="api")
+        assert verdict.outcome.value == APPROVED, (profile, line, verdict.cause)
