@@ -8,6 +8,15 @@ hostile line below was approved in the manual home before:
   a command run by the system's service manager (``systemd-run`` without
   ``--user``: as root, or as the ``--uid``/``User=`` it names). What ``run0`` and
   ``sudo-rs`` run is judged too (``run0 rm -rf /`` is hardline);
+- commands run by launchers the parser did not know, unjudged (``rm -rf ~`` in them
+  was approved): on the host from a flatpak or toolbox sandbox (``flatpak-spawn
+  --host``, ``host-spawn``, ``distrobox-host-exec``), in a toolbox or distrobox
+  (``toolbox run``, ``distrobox enter NAME --``), an app's command swapped
+  (``flatpak run --command=sh APP -c …``), in a cgroup (``cgexec``), under a sleep
+  inhibitor (``systemd-inhibit``), s6's and daemontools' user switches
+  (``with-contenv``, ``s6-setuidgid``, ``setuidgid``), a debugger's program (``gdb
+  --args``, ``lldb --``), ``entr -s LINE`` (run by a shell) and
+  ``start-stop-daemon --start --exec``;
 - processes killed by name after all: ``kill $(pgrep -f NAME)``, ``$(pidof P)``,
   ``$(lsof -t -i:PORT)`` (the gateway's own port), and ``pgrep NAME | xargs kill``.
 """
@@ -22,7 +31,8 @@ from tests.shell._carriers import APPROVED, assert_hardline, assert_named, homes
 sup = homes_fixture(
     "siblings_round10",
     ["run0 *", "sudo-rs *", "ksu *", "machinectl *", "systemd-run *", "kill *", "pgrep *",
-     "xargs *", "pidof *", "lsof *", "make *"],
+     "xargs *", "pidof *", "lsof *", "make *", "cgexec *", "gdb *", "entr *", "toolbox *",
+     "distrobox *", "flatpak *", "ls *", "./a.out *", "./a.out"],
 )  # fmt: skip
 
 PRIVILEGE = [
@@ -49,7 +59,29 @@ KILLED_BY_NAME = [
     "pidof python3 | xargs -n1 kill -TERM",
 ]
 
-HARDLINE = ["run0 rm -rf /", "sudo-rs rm -rf /", "run0 --user=root mkfs.ext4 /dev/sda"]
+HARDLINE = [
+    "run0 rm -rf /",
+    "sudo-rs rm -rf /",
+    "run0 --user=root mkfs.ext4 /dev/sda",
+    "flatpak-spawn --host rm -rf ~",
+    "flatpak-spawn --host --env=X=1 --directory=/ rm -rf ~",
+    "host-spawn rm -rf ~",
+    "distrobox-host-exec rm -rf ~",
+    "toolbox run rm -rf ~",
+    "toolbox run -c dev rm -rf ~",
+    "distrobox enter box -- rm -rf ~",
+    "flatpak run --command=sh org.x.Y -c 'rm -rf ~'",
+    "cgexec -g cpu:x rm -rf ~",
+    "systemd-inhibit --why=x rm -rf ~",
+    "with-contenv rm -rf ~",
+    "s6-setuidgid nobody rm -rf ~",
+    "setuidgid nobody rm -rf ~",
+    "gdb -batch -ex run --args rm -rf ~",
+    "lldb -- rm -rf ~",
+    "entr -s 'rm -rf ~' < files.txt",
+    "entr -rs 'rm -rf ~' < files.txt",
+    "start-stop-daemon --start --exec /bin/rm -- -rf ~",
+]
 
 EVERYDAY = [
     "systemd-run --user --scope -p MemoryMax=1G make",
@@ -62,6 +94,14 @@ EVERYDAY = [
     "kill $!",
     "pgrep -f gunicorn",
     "pidof python3",
+    "cgexec -g cpu:x make",
+    "gdb --args ./a.out -v",
+    "entr -s 'make test' < files.txt",
+    "entr make test < files.txt",
+    "toolbox run make",
+    "distrobox enter box -- make",
+    "flatpak run org.gimp.GIMP",
+    "flatpak run --command=ls org.x.Y -la",
 ]
 
 

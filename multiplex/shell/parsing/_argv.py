@@ -100,6 +100,12 @@ def operand_index(
     return i
 
 
+def after_options(args: Sequence[str], with_arg: frozenset[str]) -> tuple[str, ...] | None:
+    """The words from the first operand on (options ``with_arg`` take a value), or None."""
+    k = operand_index(args, with_arg)
+    return tuple(args[k:]) if k < len(args) else None
+
+
 def option_values(args: Sequence[str], names: Sequence[str]) -> list[str]:
     """Every value of the options ``names`` (``-f F``, ``--file F``, ``--file=F``)."""
     found = [args[i + 1] for i, a in enumerate(args[:-1]) if a in names]

@@ -19,11 +19,16 @@ checked like one of the line's own (hardline, deny, allow). A pure leaf: stdlib 
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections.abc import Sequence
 
-from multiplex.shell.parsing._argv import NextStep, operand_index, opts
+from multiplex.shell.parsing._argv import (
+    NextStep,
+    after_options,
+    operand_index,
+    option_values,
+    opts,
+)
+from multiplex.shell.parsing._remote import SSH_OPTS, remote_lines
 
 __all__ = ["LAUNCHERS", "RUNNERS", "SSH_OPTS", "find_exec", "launched", "remote_lines"]
 
@@ -53,6 +58,7 @@ RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
     "jenv": ("exec", frozenset()),
     "fnm": ("exec", opts("--using")),
     "volta": ("run", opts("--node --npm --yarn --pnpm --bundled-npm")),
+    "toolbox": ("run", opts("-c --container -d --distro -r --release")),
 }
 
 _PERF = opts(
@@ -65,6 +71,8 @@ _KUBECTL = opts(
     "--image --port --env --labels -l --overrides --restart --serviceaccount --pod-running-timeout"
 )
 _NPX = opts("-p --package -c --call -w --workspace")
+_FLATPAK = opts("--command --branch --arch --runtime --runtime-version --cwd --env --filesystem "
+                "--socket --device --share --unshare --talk-name --own-name")  # fmt: skip
 # "TOOL VERB CMD": npm exec (and its alias x), pnpm/yarn exec and dlx, bun x.
 _EXEC_VERB = {"npm": ("exec", "x"), "pnpm": ("exec", "dlx"), "yarn": ("exec", "dlx"),
               "composer": ("exec",), "bun": ("x",), "stack": ("exec",),
@@ -88,6 +96,13 @@ _PLAIN: dict[str, tuple[frozenset[str], int]] = {
     "direnv": (frozenset(), 2),  # direnv exec DIR CMD
     "dtach": (opts("-n -c -A -a -p -e -r"), 0),  # dtach -n SOCKET CMD: detached
     "abduco": (opts("-n -c -A -a -e"), 0),
+    # cgroups, sleep inhibitors, s6's and daemontools' user switches, a host from a sandbox
+    "cgexec": (opts("-g"), 0), "systemd-inhibit": (opts("--what --who --why --mode"), 0),
+    "with-contenv": (frozenset(), 0), "s6-setuidgid": (frozenset(), 1),
+    "setuidgid": (frozenset(), 1), "envuidgid": (frozenset(), 1),
+    "host-spawn": (opts("-cwd -env"), 0), "distrobox-host-exec": (frozenset(), 0),
+    "flatpak-spawn": (opts("--env --directory --forward-fd --sandbox-expose "
+                           "--sandbox-expose-ro --sandbox-flag --app-path --usr-path"), 0),
 }  # fmt: skip
 # Terminal emulators: "-e CMD ARGS…" (xterm's family), "-- CMD ARGS…" (gnome-terminal, kitty).
 _TERMINALS = frozenset({"xterm", "uxterm", "urxvt", "rxvt", "alacritty", "konsole", "st",
@@ -108,7 +123,8 @@ _PANE_OPTS = opts(
     "--os-window-title --os-window-name --os-window-class --source-window"
 )
 # Containers, machines and hosts a command is run in: "TOOL exec NAME [--] CMD…".
-_MACHINES = {"lxc": "exec", "incus": "exec", "multipass": "exec", "machinectl": "shell"}
+_MACHINES = {"lxc": "exec", "incus": "exec", "multipass": "exec", "machinectl": "shell",
+             "distrobox": "enter"}  # fmt: skip
 _COMPOSE = opts("-e --env -u --user -w --workdir --index --name --entrypoint -l --label -p --publish "
                 "-v --volume")  # fmt: skip
 # Tools that run a shell line on remote hosts: the option (or operand) holding it.
@@ -120,14 +136,10 @@ _COREPACK = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg"})
 LAUNCHERS = frozenset(
     {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
      "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", "corepack", "capsh",
+     "gdb", "cgdb", "lldb", "entr", "flatpak", "start-stop-daemon",
      *_EXEC_VERB,
      *_PLAIN, *_DASHED, *_SHELL_LINES, *_TERMINALS, *_MACHINES, *_REMOTE_LINES, *_PANES}
 )  # fmt: skip
-
-
-def _after(args: Sequence[str], with_arg: frozenset[str]) -> tuple[str, ...] | None:
-    k = operand_index(args, with_arg)
-    return tuple(args[k:]) if k < len(args) else None
 
 
 def _pane_verb(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
@@ -137,29 +149,29 @@ def _pane_verb(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
 def launched(prog: str, args: Sequence[str]) -> NextStep | None:
     """What ``prog ARGS`` starts, or None when it starts nothing this module knows."""
     if prog == "perf" and args[:1] in (("record",), ("stat",), ("trace",)):
-        inner = _after(args[1:], _PERF)
+        inner = after_options(args[1:], _PERF)
     elif prog == "ip" and tuple(args[:2]) == ("netns", "exec") and len(args) > 3:
         inner = tuple(args[3:])
     elif prog in ("docker", "podman", "nerdctl") and args[:1] == ("exec",):
-        rest = _after(args[1:], _CONTAINER_EXEC)  # the container, then its command
+        rest = after_options(args[1:], _CONTAINER_EXEC)  # the container, then its command
         inner = rest[1:] if rest is not None and len(rest) > 1 else None
     elif prog in ("docker", "podman", "docker-compose") and (start := _compose_exec(prog, args)):
-        rest = _after(args[start:], _COMPOSE)  # [docker] compose exec SERVICE CMD
+        rest = after_options(args[start:], _COMPOSE)  # [docker] compose exec SERVICE CMD
         inner = rest[1:] if rest is not None and len(rest) > 1 else None
     elif prog in ("kubectl", "oc") and args[:1] in (("exec",), ("run",), ("debug",)):
         inner = tuple(args[list(args).index("--") + 1 :]) if "--" in args else None
     elif prog == "oc" and args[:1] == ("rsh",):  # oc rsh POD CMD…
-        rest = _after(args[1:], _KUBECTL)
+        rest = after_options(args[1:], _KUBECTL)
         inner = rest[1:] if rest is not None and len(rest) > 1 else None
     elif prog in _MACHINES and args[:1] == (_MACHINES[prog],):
         rest = tuple(args[1:])
         if "--" in rest:
             inner = rest[rest.index("--") + 1 :] or None
         else:  # the machine (or container), then its command
-            rest = _after(rest, _CONTAINER_EXEC) or ()
+            rest = after_options(rest, _CONTAINER_EXEC) or ()
             inner = rest[1:] or None
     elif prog in _PANES and (pane := _pane_verb(prog, args)):
-        inner = _after(args[len(pane) :], _PANE_OPTS)
+        inner = after_options(args[len(pane) :], _PANE_OPTS)
     elif prog == "capsh" and "--" in args:  # capsh [opts] -- ARGS: /bin/bash ARGS
         inner = ("bash", *args[list(args).index("--") + 1 :])
     elif prog == "mosh" and "--" in args:  # mosh [opts] HOST -- CMD…
@@ -175,17 +187,33 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
             inner = inner[: inner.index(";")]
     elif prog == "watchexec":
         return _watchexec(args)
+    elif prog in ("gdb", "cgdb") and "--args" in args:  # gdb -ex run --args CMD…
+        inner = tuple(args[list(args).index("--args") + 1 :]) or None
+    elif prog == "lldb" and "--" in args:
+        inner = tuple(args[list(args).index("--") + 1 :]) or None
+    elif prog == "entr":  # entr -s 'LINE': $SHELL -c LINE (otherwise a plain wrapper)
+        rest = after_options(args, frozenset())
+        shelled = any(a.startswith("-") and "s" in a for a in args[: len(args) - len(rest or ())])
+        return NextStep(shell_payloads=rest[:1]) if shelled and rest else None
+    elif prog == "flatpak" and args[:1] == ("run",):  # flatpak run --command=X APP ARGS…
+        command = option_values(args[1:], ("--command",))
+        rest = after_options(args[1:], _FLATPAK)
+        inner = (command[-1], *rest[1:]) if command and rest else None
+    elif prog == "start-stop-daemon" and {"-S", "--start"} & set(args):
+        program = option_values(args, ("--startas", "-a")) or option_values(args, ("--exec", "-x"))
+        after = args[list(args).index("--") + 1 :] if "--" in args else ()
+        inner = (program[-1], *after) if program else None
     elif prog == "corepack":  # corepack npm@10 publish: the package manager it runs
-        rest = _after(args, frozenset())
+        rest = after_options(args, frozenset())
         name = rest[0].partition("@")[0] if rest else ""
         inner = (name, *rest[1:]) if rest and name in _COREPACK else None
     elif prog in _REMOTE_LINES:
         lines = remote_lines(prog, args)
         return NextStep(shell_payloads=tuple(lines)) if lines else None
     elif prog in ("npx", "bunx"):
-        inner = _after(args, _NPX)
+        inner = after_options(args, _NPX)
     elif prog in _EXEC_VERB and args[:1] and args[0] in _EXEC_VERB[prog]:
-        inner = _after(args[1:], _NPX)
+        inner = after_options(args[1:], _NPX)
     elif prog == "nodemon":
         code = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--exec", "-x")]
         code += [a.partition("=")[2] for a in args if a.startswith("--exec=")]
@@ -243,70 +271,10 @@ def _watchexec(args: Sequence[str]) -> NextStep | None:
     if "--" in args:
         inner = tuple(args[list(args).index("--") + 1 :])
         return NextStep(inner=inner) if inner else None
-    rest = _after(args, _WATCHEXEC)
+    rest = after_options(args, _WATCHEXEC)
     if not rest:
         return None
     return NextStep(shell_payloads=rest) if len(rest) == 1 else NextStep(inner=rest)
-
-
-SSH_OPTS = opts("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w")
-_PSSH = opts("-h --hosts -H --host -l --user -p --par -o --outdir -e --errdir -t --timeout "
-             "-O --option -x --extra-args -X --extra-arg")  # fmt: skip
-_PDSH = opts("-w -x -g -X -l -t -u -f -R -M -N -o -E")
-_CONCURRENTLY = opts(
-    "-n --names -c --prefix-colors -p --prefix -l --prefix-length -t --timestamp-format "
-    "-s --success --restart-tries --restart-after -m --max-processes --kill-signal "
-    "--names-separator --default-input-target"
-)
-_SALT_RUNS = frozenset({"cmd.run", "cmd.run_all", "cmd.run_stdout", "cmd.run_stderr",
-                        "cmd.shell", "cmd.run_bg", "cmd.exec_code_all"})  # fmt: skip
-_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
-
-
-def remote_lines(prog: str, args: Sequence[str]) -> list[str]:
-    """The shell lines a tool runs on remote hosts (or, for ``concurrently``, here):
-    ``vagrant ssh -c``, ``gcloud … ssh --command`` (or after ``--``), ``az … --scripts``,
-    ``aws ssm send-command --parameters commands=…``, ``aws ecs execute-command
-    --command``, ``salt T cmd.run``, ``pssh``/``pdsh``/``clush``'s, ``concurrently``'s."""
-    if prog in ("pssh", "parallel-ssh", "pdsh", "clush", "concurrently"):
-        table = {"pssh": _PSSH, "parallel-ssh": _PSSH, "concurrently": _CONCURRENTLY}
-        rest = _after(args, table.get(prog, _PDSH)) or ()
-        return list(rest) if prog == "concurrently" else [" ".join(rest)] if rest else []
-    if prog in ("salt", "salt-ssh"):
-        return [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SALT_RUNS]
-    names = {"vagrant": ("-c", "--command"), "gcloud": ("--command",), "az": ("--scripts",
-             "--script"), "aws": ("--parameters", "--command")}[prog]  # fmt: skip
-    lines: list[str] = []
-    for i, arg in enumerate(args):
-        name, eq, glued = arg.partition("=")
-        if arg in names:
-            values = list(args[i + 1 : i + 2])
-            if prog == "az":  # --scripts takes every word up to the next option
-                values = list(itertools.takewhile(lambda w: not w.startswith("--"), args[i + 1 :]))
-        elif eq and name in names and name.startswith("--"):
-            values = [glued]
-        else:
-            continue
-        lines += _aws_commands(values) if prog == "aws" and name == "--parameters" else values
-    if prog == "gcloud" and "--" in args:  # gcloud compute ssh VM -- [ssh opts] CMD
-        after = args[list(args).index("--") + 1 :]
-        lines.append(" ".join(after[operand_index(after, SSH_OPTS) :]))
-    return [line for line in lines if line.strip()]
-
-
-def _aws_commands(values: Sequence[str]) -> list[str]:
-    """The commands of ``--parameters commands=…`` (shorthand or JSON, one or a list)."""
-    found: list[str] = []
-    for value in values:
-        at = value.find("commands")
-        if at < 0:
-            continue
-        rest = value[at + len("commands") :].lstrip('"').lstrip(" =:").strip()
-        if rest.startswith("["):
-            found += [m.group(1) for m in _QUOTED.finditer(rest)] or [rest.strip("[]")]
-        else:
-            found.append(rest.strip("'\"}"))
-    return found
 
 
 def _shell_lines(prog: str, args: Sequence[str]) -> NextStep | None:
