@@ -17,9 +17,12 @@ import shutil
 
 from multiplex.shell import SimpleCommand, fed_text, risky_option
 
-__all__ = ["STANDARD_DIRS", "smuggled"]
+__all__ = ["OUTSIDE", "STANDARD_DIRS", "smuggled"]
 
 STANDARD_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
+# Why a path-qualified program is not covered by a rule naming its bare name; a rule
+# naming the path itself still covers it (static checks' _allow_match).
+OUTSIDE = "program outside the standard system directories"
 
 
 def _same_as_path(program: str, search_path: str, cwd: str | None) -> bool:
@@ -41,7 +44,7 @@ def smuggled(command: SimpleCommand, search_path: str, cwd: str | None = None) -
     if "/" in program:
         folder = posixpath.normpath(posixpath.dirname(program)) if program.startswith("/") else ""
         if folder not in STANDARD_DIRS and not _same_as_path(program, search_path, cwd):
-            return "program outside the standard system directories"
+            return OUTSIDE
     if any(r.target.startswith(("/dev/tcp/", "/dev/udp/")) for r in command.redirects):
         return "network redirection"
     option = risky_option(command.argv, fed_text(command.redirects, None))

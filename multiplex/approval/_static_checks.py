@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from multiplex.approval._allow_guard import smuggled
+from multiplex.approval._allow_guard import OUTSIDE, smuggled
 from multiplex.approval._decision import Danger, DecidedBy, TraceStep
 from multiplex.profiles import ApprovalSettings
 from multiplex.shell import (
@@ -14,6 +14,7 @@ from multiplex.shell import (
     ParsedLine,
     Place,
     RuleSet,
+    SimpleCommand,
     deny_match,
     find_dangerous,
     find_dangers,
@@ -113,8 +114,10 @@ def _allow_match(data: CheckInput) -> tuple[str, bool] | None:
         return None
     matched: list[str] = []
     by_grant = False
+    moved = any(c.program in _MOVES for c in parsed.commands)
     for command in parsed.commands:
-        if command.writes_file or smuggled(command, data.search_path, data.place.cwd):
+        why = None if command.writes_file else smuggled(command, data.search_path, data.place.cwd)
+        if command.writes_file or (why is not None and why != OUTSIDE):
             return None
         # An assignment prefix (PATH=. ls) is matched too: only a rule naming it covers it.
         argv = command.assignments + command.argv
@@ -124,9 +127,24 @@ def _allow_match(data: CheckInput) -> tuple[str, bool] | None:
             if rule is None:
                 return None
             by_grant = True
+        if why is not None and not _names_the_path(rule.text, command, moved):
+            return None
         if rule.text not in matched:
             matched.append(rule.text)
     return "; ".join(matched), by_grant
+
+
+_MOVES = frozenset({"cd", "pushd", "popd"})
+
+
+def _names_the_path(rule: str, command: SimpleCommand, moved: bool) -> bool:
+    """Whether ``rule`` names the command's path-qualified program itself (``./gradlew *``
+    for ``./gradlew build``), not only its bare name (docs/allowlist.md): an absolute
+    path, or a relative one on a line that stays in the turn's working folder."""
+    words = rule.split()
+    at = len(command.assignments)
+    program = command.argv[0]
+    return len(words) > at and words[at] == program and (program.startswith("/") or not moved)
 
 
 def _held(data: CheckInput) -> str | None:
