@@ -17,6 +17,10 @@ hostile line below was approved in the manual home before:
   (``with-contenv``, ``s6-setuidgid``, ``setuidgid``), a debugger's program (``gdb
   --args``, ``lldb --``), ``entr -s LINE`` (run by a shell) and
   ``start-stop-daemon --start --exec``;
+- a package manager's or gh's setting set from its own CLI that names a program it
+  runs or loads later (``npm config set init-module``, ``node-options``, ``yarn
+  config set yarnPath``, ``gh config set editor``): the same files written directly
+  were ``persistence`` already;
 - processes killed by name after all: ``kill $(pgrep -f NAME)``, ``$(pidof P)``,
   ``$(lsof -t -i:PORT)`` (the gateway's own port), and ``pgrep NAME | xargs kill``.
 """
@@ -32,7 +36,8 @@ sup = homes_fixture(
     "siblings_round10",
     ["run0 *", "sudo-rs *", "ksu *", "machinectl *", "systemd-run *", "kill *", "pgrep *",
      "xargs *", "pidof *", "lsof *", "make *", "cgexec *", "gdb *", "entr *", "toolbox *",
-     "distrobox *", "flatpak *", "ls *", "./a.out *", "./a.out"],
+     "distrobox *", "flatpak *", "ls *", "./a.out *", "./a.out", "npm *", "pnpm *", "pip *",
+     "pip3 *", "yarn *", "gh *"],
 )  # fmt: skip
 
 PRIVILEGE = [
@@ -57,6 +62,17 @@ KILLED_BY_NAME = [
     "kill -s HUP $( ps -eo pid,comm | awk '/multiplex/{print $1}')",
     "pgrep -f multiplex | xargs kill",
     "pidof python3 | xargs -n1 kill -TERM",
+]
+
+SETTINGS = [
+    "npm config set script-shell /tmp/x.sh",
+    "pnpm config set shell /tmp/x.sh",
+    "npm config set node-options='--require /tmp/x.js'",
+    "npm config set init-module /tmp/x.js",
+    "yarn config set yarnPath /tmp/evil.js",
+    "gh config set editor 'sh -c id'",
+    "gh config set pager 'sh -c id'",
+    "gh config set browser /tmp/x.sh",
 ]
 
 HARDLINE = [
@@ -102,6 +118,13 @@ EVERYDAY = [
     "distrobox enter box -- make",
     "flatpak run org.gimp.GIMP",
     "flatpak run --command=ls org.x.Y -la",
+    "npm config set fund false",
+    "npm config set registry https://npm.corp.example",  # a mirror: ordinary (round 4)
+    "pip config set global.index-url https://pypi.corp.example/simple",
+    "npm config get registry",
+    "pip config list",
+    "pip config set global.timeout 60",
+    "gh config set git_protocol ssh",
 ]
 
 
@@ -113,6 +136,13 @@ def test_more_ways_to_roots_powers_ask(sup: Supervisor, line: str) -> None:
 @pytest.mark.parametrize("line", KILLED_BY_NAME)
 def test_processes_killed_by_name_through_a_lookup_ask(sup: Supervisor, line: str) -> None:
     assert_named(sup, line, "process-kill")
+
+
+@pytest.mark.parametrize("line", SETTINGS)
+def test_tools_settings_naming_a_program_or_an_index_are_persistence(
+    sup: Supervisor, line: str
+) -> None:
+    assert_named(sup, line, "persistence", ("manual", "strict"))
 
 
 @pytest.mark.parametrize("line", HARDLINE)

@@ -2,7 +2,9 @@
 ``persistence``): a job scheduled (``systemctl enable``, ``at``, a ``systemd-run`` timer,
 ``launchctl load``, ``loginctl enable-linger``) or a command a tool stores and runs each
 time it needs it (``aws configure set credential_process``, ``kubectl config
-set-credentials --exec-command``, ``gh alias set NAME '!CMD'``), or a key that logs in
+set-credentials --exec-command``, ``gh alias set NAME '!CMD'``, a package manager's or
+gh's setting naming a program: ``npm config set script-shell``, ``yarn config set
+yarnPath``, ``gh config set editor``), or a key that logs in
 from then on (``ssh-copy-id``). A pure leaf: stdlib and
 ``shell.parsing._argv``.
 """
@@ -21,12 +23,33 @@ _AT_QUERIES = frozenset({"-l", "-r", "-d", "-c", "-V"})
 _TIMERS = ("--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-calendar")
 
 
+# Package managers' and gh's settings set from their own CLI that name a program they run
+# or load later (the files they write are persistence places already: .npmrc,
+# .yarnrc.yml, gh's config). A registry or package index set so is not: a corporate
+# mirror is ordinary (tests/shell/test_carriers_round4.py).
+_CONFIGS = frozenset({"npm", "pnpm", "yarn", "gh"})
+_RUNS_LATER = frozenset(
+    {"script-shell", "shell", "editor", "pager", "browser", "git", "node-options",
+     "init-module", "yarnpath", "yarn-path"}
+)  # fmt: skip
+
+
+def _config_key(args: Sequence[str]) -> str | None:
+    """The key of ``PROG config set KEY VALUE``, lower-cased (npm's ``KEY=VALUE`` too), or None."""
+    ops = operands(args)
+    if ops[:2] != ["config", "set"] or len(ops) < 3:
+        return None
+    return ops[2].partition("=")[0].lower()
+
+
 def schedules(prog: str, args: Sequence[str]) -> bool:
     """A job the system runs later by itself: ``systemctl enable``, ``at``/``batch``, a
     ``systemd-run`` timer, ``launchctl load|bootstrap|submit``, ``loginctl enable-linger``
     (the user's services start at boot); or a command a tool stores to run each time it
     needs credentials (``aws configure set credential_process``, ``kubectl config
     set-credentials --exec-command``, ``gh alias set NAME '!CMD'``)."""
+    if prog in _CONFIGS and (key := _config_key(args)) is not None:
+        return key in _RUNS_LATER
     if prog == "systemctl":
         return "enable" in operands(args)[:1]
     if prog == "ssh-copy-id":  # a key that logs in from then on (here or on another host)
