@@ -218,6 +218,11 @@ PRIVILEGED_CONTAINER = _p(
     "Starts a container with host privileges (--privileged, host pid/net) or / or the docker socket mounted.",
 )
 PROTECTED_FILE = _p("protected-file", "Writes to a protected file (approvals.protected_files).")
+PROCESS_ATTACH = _p(
+    "process-attach",
+    "Attaches to a running process or reads its memory (gdb -p, strace -p, gcore, py-spy dump, "
+    "/proc/PID/mem): what it holds is read.",
+)
 SUPERVISOR_CONTROL = _p(
     "supervisor-control",
     "Acts as the operator: runs the supervisor's CLI, or changes its configuration "
@@ -259,4 +264,5 @@ DANGEROUS: tuple[Pattern, ...] = (
     PERSISTENCE,
     PRIVILEGED_CONTAINER,
     SUPERVISOR_CONTROL,
+    PROCESS_ATTACH,
 )

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.carriers._tool_code import endless_spawn
+from multiplex.shell.detection._attach_checks import each_process_attach
 from multiplex.shell.detection._catalogue import (
     BLOCK_DEVICE_WRITE,
     CLOUD_METADATA,
@@ -272,6 +273,7 @@ def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     yield from each_persistence(parsed, place)
     yield from each_privileged_container(parsed, place)
     yield from each_supervisor_control(parsed, place)
+    yield from each_process_attach(parsed)
     yield from each_command_variable(parsed)
     yield from each_dynamic_target(parsed, place)
     yield from each_unseen_xargs(parsed)
