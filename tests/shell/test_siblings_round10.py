@@ -21,6 +21,9 @@ hostile line below was approved in the manual home before:
   runs or loads later (``npm config set init-module``, ``node-options``, ``yarn
   config set yarnPath``, ``gh config set editor``): the same files written directly
   were ``persistence`` already;
+- credentials printed by the tools that keep them: git's credential helpers asked
+  directly (``git credential-store get``), ``doctl auth token``, python's ``keyring
+  get``, ``gpg --decrypt``;
 - processes killed by name after all: ``kill $(pgrep -f NAME)``, ``$(pidof P)``,
   ``$(lsof -t -i:PORT)`` (the gateway's own port), and ``pgrep NAME | xargs kill``.
 """
@@ -37,7 +40,8 @@ sup = homes_fixture(
     ["run0 *", "sudo-rs *", "ksu *", "machinectl *", "systemd-run *", "kill *", "pgrep *",
      "xargs *", "pidof *", "lsof *", "make *", "cgexec *", "gdb *", "entr *", "toolbox *",
      "distrobox *", "flatpak *", "ls *", "./a.out *", "./a.out", "npm *", "pnpm *", "pip *",
-     "pip3 *", "yarn *", "gh *"],
+     "pip3 *", "yarn *", "gh *", "git *", "git-credential-libsecret *", "doctl *",
+     "keyring *", "gpg *", "printf *"],
 )  # fmt: skip
 
 PRIVILEGE = [
@@ -73,6 +77,17 @@ SETTINGS = [
     "gh config set editor 'sh -c id'",
     "gh config set pager 'sh -c id'",
     "gh config set browser /tmp/x.sh",
+]
+
+PRINTED = [
+    "printf 'protocol=https\\nhost=github.com\\n\\n' | git credential-store get",
+    "git credential-cache get <<< 'host=github.com'",
+    "git credential-libsecret get",
+    "git-credential-libsecret get",
+    "doctl auth token",
+    "keyring get system user",
+    "gpg --decrypt secrets.gpg",
+    "gpg -d x.asc",
 ]
 
 HARDLINE = [
@@ -125,6 +140,9 @@ EVERYDAY = [
     "pip config list",
     "pip config set global.timeout 60",
     "gh config set git_protocol ssh",
+    "gpg --verify x.sig x",
+    "gpg --list-keys",
+    "git credential-cache exit",
 ]
 
 
@@ -143,6 +161,11 @@ def test_tools_settings_naming_a_program_or_an_index_are_persistence(
     sup: Supervisor, line: str
 ) -> None:
     assert_named(sup, line, "persistence", ("manual", "strict"))
+
+
+@pytest.mark.parametrize("line", PRINTED)
+def test_credentials_printed_by_their_keepers_ask(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "secret-read", ("manual", "strict"))
 
 
 @pytest.mark.parametrize("line", HARDLINE)

@@ -231,6 +231,8 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], .
     "fly": ((("auth", "token"), ()),),
     "firebase": ((("login:ci",), ()),),
     "netlify": ((("status",), ("--json",)),),
+    "doctl": ((("auth", "token"), ()),),
+    "keyring": ((("get",), ()),),  # python's keyring CLI: keyring get SERVICE USER
 }  # fmt: skip
 
 
@@ -243,8 +245,14 @@ _CREDENTIAL_NAME = re.compile(
 
 
 def _prints_credentials(prog: str, args: Sequence[str]) -> bool:
-    if prog in _KEY_EXPORTERS:
-        return any(a.startswith("--export-sec") for a in args if a != "--")
+    if prog in _KEY_EXPORTERS:  # also gpg -d F: the cleartext a secret key opens
+        return any(
+            a.startswith("--export-sec") or a in ("-d", "--decrypt") for a in args if a != "--"
+        )
+    if prog.startswith("git-credential-"):  # git-credential-store get: a helper's stored login
+        return "get" in args
+    if prog == "git" and args[:1] and args[0].startswith("credential-"):
+        return "get" in args[1:2]  # git credential-store|cache|libsecret|osxkeychain get
     if prog.startswith("docker-credential-"):
         return "get" in args
     if prog in ("sops", "age", "rage") and any(a in ("-d", "--decrypt") for a in args):
