@@ -24,6 +24,10 @@ hostile line below was approved in the manual home before:
 - credentials printed by the tools that keep them: git's credential helpers asked
   directly (``git credential-store get``), ``doctl auth token``, python's ``keyring
   get``, ``gpg --decrypt``;
+- a sensitive place written by a command's own targets under its allow rule (``cp x
+  /etc/passwd``, ``mv x /usr/bin/ls``, ``install x /usr/local/bin/x`` under ``cp *``,
+  ``mv *``, ``install *``): approved in the strict home, as ``tee`` and ``sed -i`` were
+  not;
 - processes killed by name after all: ``kill $(pgrep -f NAME)``, ``$(pidof P)``,
   ``$(lsof -t -i:PORT)`` (the gateway's own port), and ``pgrep NAME | xargs kill``.
 """
@@ -41,7 +45,7 @@ sup = homes_fixture(
      "xargs *", "pidof *", "lsof *", "make *", "cgexec *", "gdb *", "entr *", "toolbox *",
      "distrobox *", "flatpak *", "ls *", "./a.out *", "./a.out", "npm *", "pnpm *", "pip *",
      "pip3 *", "yarn *", "gh *", "git *", "git-credential-libsecret *", "doctl *",
-     "keyring *", "gpg *", "printf *"],
+     "keyring *", "gpg *", "printf *", "cp *", "mv *", "install *", "ln *"],
 )  # fmt: skip
 
 PRIVILEGE = [
@@ -88,6 +92,15 @@ PRINTED = [
     "keyring get system user",
     "gpg --decrypt secrets.gpg",
     "gpg -d x.asc",
+]
+
+SENSITIVE = [
+    "cp x /etc/passwd",
+    "cp x /etc/sudoers.d/x",
+    "mv x /usr/bin/ls",
+    "install -m755 x /usr/local/bin/x",
+    "cp -t /etc/cron.d x",
+    "ln -sf /tmp/x /usr/local/bin/git",
 ]
 
 HARDLINE = [
@@ -143,6 +156,9 @@ EVERYDAY = [
     "gpg --verify x.sig x",
     "gpg --list-keys",
     "git credential-cache exit",
+    "cp a.txt b.txt",
+    "mv build/app dist/app",
+    "install -m644 x.conf out/x.conf",
 ]
 
 
@@ -166,6 +182,13 @@ def test_tools_settings_naming_a_program_or_an_index_are_persistence(
 @pytest.mark.parametrize("line", PRINTED)
 def test_credentials_printed_by_their_keepers_ask(sup: Supervisor, line: str) -> None:
     assert_named(sup, line, "secret-read", ("manual", "strict"))
+
+
+@pytest.mark.parametrize("line", SENSITIVE)
+def test_a_sensitive_write_is_never_approved_by_an_allow_rule(sup: Supervisor, line: str) -> None:
+    verdict = sup.test("strict", line, context="api")
+    assert verdict.outcome.value == "ask", verdict.cause
+    assert "sensitive-write" in [d.pattern for d in verdict.dangers]
 
 
 @pytest.mark.parametrize("line", HARDLINE)

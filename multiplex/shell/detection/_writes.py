@@ -15,9 +15,10 @@ import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, git_writes
-from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
+from multiplex.shell.detection._catalogue import PROTECTED_FILE, SENSITIVE_WRITE, Finding
 from multiplex.shell.detection._command_checks import (
     CHMODS,
+    dangerous_check,
     expand_braces,
     operands,
     permission_operands,
@@ -41,6 +42,7 @@ __all__ = [
     "all_commands",
     "code_literals",
     "diff_targets",
+    "each_sensitive_write",
     "evidence",
     "find_protected_write",
     "script_writes",
@@ -281,6 +283,16 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from operands(args)
     elif prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
         yield from replaced(prog, args)
+
+
+def each_sensitive_write(parsed: ParsedLine) -> Iterator[Finding]:
+    """Each command writing a sensitive place by its own targets (``cp x /etc/passwd``):
+    never approved by an allow rule, as a protected file's write is not. Named by the
+    command's own danger when it has one (``chmod 777 /etc/passwd``: system-permissions)."""
+    for cmd in all_commands(parsed):
+        if any(sensitive(p) for p in write_targets(cmd)):
+            own = dangerous_check(cmd.program, cmd.argv[1:]) if cmd.argv else None
+            yield Finding(own or SENSITIVE_WRITE, evidence(cmd), cmd.text)
 
 
 def sensitive(path: str) -> bool:
