@@ -97,5 +97,7 @@ def _debugger_operands(args: Sequence[str]) -> list[str]:
 
 
 def _reads_proc(cmd: SimpleCommand) -> bool:
-    words = [*cmd.argv[1:], *(r.target for r in cmd.redirects)]
-    return any("/proc" in w and _PROC.search(w) for w in words)
+    for word in cmd.argv:
+        if "/proc" in word and _PROC.search(word):
+            return True
+    return any("/proc" in r.target and _PROC.search(r.target) for r in cmd.redirects)

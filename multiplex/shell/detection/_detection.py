@@ -80,6 +80,7 @@ from multiplex.shell.detection._writes import (
     script_writes,
     sensitive,
     write_targets,
+    writes_sensitive,
 )
 from multiplex.shell.parsing._parse import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._parsed import pipeline_text
@@ -239,7 +240,7 @@ def _sql(cmd: SimpleCommand) -> bool:
 
 def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     if not cmd.argv:
-        return SENSITIVE_WRITE if any(sensitive(p) for p in write_targets(cmd)) else None
+        return SENSITIVE_WRITE if writes_sensitive(cmd) else None
     prog = cmd.program
     # No _hardline_command here: find_dangerous comes here only once find_hardline found
     # nothing, and that looked at every command of the line with it.
@@ -248,7 +249,7 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
         found = DYNAMIC_PROGRAM
     if found is None:
         found = _download_exec(cmd)
-    if found is None and (targets := write_targets(cmd)) and any(sensitive(p) for p in targets):
+    if found is None and writes_sensitive(cmd):
         found = SENSITIVE_WRITE
     if found is None and _sql(cmd):
         found = SQL_DESTRUCTIVE

@@ -50,6 +50,7 @@ __all__ = [
     "unpacks",
     "unpacks_anywhere",
     "write_targets",
+    "writes_sensitive",
 ]
 
 LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|`((?:[^`\\]|\\.)*)`", re.DOTALL)
@@ -290,9 +291,14 @@ def each_sensitive_write(parsed: ParsedLine) -> Iterator[Finding]:
     never approved by an allow rule, as a protected file's write is not. Named by the
     command's own danger when it has one (``chmod 777 /etc/passwd``: system-permissions)."""
     for cmd in all_commands(parsed):
-        if any(sensitive(p) for p in write_targets(cmd)):
+        if writes_sensitive(cmd):
             own = dangerous_check(cmd.program, cmd.argv[1:]) if cmd.argv else None
             yield Finding(own or SENSITIVE_WRITE, evidence(cmd), cmd.text)
+
+
+def writes_sensitive(cmd: SimpleCommand) -> bool:
+    """Whether one of ``cmd``'s write targets is :func:`sensitive` (asked twice a decision)."""
+    return cmd.once("sensitive", lambda: any(sensitive(p) for p in write_targets(cmd)))
 
 
 def sensitive(path: str) -> bool:
