@@ -48,6 +48,7 @@ ATTACHED = [
     "jstack 1234",
     "jcmd 1234 VM.system_properties",
     "cat /proc/1234/mem",
+    "cat /proc/1234/task/1240/mem",
     "dd if=/proc/1234/mem bs=1 skip=4096 count=100",
     "cat /proc/1234/fd/3",
     "ls -l /proc/1234/fd",

@@ -41,7 +41,7 @@ _COMMAND_OPTIONS = ("-ex", "--ex", "-eval-command", "--eval-command", "-o", "--o
 # self, $$, $BASHPID).
 _PROC = re.compile(
     r"(?:^|[=:])/proc/+(?!(?:self|thread-self|\$\$|\$BASHPID|\$\{BASHPID\})/)[^/\s]+/+"
-    r"(?:mem|fd|root|cwd|map_files)\b"
+    r"(?:task/+[^/\s]+/+)?(?:mem|fd|root|cwd|map_files)\b"
 )
 
 

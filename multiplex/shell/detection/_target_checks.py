@@ -268,6 +268,7 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
     others, own = _home_set(place)
     last: Place | None = None
     cwd_safe = False
+    links: dict[str, str] = {}  # symbolic links the line makes: where each points
     for cmd, here in placed(parsed, place):
         if here is not last:  # the place changes only at a cd
             # A plain relative word stays under the cwd: only an unsafe cwd makes it count.
@@ -285,6 +286,42 @@ def find_other_home(parsed: ParsedLine, place: Place) -> Finding | None:
             if cwd_safe and not word.startswith(("/", "~")) and not _INNER_ESCAPES.search(word):
                 continue
             values, _ = candidates(word, here)
+            if links:  # ln -s .. u && cat u/../bob/x: through the link, not past its name
+                values = [_through(v, links) for v in values]
             if any(_enters_other(v, others, own, here) for v in values):
                 return Finding(OTHER_HOME, "another profile's home")
+        if cmd.program == "ln" and cmd.argv:
+            _made_link(cmd.argv[1:], here, links)
     return None
+
+
+def _made_link(args: tuple[str, ...], here: Place, links: dict[str, str]) -> None:
+    """Record the symbolic link ``ln -s TARGET [NAME]`` makes, by absolute name."""
+    flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    if "s" not in flags and "--symbolic" not in args:
+        return
+    ops = operands(list(args))
+    if not ops or len(ops) > 2:
+        return
+    target = ops[0]
+    name = ops[1] if len(ops) == 2 else posixpath.basename(target.rstrip("/"))
+    if posixpath.basename(name.rstrip("/")) in ("", ".", ".."):
+        return  # no link is made by that name (ln fails, or makes one inside the folder)
+    named, _ = candidates(name, here)
+    if not named or not named[0].startswith("/"):
+        return
+    at = posixpath.normpath(named[0])
+    if target.startswith("/"):
+        links[at] = posixpath.normpath(target)
+    else:
+        links[at] = posixpath.normpath(posixpath.join(posixpath.dirname(at), target))
+
+
+def _through(value: str, links: dict[str, str]) -> str:
+    """``value`` with a leading link the line made replaced by where it points."""
+    while "/./" in value or "//" in value:
+        value = value.replace("/./", "/").replace("//", "/")
+    for name, target in links.items():
+        if value.startswith(name + "/"):
+            return target + value[len(name) :]
+    return value

@@ -91,7 +91,7 @@ class Place:
     def known(self, name: str) -> str | None:
         if name in ("HOME", "USERPROFILE"):
             return self.homes[0] if self.homes else "~"
-        if name == "PWD":
+        if name in ("PWD", "OLDPWD"):  # OLDPWD: the line's own moves aside, the cwd
             return self.cwd
         return None
 
@@ -108,6 +108,8 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     """Plausible values of a target word, made absolute when the cwd is known, and
     whether the word is dynamic (its value is computed when the line runs)."""
     dynamic = "$" in word or "`" in word
+    if word.startswith("/proc/") and (m := _PROC_VIEW.match(word)) is not None:
+        word = _proc_view(m, word, place)
     if word not in (".", "..") and not _EXPANDABLE.search(word):  # only the cwd changes it
         if place.cwd and not word.startswith("/"):
             return [place.cwd + "/" + word if word else place.cwd], False
@@ -134,6 +136,21 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
                     form = posixpath.join(place.cwd, form) if form else place.cwd
                 out.append(form)
     return out[:_MAX_CANDIDATES], dynamic
+
+
+# A process's view of the filesystem: /proc/PID/root is its root (/ for every process
+# here), the shell's own /proc/self/cwd its working folder.
+_PROC_VIEW = re.compile(r"/proc/+([^/]+)/+(root|cwd)(?=/|$)")
+_SELF = frozenset({"self", "thread-self", "$$", "$BASHPID", "${BASHPID}"})
+
+
+def _proc_view(m: re.Match[str], word: str, place: Place) -> str:
+    """``word`` with its ``/proc/PID/root`` or the shell's ``/proc/self/cwd`` replaced."""
+    if m.group(2) == "root":
+        return word[m.end() :] or "/"
+    if m.group(1) in _SELF and place.cwd:
+        return place.cwd + word[m.end() :]
+    return word
 
 
 def _expand_vars(word: str, place: Place) -> list[str]:
@@ -306,19 +323,37 @@ def placed(parsed: ParsedLine, place: Place) -> Iterable[tuple[SimpleCommand, Pl
 
 
 _MOVES = frozenset({"cd", "pushd"})
+_KNOWN_ONLY = re.compile(r"(?:[^$`]|\$\{?(?:HOME|PWD|OLDPWD)\b\}?)*")
+
+
+def _cdpath(cmd: SimpleCommand, cdpath: str) -> str:
+    """CDPATH's first folder as the line sets it (``CDPATH=.. cd x``, ``export CDPATH=..``)."""
+    words = [*cmd.assignments, *(cmd.argv[1:] if cmd.program in ("export", "declare") else ())]
+    for word in words:
+        if word.startswith("CDPATH="):
+            first = word[7:].split(":", 1)[0].strip("'\"")
+            cdpath = "" if first in ("", ".") else first
+    return cdpath
 
 
 def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, Place]]:
     here = place
+    cdpath = ""
     seen: set[tuple[int, Place]] = set()  # a command repeated at one place is judged once
     for cmd in parsed.sequence or parsed.commands:
         if (id(cmd), here) not in seen:
             seen.add((id(cmd), here))
             yield cmd, here
+        cdpath = _cdpath(cmd, cdpath)
         if cmd.program in ("cd", "pushd"):
             ops = operands(cmd.argv[1:])
-            values, dynamic = candidates(ops[0] if ops else "~", here)
-            cwd = values[0] if values and not dynamic and values[0].startswith("/") else None
+            word = ops[0] if ops else "~"
+            if cdpath and not word.startswith(("/", "./", "../", "~", "$")) and word not in ".. .":
+                word = cdpath + "/" + word  # searched in CDPATH first: its first folder
+            values, dynamic = candidates(word, here)
+            # A word of known variables only ($HOME, $PWD, $OLDPWD) is no less known.
+            known = not dynamic or _KNOWN_ONLY.fullmatch(word) is not None
+            cwd = values[0] if values and known and values[0].startswith("/") else None
             here = dataclasses.replace(here, cwd=posixpath.normpath(cwd) if cwd else None)
     for cmd in parsed.variant_commands:
         yield cmd, place
