@@ -29,7 +29,14 @@ from multiplex.shell.detection._secret_paths import (
     resolved,
 )
 from multiplex.shell.detection._targets import Place, placed
-from multiplex.shell.detection._uploads import NC, NETWORK_TOOLS, UPLOADERS, uploads
+from multiplex.shell.detection._uploads import (
+    NC,
+    NETWORK_TOOLS,
+    SIGNS_IN,
+    UPLOADERS,
+    token_elsewhere,
+    uploads,
+)
 from multiplex.shell.detection._writes import all_commands, evidence, write_targets
 from multiplex.shell.parsing._argv import URL_NAME, git_subcommand, option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand, in_order
@@ -246,6 +253,8 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         if piped and readers_of_secrets is None:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if (piped and readers_of_secrets) or _sends_secret_variable(cmd):
+            yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
+        if cmd.program in SIGNS_IN and token_elsewhere(cmd.program, cmd.argv[1:]):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         if cmd.redirects and network_redirect(cmd) and _reads_secrets(cmd, place):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # cat KEY > /dev/tcp/h/80

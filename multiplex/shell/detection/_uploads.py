@@ -29,9 +29,11 @@ __all__ = [
     "COPIERS",
     "NETWORK_TOOLS",
     "SENDS_STDIN",
+    "SIGNS_IN",
     "UPLOADERS",
     "copier_operands",
     "ssh_config_files",
+    "token_elsewhere",
     "uploads",
 ]
 
@@ -187,6 +189,22 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
         verb = {"npm": "publish", "twine": "upload", "gem": "push"}[prog]
         return ops[1:] if verbs[:1] == (verb,) else []
     return []
+
+
+# A tool that signs in by itself, pointed at a server the line names: its stored token
+# goes there (kubectl --server=URL get pods; set-cluster --server: every later command).
+_SERVER_OPTIONS = {"kubectl": ("-s", "--server"), "oc": ("-s", "--server"),
+                   "helm": ("--kube-apiserver",)}  # fmt: skip
+SIGNS_IN = frozenset(_SERVER_OPTIONS)
+
+
+def token_elsewhere(prog: str, args: Sequence[str]) -> bool:
+    """Whether ``prog``'s stored credential is sent to a server the line names."""
+    names = _SERVER_OPTIONS.get(prog)
+    return names is not None and any(
+        a in names or a.startswith(tuple(n + "=" for n in names if n.startswith("--")))
+        for a in args
+    )
 
 
 def uploads(cmd: SimpleCommand) -> Iterator[str]:
