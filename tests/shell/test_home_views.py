@@ -17,11 +17,8 @@ from multiplex import Supervisor
 
 
 @pytest.fixture
-def sup(make_home, supervisor_of) -> Supervisor:  # type: ignore[no-untyped-def]
-    make_home("alice", "terminal:\n  cwd: work\napprovals:\n  mode: manual\n",
-              files={"work/keep.txt": "x\n"})  # fmt: skip
-    make_home("bob", "approvals:\n  mode: manual\n", files={"notes.txt": "x\n"})
-    return supervisor_of("profiles_dir: profiles\ndefault_profile: null\n")  # type: ignore[no-any-return]
+def sup(alice_and_bob: Supervisor) -> Supervisor:
+    return alice_and_bob
 
 
 def _profiles(sup: Supervisor) -> str:

@@ -22,6 +22,7 @@ from multiplex.shell.parsing._argv import (
     leaves_cwd,
     names,
     operands,
+    option_given,
 )
 from multiplex.shell.parsing._getopt import read_options
 from multiplex.shell.parsing._inline import INLINE_HOSTS
@@ -146,15 +147,6 @@ def _git_runs_or_leaves(args: Sequence[str]) -> str | None:
     return None
 
 
-def _starts(arg: str, option: str) -> bool:
-    if arg == option:
-        return True
-    if option.startswith("--"):
-        return arg.startswith(option + "=")
-    # "-oFILE": a short option glued to its value (only for options of one letter).
-    return len(option) == 2 and arg.startswith(option) and not arg.startswith("--")
-
-
 def _abbreviates(arg: str, prog: str, longs: tuple[str, ...]) -> str | None:
     """The risky long option ``--name`` abbreviates (``--outp`` for ``--output``), or None."""
     name = arg.partition("=")[0]
@@ -202,7 +194,7 @@ def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
             break
         # One set lookup and two C-level prefix tests per word; the option's name only on a hit.
         if arg in exact or arg.startswith(long_values) or _glued(arg, glued):
-            return next(option for option in options if _starts(arg, option))
+            return next(option for option in options if option_given(arg, option))
         if arg.startswith("--") and longs:
             found = _abbreviates(arg, prog, longs)
             if found is not None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 from multiplex.shell.detection._catalogue import PROCESS_ATTACH, Finding
 from multiplex.shell.detection._writes import all_commands, evidence
-from multiplex.shell.parsing._argv import operands, option_values
+from multiplex.shell.parsing._argv import operands, option_given, option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = ["each_process_attach"]
@@ -58,7 +58,7 @@ def _attaches(cmd: SimpleCommand) -> bool:
         return prog != "jcmd" or bool(operands(args))  # bare jcmd lists the JVMs
     if prog not in _PID_OPTIONS:
         return False
-    if any(_given(arg, option) for arg in args for option in _PID_OPTIONS[prog]):
+    if any(option_given(arg, option) for arg in args for option in _PID_OPTIONS[prog]):
         return True
     if prog in ("gdb", "cgdb", "lldb"):
         commands = option_values(args, _COMMAND_OPTIONS)
@@ -68,15 +68,6 @@ def _attaches(cmd: SimpleCommand) -> bool:
         ops = _debugger_operands(args)
         return prog != "lldb" and len(ops) > 1 and ops[1].isdigit()
     return False
-
-
-def _given(arg: str, option: str) -> bool:
-    """``arg`` is ``option`` (its value follows), ``--long=V`` or ``-pPID``."""
-    if arg == option:
-        return True
-    if option.startswith("--"):
-        return arg.startswith(option + "=")
-    return arg.startswith(option) and arg[len(option) :].isdigit()
 
 
 def _debugger_operands(args: Sequence[str]) -> list[str]:

@@ -20,6 +20,7 @@ __all__ = [
     "URL_NAME",
     "NextStep",
     "RedirectLike",
+    "after_options",
     "fed_text",
     "feed_upstream",
     "first_operand",
@@ -32,6 +33,7 @@ __all__ = [
     "names",
     "operand_index",
     "operands",
+    "option_given",
     "option_value",
     "option_values",
     "opts",
@@ -98,6 +100,16 @@ def operand_index(
         else:
             return i
     return i
+
+
+def option_given(arg: str, option: str) -> bool:
+    """``arg`` is ``option``: itself (its value follows), ``--long=V``, or ``-oV`` (a short
+    option of one letter glued to its value)."""
+    if arg == option:
+        return True
+    if option.startswith("--"):
+        return arg.startswith(option + "=")
+    return len(option) == 2 and arg.startswith(option) and not arg.startswith("--")
 
 
 def after_options(args: Sequence[str], with_arg: frozenset[str]) -> tuple[str, ...] | None:
