@@ -11,9 +11,13 @@ admin token or the journal, and erasing its own decision log. The homes are
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+import yaml
 
 from multiplex import Supervisor
+from tests.conftest import write_home
 from tests.shell._carriers import APPROVED, assert_named, homes_fixture, outcome
 
 sup = homes_fixture(
@@ -109,3 +113,37 @@ def test_everyday_siblings_stay_approved(sup: Supervisor, line: str) -> None:
         verdict = sup.test(profile, line, context="api")
         assert outcome(sup, profile, line) == APPROVED, (profile, verdict.cause)
         assert "supervisor-control" not in [d.pattern for d in verdict.dangers]
+
+
+@pytest.fixture(scope="module")
+def unprotected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Supervisor]:
+    """A manual home whose operator protects nothing (``approvals.protected_files: []``)."""
+    root = tmp_path_factory.mktemp("unprotected")
+    home = {"approvals": {"protected_files": []}, "terminal": {"cwd": "work"}}
+    write_home(root / "profiles", "open", yaml.safe_dump(home), files={"work/x": "x\n"})
+    (root / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: null\n")
+    with Supervisor.from_config(root / "multiplex.yaml") as supervisor:
+        yield supervisor
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "echo \"command_allowlist: ['*']\" >> ../config.yaml",
+        "sed -i 's/mode: manual/mode: off/' ../config.yaml",
+        "echo MULTIPLEX_TOKEN=known-to-the-agent-0123456789 >> ../.env",
+        "cp my.env ../.env",
+    ],
+)
+def test_this_profiles_config_and_env_are_kept_whatever_protected_files_says(
+    unprotected: Supervisor, line: str
+) -> None:
+    verdict = unprotected.test("open", line, context="api")
+    assert verdict.outcome.value == "ask", verdict.cause
+    assert "supervisor-control" in [d.pattern for d in verdict.dangers]
+
+
+@pytest.mark.parametrize("line", ["echo 'a: 1' > config.yaml", "cp sample.env .env"])
+def test_a_projects_own_config_and_env_are_not(unprotected: Supervisor, line: str) -> None:
+    verdict = unprotected.test("open", line, context="api")
+    assert "supervisor-control" not in [d.pattern for d in verdict.dangers], verdict.cause

@@ -4,9 +4,11 @@ A command that acts as the operator rather than as the agent: it runs the
 supervisor's CLI (``multiplex approvals answer …``, ``python -m multiplex``:
 it finds the admin token where ``multiplex up`` wrote it), or changes the
 supervisor's configuration (``multiplex.yaml``), its state folder
-(``.multiplex/``: the running gateways and their admin tokens, the journal) or
+(``.multiplex/``: the running gateways and their admin tokens, the journal),
 this profile's records (the ``logs/`` folder of its home: the decision log,
-the cell log, kept output). Under the sandbox these are hidden or read-only;
+the cell log, kept output) or what the supervisor reads this profile from (its
+home's ``config.yaml``: its rules; its ``.env``: its gateway token), whatever
+``approvals.protected_files`` says. Under the sandbox these are hidden or read-only;
 without it only this check stands between an agent and its own approvals.
 Reading the state folder is a ``secret-read`` (``_secret_paths``). A pure
 leaf: stdlib and the shell leaves it imports.
@@ -64,13 +66,17 @@ def _runs_cli(cmd: SimpleCommand) -> bool:
 
 
 def _kept(target: str, place: Place) -> bool:
-    """Whether a written path is the supervisor's config, its state folder or this profile's records."""
+    """Whether a written path is the supervisor's config, its state folder, this profile's
+    records, or the two files the supervisor reads this profile from (its home's
+    ``config.yaml`` and ``.env``, whatever ``approvals.protected_files`` says)."""
     values, _ = candidates(target, place)
-    records = posixpath.join(place.normal_homes[-1], "logs") if place.normal_homes else None
+    home = place.normal_homes[-1] if place.normal_homes else None
+    records = posixpath.join(home, "logs") if home else None
+    inputs = (posixpath.join(home, "config.yaml"), posixpath.join(home, ".env")) if home else ()
     for value in values:
         norm = posixpath.normpath(value) if value else value
         parts = norm.split("/")
-        if parts[-1] == _CONFIG or _STATE in parts:
+        if parts[-1] == _CONFIG or _STATE in parts or norm in inputs:
             return True
         if records and (norm == records or norm.startswith(records + "/")):
             return True
