@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, TAR_OPTIONS, awk_program, carried
 from multiplex.shell.detection._secret_checks import starts_programs
+from multiplex.shell.detection._writes import DOWNLOAD_OPTIONS
 from multiplex.shell.parsing._argv import (
     git_elsewhere,
     git_subcommand,
@@ -188,6 +189,11 @@ def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
     options = RISKY_OPTIONS.get(prog, ())
     if not options:
         return None
+    if prog in DOWNLOAD_OPTIONS:  # read as getopt reads them: -sSLO, -sSLo F (a cluster)
+        given = read_options(args, DOWNLOAD_OPTIONS[prog])
+        found = next((option for option in options if given.has(option)), None)
+        if found is not None:
+            return found
     exact, long_values, glued, longs = _shapes(options)
     for arg in args:
         if arg == "--":

@@ -37,6 +37,7 @@ from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = [
+    "DOWNLOAD_OPTIONS",
     "LITERAL",
     "UNPACKERS",
     "all_commands",
@@ -149,7 +150,7 @@ _OUTPUTS = {
     "base64": table("output= input= wrap=", "o= i= b= w="),
     "exiftool": table("", "o= w= tagsfromfile= p= ext="),
 }
-_DOWNLOADS = {
+DOWNLOAD_OPTIONS = {  # curl's and wget's options as getopt reads them (those taking a value)
     "wget": table(
         "output-document= output-file= append-output= execute= directory-prefix= input-file= "
         "config= header= user= password= post-data= post-file= body-data= body-file=",
@@ -267,7 +268,7 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     elif prog in ("curl", "wget"):
         # Read as getopt_long reads them: --output-document=F, -OF, --output-doc F. curl -O
         # names the file after the URL; wget -O names it.
-        parsed = read_options(args, _DOWNLOADS[prog])
+        parsed = read_options(args, DOWNLOAD_OPTIONS[prog])
         yield from parsed.values(*_DOWNLOAD_FILES)
         yield from parsed.values("-P", "--directory-prefix")  # wget -P DIR: lands in DIR
         # Named after the URL: wget's own way (into -P DIR), curl's -O (into --output-dir).
