@@ -31,9 +31,10 @@ hostile line below was approved in the manual home before:
 - a tool that signs in by itself pointed at a server the line names, so that its
   stored token goes there: ``kubectl --server=URL``/``-s URL``, ``kubectl config
   set-cluster NAME --server=URL`` (every later command), ``helm --kube-apiserver``;
-- curl's and wget's options that write files inside a cluster of short options
-  (``curl -sSLO URL``, ``curl -sSLo F URL``, ``wget -qN URL``): approved under ``curl *``
-  and ``wget *``, where ``curl -O URL`` was not;
+- options that write files or run programs inside a cluster of short options
+  (``curl -sSLO URL``, ``curl -sSLo F URL``, ``wget -qN URL``, ``scp -qS PROG``, ``sort
+  -uo F``, ``less -So F``, ``xxd -rp``): approved under their tools' rules, where the
+  option alone (``curl -O URL``, ``scp -S PROG``) was not;
 - processes killed by name after all: ``kill $(pgrep -f NAME)``, ``$(pidof P)``,
   ``$(lsof -t -i:PORT)`` (the gateway's own port), and ``pgrep NAME | xargs kill``.
 """
@@ -52,7 +53,8 @@ sup = homes_fixture(
      "distrobox *", "flatpak *", "ls *", "./a.out *", "./a.out", "npm *", "pnpm *", "pip *",
      "pip3 *", "yarn *", "gh *", "git *", "git-credential-libsecret *", "doctl *",
      "keyring *", "gpg *", "printf *", "cp *", "mv *", "install *", "ln *",
-     "kubectl *", "oc *", "helm *", "curl *", "wget *"],
+     "kubectl *", "oc *", "helm *", "curl *", "wget *", "scp *",
+     "sort *", "less *", "xxd *", "man *", "zip *", "ssh *"],
 )  # fmt: skip
 
 PRIVILEGE = [
@@ -126,6 +128,11 @@ CLUSTERED = [
     "curl -sSLKcfg.txt https://x.test/a",
     "wget -qN https://x.test/a.tgz",
     "wget -qO out.bin https://x.test/a",
+    "scp -qS /tmp/x.sh a b:",
+    "sort -uo out.txt in.txt",
+    "less -So log.txt x",
+    "xxd -rp hex.txt out.bin",
+    "man -aP 'sh -c id' ls",
 ]
 
 HARDLINE = [
@@ -190,6 +197,13 @@ EVERYDAY = [
     "curl -sS https://x.test/a",
     "curl -fsSL -H 'Accept: x' https://x.test/a",
     "wget -q https://x.test/a.tgz",
+    "sort -rn -k2 x",
+    "scp -rp a b:c",
+    "less -SR log.txt",
+    "xxd -p x",
+    "zip -qr a.zip d",
+    "ssh -lroot host",
+    "ssh -p2222 host",
 ]
 
 

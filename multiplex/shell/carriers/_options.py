@@ -195,12 +195,15 @@ def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
         if found is not None:
             return found
     exact, long_values, glued, longs = _shapes(options)
+    values = _VALUE_LETTERS.get(prog)
     for arg in args:
         if arg == "--":
             break
         # One set lookup and two C-level prefix tests per word; the option's name only on a hit.
         if arg in exact or arg.startswith(long_values) or _glued(arg, glued):
             return next(option for option in options if option_given(arg, option))
+        if values is not None and (found := _in_cluster(arg, glued, values)) is not None:
+            return found  # scp -qS PROG, ssh -vF FILE, sort -uo F: further into a cluster
         if arg.startswith("--") and longs:
             found = _abbreviates(arg, prog, longs)
             if found is not None:
@@ -216,6 +219,30 @@ def _awk(args: Sequence[str]) -> str | None:
     if files or any("@include" in c or "@load" in c for c in code):  # code from a file
         return "awk program file"
     return "system/pipe" if any(_AWK_RISK.search(c) for c in code) else None
+
+
+# The short options that take a value, per program whose options cluster as getopt's do
+# (``-qS PROG``): in a cluster, the letters after one of these are its value.
+_VALUE_LETTERS = {
+    "ssh": "BbcDEeFIiJLlmOopQRSWw", "scp": "cFiJloPSX", "sort": "koStT", "xxd": "cglosn",
+    "less": "bhjkoOpPtTxyz", "man": "CELMmpPSsre", "rsync": "eBfMT", "zip": "bnOtxiZ",
+    "date": "dfrsI", "mysql": "DehPpSuU", "psql": "cdfhpUvoLTFR", "vim": "cSuUiTwW",
+    "vi": "cSuUiTwW", "nvim": "cSuUiTwW",
+}  # fmt: skip
+
+
+def _in_cluster(arg: str, glued: tuple[str, ...], values: str) -> str | None:
+    """The risky short option in the cluster ``arg`` (``-qS``), read up to the first letter
+    that takes a value; None if there is none."""
+    if len(arg) < 3 or arg[0] != "-" or arg[1] == "-":
+        return None
+    for letter in arg[1:]:
+        option = "-" + letter
+        if option in glued:
+            return option
+        if letter in values or not letter.isalpha():
+            return None
+    return None
 
 
 def _glued(arg: str, glued: tuple[str, ...]) -> bool:
