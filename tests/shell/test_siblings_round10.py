@@ -35,6 +35,10 @@ hostile line below was approved in the manual home before:
   (``curl -sSLO URL``, ``curl -sSLo F URL``, ``wget -qN URL``, ``scp -qS PROG``, ``sort
   -uo F``, ``less -So F``, ``xxd -rp``): approved under their tools' rules, where the
   option alone (``curl -O URL``, ``scp -S PROG``) was not;
+- an agent harness's settings rewritten from a command: the hook that sends its
+  commands through the gate removed (``sed -i '/PreToolUse/d' .claude/settings.json``,
+  ``rm .claude/settings.local.json``), its MCP servers or permissions replaced
+  (``.mcp.json``, ``.gemini/settings.json``, ``~/.codex/config.toml``, ``.cursor/``);
 - processes killed by name after all: ``kill $(pgrep -f NAME)``, ``$(pidof P)``,
   ``$(lsof -t -i:PORT)`` (the gateway's own port), and ``pgrep NAME | xargs kill``.
 """
@@ -54,7 +58,8 @@ sup = homes_fixture(
      "pip3 *", "yarn *", "gh *", "git *", "git-credential-libsecret *", "doctl *",
      "keyring *", "gpg *", "printf *", "cp *", "mv *", "install *", "ln *",
      "kubectl *", "oc *", "helm *", "curl *", "wget *", "scp *",
-     "sort *", "less *", "xxd *", "man *", "zip *", "ssh *"],
+     "sort *", "less *", "xxd *", "man *", "zip *", "ssh *",
+     "echo *", "rm *", "sed *", "jq *", "mkdir *", "cat *"],
 )  # fmt: skip
 
 PRIVILEGE = [
@@ -135,6 +140,21 @@ CLUSTERED = [
     "man -aP 'sh -c id' ls",
 ]
 
+AGENT_SETTINGS = [
+    "echo '{}' > .claude/settings.json",
+    "rm .claude/settings.local.json",
+    "sed -i '/PreToolUse/d' ~/.claude/settings.json",
+    "jq 'del(.hooks)' .claude/settings.json > t && mv t .claude/settings.json",
+    "cp /tmp/s.json ~/.claude/settings.json",
+    "rm -rf .claude",
+    "mv .claude /tmp/x",
+    "echo '{}' > .gemini/settings.json",
+    "echo '{\"mcpServers\":{}}' > .mcp.json",
+    "echo x > ~/.codex/config.toml",
+    "echo '{}' > .cursor/hooks.json",
+    "cp evil.json .vscode/mcp.json",
+]
+
 HARDLINE = [
     "run0 rm -rf /",
     "sudo-rs rm -rf /",
@@ -204,6 +224,9 @@ EVERYDAY = [
     "zip -qr a.zip d",
     "ssh -lroot host",
     "ssh -p2222 host",
+    "cat .claude/settings.json",
+    "ls -la .claude",
+    "mkdir -p .claude/commands",
 ]
 
 
@@ -247,6 +270,11 @@ def test_an_option_that_writes_inside_a_cluster_is_not_allowlisted(
 ) -> None:
     verdict = sup.test("strict", line, context="api")
     assert verdict.outcome.value == "ask", verdict.cause
+
+
+@pytest.mark.parametrize("line", AGENT_SETTINGS)
+def test_an_agent_harness_settings_rewritten_are_persistence(sup: Supervisor, line: str) -> None:
+    assert_named(sup, line, "persistence", ("manual", "strict"))
 
 
 @pytest.mark.parametrize("line", HARDLINE)

@@ -137,6 +137,15 @@ _PERSISTENCE = (
     "~/.vscode/extensions/*", "~/.gradle/init.d/*", "~/.gradle/init.gradle*",
     "~/.gradle/gradle.properties", "~/.sbt/*/plugins/*", "~/.jupyter/*",
     "~/.git-templates/*", "*/.husky/*", ".husky/*",
+    # Agent harnesses' settings: the hooks that send their commands through the gate
+    # (docs/agents.md), the commands those hooks and their MCP servers run, what they
+    # may do unasked. Rewritten, the next command is not judged or another one runs.
+    "*/.claude/settings.json", "*/.claude/settings.local.json", ".claude/settings.json",
+    ".claude/settings.local.json", "~/.claude.json", "*/.mcp.json", ".mcp.json",
+    "*/.gemini/settings.json", ".gemini/settings.json", "~/.codex/config.toml",
+    "*/.codex/config.toml", ".codex/config.toml", "*/.cursor/*.json", ".cursor/*.json",
+    "*/.vscode/mcp.json", ".vscode/mcp.json", "~/.codeium/windsurf/*", "~/.continue/*",
+    "*/.claude", ".claude", "*/.gemini", ".gemini", "*/.codex", ".codex", "*/.cursor", ".cursor",
     # ~/bin is on PATH in Debian's ~/.profile (as ~/.local/bin is): a program placed there
     # shadows the system's; Mercurial's, podman's and REPLs' settings; completions bash sources
     "~/bin/*", "~/.config/hg/*", "~/.config/containers/*", "~/.local/share/bash-completion/*",
@@ -227,7 +236,8 @@ _PERSISTENCE_KEYS = (
     "direnv/", "pip.conf", "wgetrc", "curlrc", "mailcap", "starship", "matplotlib",
     "Code/User", "VSCodium", ".vscode/", ".gradle/", ".sbt/", ".jupyter/", "git-templates",
     ".husky/", "/bin/", "/hg/", "containers/", "bash-completion", "ghci", "swi-prolog",
-    ".terraform.d", "zprezto",
+    ".terraform.d", "zprezto", ".claude", ".mcp.json", ".gemini", ".codex", ".cursor",
+    "vscode/mcp", "windsurf", ".continue",
 )  # fmt: skip
 
 
