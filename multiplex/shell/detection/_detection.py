@@ -49,6 +49,7 @@ from multiplex.shell.detection._command_checks import (
 )
 from multiplex.shell.detection._containers import each_privileged_container
 from multiplex.shell.detection._network_checks import each_downloaded_run, each_network
+from multiplex.shell.detection._protected import find_protected_write
 from multiplex.shell.detection._scripts import (
     RMTREE_HOME,
     SCRIPT_DELETE,
@@ -76,7 +77,6 @@ from multiplex.shell.detection._writes import (
     all_commands,
     each_sensitive_write,
     evidence,
-    find_protected_write,
     script_writes,
     sensitive,
     write_targets,

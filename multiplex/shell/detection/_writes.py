@@ -1,25 +1,24 @@
-"""What a command writes: write targets, sensitive paths, protected files (docs/approvals.md#protected-files).
+"""What a command writes: write targets and sensitive paths (docs/approvals.md#protected-files).
 
 ``write_targets`` lists the paths one simple command writes, creates, replaces or
-deletes; ``sensitive`` says whether a path is a system or start-up file;
-``find_protected_write`` matches the writes of a line against
-``approvals.protected_files``. A pure leaf: stdlib and ``shell.detection._command_checks``.
+deletes; ``sensitive`` says whether a path is a system or start-up file, and
+``each_sensitive_write`` finds the commands that write one (``_protected`` matches
+the same writes against ``approvals.protected_files``). A pure leaf: stdlib and
+``shell.detection._command_checks``.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import functools
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, git_writes
-from multiplex.shell.detection._catalogue import PROTECTED_FILE, SENSITIVE_WRITE, Finding
+from multiplex.shell.detection._catalogue import SENSITIVE_WRITE, Finding
 from multiplex.shell.detection._command_checks import (
     CHMODS,
     dangerous_check,
-    expand_braces,
     operands,
     permission_operands,
     short_flags,
@@ -45,7 +44,6 @@ __all__ = [
     "diff_targets",
     "each_sensitive_write",
     "evidence",
-    "find_protected_write",
     "script_writes",
     "sensitive",
     "unpacks",
@@ -310,34 +308,6 @@ def sensitive(path: str) -> bool:
     return _SENSITIVE_GLOB.match(norm) is not None
 
 
-@functools.lru_cache(maxsize=64)
-def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    # One regex for all globs: fnmatchcase(name, p) is translate(p) matched at the start.
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
-
-
-def _protected(path: str, patterns: Sequence[str]) -> bool:
-    path = path.strip()
-    if not path:
-        return False
-    norm = posixpath.normpath(path)
-    base = norm.rsplit("/", 1)[-1]
-    globs = _globs(tuple(patterns))
-    if any(globs.match(name) is not None for name in (base, norm, path)):
-        return True
-    # A glob written to (perl -pi -e … *, sed -i … *.md) reaches a protected file its last
-    # component matches (a protected glob stands for the names it matches: ".env*" for .env).
-    if "*" in base or "?" in base or "[" in base:
-        return any(fnmatch.fnmatchcase(_example(p), base) for p in patterns)
-    return False
-
-
-def _example(pattern: str) -> str:
-    """A name the protected glob ``pattern`` matches (its last component, wildcards filled)."""
-    name = pattern.rstrip("/").rsplit("/", 1)[-1]
-    return re.sub(r"\[[^\]]*\]", "x", name).replace("*", "").replace("?", "x") or "x"
-
-
 def script_writes(payload: str) -> list[str]:
     """The string literals of inline code that writes, copies, moves or removes files
     (``open(P, "w")``, ``writeFileSync``, ``shutil.copy`` …): the paths it may write."""
@@ -345,26 +315,6 @@ def script_writes(payload: str) -> list[str]:
         return []
     # A mode in front of the path (perl's open F, ">>F") is not part of it.
     return [literal.lstrip("<>+| \t") for literal in code_literals(payload)]
-
-
-def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
-    """A write to a path matching one of the ``protected`` globs (docs/approvals.md#protected-files), or None.
-
-    A glob matches the basename or the path; writes are output redirections, ``tee``,
-    ``cp``/``mv``/``install``/``ln`` destinations, ``sed -i``/``perl -i`` files,
-    ``truncate``, ``dd of=``, ``chmod``/``chown`` targets, deletes and editors.
-    """
-    if not protected:
-        return None
-    for cmd in all_commands(parsed):
-        for path in write_targets(cmd):
-            for variant in expand_braces(path):
-                if _protected(variant, protected):
-                    return Finding(PROTECTED_FILE, evidence(cmd))
-    for payload in parsed.script_payloads:
-        if any(_protected(literal, protected) for literal in script_writes(payload)):
-            return Finding(PROTECTED_FILE, payload)
-    return None
 
 
 UNPACKERS = frozenset(
