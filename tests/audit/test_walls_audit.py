@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,20 +73,22 @@ def test_another_program_connecting_to_the_canary_port_is_not_a_leak(
 ) -> None:
     """Under a busy host, something else (a readiness poll on a reused port) may connect."""
     import socket
+    import types
 
     import multiplex.audit._walls as walls
 
-    made = socket.create_server
+    strangers: list[socket.socket] = []
 
-    def create_server(address: tuple[str, int], **kwargs: object) -> socket.socket:
-        server = made(address, **kwargs)  # type: ignore[arg-type]
+    def create_server(address: tuple[str, int], **kwargs: Any) -> socket.socket:
+        server = socket.create_server(address, **kwargs)
         stranger = socket.create_connection(server.getsockname()[:2])
         stranger.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         strangers.append(stranger)
         return server
 
-    strangers: list[socket.socket] = []
-    monkeypatch.setattr(walls.socket, "create_server", create_server)
+    # Only the audit's canary gets a stranger: the socket module itself is left alone
+    # (the egress proxy and the namespaces' listeners make servers of their own).
+    monkeypatch.setattr(walls, "socket", types.SimpleNamespace(create_server=create_server))
     host = _config(
         tmp_path, a="terminal: {sandbox: bwrap}\n", h="terminal: {sandbox: bwrap, network: host}\n"
     )
@@ -101,3 +104,34 @@ def test_another_program_connecting_to_the_canary_port_is_not_a_leak(
         for stranger in strangers:
             stranger.close()
     assert len(strangers) == 2
+
+
+def test_a_listener_of_the_profiles_own_namespace_on_that_port_is_not_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The profile's namespace has ports of its own (its egress proxy's entry): the same
+    number there is not the host's loopback."""
+    import socket
+    import types
+
+    import multiplex.audit._walls as walls
+    from multiplex.execution.egress import default_hub
+
+    config = _config(tmp_path, a="terminal: {sandbox: bwrap}\n")
+    sup = Supervisor.from_config(config)
+    inside: list[socket.socket] = []
+
+    def create_server(address: tuple[str, int], **kwargs: Any) -> socket.socket:
+        server = socket.create_server(address, **kwargs)
+        network = default_hub().network("a", sup.profiles["a"].home)
+        inside.append(network.listener(server.getsockname()[1]))
+        return server
+
+    monkeypatch.setattr(walls, "socket", types.SimpleNamespace(create_server=create_server))
+    try:
+        assert check_walls(sup, "a").leaks == []
+    finally:
+        sup.close()
+        for listener in inside:
+            listener.close()
+    assert len(inside) == 1
