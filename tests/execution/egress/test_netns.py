@@ -358,10 +358,13 @@ def test_a_taken_port_is_an_error_and_the_network_goes_on(network: ProfileNetwor
 
 
 def test_listeners_asked_from_many_threads_each_get_their_own_port(network: ProfileNetwork) -> None:
-    ports = []
-    for _ in range(40):
-        with network.listener() as probe:
-            ports.append(probe.getsockname()[1])
+    # Held open until all 40 are known: a port closed at once may be handed out again,
+    # and two threads asking for the same number would race for it.
+    probes = [network.listener() for _ in range(40)]
+    ports = [probe.getsockname()[1] for probe in probes]
+    for probe in probes:
+        probe.close()
+    assert len(set(ports)) == 40
     got: dict[int, int] = {}
     errors: list[BaseException] = []
 
