@@ -25,7 +25,7 @@ from multiplex.shell.parsing._argv import (
     operands,
     option_given,
 )
-from multiplex.shell.parsing._getopt import read_options
+from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._inline import INLINE_HOSTS
 from multiplex.shell.parsing._unwrap import unwrap_step
 
@@ -189,21 +189,18 @@ def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
     options = RISKY_OPTIONS.get(prog, ())
     if not options:
         return None
-    if prog in DOWNLOAD_OPTIONS:  # read as getopt reads them: -sSLO, -sSLo F (a cluster)
-        given = read_options(args, DOWNLOAD_OPTIONS[prog])
+    if prog in _GETOPT:  # read as getopt reads them: curl -sSLO, scp -qS PROG (a cluster)
+        given = read_options(args, _GETOPT[prog])
         found = next((option for option in options if given.has(option)), None)
         if found is not None:
             return found
     exact, long_values, glued, longs = _shapes(options)
-    values = _VALUE_LETTERS.get(prog)
     for arg in args:
         if arg == "--":
             break
         # One set lookup and two C-level prefix tests per word; the option's name only on a hit.
         if arg in exact or arg.startswith(long_values) or _glued(arg, glued):
             return next(option for option in options if option_given(arg, option))
-        if values is not None and (found := _in_cluster(arg, glued, values)) is not None:
-            return found  # scp -qS PROG, ssh -vF FILE, sort -uo F: further into a cluster
         if arg.startswith("--") and longs:
             found = _abbreviates(arg, prog, longs)
             if found is not None:
@@ -221,28 +218,18 @@ def _awk(args: Sequence[str]) -> str | None:
     return "system/pipe" if any(_AWK_RISK.search(c) for c in code) else None
 
 
-# The short options that take a value, per program whose options cluster as getopt's do
-# (``-qS PROG``): in a cluster, the letters after one of these are its value.
-_VALUE_LETTERS = {
-    "ssh": "BbcDEeFIiJLlmOopQRSWw", "scp": "cFiJloPSX", "sort": "koStT", "xxd": "cglosn",
-    "less": "bhjkoOpPtTxyz", "man": "CELMmpPSsre", "rsync": "eBfMT", "zip": "bnOtxiZ",
-    "date": "dfrsI", "mysql": "DehPpSuU", "psql": "cdfhpUvoLTFR", "vim": "cSuUiTwW",
-    "vi": "cSuUiTwW", "nvim": "cSuUiTwW",
+# How programs whose options cluster as getopt's do read them (the short options that
+# take a value): a risky one further into a cluster is seen (``scp -qS PROG``), the letters
+# after one taking a value are its value (``ssh -lroot``). curl's and wget's from _writes.
+_GETOPT = {
+    **DOWNLOAD_OPTIONS,
+    **{prog: table("", " ".join(f"{c}=" for c in values)) for prog, values in {
+        "ssh": "BbcDEeFIiJLlmOopQRSWw", "scp": "cFiJloPSX", "sort": "koStT", "xxd": "cglosn",
+        "less": "bhjkoOpPtTxyz", "man": "CELMmpPSsre", "rsync": "eBfMT", "zip": "bnOtxiZ",
+        "date": "dfrsI", "mysql": "DehPpSuU", "psql": "cdfhpUvoLTFR", "vim": "cSuUiTwW",
+        "vi": "cSuUiTwW", "nvim": "cSuUiTwW",
+    }.items()},
 }  # fmt: skip
-
-
-def _in_cluster(arg: str, glued: tuple[str, ...], values: str) -> str | None:
-    """The risky short option in the cluster ``arg`` (``-qS``), read up to the first letter
-    that takes a value; None if there is none."""
-    if len(arg) < 3 or arg[0] != "-" or arg[1] == "-":
-        return None
-    for letter in arg[1:]:
-        option = "-" + letter
-        if option in glued:
-            return option
-        if letter in values or not letter.isalpha():
-            return None
-    return None
 
 
 def _glued(arg: str, glued: tuple[str, ...]) -> bool:
