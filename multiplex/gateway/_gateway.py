@@ -18,7 +18,7 @@ from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.journal import open_journal
 from multiplex.gateway.runs._offloop import OffLoop
 from multiplex.gateway.runs._retained import RetainedOutput, journaled
-from multiplex.gateway.runs._run import Run
+from multiplex.gateway.runs._run import FINAL, Run
 from multiplex.gateway.runs._runs import RunRegistry
 from multiplex.gateway.runs._spill_files import SpillFiles
 from multiplex.gateway.shared._shared import ClusterBridge, SharedHub
@@ -28,6 +28,9 @@ from multiplex.supervision import Supervisor
 __all__ = ["Gateway"]
 
 T = TypeVar("T")
+# How long a read of a run that just ended waits for its end to be stored: past the
+# cluster link's 3 s timeout, so a Redis that does not answer is what ends the wait.
+STORED_WITHIN = 5.0
 
 
 class Gateway:
@@ -117,8 +120,13 @@ class Gateway:
 
     async def document(self, run: Run) -> dict[str, Any]:
         """``GET /v1/runs/{id}`` of a run of this node: output moved to the logs folder
-        read back off the loop (docs/operations.md#finished-output)."""
+        read back off the loop (docs/operations.md#finished-output). A run that has just
+        finished is shown so once its end is stored (journal, cluster), never before
+        (docs/gateway.md#waiting-for-the-result)."""
         doc = run.snapshot()
+        if doc["status"] in FINAL and not run.done.is_set():
+            await asyncio.to_thread(run.done.wait, STORED_WITHIN)
+            doc = run.snapshot()
         if self.retained.spilled(run):
             return await asyncio.to_thread(self.retained.fill, run, doc)
         return doc

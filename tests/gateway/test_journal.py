@@ -18,6 +18,7 @@ import logging
 import os
 import signal
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -340,3 +341,42 @@ def test_in_a_cluster_each_node_keeps_its_own_journal(redis_url: str, tmp_path: 
         for node in (a, b, again):
             if node is not None:
                 node.stop()
+
+
+def test_a_run_is_shown_finished_only_once_its_end_is_in_the_journal(tmp_path: Path) -> None:
+    """docs/gateway.md#waiting-for-the-result: a read that comes between the run's end
+    and its journal line waits for the line (a crash then cannot take back what a
+    client was told)."""
+    _project(tmp_path)
+    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+    sup.start()
+    server = GatewayServer(sup, admin_token=ADMIN, host="127.0.0.1", port=0, grace=5.0).start()
+    try:
+        journal = server.app.state.gateway.runs.journal
+        held, release = threading.Event(), threading.Event()
+        note = journal.note
+
+        def slow_note(run: Any, *args: Any, **kw: Any) -> None:
+            if run.finished:
+                held.set()
+                release.wait(20)
+            note(run, *args, **kw)
+
+        journal.note = slow_note
+        api = Api(server.url.rstrip("/"), ADMIN)
+        run_id = api.submit(["echo ok held"], profile="busy")
+        assert held.wait(20)
+        seen: list[str] = []
+        reader = threading.Thread(target=lambda: seen.append(api.run(run_id)["status"]))
+        reader.start()
+        reader.join(0.5)
+        assert seen == []  # the end is not stored yet: the read waits
+        release.set()
+        reader.join(10)
+        assert seen == ["completed"]
+        rows = (tmp_path / JOURNAL).read_bytes().splitlines()
+        assert json.loads(rows[-1])["run"]["status"] == "completed"
+    finally:
+        release.set()
+        server.stop()
+        sup.close()
