@@ -14,7 +14,7 @@ import pytest
 
 from multiplex.shell import RuleSet, deny_match, parse_line
 from multiplex.shell.detection import (
-    _detection,
+    _metadata,
     _scripts,
     _secret_paths,
     _target_checks,
@@ -89,11 +89,14 @@ def test_fork_text_finds_what_the_regexes_alone_find() -> None:
 
 
 def test_metadata_and_sql_first_tests_let_through_all_the_regexes_match() -> None:
-    words = (*_detection._METADATA_WORDS, "DROP TABLE x", "delete from t", "UPDATE t SET a=1",
-             "TRUNCATE t", "FLUSHALL", "x.dropDatabase()", "169.254.169.254", "METADATA.google.internal")  # fmt: skip
+    words = (*_metadata._METADATA_WORDS, "DROP TABLE x", "delete from t", "UPDATE t SET a=1",
+             "TRUNCATE t", "FLUSHALL", "x.dropDatabase()", "169.254.169.254", "METADATA.google.internal",
+             "169.254.170.2", "Metadata.Goog", "FD00:EC2::23")  # fmt: skip
     for text in _texts("abdrop.:0125 \n;", words):
-        before = any(w in text.lower() for w in _detection._METADATA_WORDS)
-        assert before == (_detection._METADATA_WORD.search(text.lower()) is not None), text
+        before = any(w in text.lower() for w in _metadata._METADATA_WORDS)
+        assert before == (_metadata._METADATA_WORD.search(text.lower()) is not None), text
+        if _metadata._METADATA.search(text):  # the first test never hides a match
+            assert _metadata.metadata_text(text) is not None, text
         unbounded = any(
             not re.search(r"\bWHERE\b", m.group(2), re.I)
             for m in _scripts.SQL_UNBOUNDED.finditer(text)

@@ -21,6 +21,7 @@ from multiplex.shell.detection._command_checks import catastrophic_path, is_bloc
 from multiplex.shell.detection._secret_paths import is_secret_path, resolved
 from multiplex.shell.detection._targets import Place
 from multiplex.shell.detection._writes import all_commands, evidence
+from multiplex.shell.parsing._argv import option_values
 from multiplex.shell.parsing._parsed import ParsedLine
 
 __all__ = ["each_privileged_container", "find_privileged_container"]
@@ -119,12 +120,38 @@ def _machine(prog: str, args: Sequence[str]) -> bool:
     return False
 
 
+_HTTP_CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs"})
+# A container engine's API over TCP (docker's 2375/2376) or a kubelet's (10250).
+_ENGINE_URL = re.compile(r"://[^/\s]*:(?:2375|2376|10250)(?:/|$)")
+# What such an API does that gives the host away: a container made (any mounts, any
+# powers), a command run in one, an image pulled or built to run.
+_ENGINE_ACTS = re.compile(
+    r"/(?:containers/create|containers/[^/\s]+/(?:exec|start|attach)|exec/|run/|attach/"
+    r"|images/create|build|services/create|pods/create|libpod/)"
+)
+
+
+def _engine_api(prog: str, args: Sequence[str]) -> bool:
+    """``curl --unix-socket /var/run/docker.sock http://d/containers/create -d …``, the
+    same over ``tcp://HOST:2375``, a kubelet's ``/run/``: the engine's CLI without it."""
+    if prog not in _HTTP_CLIENTS:
+        return False
+    sockets = option_values(args, ("--unix-socket", "--abstract-unix-socket"))
+    local = any(s in v for v in sockets for s in _SOCKETS)
+    urls = [a for a in args if "://" in a]
+    if not local and not any(_ENGINE_URL.search(u) for u in urls):
+        return False
+    return any(_ENGINE_ACTS.search(u) for u in urls)
+
+
 def each_privileged_container(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each container started with the host's powers (or a credential store mounted)."""
     for cmd in all_commands(parsed):
         if not cmd.argv:
             continue
         prog, args = cmd.program, cmd.argv[1:]
+        if _engine_api(prog, args):
+            yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
         if prog in ("kubectl", "oc") and _kubectl(args):
             yield Finding(PRIVILEGED_CONTAINER, evidence(cmd), cmd.text)
         if prog in ("systemd-nspawn", "lxc", "incus") and _machine(prog, args):

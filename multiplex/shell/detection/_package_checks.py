@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from multiplex.shell.detection._catalogue import INFRA_DESTROY, PACKAGE_REMOVAL, Pattern
+from multiplex.shell.detection._catalogue import INFRA_DESTROY, PACKAGE_REMOVAL, PRIVILEGE, Pattern
 from multiplex.shell.parsing._argv import first_operand, operands
+from multiplex.shell.parsing._verbs import kube_words
 
 __all__ = ["INFRA", "PACKAGERS", "infra_check", "package_check"]
 
@@ -82,10 +83,25 @@ def _removes(words: Sequence[str]) -> bool:
     return words[:1] in (["rm"], ["rmi"]) or words[:2] in (["container", "rm"], ["image", "rm"])
 
 
+def _grants_cluster_admin(args: Sequence[str]) -> bool:
+    """``kubectl create clusterrolebinding X --clusterrole=cluster-admin --user=…`` (or a
+    rolebinding to it), ``oc adm policy add-cluster-role-to-user cluster-admin …``: a
+    subject made the cluster's administrator."""
+    if "cluster-admin" not in args and not any(a.endswith("=cluster-admin") for a in args):
+        return False
+    words = kube_words(args)
+    return words[:2] in (["create", "clusterrolebinding"], ["create", "rolebinding"]) or (
+        words[:3] == ["adm", "policy", "add-cluster-role-to-user"]
+        or words[:3] == ["adm", "policy", "add-cluster-role-to-group"]
+    )
+
+
 def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """``infra-destroy``: cluster, container or cloud resources deleted (helm's aliases too)."""
     if prog not in INFRA:
         return None
+    if prog in ("kubectl", "oc") and _grants_cluster_admin(args):
+        return PRIVILEGE
     verbs = _DELETE_VERBS.get(prog)
     if verbs and prog not in _SHARED and not any(v in args for v in verbs):
         return None  # (a C-speed test: most of their commands name no deleting verb)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import option_values
 from multiplex.shell.parsing._parsed import SimpleCommand
+from multiplex.shell.parsing._verbs import kube_words
 
 __all__ = ["SERVERS", "serves_remote_access"]
 
@@ -28,7 +29,9 @@ _TOKENS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token
 # Every program serves_remote_access looks at (and python*): the callers' first test.
 SERVERS = frozenset({*_ALWAYS, *_NODES, *_JUPYTER, "busybox", "code-server",
                      "openvscode-server", "dockerd", "ngrok", "bore", "cloudflared", "ssh",
-                     "autossh"})  # fmt: skip
+                     "autossh", "socat", "kubectl", "oc"})  # fmt: skip
+# A container engine's socket: whoever reaches it is root on the host.
+_ENGINE_SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
 
 
 def _beyond_loopback(address: str) -> bool:
@@ -61,26 +64,48 @@ def serves_remote_access(cmd: SimpleCommand) -> bool:
     if prog == "dockerd":
         hosts = option_values(args, ("-H", "--host"))
         return any(h.startswith("tcp://") and _beyond_loopback(h) for h in hosts)
+    if prog == "socat":  # socat TCP-LISTEN:2375,fork UNIX-CONNECT:/var/run/docker.sock
+        listens = any(a.upper().startswith(("TCP-L", "TCP4-L", "TCP6-L")) for a in args)
+        return listens and any(s in a for a in args for s in _ENGINE_SOCKETS)
+    if prog in ("kubectl", "oc"):  # kubectl proxy --address=0.0.0.0: the cluster, signed in
+        words = kube_words(args)
+        return words[:1] == ["proxy"] and any(
+            _beyond_loopback(v) for v in option_values(args, ("--address",))
+        )
     return _tunnels_a_shell(prog, args)
 
 
 # A local login port (ssh's) forwarded to the outside: ngrok tcp 22, bore local 22,
 # cloudflared tunnel --url ssh://localhost:22, ssh -R 2222:localhost:22 HOST.
 _LOGIN_PORTS = frozenset({"22", "2222", "23"})
+# What is as good as a login: a container engine's API (root on the host), a kubelet's.
+_ENGINE_PORTS = frozenset({"2375", "2376", "10250"})
+_FORWARDED = _LOGIN_PORTS | _ENGINE_PORTS
+
+
+def _shell_behind(forward: str) -> bool:
+    """A forward's local end is a login, an engine's API or an engine's socket."""
+    return forward.rsplit(":", 1)[-1] in _FORWARDED or any(s in forward for s in _ENGINE_SOCKETS)
 
 
 def _tunnels_a_shell(prog: str, args: Sequence[str]) -> bool:
     ops = [a for a in args if not a.startswith("-")]
     if prog == "ngrok":
-        return ops[:1] == ["tcp"] and any(o.rsplit(":", 1)[-1] in _LOGIN_PORTS for o in ops[1:2])
+        return ops[:1] == ["tcp"] and any(_shell_behind(o) for o in ops[1:2])
     if prog == "bore":
-        return ops[:1] == ["local"] and ops[1:2] != [] and ops[1] in _LOGIN_PORTS
+        return ops[:1] == ["local"] and ops[1:2] != [] and ops[1] in _FORWARDED
     if prog == "cloudflared":
         urls = option_values(args, ("--url",))
-        return any(u.startswith("ssh://") or u.rsplit(":", 1)[-1] in _LOGIN_PORTS for u in urls)
+        return any(u.startswith("ssh://") or _shell_behind(u) for u in urls)
     if prog in ("ssh", "autossh"):
         forwards = option_values(args, ("-R",)) + [
             a[2:] for a in args if a.startswith("-R") and len(a) > 2
         ]
-        return any(f.rsplit(":", 1)[-1] in _LOGIN_PORTS for f in forwards)
+        settings = option_values(args, ("-o",)) + [a[2:] for a in args if a.startswith("-o")]
+        forwards += [
+            value.strip()
+            for key, _, value in (o.replace("=", " ", 1).partition(" ") for o in settings)
+            if key.lower() == "remoteforward"
+        ]
+        return any(_shell_behind(f.replace(" ", ":")) for f in forwards)
     return False

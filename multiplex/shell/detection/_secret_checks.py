@@ -24,6 +24,7 @@ from multiplex.shell.detection._command_checks import (
     git_subcommand,
     is_block_device,
 )
+from multiplex.shell.detection._printers import prints_credentials
 from multiplex.shell.detection._schedules import schedules
 from multiplex.shell.detection._secret_paths import (
     is_home_root,
@@ -33,7 +34,7 @@ from multiplex.shell.detection._secret_paths import (
     may_hold_secret,
     resolved,
 )
-from multiplex.shell.detection._targets import Place, path_words
+from multiplex.shell.detection._targets import Place, path_words, placed
 from multiplex.shell.detection._uploads import (
     COPIERS,
     copier_operands,
@@ -134,14 +135,18 @@ _SCRIPT_EXEC_WORDS = (
 
 def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each command or script literal that reads a private key or credential store."""
-    for cmd in all_commands(parsed):
+    # Each command where it runs: cd /etc && cat shadow reads /etc/shadow.
+    for cmd, here in placed(parsed, place):
         if cmd.argv and cmd.program in _METADATA_ONLY:
             configs = ssh_config_files(cmd.program, cmd.argv[1:])
-            if any(is_secret_path(p) for w in configs for p in resolved(w, place)):
+            if any(is_secret_path(p) for w in configs for p in resolved(w, here)):
                 yield Finding(SECRET_READ, evidence(cmd), cmd.text)  # ssh -F ~/.aws/credentials
             continue
-        if cmd.argv and _prints_credentials(cmd.program, cmd.argv[1:]):
+        if cmd.argv and prints_credentials(cmd.program, cmd.argv[1:]):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
+            continue
+        if cmd.program in _TREE_READERS and _reads_whole_home(cmd, here):
+            yield Finding(SECRET_READ, evidence(cmd), cmd.text)  # grep -r token ~, cp -r ~ /tmp
             continue
         words = list(path_words(cmd.argv)) if cmd.argv else []
         if cmd.program in COPIERS:  # scp -i KEY, rsync -e 'ssh -i KEY': used, not sent
@@ -165,13 +170,13 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             continue
         # The words before those it writes are taken out: when none of them may be a
         # secret, none of the rest is (the first test looks at each word alone).
-        if not may_hold_secret(words + read, place):
+        if not may_hold_secret(words + read, here):
             continue
-        # (A database, an editor, an in-place edit or a compressor reads what it writes.)
+        # (A database, an editor, an in-here edit or a compressor reads what it writes.)
         written = set() if cmd.program in _READS_ITS_TARGETS else set(write_targets(cmd))
         words = [w for w in words if w not in written] + read
-        if may_hold_secret(words, place) and any(
-            is_secret_path(p) for w in words if may_be_secret(w, place) for p in resolved(w, place)
+        if may_hold_secret(words, here) and any(
+            is_secret_path(p) for w in words if may_be_secret(w, here) for p in resolved(w, here)
         ):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
@@ -182,93 +187,36 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 yield Finding(SECRET_READ, payload)
 
 
-# gpg --export-secret-keys (and its abbreviations: gpg takes a unique prefix), gpgsm's p12.
-_KEY_EXPORTERS = frozenset({"gpg", "gpg2", "gpgsm"})
-# Commands that print a credential: the leading operands that make them do it, and the
-# options that must be there too ("" for none). docs/security.md#named-patterns.
-_CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
-    "gh": ((("auth", "token"), ()), (("auth", "status"), ("-t", "--show-token"))),
-    "gcloud": (
-        (("auth", "print-access-token"), ()), (("auth", "print-identity-token"), ()),
-        (("auth", "application-default", "print-access-token"), ()),
-        (("config", "config-helper"), ()), (("secrets", "versions", "access"), ()),
-    ),
-    "az": (
-        (("account", "get-access-token"), ()), (("keyvault", "secret", "show"), ()),
-        (("keyvault", "secret", "download"), ()),
-    ),
-    "aws": (
-        (("configure", "get"), ()), (("configure", "export-credentials"), ()),
-        (("sts", "get-session-token"), ()), (("ecr", "get-login-password"), ()),
-        (("secretsmanager", "get-secret-value"), ()),
-        (("ssm", "get-parameter"), ("--with-decryption",)),
-    ),
-    "kubectl": (
-        (("config", "view"), ("--raw", "--flatten")), (("get", "secret"), ()),
-        (("get", "secrets"), ()), (("create", "token"), ()),
-    ),
-    "vault": ((("read",), ()), (("kv", "get"), ()), (("token", "create"), ())),
-    "op": ((("read",), ()), (("item", "get"), ()), (("inject",), ())),
-    "security": (
-        (("find-generic-password",), ("-w", "-g")), (("find-internet-password",), ("-w", "-g")),
-    ),
-    "secret-tool": ((("lookup",), ()),),
-    "pass": ((("show",), ()),),
-    "git": ((("credential", "fill"), ()),),
-    "heroku": ((("auth:token",), ()), (("config",), ()), (("config:get",), ())),
-    # more secret stores, vaults and decrypters: what they print is the secret
-    "bw": ((("get", "password"), ()), (("get", "item"), ()), (("get", "notes"), ()),
-           (("get", "totp"), ()), (("export",), ())),
-    "lpass": ((("show",), ()), (("export",), ())),
-    "doppler": ((("secrets",), ()), (("run",), ("--command",))),
-    "infisical": ((("secrets",), ()), (("export",), ())),
-    "chamber": ((("read",), ()), (("export",), ())),
-    "sops": ((("-d",), ()), (("--decrypt",), ()), (("decrypt",), ())),
-    "ansible-vault": ((("view",), ()), (("decrypt",), ())),
-    "keyctl": ((("print",), ()), (("read",), ()), (("pipe",), ())),
-    "systemd-creds": ((("decrypt",), ()), (("cat",), ())),
-    "flyctl": ((("auth", "token"), ()),),
-    "fly": ((("auth", "token"), ()),),
-    "firebase": ((("login:ci",), ()),),
-    "netlify": ((("status",), ("--json",)),),
-    "doctl": ((("auth", "token"), ()),),
-    "keyring": ((("get",), ()),),  # python's keyring CLI: keyring get SERVICE USER
+# Programs that read a whole tree: always (rg, tar c), or with a recursive option.
+_TREE_READERS = {
+    "grep": "rR", "egrep": "rR", "fgrep": "rR", "rg": "", "ag": "", "ack": "", "cp": "rRa",
+    "rsync": "ra", "zip": "r", "tar": "", "7z": "", "scp": "r",
 }  # fmt: skip
+_RECURSIVE_LONG = ("--recursive", "--dereference-recursive", "--archive", "--recurse-paths")
 
 
-# A variable named like a credential (TOKEN, SECRET, PASSWORD, API_KEY …).
-_CREDENTIAL_NAME = re.compile(
-    r"[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL"
-    r"|_PAT)[A-Za-z0-9_]*",
-    re.IGNORECASE,
-)
-
-
-def _prints_credentials(prog: str, args: Sequence[str]) -> bool:
-    if prog in _KEY_EXPORTERS:  # also gpg -d F: the cleartext a secret key opens
-        return any(
-            a.startswith("--export-sec") or a in ("-d", "--decrypt") for a in args if a != "--"
+def _reads_whole_home(cmd: SimpleCommand, place: Place) -> bool:
+    """``cmd`` reads every file of a home or of ``/`` (each credential store in it):
+    ``grep -r AKIA ~``, ``rg token $HOME``, ``cp -r ~ /tmp/h``, ``zip -r h.zip ~``."""
+    flags = _TREE_READERS[cmd.program]
+    args = cmd.argv[1:]
+    if flags and not (
+        any(a.startswith("-") and not a.startswith("--") and set(a[1:]) & set(flags) for a in args)
+        or any(a.startswith(_RECURSIVE_LONG) for a in args)
+    ):
+        return False
+    if (
+        cmd.program == "tar"
+        and not any(  # only an archive made: tar czf X ~, tar -c …
+            a == "--create" or (not a.startswith("--") and "c" in a.lstrip("-")[:4])
+            for a in args[:2]
         )
-    if prog.startswith("git-credential-"):  # git-credential-store get: a helper's stored login
-        return "get" in args
-    if prog == "git" and args[:1] and args[0].startswith("credential-"):
-        return "get" in args[1:2]  # git credential-store|cache|libsecret|osxkeychain get
-    if prog.startswith("docker-credential-"):
-        return "get" in args
-    if prog in ("sops", "age", "rage") and any(a in ("-d", "--decrypt") for a in args):
-        return True  # sops -d F, age -d -i KEY F: the cleartext printed
-    if prog == "printenv":  # printenv AWS_SECRET_ACCESS_KEY: one credential's value
-        return any(_CREDENTIAL_NAME.fullmatch(a) for a in args if not a.startswith("-"))
-    forms = _CREDENTIAL_PRINTERS.get(prog)
-    if forms is None:
+    ):
         return False
     words = [a for a in args if not a.startswith("-")]
-    for lead, needs in forms:
-        if tuple(words[: len(lead)]) == lead and (
-            not needs or any(a == n or a.startswith(n + "=") for a in args for n in needs)
-        ):
-            return True
-    return False
+    return any(
+        is_home_root(p) or p.rstrip("/") == "" for w in words for p in resolved(w, place) if p
+    )
 
 
 def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:

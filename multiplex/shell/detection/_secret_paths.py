@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from multiplex._literals import trie_pattern
+from multiplex.shell.detection._credential_stores import SECRET_KEYS, SECRETS
 from multiplex.shell.detection._targets import Place, candidates
 
 __all__ = [
@@ -25,63 +26,7 @@ __all__ = [
     "resolved",
 ]
 
-_SECRETS = (
-    "~/.ssh", "~/.ssh/id_*", "*/.ssh/id_*", "~/.aws", "~/.aws/*", "*/.aws/credentials",
-    "~/.config/gcloud", "~/.config/gcloud/*", "~/.kube", "~/.kube/config", "*/.kube/config",
-    "~/.netrc", "*/.netrc", "~/.docker/config.json", "*/.docker/config.json",
-    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
-    "/etc/ssh/ssh_host_*_key", "~/.git-credentials", "*/.git-credentials", "~/.gnupg",
-    "~/.gnupg/*", "~/.password-store", "~/.password-store/*", "~/.pgpass", "~/.pypirc",
-    "~/.npmrc", "~/.config/gh/hosts.yml", "~/.azure", "~/.azure/*", "*/.vault-token",
-    "~/credentials", "~/credentials/*", "/var/run/secrets/*", "/run/secrets/*",
-    "~/.terraform.d/credentials.tfrc.json", "*/.terraform.d/credentials.tfrc.json",
-    "~/.terraformrc", "~/.config/gh", "~/.config/gh/*", "*/.npmrc", "*/.pypirc",
-    "~/.docker", "~/.config/hub", "~/.cargo/credentials*", "~/.gem/credentials",
-    # more tools' credential stores, browsers' saved logins, histories that hold typed tokens
-    "~/.config/git/credentials", "~/.m2/settings.xml", "~/.m2/settings-security.xml",
-    "~/.gradle/gradle.properties", "~/.yarnrc.yml", "~/.boto", "~/.s3cfg",
-    "~/.config/rclone/rclone.conf", "~/.my.cnf", "~/.mylogin.cnf", "~/.netrc.gpg",
-    "~/.local/share/keyrings", "~/.local/share/keyrings/*", "~/.config/op", "~/.config/op/*",
-    "~/.mozilla/firefox/*/logins.json", "~/.mozilla/firefox/*/key4.db",
-    "~/.mozilla/firefox/*/cookies.sqlite", "~/.config/google-chrome/*/Login Data",
-    "~/.config/google-chrome/*/Cookies", "~/.config/chromium/*/Login Data",
-    "~/.config/chromium/*/Cookies", "~/.bash_history", "~/.zsh_history", "~/.python_history",
-    "~/.psql_history", "~/.mysql_history", "~/.node_repl_history", "~/.sqlite_history",
-    "/proc/*/environ", "~/.config/Code/User/globalStorage/*",
-    # cloud and hosting CLIs' tokens, an app's own master keys
-    "~/.config/doctl/config.yaml", "~/.oci", "~/.oci/*", "~/.netlify/config.json",
-    "~/.vercel/auth.json", "~/.local/share/com.vercel.cli/auth.json", "*/config/master.key",
-    "*/config/credentials/*.key", "*/config/secrets.yml",
-    # any key in a .ssh folder (x.pem, deploy_key), but its public files (_SSH_PUBLIC)
-    "~/.ssh/*", "*/.ssh/*",
-    # more CLIs' tokens: PaaS, data warehouses, tunnels, AI assistants
-    "~/.config/heroku/*", "~/.circleci/cli.yml", "~/.config/configstore/*",
-    "~/.config/netlify/*", "~/.config/vercel/*", "~/.fly/config.yml", "~/.pulumi/credentials.json",
-    "~/.databrickscfg", "~/.snowsql/config", "~/.cloudflared/*", "~/.config/hcloud/cli.toml",
-    "~/.wrangler/config/*", "~/.config/.wrangler/config/*", "~/.sentryclirc",
-    "~/.dbt/profiles.yml", "~/.config/github-copilot/*", "~/.config/anthropic/*", "~/.openai/*",
-    "~/.config/openai/*", "~/.codex/auth.json", "~/.claude/.credentials.json",
-    "~/.supabase/access-token", "~/.snowflake/*", "~/.travis/config.yml", "~/.jfrog/*",
-    # every REPL's and client's history (redis AUTH, a pasted token); more package
-    # registries' and clouds' credentials; VPN, TLS and tunnel keys; mail clients' passwords
-    "~/.*_history", "~/.ivy2/.credentials", "~/.sbt/.credentials", "~/.nuget/NuGet/NuGet.Config",
-    "~/.composer/auth.json", "~/.config/composer/auth.json", "*/auth.json", "~/.bundle/config",
-    "~/.config/helm/repositories.yaml", "~/.config/argocd/config", "~/.ibmcloud/*",
-    "~/.aliyun/*", "~/.config/linode-cli", "~/.config/scaleway/*", "~/.config/exoscale/*",
-    "~/.ovh.conf", "~/.config/openstack/*", "*/clouds.yaml", "*/secure.yaml", "~/.tsh",
-    "~/.tsh/*", "~/.config/glab-cli/*", "~/.config/tea/*", "~/.jira.d/*", "~/.config/jira",
-    "~/.wakatime.cfg", "~/.config/ngrok/*", "~/.ngrok2/*", "~/.config/tailscale/*",
-    "~/.config/wireguard/*", "/etc/wireguard/*", "/etc/ssl/private", "/etc/ssl/private/*",
-    "/etc/letsencrypt/live/*", "/etc/letsencrypt/archive/*", "/etc/letsencrypt/keys/*",
-    "~/.minikube/*.key", "~/.minikube/*/*.key", "~/.vagrant.d/insecure_private_key*",
-    "*/.vagrant/machines/*/private_key", "~/.config/sops/age/*", "~/.age/*", "~/.config/age/*",
-    "~/.authinfo", "~/.authinfo.gpg", "~/.msmtprc", "~/.config/msmtp/*", "~/.mbsyncrc",
-    "~/.fetchmailrc", "~/.muttrc", "~/.config/mutt/*", "~/.config/hut/*",
-    "~/.local/share/atuin/key",
-    # the supervisor's own state beside multiplex.yaml: the gateways' admin tokens, the
-    # journal of every profile's runs (docs/security.md#the-supervisors-own-controls)
-    "*/.multiplex/*", ".multiplex/*", "*/.multiplex", ".multiplex",
-)  # fmt: skip
+_SECRETS = SECRETS  # the stores themselves: _credential_stores.py
 # A private key, a keystore or a secrets file anywhere, by its name; terraform's state (it
 # holds secrets in clear; its .tfvars are left out: every plan names them). Matched on the
 # last component alone (one regex, tried only on names with one of _NAMED_ENDS), as
@@ -100,7 +45,7 @@ _NAMED_ENDS = ("_rsa", "_dsa", "_ecdsa", "_ed25519", ".key", ".p12", ".pfx", ".j
 # What a .ssh folder holds that is public: its client config, the hosts' and the users'
 # public keys.
 _SSH_PUBLIC = re.compile(r"/\.ssh/(?:config|known_hosts2?(?:\.old)?|authorized_keys2?)$")
-_ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[A-Za-z0-9_-]+)?$")
+_ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.[A-Za-z0-9_.-]*+)?$")
 _NOT_SECRET = re.compile(r"\.(?:pub|example|sample|template|dist)$")
 _PERSISTENCE = (
     "*/.git/hooks", "*/.git/hooks/*", ".git/hooks/*", "*/.git/config", ".git/config",
@@ -137,6 +82,20 @@ _PERSISTENCE = (
     "~/.vscode/extensions/*", "~/.gradle/init.d/*", "~/.gradle/init.gradle*",
     "~/.gradle/gradle.properties", "~/.sbt/*/plugins/*", "~/.jupyter/*",
     "~/.git-templates/*", "*/.husky/*", ".husky/*",
+    # More places code runs from later: programs on PATH ahead of the system's (cargo's,
+    # go's, pyenv's shims, nvm's and npm's global bins), the user site of python's modules,
+    # neovim's packages and the user's systemd units under ~/.local/share, desktop
+    # sessions' start-up files, an editor's tasks run when the folder opens and a dev
+    # container's commands run when it is built.
+    "~/.cargo/bin", "~/.cargo/bin/*", "~/go/bin", "~/go/bin/*", "~/.pyenv/shims",
+    "~/.pyenv/shims/*", "~/.nvm/versions/*/bin/*", "~/.npm-global/bin", "~/.npm-global/bin/*",
+    "~/.local/lib/python*/site-packages/*", "~/.local/share/nvim/site",
+    "~/.local/share/nvim/site/*", "~/.local/share/systemd/user",
+    "~/.local/share/systemd/user/*", "~/.config/plasma-workspace/env",
+    "~/.config/plasma-workspace/env/*", "~/.config/openbox/autostart*",
+    "~/.config/lxsession/*/autostart", "~/.kde/Autostart/*", "~/.kde4/Autostart/*",
+    "~/.config/i3/config", "~/.config/sway/config", "~/.config/hypr/*.conf",
+    "*/.vscode/tasks.json", ".vscode/tasks.json", "*/.devcontainer/*", ".devcontainer/*",
     # Agent harnesses' settings: the hooks that send their commands through the gate
     # (docs/agents.md), the commands those hooks and their MCP servers run, what they
     # may do unasked. Rewritten, the next command is not judged or another one runs.
@@ -212,22 +171,7 @@ _STARTUP = frozenset(
 
 
 # Substrings every secret / persistence pattern contains: a C-speed prefilter before fnmatch.
-_SECRET_KEYS = (
-    ".ssh", ".aws", "gcloud", ".kube", ".netrc", ".docker", "shadow", "sudoers", "credentials",
-    ".gnupg", ".password-store", ".pgpass", ".pypirc", ".npmrc", "/gh", ".azure", ".vault-token",
-    "secrets", ".terraform", "/hub", ".cargo", ".gem", ".m2", ".gradle", ".yarnrc", ".boto",
-    ".s3cfg", "rclone", ".my", "keyrings", "/op", "firefox", "chrom", "_history", "environ",
-    "globalStorage", "doctl", ".oci", ".netlify", "vercel", "master.key", "ssh_host",
-    "heroku", "circleci", "configstore", "netlify", ".fly", "pulumi", "databricks", "snowsql",
-    "cloudflared", "hcloud", "wrangler", "sentry", ".dbt", "copilot", "anthropic", "openai",
-    "codex", ".claude", "auth.json", ".bundle", "helm", "argocd", "ibmcloud", "aliyun", "linode",
-    "scaleway", "exoscale", ".ovh", "openstack", "clouds.yaml", "secure.yaml", ".tsh", "glab",
-    "tea/", "jira", "wakatime", "ngrok", "tailscale", "wireguard", "ssl/private", "letsencrypt",
-    "minikube", "vagrant", "age/", "authinfo", "msmtp", "mbsync", "fetchmail", "mutt", "hut/",
-    "atuin", ".ivy2", ".sbt", "NuGet", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".key",
-    ".p12", ".pfx", ".jks", "keystore", ".tfstate", "privkey", "private", "key.pem",
-    "supabase", "snowflake", ".travis", "jfrog", ".multiplex",
-)  # fmt: skip
+_SECRET_KEYS = SECRET_KEYS
 _PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
     "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
@@ -237,7 +181,9 @@ _PERSISTENCE_KEYS = (
     "Code/User", "VSCodium", ".vscode/", ".gradle/", ".sbt/", ".jupyter/", "git-templates",
     ".husky/", "/bin/", "/hg/", "containers/", "bash-completion", "ghci", "swi-prolog",
     ".terraform.d", "zprezto", ".claude", ".mcp.json", ".gemini", ".codex", ".cursor",
-    "vscode/mcp", "windsurf", ".continue",
+    "vscode/mcp", "windsurf", ".continue", "shims", "go/bin", ".nvm/", "npm-global",
+    "plasma", "openbox", "lxsession", "Autostart", "i3/", "sway/", "hypr/", "tasks.json",
+    ".devcontainer",
 )  # fmt: skip
 
 
@@ -262,8 +208,16 @@ def _secret_cwd(cwd: str) -> bool:
 
 
 def may_be_secret(word: str, place: Place) -> bool:
-    """Cheap first test: only such words can resolve to a secret path."""
-    return bool(_MAY_SECRET.search(word)) or bool(place.cwd and _secret_cwd(place.cwd))
+    """Cheap first test: only such words can resolve to a secret path (a relative word
+    together with the folder it is read in: ``gh/hosts.yml`` in ``~/.config``)."""
+    if _MAY_SECRET.search(word):
+        return True
+    cwd = place.cwd
+    if not cwd:
+        return False
+    return _secret_cwd(cwd) or (
+        not word.startswith("/") and _SECRET_KEY.search(cwd + "/" + word) is not None
+    )
 
 
 def may_hold_secret(words: Sequence[str], place: Place) -> bool:
@@ -290,9 +244,21 @@ def resolved(word: str, place: Place) -> list[str]:
     return [_tilde(v, place) for v in values if v]
 
 
+# Another user's home (or root's): what is a secret in the own home is one there too.
+_OTHER_HOME = re.compile(r"/+(?:home/+[^/]+|root)(?=/)")
+
+
 def is_secret_path(path: str) -> bool:
     """``path`` (``~/…`` form) is a private key or credential store, or a glob that may
-    name one (``~/.a?s/credentials``, ``~/.ss[h]/id_rsa``)."""
+    name one (``~/.a?s/credentials``, ``~/.ss[h]/id_rsa``); also in another user's
+    home (``/home/bob/.pgpass``, ``/home/*/.ssh/id_rsa``)."""
+    home = _OTHER_HOME.match(path) if path.startswith("/") else None
+    if home is not None and _own_secret_path("~" + path[home.end() :]):
+        return True
+    return _own_secret_path(path)
+
+
+def _own_secret_path(path: str) -> bool:
     if ".env" in path and _ENV_FILE.search(path):
         return not _NOT_SECRET.search(path)
     if ("*" in path or "?" in path or "[" in path) and _glob_reaches_secret(path):

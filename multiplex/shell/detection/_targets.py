@@ -108,11 +108,13 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
     """Plausible values of a target word, made absolute when the cwd is known, and
     whether the word is dynamic (its value is computed when the line runs)."""
     dynamic = "$" in word or "`" in word
+    if word.startswith("//"):  # "//etc/shadow" is /etc/shadow (normpath keeps a leading //)
+        word = "/" + word.lstrip("/")
     if word.startswith("/proc/") and (m := _PROC_VIEW.match(word)) is not None:
         word = _proc_view(m, word, place)
     if word not in (".", "..") and not _EXPANDABLE.search(word):  # only the cwd changes it
         if place.cwd and not word.startswith("/"):
-            return [place.cwd + "/" + word if word else place.cwd], False
+            return [place.cwd.rstrip("/") + "/" + word if word else place.cwd], False
         return [word], False
     if place.cwd and _PWD_WORD.match(word):  # ~+ is $PWD
         word = place.cwd + word[2:]
@@ -134,7 +136,7 @@ def candidates(word: str, place: Place) -> tuple[list[str], bool]:
             for form in forms:
                 if place.cwd and not form.startswith(("/", "~")):
                     form = posixpath.join(place.cwd, form) if form else place.cwd
-                out.append(form)
+                out.append("/" + form.lstrip("/") if form.startswith("//") else form)
     return out[:_MAX_CANDIDATES], dynamic
 
 

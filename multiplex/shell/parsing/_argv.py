@@ -284,11 +284,17 @@ def target_directory(args: Sequence[str]) -> str | None:
         name, eq, value = arg.partition("=")
         if len(name) > 3 and "--target-directory".startswith(name):
             return value if eq else (args[i + 1] if i + 1 < len(args) else None)
-        if arg == "-t":
-            return args[i + 1] if i + 1 < len(args) else None
-        if arg.startswith("-t") and not arg.startswith("--"):
-            return arg[2:]
+        if arg.startswith("-") and not arg.startswith("--"):  # -t DIR, -tDIR, -vt DIR, -sftDIR
+            for j, letter in enumerate(arg[1:], 2):
+                if letter == "t":
+                    return arg[j:] or (args[i + 1] if i + 1 < len(args) else None)
+                if letter in _VALUED_LETTERS:  # the rest of the word is that option's value
+                    break
     return None
+
+
+# Short options of cp, mv, ln and install that take a value (-S SUFFIX, -m MODE, -o, -g).
+_VALUED_LETTERS = frozenset("Smog")
 
 
 # Turns a loop may take before starting a job each is a flood of processes, as one that

@@ -29,6 +29,7 @@ from multiplex.shell.parsing._argv import (
     opts,
 )
 from multiplex.shell.parsing._remote import SSH_OPTS, remote_lines
+from multiplex.shell.parsing._verbs import GLOBAL_OPTIONS, verb_index
 
 __all__ = ["LAUNCHERS", "RUNNERS", "SSH_OPTS", "find_exec", "launched", "remote_lines"]
 
@@ -134,7 +135,7 @@ _FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
 _COREPACK = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg"})
 
 LAUNCHERS = frozenset(
-    {"perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
+    {*GLOBAL_OPTIONS, "perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
      "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", "corepack", "capsh",
      "gdb", "cgdb", "lldb", "entr", "flatpak", "start-stop-daemon",
      *_EXEC_VERB,
@@ -148,6 +149,8 @@ def _pane_verb(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
 
 def launched(prog: str, args: Sequence[str]) -> NextStep | None:
     """What ``prog ARGS`` starts, or None when it starts nothing this module knows."""
+    if (k := verb_index(prog, args)) and k < len(args):  # docker -H HOST exec …: its verb's command
+        return NextStep(inner=(prog, *args[k:]))
     if prog == "perf" and args[:1] in (("record",), ("stat",), ("trace",)):
         inner = after_options(args[1:], _PERF)
     elif prog == "ip" and tuple(args[:2]) == ("netns", "exec") and len(args) > 3:

@@ -81,7 +81,8 @@ _GIT_COMMAND_KEY = re.compile(
     r"|include\.path|includeif\..+\.path|core\.hookspath|instaweb\.(?:httpd|browser)"
     r"|sendemail\.(?:smtpserver|sendmailcmd|tocmd|cccmd|headercmd)"
     r"|core\.alternaterefscommand|submodule\..+\.update|trailer\..+\.(?:command|cmd)"
-    r"|hook\..+\.command|init\.templatedir)$",
+    r"|hook\..+\.command|init\.templatedir|gpg\.ssh\.defaultkeycommand|browser\..+\.(?:cmd|path)"
+    r"|remote\..+\.vcs)$",
     re.IGNORECASE,
 )
 _GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
@@ -159,12 +160,17 @@ _GIT_RUNS = {
     "ls-remote": table("upload-pack= exec= sort= server-option= heads tags refs", "o="),
     "archive": table("exec= remote= output= prefix= format= add-file=", "o="),
     "push": table("receive-pack= exec= repo= push-option= force-with-lease=? set-upstream", "o="),
+    "init": table(
+        "template= separate-git-dir= initial-branch= object-format= shared=? bare quiet", "b= q"
+    ),
     "fetch-pack": table("upload-pack= exec= depth=", ""),
     "send-pack": table("receive-pack= exec=", ""),
 }
 _GIT_RUN_OPTS = ("-x", "--exec", "--open-files-in-pager", "-O", "--extcmd", "--tool-cmd",
                  "--httpd", "-d", "--browser", "-b", "--sendmail-cmd", "--to-cmd", "--cc-cmd",
-                 "--header-cmd", "-u", "--upload-pack", "--receive-pack")  # fmt: skip
+                 "--header-cmd", "-u", "--upload-pack", "--receive-pack",
+                 # clone's and init's template folder: its hooks run at once (init.templateDir)
+                 "--template")  # fmt: skip
 
 
 def git_config_write(rest: Sequence[str]) -> tuple[str, str] | None:
@@ -264,6 +270,10 @@ def _git(args: Sequence[str]) -> NextStep:
     if sub in _GIT_RUNS:  # rebase --exe=…, grep --open-files=…: abbreviations count
         options = read_options(rest, _GIT_RUNS[sub])
         payloads.extend(v for v in options.values(*_GIT_RUN_OPTS) if v)
+        for setting in options.values("-c", "--config") if sub == "clone" else ():
+            key, _, value = setting.partition("=")  # clone -c core.fsmonitor=CMD: as git -c
+            found = git_config_payload(key, value)
+            payloads.extend([found] if found else [])
         # send-email --smtp-server=/path runs that program as sendmail; a host name does not
         servers = options.values("--smtp-server") if sub == "send-email" else []
         payloads.extend(v for v in servers if v.startswith(("/", ".", "~", "$")))

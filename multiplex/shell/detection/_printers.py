@@ -1,0 +1,144 @@
+"""Commands that print a credential (pattern ``secret-read``, docs/security.md#named-patterns).
+
+The tools that keep a credential and print it when asked (``gh auth token``,
+``kubectl get secret``, ``vault read``, ``pass show`` …), by the leading operands
+that make them do it and the options that must be there too. A pure leaf.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from multiplex.shell.parsing._verbs import kube_words
+
+__all__ = ["prints_credentials"]
+
+
+# gpg --export-secret-keys (and its abbreviations: gpg takes a unique prefix), gpgsm's p12.
+_KEY_EXPORTERS = frozenset({"gpg", "gpg2", "gpgsm"})
+# Commands that print a credential: the leading operands that make them do it, and the
+# options that must be there too ("" for none). docs/security.md#named-patterns.
+_CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
+    "gh": ((("auth", "token"), ()), (("auth", "status"), ("-t", "--show-token"))),
+    "gcloud": (
+        (("auth", "print-access-token"), ()), (("auth", "print-identity-token"), ()),
+        (("auth", "application-default", "print-access-token"), ()),
+        (("config", "config-helper"), ()), (("secrets", "versions", "access"), ()),
+    ),
+    "az": (
+        (("account", "get-access-token"), ()), (("keyvault", "secret", "show"), ()),
+        (("keyvault", "secret", "download"), ()),
+    ),
+    "aws": (
+        (("configure", "get"), ()), (("configure", "export-credentials"), ()),
+        (("sts", "get-session-token"), ()), (("ecr", "get-login-password"), ()),
+        (("secretsmanager", "get-secret-value"), ()),
+        (("ssm", "get-parameter"), ("--with-decryption",)),
+    ),
+    "kubectl": (
+        (("config", "view"), ("--raw", "--flatten")), (("get", "secret"), ()),
+        (("get", "secrets"), ()), (("create", "token"), ()),
+    ),
+    "vault": ((("read",), ()), (("kv", "get"), ()), (("token", "create"), ())),
+    "op": ((("read",), ()), (("item", "get"), ()), (("inject",), ())),
+    "security": (
+        (("find-generic-password",), ("-w", "-g")), (("find-internet-password",), ("-w", "-g")),
+    ),
+    "secret-tool": ((("lookup",), ()),),
+    "pass": ((("show",), ()),),
+    "git": ((("credential", "fill"), ()),),
+    "heroku": ((("auth:token",), ()), (("config",), ()), (("config:get",), ())),
+    # more secret stores, vaults and decrypters: what they print is the secret
+    "bw": ((("get", "password"), ()), (("get", "item"), ()), (("get", "notes"), ()),
+           (("get", "totp"), ()), (("export",), ())),
+    "lpass": ((("show",), ()), (("export",), ())),
+    "doppler": ((("secrets",), ()), (("run",), ("--command",))),
+    "infisical": ((("secrets",), ()), (("export",), ())),
+    "chamber": ((("read",), ()), (("export",), ())),
+    "sops": ((("-d",), ()), (("--decrypt",), ()), (("decrypt",), ())),
+    "ansible-vault": ((("view",), ()), (("decrypt",), ())),
+    "keyctl": ((("print",), ()), (("read",), ()), (("pipe",), ())),
+    "systemd-creds": ((("decrypt",), ()), (("cat",), ())),
+    "flyctl": ((("auth", "token"), ()),),
+    "fly": ((("auth", "token"), ()),),
+    "firebase": ((("login:ci",), ()),),
+    "netlify": ((("status",), ("--json",)),),
+    "doctl": ((("auth", "token"), ()),),
+    "keyring": ((("get",), ()),),  # python's keyring CLI: keyring get SERVICE USER
+    "glab": ((("auth", "status"), ("-t", "--show-token")),),
+    "keepassxc-cli": ((("show",), ()), (("export",), ())),
+}  # fmt: skip
+_CREDENTIAL_PRINTERS["vault"] += ((("print", "token"), ()),)
+_CREDENTIAL_PRINTERS["secret-tool"] += ((("search",), ("--all", "--unlock")),)
+# A setting read back that holds a credential: npm's _authToken, a git remote's auth header
+# (actions/checkout keeps the job's token in http.<url>.extraheader).
+_CREDENTIAL_SETTING = re.compile(r"(?i)auth|passw|token|extraheader|secret")
+_CONFIG_READERS = frozenset({"npm", "pnpm", "yarn", "git"})
+# OpenShift's oc is kubectl with more: its session token too (oc whoami -t).
+_CREDENTIAL_PRINTERS["oc"] = (
+    *_CREDENTIAL_PRINTERS["kubectl"],
+    (("whoami",), ("-t", "--show-token")),
+)
+
+
+# A variable named like a credential (TOKEN, SECRET, PASSWORD, API_KEY …).
+_CREDENTIAL_NAME = re.compile(
+    r"[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL"
+    r"|_PAT)[A-Za-z0-9_]*",
+    re.IGNORECASE,
+)
+
+
+# A resource word of kubectl naming secrets: secret, secrets, secret.v1, secrets.v1 …
+_SECRETS = re.compile(r"secrets?(?:\.v1)?(?:\.core)?", re.IGNORECASE)
+
+
+def _resources(words: Sequence[str]) -> list[str]:
+    """The resource kinds of kubectl's ``TYPE[,TYPE…]`` and ``TYPE/NAME`` words."""
+    return [part.partition("/")[0] for word in words for part in word.split(",")]
+
+
+def prints_credentials(prog: str, args: Sequence[str]) -> bool:
+    if prog in _KEY_EXPORTERS:  # also gpg -d F: the cleartext a secret key opens
+        return any(
+            a.startswith("--export-sec") or a in ("-d", "--decrypt") for a in args if a != "--"
+        )
+    if prog.startswith("git-credential-"):  # git-credential-store get: a helper's stored login
+        return "get" in args
+    if prog == "git" and args[:1] and args[0].startswith("credential-"):
+        return "get" in args[1:2]  # git credential-store|cache|libsecret|osxkeychain get
+    if prog.startswith("docker-credential-"):
+        return "get" in args
+    if prog in ("sops", "age", "rage") and any(a in ("-d", "--decrypt") for a in args):
+        return True  # sops -d F, age -d -i KEY F: the cleartext printed
+    if prog == "printenv":  # printenv AWS_SECRET_ACCESS_KEY: one credential's value
+        return any(_CREDENTIAL_NAME.fullmatch(a) for a in args if not a.startswith("-"))
+    if prog in _CONFIG_READERS:  # npm config get //registry/:_authToken, git config --get …
+        words = [a for a in args if not a.startswith("-")]
+        if words[:1] == ["config"] and (words[1:2] == ["get"] or prog == "git"):
+            return any(_CREDENTIAL_SETTING.search(w) for w in words[1:])
+    forms = _CREDENTIAL_PRINTERS.get(prog)
+    if forms is None:
+        return False
+    if prog in ("kubectl", "oc"):
+        words = kube_words(args)
+        if words[:1] == ["get"] and any(_SECRETS.fullmatch(r) for r in _resources(words[1:2])):
+            return True  # -n NS get secret/NAME, get secrets,configmaps
+    else:
+        words = [a for a in args if not a.startswith("-")]
+    for lead, needs in forms:
+        if tuple(words[: len(lead)]) == lead and (
+            not needs or any(_given(a, n) for a in args for n in needs)
+        ):
+            return True
+    return False
+
+
+def _given(arg: str, option: str) -> bool:
+    """``option`` is ``arg``, ``arg``'s ``--long=VALUE``, or a letter of its short
+    cluster (``-wa`` holds ``-w``)."""
+    if arg == option or arg.startswith(option + "="):
+        return True
+    short = len(option) == 2 and not arg.startswith("--") and arg.startswith("-")
+    return short and option[1] in arg[1:]
