@@ -207,6 +207,25 @@ _RECIPE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
 # "target: prerequisites ; recipe": a recipe on the rule's own line (not ":=" or "::=").
 _INLINE_RECIPE = re.compile(r"^[^\t#=:;\n]*::?(?!=)[^;#\n]*;(.*)$", re.MULTILINE)
 SHELL_WORDS = re.compile(r"[\s;&|`$()<>]")
+# One expansion the shell makes before make sees the value: $(…) without another inside,
+# `…`, $NAME, ${NAME}.
+_EXPANSION = re.compile(r"\$\([^()]*\)|`[^`]*`|\$\{\w+\}|\$\w+")
+# Make variables whose value make runs as (or as part of) a program.
+_MAKE_PROGRAMS = frozenset(
+    {"CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "FC",
+     "F77", "M4", "YACC", "LEX", "RM", "INSTALL", "MAKE", "SHELL", ".SHELLFLAGS", "MAKEFLAGS",
+     "MAKEFILES", "HOSTCC", "HOSTCXX", "PYTHON", "PERL", "RUBY", "NODE", "GO", "CARGO",
+     "DOCKER", "KUBECTL", "PAGER", "EDITOR"}
+)  # fmt: skip
+_PROGRAM_PARTS = ("CMD", "COMMAND", "PROG", "TOOL", "RUNNER", "EXEC", "WRAPPER", "LAUNCHER",
+                  "HOOK", "SCRIPT", "BIN")  # fmt: skip
+
+
+def _runs_a_program(name: str) -> bool:
+    upper = name.upper()
+    return upper in _MAKE_PROGRAMS or any(part in upper for part in _PROGRAM_PARTS)
+
+
 _ASSIGN = re.compile(r"^([A-Za-z_.][A-Za-z0-9_.]*)\s*[:+?!]?=(.*)$", re.DOTALL)
 
 
@@ -245,8 +264,12 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
             while words and words[0].startswith("-"):
                 words.pop(0)
             value = " ".join(words)
-        # CC='rm -rf /' is a command make runs; CFLAGS='-O2 -g' only flags.
-        command = bool(SHELL_WORDS.search(value)) and not value.lstrip().startswith("-")
+        # CC='rm -rf /' is a command make runs; CFLAGS='-O2 -g' only flags. A value the
+        # shell computes before make runs (VERSION=$(git describe), OUT=$PWD/out) is data
+        # unless make runs it as a program (CC=$(which gcc)): the substitution itself is
+        # a command of the line, judged as such.
+        shown = value if _runs_a_program(m.group(1)) else _EXPANSION.sub("", value)
+        command = bool(SHELL_WORDS.search(shown)) and not value.lstrip().startswith("-")
         if command or m.group(1) == ".SHELLFLAGS":
             payloads.append(value)
         if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES"):

@@ -75,6 +75,9 @@ _CREDENTIAL_PRINTERS["secret-tool"] += ((("search",), ("--all", "--unlock")),)
 # (actions/checkout keeps the job's token in http.<url>.extraheader).
 _CREDENTIAL_SETTING = re.compile(r"(?i)auth|passw|token|extraheader|secret")
 _CONFIG_READERS = frozenset({"npm", "pnpm", "yarn", "git"})
+# A Kubernetes API's secrets, asked without kubectl (a pod's own token signs in).
+_KUBE_SECRETS = re.compile(r"/api/v1/(?:namespaces/[^/?#\s]+/)?secrets(?:[/?#]|$)")
+_HTTP_CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs"})
 # OpenShift's oc is kubectl with more: its session token too (oc whoami -t).
 _CREDENTIAL_PRINTERS["oc"] = (
     *_CREDENTIAL_PRINTERS["kubectl"],
@@ -114,6 +117,8 @@ def prints_credentials(prog: str, args: Sequence[str]) -> bool:
         return True  # sops -d F, age -d -i KEY F: the cleartext printed
     if prog == "printenv":  # printenv AWS_SECRET_ACCESS_KEY: one credential's value
         return any(_CREDENTIAL_NAME.fullmatch(a) for a in args if not a.startswith("-"))
+    if prog in _HTTP_CLIENTS and any(_KUBE_SECRETS.search(a) for a in args if "://" in a):
+        return True  # curl https://kubernetes.default.svc/api/v1/namespaces/x/secrets
     if prog in _CONFIG_READERS:  # npm config get //registry/:_authToken, git config --get …
         words = [a for a in args if not a.startswith("-")]
         if words[:1] == ["config"] and (words[1:2] == ["get"] or prog == "git"):

@@ -29,7 +29,7 @@ from multiplex.shell.detection._command_checks import (
     program,
     short_flags,
 )
-from multiplex.shell.parsing._argv import has_long
+from multiplex.shell.parsing._argv import has_long, program_name
 from multiplex.shell.parsing._getopt import read_options, table
 
 if TYPE_CHECKING:
@@ -293,6 +293,7 @@ def path_words(argv: Sequence[str]) -> Iterator[str]:
     """Words of an argv that may name a path (operands and ``--opt=VALUE`` values), and the
     path a word names for a tool that reads it: ``@F``, ``k=@F`` (curl, httpie, gh api),
     ``file://F`` (aws), ``FILE:F``/``OPEN:F`` (socat)."""
+    operands_named = argv[:1] and program_name(argv[0]) in _NAMED_OPERANDS
     for arg in argv[1:]:
         if arg.startswith("-"):
             if "=" in arg:
@@ -302,8 +303,12 @@ def path_words(argv: Sequence[str]) -> Iterator[str]:
             continue
         yield arg
         yield from _named_file(arg)
+        if operands_named and arg[:3] in ("if=", "of="):  # dd if=.env
+            yield arg[3:]
 
 
+# Programs whose operands name their files as KEY=PATH.
+_NAMED_OPERANDS = frozenset({"dd", "dcfldd"})
 _FILE_NAMED = re.compile(r"(?:^|=)@|^(?:fileb?://|(?:g?open|file|create):)", re.IGNORECASE)
 
 

@@ -23,6 +23,7 @@ from multiplex.shell.detection._command_checks import (
     permission_operands,
     short_flags,
 )
+from multiplex.shell.detection._installs import INSTALLERS, installed_into
 from multiplex.shell.detection._replaced import REPLACERS, diff_targets, replaced
 from multiplex.shell.parsing._argv import (
     FOLDER,
@@ -126,12 +127,19 @@ _WRITERS = frozenset(
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
      "cpio", "uniq", "iconv", "zip", "chattr", "setfacl", "chcon", "find", "shuf", "gpg", "gpg2", "base64",
-     "exiftool", *REPLACERS}
+     "exiftool", "xxd", "split", "csplit", *REPLACERS, *INSTALLERS}
 )  # fmt: skip
 
 
 _READ_ARGV = _WRITERS | CARRYING
 _FIND_FILES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
+_XXD = table("", "c= C= g= l= s= o= n= R=")
+_SPLITS = {
+    "split": table(
+        "lines= bytes= line-bytes= number= additional-suffix= suffix-length= filter= "
+        "separator= numeric-suffixes=? hex-suffixes=?", "l= b= C= n= a= t= d=? x=?"),
+    "csplit": table("prefix= suffix-format= digits=", "f= b= n="),
+}  # fmt: skip
 _ICONV = table("from-code= to-code= output=", "f= t= o=")
 _GPG = table("output= recipient= local-user= homedir= default-key= passphrase=", "o= r= u=")
 _PATCH = table(
@@ -251,6 +259,12 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from operands(args)  # cpio -i PATTERN: the members it extracts
     elif prog == "uniq":
         yield from operands(args)[1:2]  # uniq INPUT OUTPUT
+    elif prog == "xxd":  # xxd [-r] INFILE OUTFILE
+        yield from read_options(args, _XXD).operands[1:2]
+    elif prog in ("split", "csplit"):  # split FILE PREFIX: PREFIXaa, PREFIXab … (csplit -f)
+        parsed = read_options(args, _SPLITS[prog])
+        prefixes = parsed.operands[1:2] if prog == "split" else parsed.values("-f", "--prefix")
+        yield from (p + "aa" for p in prefixes)
     elif prog in _OUTPUTS:  # iconv -o F, shuf -o F, gpg -o F, base64 -o F (BSD) …
         yield from read_options(args, _OUTPUTS[prog]).values("-o", "--output")
     elif prog == "zip":
@@ -281,8 +295,11 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
                 yield value
     elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
         yield from operands(args)
-    elif prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
-        yield from replaced(prog, args)
+    elif prog in INSTALLERS or prog in REPLACERS:
+        if prog in INSTALLERS:  # cargo install --root ~/.local: ~/.local/bin
+            yield from installed_into(prog, args, cmd.assignments)
+        if prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
+            yield from replaced(prog, args)
 
 
 def each_sensitive_write(parsed: ParsedLine) -> Iterator[Finding]:
