@@ -139,10 +139,10 @@ def is_metadata_host(host: str) -> bool:
     return False
 
 
-def _hosts(word: str, program: str) -> Iterator[str]:
+def _hosts(word: str, netcat: bool) -> Iterator[str]:
     if "://" in word:
         yield from (m.group(1) for m in _URL_HOST.finditer(word))
-    if program in _NETCAT:
+    if netcat:
         yield from (m.group(1) for m in _SOCAT.finditer(word))
         if not word.startswith("-"):
             yield word
@@ -155,11 +155,16 @@ def each_metadata(parsed: ParsedLine) -> Iterator[Finding]:
             yield Finding(CLOUD_METADATA, match.group(0))
             return
     for cmd in all_commands(parsed):
-        for word in cmd.argv[1:]:
-            if any(is_metadata_host(host) for host in _hosts(word, cmd.program)):
+        netcat = cmd.program in _NETCAT
+        for word in cmd.argv[1:]:  # (most words hold no URL: the generator is not made)
+            if ("://" in word or netcat) and any(
+                is_metadata_host(host) for host in _hosts(word, netcat)
+            ):
                 yield Finding(CLOUD_METADATA, word, cmd.text)
                 return
     for payload in parsed.script_payloads:  # requests.get("http://0xa9fea9fe/")
-        if any(is_metadata_host(m.group(1)) for m in _URL_HOST.finditer(payload)):
+        if "://" in payload and any(
+            is_metadata_host(m.group(1)) for m in _URL_HOST.finditer(payload)
+        ):
             yield Finding(CLOUD_METADATA, payload)
             return

@@ -119,7 +119,7 @@ def prints_credentials(prog: str, args: Sequence[str]) -> bool:
         return any(_CREDENTIAL_NAME.fullmatch(a) for a in args if not a.startswith("-"))
     if prog in _HTTP_CLIENTS and any(_KUBE_SECRETS.search(a) for a in args if "://" in a):
         return True  # curl https://kubernetes.default.svc/api/v1/namespaces/x/secrets
-    if prog in _CONFIG_READERS:  # npm config get //registry/:_authToken, git config --get …
+    if prog in _CONFIG_READERS and "config" in args:  # npm config get …:_authToken, git …
         words = [a for a in args if not a.startswith("-")]
         if words[:1] == ["config"] and (words[1:2] == ["get"] or prog == "git"):
             return any(_CREDENTIAL_SETTING.search(w) for w in words[1:])

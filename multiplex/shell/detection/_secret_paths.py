@@ -215,9 +215,17 @@ def may_be_secret(word: str, place: Place) -> bool:
     cwd = place.cwd
     if not cwd:
         return False
-    return _secret_cwd(cwd) or (
-        not word.startswith("/") and _SECRET_KEY.search(cwd + "/" + word) is not None
-    )
+    if _secret_cwd(cwd) or _secret_cwd(cwd + "/"):  # a key in the folder ("age/" at its end)
+        return True
+    # A key across the boundary: only those with a "/" inside ("/gh", "ssl/private").
+    return word.startswith(_STRADDLING) and _SECRET_KEY.search(cwd + "/" + word) is not None
+
+
+# What follows the "/" of a secret key that holds one: a relative word starting so may
+# complete a key with the folder it is read in (gh/hosts.yml in ~/.config).
+_STRADDLING = tuple(
+    sorted({k.split("/", 1)[1] for k in SECRET_KEYS if "/" in k.rstrip("/")} - {""})
+)
 
 
 def may_hold_secret(words: Sequence[str], place: Place) -> bool:

@@ -293,7 +293,9 @@ def path_words(argv: Sequence[str]) -> Iterator[str]:
     """Words of an argv that may name a path (operands and ``--opt=VALUE`` values), and the
     path a word names for a tool that reads it: ``@F``, ``k=@F`` (curl, httpie, gh api),
     ``file://F`` (aws), ``FILE:F``/``OPEN:F`` (socat)."""
-    operands_named = argv[:1] and program_name(argv[0]) in _NAMED_OPERANDS
+    operands_named = (
+        bool(argv) and argv[0].endswith("dd") and program_name(argv[0]) in _NAMED_OPERANDS
+    )
     for arg in argv[1:]:
         if arg.startswith("-"):
             if "=" in arg:
