@@ -48,6 +48,12 @@ strict home by an allow rule:
   install PREFIX=/usr``, ``meson install --destdir /``, ``esbuild --outfile``,
   ``ld -o``).
 
+- ``hash -p /bin/rm ls; ls -rf ~`` (a name bound to another program: the line read
+  again with the name replaced), a program named by a glob (``/???/r? -rf ~``: judged
+  as each program the hardline checks know that it may name, ``dynamic-program``
+  otherwise), ``systemd-nspawn``'s command (``-D / rm -rf ~``), julia's and R's
+  recursive deletes of the home.
+
 And one false alarm fixed: ``make VERSION=$(git describe --tags)`` asked as a
 computed program; a make variable the shell computes is data unless make runs it.
 """
@@ -83,6 +89,15 @@ HARDLINE = [
     "podman --url tcp://x:8888 exec web rm -rf /",
     "nerdctl -n k8s.io exec web rm -rf /",
     "git clone -c core.fsmonitor='rm -rf ~' https://github.com/x/y",
+    # a name bound to another program, a program named by a glob, nspawn's command
+    "hash -p /bin/rm ls; ls -rf ~",
+    "/???/r? -rf ~",
+    "/b*/r[m] -rf ~",
+    "/usr/bin/r* -rf /",
+    "systemd-nspawn -D / rm -rf /root",
+    "systemd-nspawn -D / rm -rf ~",
+    "julia -e 'rm(homedir(), recursive=true)'",
+    "Rscript -e 'unlink(\"~\", recursive=TRUE)'",
 ]
 
 NAMED = {
@@ -212,6 +227,8 @@ NAMED = {
         "esbuild x.js --outfile=$HOME/.local/bin/node",
         "ld -o ~/.local/bin/ls x.o",
     ],
+    "script-destructive": ["julia -e 'rm(\"build\", recursive=true)'"],
+    "dynamic-program": ["/usr/bin/l? -la", "./scripts/*.sh"],
     "sensitive-write": [
         "cp -vt /etc/cron.d x",
         "xxd -r x /etc/cron.d/x",
@@ -303,6 +320,12 @@ EVERYDAY = [
     "make VERSION=$(git describe --tags)",
     "make DESTDIR=$PWD/stage",
     'make test ARGS="$EXTRA"',
+    "hash -r; ls -la",
+    "hash -p /usr/bin/python3 python; python -V",
+    "[ -f x ] && echo y",
+    "[[ -n $x ]] && echo y",
+    "systemd-nspawn -D ./rootfs ls",
+    "julia -e 'println(1)'",
 ]
 
 

@@ -50,6 +50,7 @@ from multiplex.shell.parsing._getopt import read_options, table
 __all__ = [
     "CHMODS",
     "DISK_TOOLS",
+    "HARDLINE_PROGRAMS",
     "catastrophic_path",
     "dangerous_check",
     "expand_braces",
@@ -173,7 +174,7 @@ def _kill_targets(args: Sequence[str]) -> list[str]:
 
 
 # Every program a branch of hardline_check looks at (and mkfs*): any other shows nothing.
-_HARDLINE_PROGRAMS = frozenset(
+HARDLINE_PROGRAMS = frozenset(
     {"rm", "rmdir", "unlink", "srm", "dd", "shred", "wipe", "blkdiscard", "kill", "killall5",
      "systemctl", "loginctl", "init", "telinit", *_MKFS, *_POWER}
 )  # fmt: skip
@@ -181,7 +182,7 @@ _HARDLINE_PROGRAMS = frozenset(
 
 def hardline_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """The hardline pattern one argv shows (write targets are checked in detection)."""
-    if prog not in _HARDLINE_PROGRAMS and not prog.startswith("mkfs"):
+    if prog not in HARDLINE_PROGRAMS and not prog.startswith("mkfs"):
         return None
     if prog in ("rm", "rmdir", "unlink", "srm"):
         for target in operands(args):

@@ -47,6 +47,7 @@ from multiplex.shell.detection._command_checks import (
     short_flags,
 )
 from multiplex.shell.detection._containers import each_privileged_container
+from multiplex.shell.detection._globbed import globbed_programs, is_glob_program
 from multiplex.shell.detection._metadata import each_metadata
 from multiplex.shell.detection._network_checks import each_downloaded_run, each_network
 from multiplex.shell.detection._protected import find_protected_write
@@ -117,6 +118,11 @@ def _hardline_command(cmd: SimpleCommand) -> Pattern | None:
         return BLOCK_DEVICE_WRITE if any(is_block_device(p) for p in targets) else None
     prog = cmd.program
     found = hardline_check(prog, cmd.argv[1:])
+    if found is None and is_glob_program(prog):  # /???/r? -rf ~: rm among what it names
+        found = next(
+            (f for name in globbed_programs(prog) if (f := hardline_check(name, cmd.argv[1:]))),
+            None,
+        )
     if found is None and prog in _SPAWNERS and endless_spawn(prog, cmd.argv[1:], cmd.upstream):
         return FORK_BOMB
     chmods = prog in ("chmod", "chown", "chgrp")
@@ -225,8 +231,8 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     # No _hardline_command here: find_dangerous comes here only once find_hardline found
     # nothing, and that looked at every command of the line with it.
     found = dangerous_check(prog, cmd.argv[1:])
-    if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0]):
-        found = DYNAMIC_PROGRAM
+    if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0] or is_glob_program(prog)):
+        found = DYNAMIC_PROGRAM  # (a glob's name is the file it matches when the line runs)
     if found is None:
         found = _download_exec(cmd)
     if found is None and writes_sensitive(cmd):

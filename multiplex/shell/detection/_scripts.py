@@ -43,6 +43,7 @@ _NAME_STOP = frozenset(" \t\n(){};|&")
 SCRIPT_DELETE = re.compile(
     r"shutil\.rmtree|os\.(remove|unlink|rmdir|removedirs)\b|\brmSync\b|\brmdirSync\b"
     r"|\bunlinkSync\b|rm_rf|FileUtils\.rm|remove_tree|\bunlink\s*\(|File\.delete"
+    r"|\brm\s*\([^()]{0,200}recursive\s*+=\s*+true"  # julia's rm(p, recursive=true)
 )
 
 # "rm_rf (" with spaces on either side: one \s* before the optional "(", one inside it,
@@ -69,6 +70,9 @@ RMTREE_HOME = re.compile(
     + r")\s*[,)\s;]|(?:"
     + _HOME_OR_ROOT
     + r")$)"
+    # julia's rm(homedir(), recursive=true), R's unlink("~", recursive=TRUE)
+    r"|\b(?:rm|unlink)\s*\(\s*(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r"))\s*,"
+    r"[^()]{0,80}recursive\s*+=\s*+(?:true|TRUE|T)\b"
 )
 SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"

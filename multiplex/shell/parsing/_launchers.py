@@ -91,6 +91,15 @@ _PLAIN: dict[str, tuple[frozenset[str], int]] = {
     "srun": (opts("-n --ntasks -N --nodes -p --partition -t --time -c --cpus-per-task -J "
                   "--job-name -A --account --mem -w --nodelist -D --chdir -o --output"), 0),
     "ifne": (frozenset(), 0),
+    "systemd-nspawn": (opts(
+        "-D --directory -i --image -M --machine -u --user --chdir -E --setenv --bind --bind-ro "
+        "--tmpfs --overlay --overlay-ro --property -p --port --capability --drop-capability "
+        "--uuid --slice --private-users --personality --link-journal --resolv-conf --timezone "
+        "--console --pivot-root --template --kill-signal --rlimit --oom-score-adjust "
+        "--cpu-affinity --hostname --system-call-filter --network-interface --network-macvlan "
+        "--network-ipvlan --network-veth-extra --network-bridge --network-zone --network-namespace-path "
+        "--root-hash --root-hash-sig --verity-data --bind-user --load-credential --set-credential "
+        "--inaccessible --notify-ready --private-users-ownership --ephemeral-from"), 0),
     "systemd-cat": (opts("-t --identifier -p --priority --stderr-priority"), 0),
     "nq": (frozenset(), 0),
     "tsp": (opts("-L -D -N -W"), 0),

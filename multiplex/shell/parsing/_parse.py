@@ -18,7 +18,11 @@ from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import ParsedLine, Redirect, SimpleCommand
 from multiplex.shell.parsing._plain import plain_lines
 from multiplex.shell.parsing._substitution import evaluated_values
-from multiplex.shell.parsing._variants import normalised_variants, unquote_words
+from multiplex.shell.parsing._variants import (
+    normalised_variants,
+    renamed_programs,
+    unquote_words,
+)
 from multiplex.shell.parsing._walker import Walker
 
 __all__ = [
@@ -63,6 +67,8 @@ def parse_line(line: str) -> ParsedLine:
         return ParsedLine(line, (), over_limit=f"more than {MAX_PIPES} '|' characters")
     walker = _walk(line, strict=True)
     variants = normalised_variants(line)
+    if "hash" in line:  # hash -p /bin/rm ls; ls -rf ~
+        variants += tuple(v for v in renamed_programs(line) if v not in variants)
     error = walker.error
     if walker.assigned and "$" in line:  # f=~/.ssh/id_rsa; cat $f (docs/approvals.md#parsing)
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["decode_ansi_c", "normalised_variants", "unquote_words"]
+__all__ = ["decode_ansi_c", "normalised_variants", "renamed_programs", "unquote_words"]
 
 
 _ANSI_C = re.compile(
@@ -103,3 +103,19 @@ def normalised_variants(line: str) -> tuple[str, ...]:
 def unquote_words(text: str) -> str:
     """Remove quotes around single words and backslashes before ordinary characters."""
     return _ESCAPED.sub(r"\1", _QUOTED_WORD.sub(lambda m: m.group(1) or m.group(2) or "", text))
+
+
+# hash -p PATH NAME: from then on NAME runs PATH (hash -p /bin/rm ls; ls -rf ~).
+_HASHED = re.compile(r"(?<![\w.-])hash[ \t][^;&|\n]{0,80}?-p[ \t]*+(\S++)[ \t]++([\w.+-]++)")
+
+
+def renamed_programs(line: str) -> list[str]:
+    """The line with each name ``hash -p PATH NAME`` binds replaced by PATH after it."""
+    out: list[str] = []
+    for m in _HASHED.finditer(line):
+        path, name = m.group(1), m.group(2)
+        word = re.compile(rf"(?<![\w./-]){re.escape(name)}(?![\w./-])")
+        rest = line[m.end() :]
+        parts = word.split(rest)  # (a path is put in as it is: no escapes to read)
+        out.append(line[: m.end()] + path.join(parts))
+    return out
