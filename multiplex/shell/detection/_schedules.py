@@ -50,8 +50,8 @@ def schedules(prog: str, args: Sequence[str]) -> bool:
     set-credentials --exec-command``, ``gh alias set NAME '!CMD'``)."""
     if prog in _CONFIGS and (key := _config_key(args)) is not None:
         return key in _RUNS_LATER
-    if prog == "systemctl":
-        return "enable" in operands(args)[:1]
+    if prog == "systemctl":  # (link: a unit file from anywhere put where systemd finds it)
+        return operands(args)[:1] in (["enable"], ["link"])
     if prog == "ssh-copy-id":  # a key that logs in from then on (here or on another host)
         return True
     if prog == "loginctl":

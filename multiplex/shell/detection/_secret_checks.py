@@ -260,9 +260,12 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         for target in write_targets(cmd):
             found = resolved(target, place)
-            if any(is_persistence_path(p) for p in found) or (
-                unpacks(cmd) and any(is_home_root(p) or p.strip("/") == "" for p in found)
-            ):  # an archive or a tree copied into the home or /: its start-up files too
+            if (
+                any(is_persistence_path(p) for p in found)
+                or (unpacks(cmd) and any(is_home_root(p) or p.strip("/") == "" for p in found))
+                or (target.endswith(_SITE_HOOKS) and ("$(" in target or "`" in target))
+            ):  # an archive or a tree copied into the home or /: its start-up files too; a
+                # .pth in a folder computed at run time ($(python3 -m site --user-site)/x.pth)
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         if cmd.argv and cmd.program in UNPACKERS and unpacks_anywhere(cmd.program, cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)  # tar -xPf: where members say
@@ -275,6 +278,8 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 break
 
 
+# What python runs at every start from a site folder (a .pth's import lines).
+_SITE_HOOKS = (".pth", "/sitecustomize.py", "/usercustomize.py")
 _READS_ITS_TARGETS = frozenset(
     {"sqlite3", "sqlite", "duckdb", "sed", "gsed", "perl", "ruby", "awk", "gawk", "vi", "vim",
      "nvim", "nano", "emacs", "ed", "ex", "pico", "gzip", "bzip2", "xz", "zstd", "lz4", "lzma"}

@@ -96,6 +96,8 @@ _PERSISTENCE = (
     "~/.config/lxsession/*/autostart", "~/.kde/Autostart/*", "~/.kde4/Autostart/*",
     "~/.config/i3/config", "~/.config/sway/config", "~/.config/hypr/*.conf",
     "*/.vscode/tasks.json", ".vscode/tasks.json", "*/.devcontainer/*", ".devcontainer/*",
+    "*/.vscode/settings.json", ".vscode/settings.json", "~/.bashrc.d", "~/.bashrc.d/*",
+    "~/.profile.d", "~/.profile.d/*", "~/.lesskey", "~/.less", "~/.config/lesskey",
     # Agent harnesses' settings: the hooks that send their commands through the gate
     # (docs/agents.md), the commands those hooks and their MCP servers run, what they
     # may do unasked. Rewritten, the next command is not judged or another one runs.
@@ -183,7 +185,7 @@ _PERSISTENCE_KEYS = (
     ".terraform.d", "zprezto", ".claude", ".mcp.json", ".gemini", ".codex", ".cursor",
     "vscode/mcp", "windsurf", ".continue", "shims", "go/bin", ".nvm/", "npm-global",
     "plasma", "openbox", "lxsession", "Autostart", "i3/", "sway/", "hypr/", "tasks.json",
-    ".devcontainer",
+    ".devcontainer", "lesskey", "/.less",
 )  # fmt: skip
 
 

@@ -133,6 +133,7 @@ _WRITERS = frozenset(
 
 _READ_ARGV = _WRITERS | CARRYING
 _FIND_FILES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
+_FED_COMMANDS = frozenset({"ed", "ex", "vim", "vi", "nvim"})  # their commands on stdin
 _XXD = table("", "c= C= g= l= s= o= n= R=")
 _SPLITS = {
     "split": table(
@@ -211,7 +212,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=FILE
     if prog in CARRYING:  # tar cf, sort -o, sed w/-i, pytest --junit-xml, openssl -out …
-        yield from carried(prog, args).writes
+        fed = fed_text(cmd.redirects, None) if prog in _FED_COMMANDS else None
+        yield from carried(prog, args, fed).writes  # (ed w FILE <<< …: its commands fed)
     if prog not in _WRITERS:
         return  # most programs write nothing by their arguments: their argv is not read
     target = target_directory(args) if prog in ("cp", "install", "ln", "mv") else None
