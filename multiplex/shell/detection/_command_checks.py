@@ -313,6 +313,7 @@ def _git(args: Sequence[str]) -> Pattern | None:
         or (sub == "clean" and has_long(rest, "force"))
         or (sub == "branch" and ("D" in flags or ("d" in flags and has_long(rest, "force"))))
         or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
+        or (sub == "update-ref" and "d" in flags)  # git update-ref -d refs/heads/main
         or (sub == "checkout" and operands(rest) == ["."])
     ):
         return GIT_HISTORY

@@ -88,6 +88,8 @@ SECRETS = (
     "~/.config/solana/id.json", "~/.android/adbkey", "~/.config/filezilla/sitemanager.xml",
     "~/.config/filezilla/recentservers.xml", "~/.purple/accounts.xml", "~/.weechat/sec.conf",
     "~/.local/share/DBeaverData/*/credentials-config.json",
+    # the kernel's memory, every process's secrets in it
+    "/proc/kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/proc/*/mem",
 )  # fmt: skip
 
 SECRET_KEYS = (
@@ -109,5 +111,5 @@ SECRET_KEYS = (
     "debian.cnf", "gitlab-runner", "kdbx", "thunderbird", "BraveSoftware", "microsoft-edge",
     "Local State", "Bitwarden", "Keychains", "huggingface", "kaggle", ".gemini", "pypoetry",
     "stripe", "doppler", "wallet.dat", "ethereum", "solana", "adbkey", "filezilla", "purple",
-    "weechat", "DBeaver",
+    "weechat", "DBeaver", "kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/mem",
 )  # fmt: skip

@@ -96,12 +96,22 @@ def _grants_cluster_admin(args: Sequence[str]) -> bool:
     )
 
 
+def _method_delete(args: Sequence[str]) -> bool:
+    """``-X DELETE``, ``-XDELETE``, ``--method DELETE``, ``--method=delete``."""
+    methods = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-X", "--method")]
+    methods += [a[2:] for a in args if a.startswith("-X") and len(a) > 2]
+    methods += [a.partition("=")[2] for a in args if a.startswith("--method=")]
+    return any(m.upper() == "DELETE" for m in methods)
+
+
 def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """``infra-destroy``: cluster, container or cloud resources deleted (helm's aliases too)."""
     if prog not in INFRA:
         return None
     if prog in ("kubectl", "oc") and _grants_cluster_admin(args):
         return PRIVILEGE
+    if prog in ("gh", "glab") and "api" in args and _method_delete(args):
+        return INFRA_DESTROY  # gh api -X DELETE repos/o/r: what gh repo delete does
     verbs = _DELETE_VERBS.get(prog)
     if verbs and prog not in _SHARED and not any(v in args for v in verbs):
         return None  # (a C-speed test: most of their commands name no deleting verb)

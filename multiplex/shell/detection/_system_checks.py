@@ -11,12 +11,14 @@ leaf: stdlib, the catalogue and ``shell.parsing._argv``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from multiplex.shell.detection._catalogue import (
     DISK_TOOL,
     FIREWALL,
     NETWORK_CHANGE,
+    PERMISSIONS,
     PRIVILEGE,
     PROCESS_KILL,
     SERVICE_STOP,
@@ -47,9 +49,17 @@ _SUPERVISORS = {"sv": ("stop", "down", "kill", "exit", "force-stop", "force-shut
                 "supervisorctl": ("stop", "shutdown", "remove"),
                 "pm2": ("stop", "delete", "kill", "del")}  # fmt: skip
 
+# Code loaded into the running kernel (or a new kernel booted): root's powers and more.
+_KERNEL = frozenset({"insmod", "modprobe", "kexec"})
+_MODPROBE_READS = frozenset({"-n", "--dry-run", "-c", "--showconfig", "--show-depends", "-D",
+                             "--show-modversions", "--dump-modversions", "-h", "--help"})  # fmt: skip
+# Groups whose members are root in all but name: the container engines', the disks'.
+_ROOT_GROUPS = frozenset({"root", "docker", "lxd", "incus-admin", "libvirt", "disk", "wheel",
+                          "sudo", "admin", "shadow", "kvm", "podman"})  # fmt: skip
 SYSTEM_PROGRAMS = frozenset(
-    {*_FIREWALLS, *_POOLS, *_NETWORK, *_SETTINGS, *_SUPERVISORS, "nsenter", "fuser"}
-)
+    {*_FIREWALLS, *_POOLS, *_NETWORK, *_SETTINGS, *_SUPERVISORS, *_KERNEL, "nsenter", "fuser",
+     "newgrp", "sg", "install"}
+)  # fmt: skip
 
 
 def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
@@ -66,6 +76,12 @@ def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return SYSTEM_SETTING if _sets(prog, args, words) else None
     if prog == "nsenter" and _enters_init(args):
         return PRIVILEGE
+    if prog in _KERNEL:  # insmod x.ko, modprobe evil, kexec -l: not modprobe -n, --show-depends
+        return None if prog == "modprobe" and _MODPROBE_READS & set(args) else PRIVILEGE
+    if prog in ("newgrp", "sg") and words[:1] and words[0] in _ROOT_GROUPS:
+        return PRIVILEGE  # sg docker -c CMD: the docker socket's group
+    if prog == "install" and any(_SETUID_MODE.search(m) for m in _install_modes(args)):
+        return PERMISSIONS  # install -m 4755 /bin/sh /tmp/sh: a setuid copy, as chmod 4755
     if prog in _SUPERVISORS:
         return SERVICE_STOP if words[:1] and words[0] in _SUPERVISORS[prog] else None
     if prog == "fuser":  # fuser -k PORT/FILE: every process using it killed
@@ -76,6 +92,16 @@ def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
     if prog in ("kubectl", "oc") and words[:1] == ["scale"]:  # --replicas=0: the workload stops
         return SERVICE_STOP if "0" in option_values(args, ("--replicas",)) else None
     return None
+
+
+# A mode with the setuid or setgid bit of the owner: 4755, u+s (chmod's _SETUID's sibling).
+_SETUID_MODE = re.compile(r"^0?[4-7]\d{3}$|(?:^|,)(?:[go]*[ua][ugoa]*)?\+[rwxXt]*s")
+
+
+def _install_modes(args: Sequence[str]) -> list[str]:
+    """install's ``-m MODE``, ``-mMODE``, ``--mode=MODE``."""
+    modes = option_values(args, ("-m", "--mode"))
+    return modes + [a[2:] for a in args if a.startswith("-m") and len(a) > 2 and a[2] != "-"]
 
 
 def _opens_or_closes(prog: str, args: Sequence[str]) -> bool:
