@@ -70,7 +70,7 @@ def _globbed(host: str) -> list[str]:
             parts = m.group(3).split(",")
         else:
             low, high = int(m.group(1)), int(m.group(2))
-            parts = [str(n) for n in range(low, min(high, low + _MAX_HOSTS) + 1)]
+            parts = [str(n) for n in range(low, min(high, low + _MAX_HOSTS) + 1)] or [""]
         hosts = [h[: m.start()] + p + h[m.end() :] for h in hosts for p in parts][:_MAX_HOSTS]
     return hosts
 
@@ -115,10 +115,10 @@ def _wildcard(host: str) -> str | None:
         return None
     spelled = m.group("ip").split(".")[-4:]
     if len(spelled) == 1:  # one label: "169-254-169-254" or "a9fea9fe", after any prefix
-        label = spelled[0].rsplit("--", 1)[-1]
-        if re.fullmatch(r"[0-9a-f]{8}", label):
-            return str(ipaddress.IPv4Address(int(label, 16)))
-        return label.replace("-", ".")
+        dashed = spelled[0].split("-")
+        if re.fullmatch(r"[0-9a-f]{8}", dashed[-1]):  # magic-a9fea9fe.nip.io
+            return str(ipaddress.IPv4Address(int(dashed[-1], 16)))
+        return ".".join(dashed[-4:])  # magic-169-254-169-254.nip.io
     return ".".join(spelled)
 
 
