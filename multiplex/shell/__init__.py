@@ -26,8 +26,8 @@ from multiplex.shell.detection._detection import (
     find_protected_write,
     write_targets,
 )
-from multiplex.shell.detection._target_checks import find_other_home
-from multiplex.shell.detection._targets import Place
+from multiplex.shell.detection.paths._target_checks import find_other_home
+from multiplex.shell.detection.paths._targets import Place
 from multiplex.shell.parsing._argv import fed_text
 from multiplex.shell.parsing._parse import (
     MAX_CHARS,

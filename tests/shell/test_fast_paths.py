@@ -37,7 +37,7 @@ from multiplex.shell import (
     parse_line,
 )
 from multiplex.shell.carriers import _runners
-from multiplex.shell.detection import _secret_paths, _writes
+from multiplex.shell.detection.paths import _secret_paths, _writes
 from multiplex.shell.parsing import _getopt, _plain
 from tests.conftest import write_home
 

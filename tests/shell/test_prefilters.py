@@ -13,13 +13,9 @@ import re
 import pytest
 
 from multiplex.shell import RuleSet, deny_match, parse_line
-from multiplex.shell.detection import (
-    _metadata,
-    _scripts,
-    _secret_paths,
-    _target_checks,
-    _targets,
-)
+from multiplex.shell.detection import _scripts
+from multiplex.shell.detection.network import _metadata
+from multiplex.shell.detection.paths import _secret_paths, _target_checks, _targets
 from multiplex.shell.parsing import _variants
 from multiplex.shell.rules import _deny
 

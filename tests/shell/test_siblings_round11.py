@@ -74,7 +74,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from multiplex import Supervisor
-from multiplex.shell.detection._metadata import _inet_aton
+from multiplex.shell.detection.network._metadata import _inet_aton
 from tests.shell._carriers import APPROVED, assert_hardline, assert_named, homes_fixture
 
 sup = homes_fixture(

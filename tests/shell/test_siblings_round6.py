@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from multiplex import Supervisor
-from multiplex.shell.detection import _secret_paths
+from multiplex.shell.detection.paths import _secret_paths
 from tests.shell._carriers import (
     APPROVED,
     ASK,

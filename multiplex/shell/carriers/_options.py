@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.carriers._tool_code import CARRYING, TAR_OPTIONS, awk_program, carried
 from multiplex.shell.detection._secret_checks import starts_programs
-from multiplex.shell.detection._writes import DOWNLOAD_OPTIONS
+from multiplex.shell.detection.paths._writes import DOWNLOAD_OPTIONS
 from multiplex.shell.parsing._argv import (
     git_elsewhere,
     git_subcommand,
@@ -101,7 +101,7 @@ _JUDGED = frozenset(
     {*RISKY_OPTIONS, *CARRYING, *_INTERPRETERS, "awk", "gawk", "mawk", "nawk", "gtar", "bsdtar"}
 )
 # Programs some option of which writes a file or runs a program: a word computed at run
-# time may be that option (shell.detection._target_checks.each_unseen_arguments).
+# time may be that option (shell.detection.paths._target_checks.each_unseen_arguments).
 OPTION_RISKS = frozenset(
     {*(p for p, o in RISKY_OPTIONS.items() if o), *CARRYING, *_INTERPRETERS, "awk", "gawk",
      "mawk", "nawk", "gtar", "bsdtar"}

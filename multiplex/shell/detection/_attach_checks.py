@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.detection._catalogue import PROCESS_ATTACH, Finding
-from multiplex.shell.detection._writes import all_commands, evidence
+from multiplex.shell.detection.paths._writes import all_commands, evidence
 from multiplex.shell.parsing._argv import operands, option_given, option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 

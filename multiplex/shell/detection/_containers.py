@@ -18,9 +18,9 @@ from collections.abc import Iterator, Sequence
 
 from multiplex.shell.detection._catalogue import PRIVILEGED_CONTAINER, SECRET_READ, Finding
 from multiplex.shell.detection._command_checks import catastrophic_path, is_block_device
-from multiplex.shell.detection._secret_paths import is_secret_path, resolved
-from multiplex.shell.detection._targets import Place
-from multiplex.shell.detection._writes import all_commands, evidence
+from multiplex.shell.detection.paths._secret_paths import is_secret_path, resolved
+from multiplex.shell.detection.paths._targets import Place
+from multiplex.shell.detection.paths._writes import all_commands, evidence
 from multiplex.shell.parsing._argv import option_values
 from multiplex.shell.parsing._parsed import ParsedLine
 

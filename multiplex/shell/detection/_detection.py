@@ -48,9 +48,6 @@ from multiplex.shell.detection._command_checks import (
 )
 from multiplex.shell.detection._containers import each_privileged_container
 from multiplex.shell.detection._globbed import globbed_programs, is_glob_program
-from multiplex.shell.detection._metadata import each_metadata
-from multiplex.shell.detection._network_checks import each_downloaded_run, each_network
-from multiplex.shell.detection._protected import find_protected_write
 from multiplex.shell.detection._scripts import (
     RMTREE_HOME,
     SCRIPT_DELETE,
@@ -65,16 +62,19 @@ from multiplex.shell.detection._secret_checks import (
     each_secret_read,
 )
 from multiplex.shell.detection._supervisor_checks import each_supervisor_control
-from multiplex.shell.detection._target_checks import (
+from multiplex.shell.detection._variables import each_command_variable
+from multiplex.shell.detection.network._metadata import each_metadata
+from multiplex.shell.detection.network._network_checks import each_downloaded_run, each_network
+from multiplex.shell.detection.paths._protected import find_protected_write
+from multiplex.shell.detection.paths._target_checks import (
     each_dynamic_target,
     each_target_hardline,
     each_unseen_arguments,
     each_unseen_xargs,
     find_target_hardline,
 )
-from multiplex.shell.detection._targets import Place
-from multiplex.shell.detection._variables import each_command_variable
-from multiplex.shell.detection._writes import (
+from multiplex.shell.detection.paths._targets import Place
+from multiplex.shell.detection.paths._writes import (
     all_commands,
     each_sensitive_write,
     evidence,

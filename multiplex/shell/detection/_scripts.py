@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from multiplex.shell.detection._writes import LITERAL, code_literals
+from multiplex.shell.detection.paths._writes import LITERAL, code_literals
 from multiplex.shell.parsing._parse import ParsedLine, parse_line
 
 __all__ = [

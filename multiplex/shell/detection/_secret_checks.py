@@ -26,7 +26,13 @@ from multiplex.shell.detection._command_checks import (
 )
 from multiplex.shell.detection._printers import prints_credentials
 from multiplex.shell.detection._schedules import schedules
-from multiplex.shell.detection._secret_paths import (
+from multiplex.shell.detection._variables import DECLARE, loads_code_safely
+from multiplex.shell.detection.network._uploads import (
+    COPIERS,
+    copier_operands,
+    ssh_config_files,
+)
+from multiplex.shell.detection.paths._secret_paths import (
     is_home_root,
     is_persistence_path,
     is_secret_path,
@@ -34,14 +40,8 @@ from multiplex.shell.detection._secret_paths import (
     may_hold_secret,
     resolved,
 )
-from multiplex.shell.detection._targets import Place, path_words, placed
-from multiplex.shell.detection._uploads import (
-    COPIERS,
-    copier_operands,
-    ssh_config_files,
-)
-from multiplex.shell.detection._variables import DECLARE, loads_code_safely
-from multiplex.shell.detection._writes import (
+from multiplex.shell.detection.paths._targets import Place, path_words, placed
+from multiplex.shell.detection.paths._writes import (
     UNPACKERS,
     all_commands,
     code_literals,

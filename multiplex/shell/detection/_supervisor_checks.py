@@ -20,8 +20,8 @@ import posixpath
 from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import SUPERVISOR_CONTROL, Finding
-from multiplex.shell.detection._targets import Place, candidates, placed
-from multiplex.shell.detection._writes import evidence, write_targets
+from multiplex.shell.detection.paths._targets import Place, candidates, placed
+from multiplex.shell.detection.paths._writes import evidence, write_targets
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = ["each_supervisor_control"]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import COMMAND_VARIABLE, Finding
-from multiplex.shell.detection._writes import all_commands, evidence
+from multiplex.shell.detection.paths._writes import all_commands, evidence
 from multiplex.shell.parsing._argv import ASSIGN, leaves_cwd, option_values, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._payloads import COMMAND_VARIABLES, TOOLCHAIN_VARIABLES

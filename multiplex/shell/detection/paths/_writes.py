@@ -23,8 +23,8 @@ from multiplex.shell.detection._command_checks import (
     permission_operands,
     short_flags,
 )
-from multiplex.shell.detection._installs import INSTALLERS, installed_into
-from multiplex.shell.detection._replaced import REPLACERS, diff_targets, replaced
+from multiplex.shell.detection.paths._installs import INSTALLERS, installed_into
+from multiplex.shell.detection.paths._replaced import REPLACERS, diff_targets, replaced
 from multiplex.shell.parsing._argv import (
     FOLDER,
     URL_NAME,

@@ -31,7 +31,7 @@ from multiplex.shell.detection._catalogue import (
     Finding,
 )
 from multiplex.shell.detection._command_checks import is_block_device, operands
-from multiplex.shell.detection._targets import (
+from multiplex.shell.detection.paths._targets import (
     Place,
     candidates,
     destructive_targets,
@@ -40,7 +40,7 @@ from multiplex.shell.detection._targets import (
     path_words,
     placed,
 )
-from multiplex.shell.detection._writes import all_commands, evidence, write_targets
+from multiplex.shell.detection.paths._writes import all_commands, evidence, write_targets
 from multiplex.shell.parsing._getopt import read_options
 from multiplex.shell.parsing._parsed import ParsedLine
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
 from multiplex.shell.detection._command_checks import expand_braces
-from multiplex.shell.detection._writes import (
+from multiplex.shell.detection.paths._writes import (
     all_commands,
     evidence,
     script_writes,

@@ -20,16 +20,8 @@ from multiplex.shell.detection._catalogue import (
     Finding,
 )
 from multiplex.shell.detection._command_checks import operands, short_flags
-from multiplex.shell.detection._remote_access import SERVERS, serves_remote_access
-from multiplex.shell.detection._secret_paths import (
-    is_home_root,
-    is_secret_path,
-    may_be_secret,
-    may_hold_secret,
-    resolved,
-)
-from multiplex.shell.detection._targets import Place, placed
-from multiplex.shell.detection._uploads import (
+from multiplex.shell.detection.network._remote_access import SERVERS, serves_remote_access
+from multiplex.shell.detection.network._uploads import (
     NC,
     NETWORK_TOOLS,
     SIGNS_IN,
@@ -37,7 +29,15 @@ from multiplex.shell.detection._uploads import (
     token_elsewhere,
     uploads,
 )
-from multiplex.shell.detection._writes import all_commands, evidence, write_targets
+from multiplex.shell.detection.paths._secret_paths import (
+    is_home_root,
+    is_secret_path,
+    may_be_secret,
+    may_hold_secret,
+    resolved,
+)
+from multiplex.shell.detection.paths._targets import Place, placed
+from multiplex.shell.detection.paths._writes import all_commands, evidence, write_targets
 from multiplex.shell.parsing._argv import URL_NAME, git_subcommand, option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand, in_order
 from multiplex.shell.parsing._unwrap import SHELLS

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import CLOUD_METADATA, Finding
-from multiplex.shell.detection._writes import all_commands
+from multiplex.shell.detection.paths._writes import all_commands
 from multiplex.shell.parsing._parsed import ParsedLine
 
 __all__ = ["each_metadata", "metadata_text"]

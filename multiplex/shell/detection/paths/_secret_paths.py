@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 
 from multiplex._literals import trie_pattern
-from multiplex.shell.detection._credential_stores import SECRET_KEYS, SECRETS
-from multiplex.shell.detection._targets import Place, candidates
+from multiplex.shell.detection.paths._credential_stores import SECRET_KEYS, SECRETS
+from multiplex.shell.detection.paths._targets import Place, candidates
 
 __all__ = [
     "is_home_root",
