@@ -5,7 +5,9 @@ time it needs it (``aws configure set credential_process``, ``kubectl config
 set-credentials --exec-command``, ``gh alias set NAME '!CMD'``, a package manager's or
 gh's setting naming a program: ``npm config set script-shell``, ``yarn config set
 yarnPath``, ``gh config set editor``), or a key that logs in
-from then on (``ssh-copy-id``). A pure leaf: stdlib and
+from then on (``ssh-copy-id``); hooks installed to run by themselves (``pre-commit
+install``, ``husky``, ``direnv allow`` of an .envrc beyond the project) and a home's start-up files written by a dotfile
+manager (``stow``, ``chezmoi apply``, ``yadm clone``, ``home-manager switch``). A pure leaf: stdlib and
 ``shell.parsing._argv``.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from multiplex.shell.parsing._argv import operands
+from multiplex.shell.parsing._argv import leaves_cwd, operands
 
 __all__ = ["schedules"]
 
@@ -32,6 +34,21 @@ _RUNS_LATER = frozenset(
     {"script-shell", "shell", "editor", "pager", "browser", "git", "node-options",
      "init-module", "yarnpath", "yarn-path"}
 )  # fmt: skip
+
+
+# Hooks a tool installs to run later by themselves: git's (at each commit, push or
+# checkout).
+_INSTALLS_HOOKS = {
+    "pre-commit": (["install"], ["install-hooks"], ["init-templatedir"]),
+    "husky": (["install"], ["init"], ["add"], ["set"]),
+    "lefthook": (["install"], ["add"]),
+}  # fmt: skip
+# Dotfile managers' verbs that write the home's start-up files from a source.
+_DOTFILES = {
+    "chezmoi": (["apply"], ["init"], ["update"]),
+    "yadm": (["clone"], ["checkout"], ["bootstrap"], ["pull"]),
+    "home-manager": (["switch"],),
+}  # fmt: skip
 
 
 def _config_key(args: Sequence[str]) -> str | None:
@@ -74,6 +91,15 @@ def schedules(prog: str, args: Sequence[str]) -> bool:
             or (ops[3:4] != [] and ops[3].startswith("!"))
         )
         return ops[:2] == ["alias", "set"] and shell
+    if prog == "direnv":  # direnv allow /tmp/evil: an .envrc from beyond the project trusted
+        ops = operands(args)
+        return ops[:1] in (["allow"], ["permit"], ["grant"]) and any(leaves_cwd(o) for o in ops[1:])
+    if prog in _INSTALLS_HOOKS:  # pre-commit install, husky install|init|add
+        return operands(args)[:1] in _INSTALLS_HOOKS[prog]
+    if prog in _DOTFILES:  # chezmoi apply, yadm clone, home-manager switch: the home rewritten
+        return operands(args)[:1] in _DOTFILES[prog]
+    if prog == "stow":  # stow -t ~ PKG (or from a folder in the home): links into the home
+        return not {"-n", "--no", "--simulate", "-D", "--delete"} & set(args)
     if prog in ("at", "batch"):
         return not _AT_QUERIES & set(args)
     if prog == "systemd-run":

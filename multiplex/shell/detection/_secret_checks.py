@@ -112,6 +112,7 @@ _SCRIPT_EXEC = re.compile(
     # code built at run time and then run (eval(atob(…)), new Function(…), node's vm): what
     # it runs is not on the line (a literal's text is read where it stands)
     r"|\beval\s*\(\s*[^\s\"'`)]|\bFunction\s*\(\s*[^\s\"'`)]|\brunIn(?:This|New)?Context\b"
+    r"|\beval[ \t]++[A-Za-z$@]"  # ruby's and perl's eval without parentheses: eval URI.open(…).read
     r"|\bcompileFunction\b"
     # asyncio's subprocesses, a program-starting module's attribute looked up by a name
     # built at run time (getattr(os, "sys"+"tem")), the sh and plumbum libraries

@@ -132,19 +132,22 @@ _PANE_OPTS = opts(
     "--tab-title --type --env --var --location -m --match --next-to --stdin-source "
     "--os-window-title --os-window-name --os-window-class --source-window"
 )
+# Programs that type text into a terminal (screen's stuff, X's and Wayland's keyboards).
+_TYPISTS = frozenset({"screen", "xdotool", "ydotool"})
+_TYPING_OPTS = opts("--delay --window --clearmodifiers --file --terminator --key-delay -d")
 # Containers, machines and hosts a command is run in: "TOOL exec NAME [--] CMD…".
 _MACHINES = {"lxc": "exec", "incus": "exec", "multipass": "exec", "machinectl": "shell",
              "distrobox": "enter"}  # fmt: skip
 _COMPOSE = opts("-e --env -u --user -w --workdir --index --name --entrypoint -l --label -p --publish "
                 "-v --volume")  # fmt: skip
 # Tools that run a shell line on remote hosts: the option (or operand) holding it.
-_REMOTE_LINES = frozenset({"vagrant", "gcloud", "az", "aws", "salt", "salt-ssh", "pssh",
+_REMOTE_LINES = frozenset({"vagrant", "gcloud", "az", "aws", "salt", "salt-ssh", "salt-call", "puppet", "pssh",
                            "parallel-ssh", "pdsh", "clush", "concurrently"})  # fmt: skip
 _FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
 _COREPACK = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg"})
 
 LAUNCHERS = frozenset(
-    {*GLOBAL_OPTIONS, "perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
+    {*GLOBAL_OPTIONS, *_TYPISTS, "perf", "ip", "docker", "podman", "nerdctl", "kubectl", "oc", "npx", "bunx", "nodemon",
      "ansible", "docker-compose", "mosh", "cmake", "fd", "fdfind", "watchexec", "corepack", "capsh",
      "gdb", "cgdb", "lldb", "entr", "flatpak", "start-stop-daemon",
      *_EXEC_VERB,
@@ -199,6 +202,8 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
             inner = inner[: inner.index(";")]
     elif prog == "watchexec":
         return _watchexec(args)
+    elif prog in _TYPISTS:  # text typed into a terminal: what it runs when Enter comes
+        return _typed(prog, args)
     elif prog in ("gdb", "cgdb") and "--args" in args:  # gdb -ex run --args CMD…
         inner = tuple(args[list(args).index("--args") + 1 :]) or None
     elif prog == "lldb" and "--" in args:
@@ -253,6 +258,18 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
     else:
         return None
     return NextStep(inner=inner) if inner else None
+
+
+def _typed(prog: str, args: Sequence[str]) -> NextStep | None:
+    """``screen -X stuff TEXT``, ``xdotool type TEXT``, ``ydotool type TEXT``: TEXT as a line."""
+    if prog == "screen":
+        at = [i for i, a in enumerate(args[:-2]) if a == "-X" and args[i + 1] == "stuff"]
+        texts = [args[i + 2] for i in at]
+    else:
+        rest = after_options(args[1:], _TYPING_OPTS) if args[:1] == ("type",) else None
+        texts = [" ".join(rest)] if rest else []
+    lines = [t.replace("\\n", "\n").replace("\\r", "\n").replace("^M", "\n") for t in texts]
+    return NextStep(shell_payloads=tuple(lines)) if lines else None
 
 
 _COMPOSE_GLOBAL = opts(

@@ -25,6 +25,10 @@ _CONCURRENTLY = opts(
     "-s --success --restart-tries --restart-after -m --max-processes --kill-signal "
     "--names-separator --default-input-target"
 )
+# A puppet resource's command (exec's, and onlyif/unless run too): its quoted value.
+_PUPPET_COMMAND = re.compile(
+    r"\b(?:command|onlyif|unless)[ \t]*+=>[ \t]*+([\"'])((?:(?!\1).){0,4096}+)\1"
+)
 _SALT_RUNS = frozenset({"cmd.run", "cmd.run_all", "cmd.run_stdout", "cmd.run_stderr",
                         "cmd.shell", "cmd.run_bg", "cmd.exec_code_all"})  # fmt: skip
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -39,7 +43,10 @@ def remote_lines(prog: str, args: Sequence[str]) -> list[str]:
         table = {"pssh": _PSSH, "parallel-ssh": _PSSH, "concurrently": _CONCURRENTLY}
         rest = after_options(args, table.get(prog, _PDSH)) or ()
         return list(rest) if prog == "concurrently" else [" ".join(rest)] if rest else []
-    if prog in ("salt", "salt-ssh"):
+    if prog == "puppet":  # puppet apply -e 'exec { "x": command => "CMD" }'
+        code = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--execute")]
+        return [m.group(2) for c in code for m in _PUPPET_COMMAND.finditer(c)]
+    if prog in ("salt", "salt-ssh", "salt-call"):
         return [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SALT_RUNS]
     names = {"vagrant": ("-c", "--command"), "gcloud": ("--command",), "az": ("--scripts",
              "--script"), "aws": ("--parameters", "--command")}[prog]  # fmt: skip
