@@ -24,6 +24,7 @@ from multiplex.shell.parsing._variants import (
     unquote_words,
 )
 from multiplex.shell.parsing._walker import Walker
+from multiplex.shell.parsing._written import written_then_run
 
 __all__ = [
     "MAX_CHARS",
@@ -51,6 +52,12 @@ def _walk(line: str, *, strict: bool) -> Walker:
         if walker.assigned:  # x='a[$(cmd)]'; echo $((x))
             for value in evaluated_values(line, walker.assigned):
                 walker.walktext(value, _Ctx(1, ("arithmetic",)), "evaluated variable")
+        if len(walker.sequence) > 1:  # echo 'rm -rf ~' > x.sh && bash x.sh
+            shell, scripts = written_then_run(tuple(walker.sequence))
+            for text in shell:
+                walker.walktext(text, _Ctx(1, ("file",)), "file written on the line")
+            for script in scripts:
+                walker.payloads.setdefault(script, None)
     except OverLimit:
         pass
     except RecursionError:
