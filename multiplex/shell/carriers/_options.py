@@ -26,8 +26,8 @@ from multiplex.shell.parsing._argv import (
     option_given,
 )
 from multiplex.shell.parsing._getopt import read_options, table
-from multiplex.shell.parsing._inline import INLINE_HOSTS
-from multiplex.shell.parsing._unwrap import unwrap_step
+from multiplex.shell.parsing.runs._inline import INLINE_HOSTS
+from multiplex.shell.parsing.runs._unwrap import unwrap_step
 
 __all__ = ["OPTION_RISKS", "RISKY_OPTIONS", "risky_option"]
 

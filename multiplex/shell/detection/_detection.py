@@ -85,7 +85,7 @@ from multiplex.shell.detection.paths._writes import (
 )
 from multiplex.shell.parsing._parse import ParsedLine, SimpleCommand
 from multiplex.shell.parsing._parsed import pipeline_text
-from multiplex.shell.parsing._unwrap import SHELLS, unwrap_step
+from multiplex.shell.parsing.runs._unwrap import SHELLS, unwrap_step
 
 _NOWHERE = Place()
 

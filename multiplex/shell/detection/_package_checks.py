@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.detection._catalogue import INFRA_DESTROY, PACKAGE_REMOVAL, PRIVILEGE, Pattern
 from multiplex.shell.parsing._argv import first_operand, operands
-from multiplex.shell.parsing._verbs import kube_words
+from multiplex.shell.parsing.runs._verbs import kube_words
 
 __all__ = ["INFRA", "PACKAGERS", "infra_check", "package_check"]
 

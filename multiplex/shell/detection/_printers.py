@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from multiplex.shell.parsing._verbs import kube_words
+from multiplex.shell.parsing.runs._verbs import kube_words
 
 __all__ = ["prints_credentials"]
 

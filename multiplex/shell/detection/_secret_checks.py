@@ -53,7 +53,7 @@ from multiplex.shell.detection.paths._writes import (
 )
 from multiplex.shell.parsing._argv import fed_text, leaves_cwd, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
-from multiplex.shell.parsing._payloads import (
+from multiplex.shell.parsing.runs._payloads import (
     git_config_payload,
     git_config_write,
 )

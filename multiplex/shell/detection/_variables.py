@@ -17,7 +17,7 @@ from multiplex.shell.detection._catalogue import COMMAND_VARIABLE, Finding
 from multiplex.shell.detection.paths._writes import all_commands, evidence
 from multiplex.shell.parsing._argv import ASSIGN, leaves_cwd, option_values, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
-from multiplex.shell.parsing._payloads import COMMAND_VARIABLES, TOOLCHAIN_VARIABLES
+from multiplex.shell.parsing.runs._payloads import COMMAND_VARIABLES, TOOLCHAIN_VARIABLES
 
 __all__ = [
     "DECLARE",

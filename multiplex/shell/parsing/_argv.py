@@ -1,7 +1,7 @@
 """Reading argv words: where options end, an option's value, text fed to stdin (docs/approvals.md#parsing).
 
-Shared by the unwrapping of wrappers (``shell.parsing._unwrap``), of programs that carry
-code (``shell.parsing._payloads``) and by the catalogue's checks (``program``, ``operands``,
+Shared by the unwrapping of wrappers (``shell.parsing.runs._unwrap``), of programs that carry
+code (``shell.parsing.runs._payloads``) and by the catalogue's checks (``program``, ``operands``,
 ``short_flags``: one C-level pass over an argv of any length). A pure leaf: stdlib only.
 """
 

@@ -17,9 +17,9 @@ from multiplex.shell.parsing._argv import feed_upstream
 from multiplex.shell.parsing._bound import printf_values, read_values, set_values
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
-from multiplex.shell.parsing._payloads import env_payloads
 from multiplex.shell.parsing._printed import stdin_text_after
-from multiplex.shell.parsing._unwrap import NextStep, program_name, unwrap_step
+from multiplex.shell.parsing.runs._payloads import env_payloads
+from multiplex.shell.parsing.runs._unwrap import NextStep, program_name, unwrap_step
 
 __all__ = ["MAX_DEPTH", "MAX_SEGMENTS", "Emitter", "OverLimit"]
 

@@ -24,7 +24,7 @@ from multiplex.shell.parsing._variants import (
     unquote_words,
 )
 from multiplex.shell.parsing._walker import Walker
-from multiplex.shell.parsing._written import written_then_run
+from multiplex.shell.parsing.runs._written import written_then_run
 
 __all__ = [
     "MAX_CHARS",

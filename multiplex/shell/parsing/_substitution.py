@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from tree_sitter import Node
 
 from multiplex.shell.parsing._argv import FLOOD, huge_count
-from multiplex.shell.parsing._payloads import STDIN_FILES, dollar_parens
 from multiplex.shell.parsing._printed import stdin_text_after
 from multiplex.shell.parsing._words import head, stages, text, word
+from multiplex.shell.parsing.runs._payloads import STDIN_FILES, dollar_parens
 
 __all__ = [
     "assignment",

@@ -31,7 +31,6 @@ from multiplex.shell.parsing._substitution import (
     script_text,
     spawns_itself,
 )
-from multiplex.shell.parsing._unwrap import SHELLS, program_name
 from multiplex.shell.parsing._words import (
     describe_error,
     flatten,
@@ -42,6 +41,7 @@ from multiplex.shell.parsing._words import (
     text,
     word,
 )
+from multiplex.shell.parsing.runs._unwrap import SHELLS, program_name
 
 __all__ = ["Walker"]
 

@@ -40,7 +40,7 @@ from multiplex.shell.detection.paths._targets import Place, placed
 from multiplex.shell.detection.paths._writes import all_commands, evidence, write_targets
 from multiplex.shell.parsing._argv import URL_NAME, git_subcommand, option_values
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand, in_order
-from multiplex.shell.parsing._unwrap import SHELLS
+from multiplex.shell.parsing.runs._unwrap import SHELLS
 
 __all__ = [
     "each_downloaded_run",

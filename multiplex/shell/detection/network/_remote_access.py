@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import option_values
 from multiplex.shell.parsing._parsed import SimpleCommand
-from multiplex.shell.parsing._verbs import kube_words
+from multiplex.shell.parsing.runs._verbs import kube_words
 
 __all__ = ["SERVERS", "serves_remote_access"]
 

@@ -27,15 +27,20 @@ from multiplex.shell.parsing._argv import (
     opts,
     program_name,
 )
-from multiplex.shell.parsing._inline import INLINE_HOSTS, argv_lines, data_url_code, inline_code
-from multiplex.shell.parsing._launchers import (
+from multiplex.shell.parsing.runs._inline import (
+    INLINE_HOSTS,
+    argv_lines,
+    data_url_code,
+    inline_code,
+)
+from multiplex.shell.parsing.runs._launchers import (
     LAUNCHERS,
     RUNNERS,
     SSH_OPTS,
     find_exec,
     launched,
 )
-from multiplex.shell.parsing._payloads import (
+from multiplex.shell.parsing.runs._payloads import (
     PAYLOAD_PROGRAMS,
     STDIN_FILES,
     env_payloads,

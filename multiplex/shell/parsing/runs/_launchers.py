@@ -28,8 +28,8 @@ from multiplex.shell.parsing._argv import (
     option_values,
     opts,
 )
-from multiplex.shell.parsing._remote import SSH_OPTS, remote_lines
-from multiplex.shell.parsing._verbs import GLOBAL_OPTIONS, verb_index
+from multiplex.shell.parsing.runs._remote import SSH_OPTS, remote_lines
+from multiplex.shell.parsing.runs._verbs import GLOBAL_OPTIONS, verb_index
 
 __all__ = ["LAUNCHERS", "RUNNERS", "SSH_OPTS", "find_exec", "launched", "remote_lines"]
 

@@ -48,7 +48,7 @@ PAYLOAD_PROGRAMS = frozenset(
      "byobu-tmux", "git",
      "crontab", *CARRYING, *NAME_TAKERS}
 )  # fmt: skip
-# Carriers that also wrap a command: shell.parsing._unwrap reads them.
+# Carriers that also wrap a command: shell.parsing.runs._unwrap reads them.
 _WRAPPERS = frozenset({"ssh", "xargs", "strace", "ltrace"})
 # Files that are the command's own standard input: "source /dev/stdin <<< CODE".
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})

@@ -1,6 +1,6 @@
 """Inline code given to an interpreter on its command line (docs/security.md#code-carriers).
 
-Beyond python, node, perl and awk (``shell.parsing._unwrap``): the options other
+Beyond python, node, perl and awk (``shell.parsing.runs._unwrap``): the options other
 language hosts take their code from (``guile -c``, ``racket -e``, ``erl -eval``,
 ``elixir -e``, ``groovy -e``, ``sbcl --eval``, ``clisp -x``, ``ghc -e``, ``scala -e``,
 ``swipl -g``, ``tsx -e``, ``ts-node -e``, ``octave --eval``, ``raku -e``, ``julia -e``),
