@@ -46,6 +46,7 @@ from multiplex.shell.parsing.runs._payloads import (
     env_payloads,
     payload_step,
 )
+from multiplex.shell.parsing.runs._verbs import bwrap_command
 
 __all__ = [
     "SHELLS",
@@ -354,7 +355,7 @@ def unwrap_step(
             return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
         return NextStep()
     if prog == "bwrap":  # bwrap OPTIONS COMMAND: its options take up to three values
-        k = _bwrap_command(args)
+        k = bwrap_command(args)
         return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
     if prog in _WRAPPERS:
         with_arg, positional, assignments = _WRAPPERS[prog]
@@ -363,38 +364,6 @@ def unwrap_step(
         inner = tuple(args[k:]) if k < len(args) else None
         return NextStep(inner=inner, shell_payloads=carried_env)
     return _scripts(prog, args, redirects, stdin)
-
-
-# bubblewrap 0.8's options by how many values follow them; the rest take none.
-_BWRAP_VALUES = {
-    **dict.fromkeys(
-        opts(
-            "--args --argv0 --userns --userns2 --pidns --uid --gid --hostname --chdir "
-            "--unsetenv --lock-file --sync-fd --remount-ro --exec-label --file-label --proc "
-            "--dev --tmpfs --mqueue --dir --seccomp --add-seccomp-fd --block-fd "
-            "--userns-block-fd --info-fd --json-status-fd --cap-add --cap-drop --perms --size "
-            "--overlay-src --tmp-overlay --ro-overlay"
-        ),
-        1,
-    ),
-    **dict.fromkeys(
-        opts(
-            "--bind --bind-try --dev-bind --dev-bind-try --ro-bind --ro-bind-try --symlink "
-            "--setenv --file --bind-data --ro-bind-data --chmod --bind-fd --ro-bind-fd"
-        ),
-        2,
-    ),
-    "--overlay": 3,
-}
-
-
-def _bwrap_command(args: Sequence[str]) -> int:
-    i = 0
-    while i < len(args) and args[i].startswith("--"):
-        if args[i] == "--":
-            return i + 1
-        i += 1 + _BWRAP_VALUES.get(args[i], 0)
-    return i
 
 
 _NOTHING = NextStep()

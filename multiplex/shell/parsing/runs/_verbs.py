@@ -9,7 +9,8 @@ checks of the inner command judge it. The options themselves stay on the
 command as written, for the checks that read them (``--server``, ``-H``).
 
 The tables are the options that take a value, as each tool's ``--help`` lists
-its global options. A pure leaf.
+its global options; bubblewrap's too, whose command follows its options
+(``bwrap --bind / / rm -rf ~``). A pure leaf.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import operand_index, opts
 
-__all__ = ["GLOBAL_OPTIONS", "kube_words", "verb_index"]
+__all__ = ["GLOBAL_OPTIONS", "bwrap_command", "kube_words", "verb_index"]
 
 _KUBE = opts(
     "-n --namespace --context --cluster --user -s --server --kubeconfig --token --as "
@@ -78,3 +79,36 @@ def kube_words(args: Sequence[str]) -> list[str]:
         else:
             words.append(arg)
     return words
+
+
+# bubblewrap 0.8's options by how many values follow them; the rest take none.
+_BWRAP_VALUES = {
+    **dict.fromkeys(
+        opts(
+            "--args --argv0 --userns --userns2 --pidns --uid --gid --hostname --chdir "
+            "--unsetenv --lock-file --sync-fd --remount-ro --exec-label --file-label --proc "
+            "--dev --tmpfs --mqueue --dir --seccomp --add-seccomp-fd --block-fd "
+            "--userns-block-fd --info-fd --json-status-fd --cap-add --cap-drop --perms --size "
+            "--overlay-src --tmp-overlay --ro-overlay"
+        ),
+        1,
+    ),
+    **dict.fromkeys(
+        opts(
+            "--bind --bind-try --dev-bind --dev-bind-try --ro-bind --ro-bind-try --symlink "
+            "--setenv --file --bind-data --ro-bind-data --chmod --bind-fd --ro-bind-fd"
+        ),
+        2,
+    ),
+    "--overlay": 3,
+}
+
+
+def bwrap_command(args: Sequence[str]) -> int:
+    """Where bubblewrap's command starts in ``args``: after its options and their values."""
+    i = 0
+    while i < len(args) and args[i].startswith("--"):
+        if args[i] == "--":
+            return i + 1
+        i += 1 + _BWRAP_VALUES.get(args[i], 0)
+    return i
