@@ -18,6 +18,7 @@ from multiplex.shell.detection.paths._credential_stores import SECRET_KEYS, SECR
 from multiplex.shell.detection.paths._targets import Place, candidates
 
 __all__ = [
+    "SHELL_START_UP",
     "is_home_root",
     "is_persistence_path",
     "is_secret_path",
@@ -112,17 +113,12 @@ _PERSISTENCE = (
     "~/bin/*", "~/.config/hg/*", "~/.config/containers/*", "~/.local/share/bash-completion/*",
     "~/.ghc/ghci.conf", "~/.config/swi-prolog/*", "~/.terraform.d/plugins/*",
 )  # fmt: skip
+# The shells' own start-up files (also sensitive places: _writes.py).
+SHELL_START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+                  ".zshrc", ".zprofile", ".zshenv", ".zlogin")  # fmt: skip
 _STARTUP = frozenset(
     [
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zprofile",
-        ".zshenv",
-        ".zlogin",
+        *SHELL_START_UP,
         ".zlogout",
         ".cshrc",
         ".tcshrc",

@@ -25,6 +25,7 @@ from multiplex.shell.detection._command_checks import (
 )
 from multiplex.shell.detection.paths._installs import INSTALLERS, installed_into
 from multiplex.shell.detection.paths._replaced import REPLACERS, diff_targets, replaced
+from multiplex.shell.detection.paths._secret_paths import SHELL_START_UP
 from multiplex.shell.parsing._argv import (
     FOLDER,
     URL_NAME,
@@ -104,15 +105,7 @@ _SENSITIVE_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _SE
 
 _SENSITIVE_NAMES = frozenset(
     [
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".bash_logout",
-        ".profile",
-        ".zshrc",
-        ".zprofile",
-        ".zshenv",
-        ".zlogin",
+        *SHELL_START_UP,
         "authorized_keys",
         "authorized_keys2",
         "sudoers",
