@@ -56,7 +56,7 @@ PEERS = REPO / "bench" / ".peers"  # in .gitignore: the peer's code is never com
 # kept between decisions. Every other cache of the gate's modules is per line.
 RULE_CACHES = frozenset(
     {"_compile", "deny_set", "_deny_set", "_by_program", "_meant", "_globs", "_shapes", "_home_set",
-     "_secret_cwd", "_place", "_allow_index"}
+     "_secret_cwd", "_place", "_allow_index", "_neutral"}
 )  # fmt: skip
 TEMPLATES = [
     "git status",

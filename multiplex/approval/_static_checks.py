@@ -22,6 +22,7 @@ from multiplex.shell import (
     find_named,
     find_other_home,
     find_protected_write,
+    inert,
 )
 
 __all__ = [
@@ -232,12 +233,14 @@ def run_static_checks(
             parsed.error or f"{segments} simple commands",
         )
     )
+    # docs/security.md#inert-lines: a line no check of steps 2 and 5-7 can find anything in.
+    quiet = inert(parsed, data.place, approvals.protected_files)
     # 2. hardline, and another profile's home (never named: docs/security.md#another-profiles-home)
-    other = find_other_home(parsed, data.place)
+    other = None if quiet else find_other_home(parsed, data.place)
     if other is not None:
         cause = "another profile's home"
         return trace, stop("hardline", "blocked", cause, DecidedBy.POLICY), other
-    hard = find_hardline(parsed, place=data.place)
+    hard = None if quiet else find_hardline(parsed, place=data.place)
     if hard is not None:
         return (
             trace,
@@ -274,9 +277,9 @@ def run_static_checks(
             None,
         )
     trace.append(_NOT_SEALED if data.backend not in CONTAINER_BACKENDS else _HOST_MOUNTS)
-    protected = find_protected_write(parsed, approvals.protected_files)
+    protected = None if quiet else find_protected_write(parsed, approvals.protected_files)
     # 6. session grants and the permanent allowlist; a named pattern is never vouched for
-    named = None if protected is not None else find_named(parsed, data.place)
+    named = None if quiet or protected is not None else find_named(parsed, data.place)
     allowed = None if protected is not None or named is not None else _allow_match(data)
     if allowed is not None:
         rules, by_grant = allowed
@@ -293,7 +296,7 @@ def run_static_checks(
     else:
         trace.append(_NOT_EVERY_COMMAND)
     # 7. detection
-    finding = protected or find_dangerous(parsed, place=data.place)
+    finding = None if quiet else protected or find_dangerous(parsed, place=data.place)
     if finding is None and approvals.mode != "strict":
         trace.append(_NOTHING_FOUND_STEP)
         return trace, _NOTHING_FOUND, None

@@ -6,7 +6,8 @@ and payloads parsed recursively (``_parse`` with its ``_walker`` and
 ``_emitting``, ``_words``, ``_unwrap``, ``_variants``, ``_parsed``; a line of
 plain words without the grammar: ``_plain``);
 the named patterns live in ``_catalogue`` and are found by ``_command_checks``
-(one argv) and ``_detection`` (a whole line); options are read as each program
+(one argv) and ``_detection`` (a whole line), after ``_inert`` has told apart the
+lines none of them can find anything in; options are read as each program
 reads them by ``_getopt``, and what a program's options or input make it run or
 write by ``_tool_code``, ``_runners`` and ``_sed``; the allow/deny rule language is
 ``_rules``. See docs/approvals.md#parsing and
@@ -26,6 +27,7 @@ from multiplex.shell.detection._detection import (
     find_protected_write,
     write_targets,
 )
+from multiplex.shell.detection._inert import inert
 from multiplex.shell.detection.paths._target_checks import find_other_home
 from multiplex.shell.detection.paths._targets import Place
 from multiplex.shell.parsing._argv import fed_text
@@ -65,6 +67,7 @@ __all__ = [
     "find_named",
     "find_other_home",
     "find_protected_write",
+    "inert",
     "parse_line",
     "parse_rule",
     "risky_option",

@@ -37,6 +37,7 @@ from multiplex.shell import (
     parse_line,
 )
 from multiplex.shell.carriers import _runners
+from multiplex.shell.detection import _inert
 from multiplex.shell.detection.paths import _secret_paths, _writes
 from multiplex.shell.parsing import _getopt, _plain
 from tests.conftest import write_home
@@ -164,6 +165,10 @@ class _Match:
         return True if self.test(text) else None
 
 
+def _never_inert(parsed: object, place: Place, protected: tuple[str, ...]) -> bool:
+    return False  # every check runs on every line (docs/security.md#inert-lines)
+
+
 # (module, attribute, reference): each fast path and the form it replaced.
 REFERENCES: list[tuple[object, str, object]] = [
     (_writes, "sensitive", _sensitive),
@@ -177,6 +182,7 @@ REFERENCES: list[tuple[object, str, object]] = [
     (_getopt.Parsed, "values", _values),
     (_runners, "carried_of", _carried_of),
     (_plain, "plain_lines", _plain_lines),
+    (_inert, "inert", _never_inert),
 ]
 
 

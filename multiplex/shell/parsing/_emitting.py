@@ -43,6 +43,7 @@ class Emitter:
         self.assigned: dict[str, None] = {}  # NAME=VALUE words of the line
         self.texts: list[str] = []  # the payloads walked as shell text (bash -c '…')
         self.fork_bombs: list[str] = []
+        self.plain = False  # read as plain words (shell.parsing._plain), not by the grammar
         self.error: str | None = None
         self.over_limit: str | None = None
         self.frames = 0

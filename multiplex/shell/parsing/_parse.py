@@ -47,6 +47,7 @@ def _walk(line: str, *, strict: bool) -> Walker:
         plain = plain_lines(line)
         if plain is not None:  # plain words: what the grammar would give, without it
             walker.emit_plain(plain, listed=plain.listed)
+            walker.plain = True
         else:
             walker.walktext(line, _Ctx(0), "command line")
         if walker.assigned:  # x='a[$(cmd)]'; echo $((x))
@@ -114,4 +115,5 @@ def parse_line(line: str) -> ParsedLine:
         fork_bombs=tuple(bombs),
         variant_sequences=tuple(sequences),
         sequence=tuple(walker.sequence),
+        plain=walker.plain and not walker.texts and all(v == requoted for v in variants),
     )

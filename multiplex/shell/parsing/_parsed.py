@@ -111,6 +111,9 @@ class ParsedLine:
     line's own commands in the order they run with repeats kept (``commands`` holds
     each once: ``cd ..; cd ..`` is one ``cd ..`` there, two here), and
     ``fork_bombs`` the texts of functions that spawn themselves more than once.
+    ``plain``: the line was read as plain words (``shell.parsing._plain``), nothing
+    inside it was parsed again (no variable's value, no file written then run) and its
+    only variant, if any, is itself with the quotes of its words removed.
     """
 
     line: str
@@ -123,6 +126,7 @@ class ParsedLine:
     fork_bombs: tuple[str, ...] = ()
     variant_sequences: tuple[tuple[SimpleCommand, ...], ...] = ()
     sequence: tuple[SimpleCommand, ...] = ()
+    plain: bool = field(default=False, compare=False)
     memo: dict[Hashable, object] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )

@@ -23,13 +23,18 @@ from multiplex.shell.detection.paths._writes import (
 )
 from multiplex.shell.parsing._parsed import ParsedLine
 
-__all__ = ["find_protected_write"]
+__all__ = ["find_protected_write", "protected_globs"]
 
 
 @functools.lru_cache(maxsize=64)
 def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     # One regex for all globs: fnmatchcase(name, p) is translate(p) matched at the start.
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+def protected_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """The protected ``patterns`` as one regex: its ``match`` is ``fnmatchcase`` of any."""
+    return _globs(patterns)
 
 
 def _protected(path: str, patterns: Sequence[str]) -> bool:

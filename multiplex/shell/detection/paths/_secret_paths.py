@@ -19,11 +19,13 @@ from multiplex.shell.detection.paths._targets import Place, candidates
 
 __all__ = [
     "SHELL_START_UP",
+    "STARTUP",
     "is_home_root",
     "is_persistence_path",
     "is_secret_path",
     "may_be_secret",
     "may_hold_secret",
+    "persistence_key",
     "resolved",
 ]
 
@@ -189,6 +191,17 @@ _PERSISTENCE_KEYS = (
 # this 1.2 us (multiplex/_literals.py).
 _SECRET_KEY = re.compile(trie_pattern((*_SECRET_KEYS, ".env")) or "(?!)")
 _PERSISTENCE_KEY = re.compile(trie_pattern(_PERSISTENCE_KEYS) or "(?!)")
+
+
+# The start-up files' names, public for the inert lines' first test.
+STARTUP = _STARTUP
+
+
+def persistence_key(text: str) -> bool:
+    """``text`` holds a key of some persistence place: only such paths can be one."""
+    return _PERSISTENCE_KEY.search(text) is not None
+
+
 # Each list in one regex: fnmatchcase(path, p) is translate(p) matched at the start.
 _SECRETS_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _SECRETS))
 _PERSISTENCE_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _PERSISTENCE))

@@ -40,6 +40,7 @@ from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 __all__ = [
     "DOWNLOAD_OPTIONS",
     "LITERAL",
+    "SENSITIVE_NAMES",
     "UNPACKERS",
     "all_commands",
     "code_literals",
@@ -310,6 +311,11 @@ def each_sensitive_write(parsed: ParsedLine) -> Iterator[Finding]:
 def writes_sensitive(cmd: SimpleCommand) -> bool:
     """Whether one of ``cmd``'s write targets is :func:`sensitive` (asked twice a decision)."""
     return cmd.once("sensitive", lambda: any(sensitive(p) for p in write_targets(cmd)))
+
+
+# Public for the inert lines' first test (docs/security.md#inert-lines): a relative path
+# with no part starting with a dot is sensitive exactly when its last part is one of these.
+SENSITIVE_NAMES = _SENSITIVE_NAMES
 
 
 def sensitive(path: str) -> bool:
