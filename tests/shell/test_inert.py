@@ -141,7 +141,9 @@ PROGRAMS = (
     "grep -rn", "grep", "find .", "find . -name", "sed -n", "mkdir -p", "python -m pytest",
     "python3 -m pytest", "pytest", "npm run", "npm test", "npm install", "npm i --save-dev",
     "pip install", "pip install -e", "cargo build", "cargo test", "make", "make -j", "docker ps",
-    "docker images", "kubectl get pods", "kubectl get", "pwd", "true", "whoami",
+    "docker images", "kubectl get pods", "kubectl get", "pwd", "true", "whoami", "cp", "cp -r",
+    "tar czf", "tar cf", "tar -czf", "tar", "jq", "jq -r", "jq '.items[]'", "awk",
+    "awk '{print $1}'", "awk '{print $1, $2}'",
 )  # fmt: skip
 WORDS = (
     "src", "src/app.py", ".", "./x", "..", "../x", ".env", "id_rsa", "id_ed25519", "x.pem",
@@ -161,6 +163,10 @@ WORDS = (
     "gh", "hosts.yml", "ssl", "private", "shadow", "passwd", "sudoers", ".kube", "config",
     "--upload-pack=x", "--receive-pack", "-u", "--set-upstream", "--all", "--prune",
     "--rebase", "-a", "-v", "--list", "-D", "-s", "-b", "-k", "-m", "-am", "--amend",
+    "--to-command=sh", "-I", "sh", "--checkpoint-action=exec=id", "xzf", "czf", "x.tgz",
+    "'{system(\"id\")}'", "'{print > \"x\"}'", "'{print $1}'", "env", "'$ENV'", "'.env'",
+    "input_filename", "--arg", "--rawfile", "-t", "--target-directory=x", "-S", "'.[]'",
+    "'.a.b'", "'.items[]'", "-n", "'BEGIN{while(1)print}'", "'{print $1 > $2}'",
 )  # fmt: skip
 JOINERS = (" ", " ", " ", " && ", " | ", "; ", " || ")
 
@@ -217,7 +223,12 @@ NOT_INERT = (
     "timeout 5 ls", "/usr/bin/git status", "./git status", "GIT status", "ls *", "ls $HOME",
     "ls ~/.ssh", "cat 'drop table x'", "grep 'DROP TABLE' src", "cat metadata.google.internal",
     "grep -rn 169.254.169.254 src", "cat config.yaml", "cat src/SOUL.md", "ls .ssh",
-    "ls .git", "cat server.key",
+    "ls .git", "cat server.key", "tar xzf x.tgz", "tar czf x.tgz ~", "tar -I sh -cf x y",
+    "tar cf AGENTS.md src", "tar czf x.tgz --to-command=sh src", "tar tvf x.tgz", "cp x AGENTS.md",
+    "cp -t .git/hooks x", "cp id_rsa x", "cp x", "cp -r . ../x", "jq -n env", "jq env x.json",
+    "jq '$ENV' x.json", "jq --rawfile a y .", "jq -f prog.jq x.json", "jq 'input_filename' x",
+    "awk '{system(\"id\")}' x", "awk '{print > \"x\"}' y", "awk 'BEGIN{while(1)print}'",
+    "awk -f prog.awk x", "awk '{print $1}' ~/.ssh/id_rsa",
 )  # fmt: skip
 # Everyday lines the table admits at the turn's own folder (not vacuous).
 INERT = (
@@ -227,6 +238,8 @@ INERT = (
     "npm install --save-dev core", "docker ps -a", "kubectl get pods -n api",
     "sed -n '1,40p' src/db.py", "make build && make test", "pip install -e '.[test]'",
     "cargo build --release", "git push origin feature/api", "sort data.txt | uniq -c",
+    "tar czf api.tgz src/", "mkdir -p out/api && cp -r assets out/api/", "jq '.items[]' api.json",
+    "awk '{print $1}' data/api.csv | sort | uniq -c",
 )  # fmt: skip
 
 

@@ -8,7 +8,8 @@ microseconds, so the gate can skip them. It holds only when ALL of these hold:
 
 - the line was read as plain words (``shell.parsing._plain``: no expansion,
   substitution, glob, redirection, assignment, here-document or control flow;
-  ``ParsedLine.plain``) and nothing else was found in it (no payload or fork bomb);
+  ``ParsedLine.plain``) and nothing else was found in it (no fork bomb, no payload
+  but awk's printing of fields);
 - every command is a program of :data:`_TABLE` run directly (no wrapper), with
   only the subcommands and options its entry lists and operands of the shapes it
   allows; a program that reads standard input from another stage only where its
@@ -277,6 +278,47 @@ def _sed(args: Sequence[str]) -> list[str] | None:
     return _words(args[2:])
 
 
+def _cp(args: Sequence[str]) -> list[str] | None:
+    # Sources and the target (the last): each a path below the folder, screened alike.
+    words = _words(args, letters="rRpfv")
+    return words if words is not None and len(words) >= 2 else None
+
+
+_TAR_CREATE = re.compile(r"-?c[zjJv]{0,3}f").fullmatch  # create, into the next word's file
+
+
+def _tar(args: Sequence[str]) -> list[str] | None:
+    if len(args) < 3 or not _TAR_CREATE(args[0]):
+        return None
+    words = [arg for arg in args[1:] if _path(arg)]
+    return words if len(words) == len(args) - 1 else None
+
+
+# A path into the document: .a.b[] (no builtin, no variable, no file read by jq itself).
+_JQ_KEY = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*)?(?:\[\])?").fullmatch
+
+
+def _jq_path(text: str) -> bool:
+    keys = text.split(".")
+    return len(keys) > 1 and not keys[0] and all(map(_JQ_KEY, keys[1:])) and "" not in keys[2:]
+
+
+def _jq(args: Sequence[str]) -> list[str] | None:
+    words = _words(args, letters="rcS", first=_jq_path)
+    # The filter's names name no file: the first tests see them without the brackets.
+    return None if not words else [words[0].replace("[]", ""), *words[1:]]
+
+
+# awk printing fields: nothing else (no system, getline, redirection, variable).
+_AWK_PRINT = re.compile(r"\{ ?print(?: \$[0-9]{1,2}(?:, ?\$[0-9]{1,2})*)? ?\}").fullmatch
+
+
+def _awk(args: Sequence[str]) -> list[str] | None:
+    if not args or not _AWK_PRINT(args[0]):
+        return None
+    return _words(args[1:])
+
+
 def _bare(args: Sequence[str]) -> list[str] | None:
     return None if args else []
 
@@ -296,6 +338,10 @@ _TABLE: dict[str, tuple[Reader, bool]] = {
     "find": (_find, False),
     "sed": (_sed, True),
     "mkdir": (lambda a: _words(a, letters="p"), False),
+    "cp": (_cp, False),
+    "tar": (_tar, False),
+    "jq": (_jq, True),
+    "awk": (_awk, True),
     "python": (_python, False),
     "python3": (_python, False),
     "pytest": (_pytest, False),
@@ -316,7 +362,10 @@ def inert(parsed: ParsedLine, place: Place, protected: tuple[str, ...]) -> bool:
     """Whether no check of steps 2 and 5-7 can find anything in ``parsed`` at ``place``."""
     if not parsed.plain or parsed.error is not None or parsed.over_limit is not None:
         return False
-    if parsed.script_payloads or parsed.fork_bombs or parsed.variant_commands:
+    if parsed.fork_bombs or parsed.variant_commands:
+        return False
+    # Code the checks read as a script: only awk printing fields, in which none finds anything.
+    if parsed.script_payloads and not all(map(_AWK_PRINT, parsed.script_payloads)):
         return False
     rel = _neutral(place)
     if rel is None:
