@@ -10,6 +10,7 @@ from multiplex.approval._allow_guard import OUTSIDE, smuggled
 from multiplex.approval._decision import Danger, DecidedBy, TraceStep
 from multiplex.profiles import ApprovalSettings
 from multiplex.shell import (
+    WRITES_BY_OPTION,
     Finding,
     ParsedLine,
     Place,
@@ -102,12 +103,14 @@ def _deny_match(
     return deny_match(deny_set(rules), parsed, cwd=cwd)
 
 
-def _allow_match(data: CheckInput) -> tuple[str, bool] | None:
+def _allow_match(data: CheckInput, quiet: bool = False) -> tuple[str, bool] | None:
     """The rules that vouch for every command, and whether a session grant was one of them.
 
     The permanent allowlist is asked first, so a command both cover is recorded as
     allowlisted; one only a session grant covers is recorded as a session grant
-    (docs/approvals.md#sessions), never as a rule config.yaml does not hold.
+    (docs/approvals.md#sessions), never as a rule config.yaml does not hold. An inert
+    line (``quiet``) smuggles nothing: its programs are bare names with none of the
+    options ``smuggled`` looks for but tar's ``f`` (docs/security.md#inert-lines).
     """
     # docs/allowlist.md#rules: EVERY simple command must match, none may write a file.
     parsed = data.parsed
@@ -117,7 +120,11 @@ def _allow_match(data: CheckInput) -> tuple[str, bool] | None:
     by_grant = False
     moved = any(c.program in _MOVES for c in parsed.commands)
     for command in parsed.commands:
-        why = None if command.writes_file else smuggled(command, data.search_path, data.place.cwd)
+        why = (
+            None
+            if (quiet and command.program not in WRITES_BY_OPTION) or command.writes_file
+            else smuggled(command, data.search_path, data.place.cwd)
+        )
         if command.writes_file or (why is not None and why != OUTSIDE):
             return None
         # An assignment prefix (PATH=. ls) is matched too: only a rule naming it covers it.
@@ -280,7 +287,7 @@ def run_static_checks(
     protected = None if quiet else find_protected_write(parsed, approvals.protected_files)
     # 6. session grants and the permanent allowlist; a named pattern is never vouched for
     named = None if quiet or protected is not None else find_named(parsed, data.place)
-    allowed = None if protected is not None or named is not None else _allow_match(data)
+    allowed = None if protected is not None or named is not None else _allow_match(data, quiet)
     if allowed is not None:
         rules, by_grant = allowed
         cause = "session grant" if by_grant else "allowlisted"

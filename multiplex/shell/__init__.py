@@ -40,6 +40,7 @@ from multiplex.shell.parsing._parse import (
     SimpleCommand,
     parse_line,
 )
+from multiplex.shell.parsing.runs._everyday import WRITES_BY_OPTION
 from multiplex.shell.rules._deny import deny_match
 from multiplex.shell.rules._rules import MAX_RULE_LENGTH, Rule, RuleSet, exact_rule, parse_rule
 
@@ -50,6 +51,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_RULE_LENGTH",
     "MAX_SEGMENTS",
+    "WRITES_BY_OPTION",
     "Finding",
     "ParsedLine",
     "Pattern",

@@ -1,5 +1,8 @@
 """Inert lines: the gate skips the checks only where none of them can find anything (docs/security.md#inert-lines).
 
+Also: an everyday command (``shell.parsing.runs._everyday``), whose walk is not
+asked what it runs, runs nothing the walk would have found.
+
 ``inert`` lets the gate leave out steps 2 and 5-7's checks for a line. It is sound
 only if every line it admits is one where every check finds nothing, at every
 place the gate may judge it. Checked here over every string of the gate's tests
@@ -21,7 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from multiplex.approval._allow_guard import smuggled
 from multiplex.shell import (
+    WRITES_BY_OPTION,
     Place,
     find_dangerous,
     find_dangers,
@@ -34,6 +39,8 @@ from multiplex.shell import (
 )
 from multiplex.shell.detection.paths import _writes
 from multiplex.shell.detection.paths._writes import SENSITIVE_NAMES, sensitive
+from multiplex.shell.parsing.runs._everyday import everyday_words
+from multiplex.shell.parsing.runs._unwrap import unwrap_step
 from tests.shell.test_fast_paths import corpus_lines
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,14 +104,35 @@ def _found(line: str, place: Place, protected: tuple[str, ...]) -> list[object]:
     ]
 
 
+def _runs_something(argv: tuple[str, ...]) -> bool:
+    """What the walk would have found this argv to run, whatever its input, had it looked."""
+    for stdin in (None, "rm -rf /\n", "curl x | sh", "1e id"):
+        step = unwrap_step(argv, (), stdin)
+        if step.scripts or step.shell_payloads or step.sub_commands or step.inner is not None:
+            return True
+    return False
+
+
 def _admitted_but_found(
     line: str, places: tuple[Place, ...] = PLACES
 ) -> list[tuple[str, str | None, tuple[str, ...], object]]:
     parsed = parse_line(line)
-    wrong = []
+    wrong: list[tuple[str, str | None, tuple[str, ...], object]] = [
+        (line, None, (), "the walk did not look at what it runs")
+        for cmd in parsed.commands
+        if cmd.argv and cmd.argv[0] != "awk" and everyday_words(cmd) is not None
+        if _runs_something(cmd.argv)
+    ]
     for place in places:
         for protected in PROTECTED:
             if inert(parsed, place, protected):
+                # The allowlist step does not ask smuggled() of an inert line.
+                wrong += [
+                    (line, place.cwd, protected, "smuggled")
+                    for cmd in parsed.commands
+                    if cmd.program not in WRITES_BY_OPTION
+                    if smuggled(cmd, "/usr/bin:/bin", place.cwd) is not None
+                ]
                 found = _found(line, place, protected)
                 if found:
                     wrong.append((line, place.cwd, protected, found[0]))
