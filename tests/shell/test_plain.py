@@ -16,6 +16,7 @@ import pytest
 from multiplex.shell import parse_line
 from multiplex.shell.parsing import _parse
 from multiplex.shell.parsing._plain import plain_argv, plain_lines
+from tests.shell.test_fast_paths import corpus_lines
 
 CORPORA = Path(__file__).resolve().parent.parent
 CHARS = "abcXYZ019_./:,+@%=-"
@@ -177,3 +178,41 @@ def test_plain_pipeline_feeds_its_stages() -> None:
         (("rm", "-rf"), ("cat",)),
         (("echo", "done"), ()),
     ]
+
+
+def test_everyday_lines_parse_as_the_walk_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse of a line of everyday commands made without the walk (docs/security.md#inert-lines)."""
+    lines = list(dict.fromkeys([*_lines(), *corpus_lines(), *EVERYDAY]))
+    taken = [
+        line
+        for line in lines
+        if (plain := plain_lines(line)) is not None
+        and _parse._everyday_line(line, plain) is not None
+    ]
+    assert len(taken) > 300  # the lines reach the fast path
+    with monkeypatch.context() as patch:
+        patch.setattr(_parse, "_everyday_line", lambda line, pipelines: None)
+        walked = {line: parse_line(line) for line in taken}
+    differ = [
+        line
+        for line in taken
+        if (fast := parse_line(line)) != walked[line]
+        or fast.plain != walked[line].plain
+        or [c.upstream for c in fast.sequence] != [c.upstream for c in walked[line].sequence]
+    ]
+    assert differ == []
+
+
+EVERYDAY = [
+    f"{a}{op}{b}"
+    for a in (
+        "git status", "ls -la src", "cat a.txt", "grep -rn 'a b' src", "make build",
+        "find . -name '*.py'", "jq '.items[]' a.json", "sed -n '1,5p' a.py", "git diff --stat",
+        "npm run test:api", "python -m pytest -q", "docker ps -a", "kubectl get pods -n x",
+    )
+    for op in (" && ", " | ", "; ", " || ", " | sort | ", "  &&  ", " |")
+    for b in (
+        "head -5", "wc -l", "cat", "git log --oneline -3", "uniq -c", "sort -n", "tail -n 3",
+        "grep -v x", "cp -r a b", "tar czf x.tgz src", "mkdir -p out", "true", "pwd",
+    )
+]  # fmt: skip

@@ -12,11 +12,12 @@ imports only its fellow leaves.
 
 from __future__ import annotations
 
+from multiplex.shell.parsing._argv import feed_upstream
 from multiplex.shell.parsing._bound import GROWTH, TooLong, bindings, bound_text, growth_limit
 from multiplex.shell.parsing._emitting import MAX_DEPTH, MAX_SEGMENTS, OverLimit
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import ParsedLine, Redirect, SimpleCommand
-from multiplex.shell.parsing._plain import plain_lines
+from multiplex.shell.parsing._plain import Pipelines, plain_lines
 from multiplex.shell.parsing._substitution import evaluated_values
 from multiplex.shell.parsing._variants import (
     normalised_variants,
@@ -24,6 +25,7 @@ from multiplex.shell.parsing._variants import (
     unquote_words,
 )
 from multiplex.shell.parsing._walker import Walker
+from multiplex.shell.parsing.runs._everyday import everyday_words
 from multiplex.shell.parsing.runs._written import written_then_run
 
 __all__ = [
@@ -41,11 +43,13 @@ MAX_CHARS = 128_000
 MAX_PIPES = 512
 
 
-def _walk(line: str, *, strict: bool) -> Walker:
+def _walk(line: str, *, strict: bool, plain: Pipelines | bool | None = True) -> Walker:
+    """The walk of ``line``; ``plain``: its plain reading when already made (True: not yet)."""
     walker = Walker(strict=strict)
     try:
-        plain = plain_lines(line)
-        if plain is not None:  # plain words: what the grammar would give, without it
+        if plain is True:
+            plain = plain_lines(line)
+        if plain:  # plain words: what the grammar would give, without it
             walker.emit_plain(plain, listed=plain.listed)
             walker.plain = True
         else:
@@ -73,7 +77,12 @@ def parse_line(line: str) -> ParsedLine:
     # The grammar's time grows faster than linearly with pipeline stages: bound them first.
     if line.count("|") > MAX_PIPES:
         return ParsedLine(line, (), over_limit=f"more than {MAX_PIPES} '|' characters")
-    walker = _walk(line, strict=True)
+    plain = plain_lines(line)
+    if plain is not None:
+        everyday = _everyday_line(line, plain)
+        if everyday is not None:
+            return everyday
+    walker = _walk(line, strict=True, plain=plain)
     variants = normalised_variants(line)
     if "hash" in line:  # hash -p /bin/rm ls; ls -rf ~
         variants += tuple(v for v in renamed_programs(line) if v not in variants)
@@ -116,4 +125,42 @@ def parse_line(line: str) -> ParsedLine:
         variant_sequences=tuple(sequences),
         sequence=tuple(walker.sequence),
         plain=walker.plain and not walker.texts and all(v == requoted for v in variants),
+    )
+
+
+def _everyday_line(line: str, pipelines: Pipelines) -> ParsedLine | None:
+    """The parse of a plain line whose every command is an everyday one, or None.
+
+    What the walk gives such a line, without it (``tests/shell/test_plain.py`` checks
+    the two agree on every line of the tests): each command as the walk emits it, fed
+    by the stages before it; an everyday command (``shell.parsing.runs._everyday``)
+    runs nothing beyond itself, binds no value and writes no file another command
+    runs. awk (its code is read as a script), ``hash`` (it renames programs) and a
+    variant other than the line with its quotes removed go through the walk.
+    """
+    if "hash" in line:
+        return None
+    commands: dict[SimpleCommand, SimpleCommand] = {}
+    sequence: list[SimpleCommand] = []
+    for pipeline in pipelines:
+        upstream: tuple[str, ...] = ()
+        last = len(pipeline) - 1
+        for stage, (argv, shown) in enumerate(pipeline):
+            cmd = SimpleCommand(argv, (), shown, (), upstream)
+            if argv[0] == "awk" or everyday_words(cmd) is None:
+                return None
+            sequence.append(commands.setdefault(cmd, cmd))
+            if stage < last:
+                upstream = feed_upstream(upstream, argv)
+    if len(sequence) > MAX_SEGMENTS:
+        return None
+    variants = normalised_variants(line)
+    if variants and variants != (unquote_words(line),):
+        return None
+    return ParsedLine(
+        line=line,
+        commands=tuple(commands),
+        variants=variants,
+        sequence=tuple(sequence),
+        plain=True,
     )
