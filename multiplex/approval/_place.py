@@ -27,6 +27,12 @@ def place_of(scope: ProfileScope, served: tuple[tuple[str, Path], ...]) -> Place
     # input. The process cwd is part of it only when some path is relative (abspath
     # takes it then); the served homes are told apart by identity (the supervisor
     # hands out the same tuple until they change), not hashed anew each time.
+    # A turn asks with its own (immutable) scope at each decision: the last answer is
+    # kept by identity, unless a relative path made it depend on the process cwd.
+    global _last_place
+    last = _last_place  # one read: another thread may replace it meanwhile
+    if last[0] is scope and last[1] is served:
+        return last[2]
     homes = _homes_of(served)
     env_home = scope.env.get("HOME")
     home, cwd = scope.home, scope.cwd
@@ -37,7 +43,13 @@ def place_of(scope: ProfileScope, served: tuple[tuple[str, Path], ...]) -> Place
         or (cwd is not None and not cwd.is_absolute())
     )
     here = _process_cwd() if relative else ""
-    return _place(scope.name, home, env_home, cwd, homes, here)
+    place = _place(scope.name, home, env_home, cwd, homes, here)
+    if not relative:
+        _last_place = (scope, served, place)
+    return place
+
+
+_last_place: tuple[object, object, Place] = (None, None, Place())
 
 
 class _Served:

@@ -203,6 +203,20 @@ _NOTHING_FOUND = Conclusion(
 )
 
 
+# The parse and deny steps most decisions pass, by their cause ("2 simple commands",
+# "200 rules"): made once each (values; a bounded table, not a cache of lines).
+_STEPS: dict[tuple[str, str, str], TraceStep] = {}
+
+
+def _step(cause: str, step: str, outcome: str) -> TraceStep:
+    made = _STEPS.get((cause, step, outcome))
+    if made is None:
+        made = TraceStep(step, outcome, cause)
+        if len(_STEPS) < 4096:
+            _STEPS[cause, step, outcome] = made
+    return made
+
+
 def _describe(finding: Finding) -> str:
     return f"{finding.pattern.name}: {finding.pattern.description}"
 
@@ -233,13 +247,10 @@ def run_static_checks(
             None,
         )
     segments = len(parsed.commands)
-    trace.append(
-        TraceStep(
-            "parse",
-            "ok" if parsed.error is None else "error",
-            parsed.error or f"{segments} simple commands",
-        )
-    )
+    if parsed.error is None:
+        trace.append(_step(f"{segments} simple commands", "parse", "ok"))
+    else:
+        trace.append(TraceStep("parse", "error", parsed.error))
     # docs/security.md#inert-lines: a line no check of steps 2 and 5-7 can find anything in.
     quiet = inert(parsed, data.place, approvals.protected_files)
     # 2. hardline, and another profile's home (never named: docs/security.md#another-profiles-home)
@@ -259,7 +270,7 @@ def run_static_checks(
     denied = _deny_match(parsed, approvals.deny, data.place.cwd)
     if denied is not None:
         return trace, stop("deny", "blocked", "deny rule", DecidedBy.RULE, denied[0]), None
-    trace.append(TraceStep("deny", "pass", f"{len(approvals.deny)} rules"))
+    trace.append(_step(f"{len(approvals.deny)} rules", "deny", "pass"))
     # 4. yolo or mode off
     if approvals.yolo or data.session_yolo or approvals.mode == "off":
         why = (

@@ -41,7 +41,7 @@ from multiplex.shell.detection.paths._protected import protected_globs
 from multiplex.shell.detection.paths._secret_paths import (
     STARTUP,
     is_persistence_path,
-    may_hold_secret,
+    may_be_secret,
     persistence_key,
 )
 from multiplex.shell.detection.paths._targets import Place
@@ -76,23 +76,26 @@ def inert(parsed: ParsedLine, place: Place, protected: tuple[str, ...]) -> bool:
         words += found
     if not words:
         return True
-    joined = "\n".join(words)
-    if may_hold_secret(words, place) or sql_text(joined) or metadata_text(joined):
+    joined = "\n".join(words)  # (no key holds a newline: a match lies inside one word)
+    if may_be_secret(joined, place) or sql_text(joined) or metadata_text(joined):
         return False
-    globs = protected_globs(protected) if protected else None
+    match = protected_globs(protected).match if protected else None
     for word in words:
         bare = word[2:] if word[:2] == "./" else word
-        bare = bare.rstrip("/") or bare
+        if bare[-1:] == "/":
+            bare = bare.rstrip("/") or bare
         name = bare[bare.rfind("/") + 1 :]
         # A relative path with no part starting with a dot is sensitive, or a start-up
         # file, by its last part alone (docs/security.md#inert-lines).
         if name in _NAMED:
             return False
-        if globs is not None and (globs.match(name) or globs.match(bare) or globs.match(word)):
+        if match is not None and (match(name) or match(bare) or (word is not bare and match(word))):
             return False
     # Each word where it is read: a key may take in the folder's own name (~/x/bin/…).
-    placed = [f"{rel}/{word}" for word in words]
-    return not persistence_key("\n".join(placed)) or not any(map(is_persistence_path, placed))
+    at = rel + "/"
+    if not persistence_key(at + ("\n" + at).join(words)):
+        return True
+    return not any(is_persistence_path(at + word) for word in words)
 
 
 _NAMED = SENSITIVE_NAMES | STARTUP

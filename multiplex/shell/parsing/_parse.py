@@ -154,9 +154,14 @@ def _everyday_line(line: str, pipelines: Pipelines) -> ParsedLine | None:
                 upstream = feed_upstream(upstream, argv)
     if len(sequence) > MAX_SEGMENTS:
         return None
-    variants = normalised_variants(line)
-    if variants and variants != (unquote_words(line),):
-        return None
+    # What normalised_variants gives such a line: nothing without quotes (plain words hold
+    # no escape, "$" or "{"); with them, the line with its words' quotes removed.
+    variants: tuple[str, ...] = ()
+    if "'" in line or '"' in line:
+        if "IFS" in line or "{" in line or "\\" in line:
+            return None  # ($IFS, a brace word, an escape inside quotes: the walk reads them)
+        unquoted = unquote_words(line)
+        variants = (unquoted,) if unquoted != line else ()
     return ParsedLine(
         line=line,
         commands=tuple(commands),

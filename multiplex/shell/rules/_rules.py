@@ -283,7 +283,13 @@ class RuleSet:
         best_index = len(self._rules)
         best: Rule | None = None
         first = argv[1] if len(argv) > 1 else None
-        for table, key in ((self._by_name, _basename(program)), (self._by_path, program)):
+        # A bare name is no path rule's key (each holds a "/"): one lookup.
+        slashed = "/" in program
+        for table, key in (
+            ((self._by_name, _basename(program)), (self._by_path, program))
+            if slashed
+            else ((self._by_name, program),)
+        ):
             bucket = table.get(key)
             if bucket is None:
                 continue
