@@ -283,6 +283,11 @@ def test_everyday_lines_are_inert_in_the_turn_s_folder(line: str) -> None:
     assert not _found(line, HERE, DEFAULT_PROTECTED)
 
 
+def test_no_line_is_inert_where_a_home_is_the_root() -> None:
+    place = Place(cwd="/srv/x", homes=("/",), others=(OTHER,), profiles_dirs=(PROFILES,))
+    assert not any(inert(parse_line(line), place, DEFAULT_PROTECTED) for line in INERT)
+
+
 @pytest.mark.parametrize(
     "cwd", [HOME, "/root", HOME + "/.config/gh", "/etc", OTHER + "/work", PROFILES, "/", None]
 )

@@ -108,10 +108,11 @@ def _neutral(place: Place) -> str | None:
     if not cwd or not cwd.startswith("/"):
         return None
     norm = posixpath.normpath(cwd)
-    below = [h for h in place.normal_homes if norm.startswith(h.rstrip("/") + "/")]
+    # (A home of "/" would make every folder one below a home: not a place to judge at.)
+    below = [h for h in place.normal_homes if h != "/" and norm.startswith(h + "/")]
     if not below:
         return None
-    rel = norm[len(max(below, key=len).rstrip("/")) :]
+    rel = norm[len(max(below, key=len)) :]
     if "/." in rel or persistence_key(f"~{rel}/"):
         return None
     # No other home at, above or below it; no profiles folder at or below it.
