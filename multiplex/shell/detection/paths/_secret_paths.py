@@ -228,8 +228,12 @@ def may_be_secret(word: str, place: Place) -> bool:
         return False
     if _secret_cwd(cwd) or _secret_cwd(cwd + "/"):  # a key in the folder ("age/" at its end)
         return True
-    # A key across the boundary: only those with a "/" inside ("/gh", "ssl/private").
-    return word.startswith(_STRADDLING) and _SECRET_KEY.search(cwd + "/" + word) is not None
+    # A key across the boundary: only those with a "/" inside ("/gh", "ssl/private"), in
+    # each of the words may_hold_secret joined (cat x gh/hosts.yml in ~/.config).
+    return any(
+        one.startswith(_STRADDLING) and _SECRET_KEY.search(cwd + "/" + one) is not None
+        for one in (word.split("\n") if "\n" in word else (word,))
+    )
 
 
 # What follows the "/" of a secret key that holds one: a relative word starting so may
