@@ -1,4 +1,9 @@
-"""The gate's twelfth round: a secret named across the folder a line runs in, not first among its words.
+"""The gate's twelfth round: paths named from the folder a command runs in.
+
+A block device, the kernel's SysRq trigger and a raw disk read named relative to the
+folder the command runs in (the turn's, or the line's own ``cd``): ``cat /dev/zero >
+sda`` in /dev was approved, it wipes a disk; now it is blocked as the absolute
+``/dev/sda`` is.
 
 ``cat gh/hosts.yml`` in ``~/.config`` reads gh's token: the key ``/gh`` lies across the
 folder and the word. The first test of secret reads joins a command's words and looked
@@ -11,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from multiplex.shell import Place, find_named, parse_line
+from multiplex.shell import Place, find_dangerous, find_hardline, find_named, parse_line
 
 HOME = "/srv/mx/profiles/manual"
 
@@ -42,3 +47,56 @@ def test_the_same_words_elsewhere_read_no_secret(cwd: str, line: str) -> None:
     place = Place(cwd=HOME + "/work", homes=("/root", HOME))
     found = find_named(parse_line(line.replace("/etc", "etc")), place)
     assert found is None or found.pattern.name != "secret-read", (line, found)
+
+
+WORK = HOME + "/work"
+DEVICE_WRITES = [
+    ("/dev", "cat /dev/zero > sda"),
+    ("/dev", "dd if=/dev/zero of=sda bs=1M"),
+    ("/", "dd if=/dev/zero of=dev/sda"),
+    ("/", "cat /dev/urandom > dev/nvme0n1"),
+    ("/tmp", "cat /dev/zero > ../dev/sdb"),
+    (WORK, "cd /dev && dd if=/dev/zero of=sda"),
+    (WORK, "cd / && cat /dev/zero > dev/sda"),
+    (WORK, "cd /dev; cp /dev/zero vda"),
+    ("/dev", "shred -n1 sda"),
+    ("/dev", "wipefs -a sda"),
+    ("/dev/disk/by-id", "cat /dev/zero > ../../sda"),
+]
+
+
+@pytest.mark.parametrize(("cwd", "line"), DEVICE_WRITES)
+def test_a_block_device_named_from_the_folder_is_a_hardline_write(cwd: str, line: str) -> None:
+    found = find_hardline(parse_line(line), place=Place(cwd=cwd, homes=("/root", HOME)))
+    assert found is not None and found.pattern.name == "block-device-write", (cwd, line, found)
+
+
+@pytest.mark.parametrize(
+    ("cwd", "line"),
+    [("/proc", "echo b > sysrq-trigger"), (WORK, "cd /proc && echo c > sysrq-trigger")],
+)
+def test_the_sysrq_trigger_named_from_its_folder_is_hardline(cwd: str, line: str) -> None:
+    found = find_hardline(parse_line(line), place=Place(cwd=cwd, homes=("/root", HOME)))
+    assert found is not None and found.pattern.name == "sysrq-trigger", (cwd, line, found)
+
+
+@pytest.mark.parametrize(
+    ("cwd", "line"),
+    [("/dev", "cat sda | gzip > /tmp/disk.gz"), (WORK, "cd /dev; cat sda > /tmp/disk.img")],
+)
+def test_a_raw_disk_read_from_its_folder_is_a_secret_read(cwd: str, line: str) -> None:
+    found = find_dangerous(parse_line(line), place=Place(cwd=cwd, homes=("/root", HOME)))
+    assert found is not None and found.pattern.name == "secret-read", (cwd, line, found)
+
+
+@pytest.mark.parametrize(
+    ("cwd", "line"),
+    [("/dev", "chmod 600 sda"), (WORK, "echo hi > dev.txt"), ("/dev", "ls -la"),
+     (WORK, "cat dev/sda.txt"), ("/", "ls dev")],
+)  # fmt: skip
+def test_everyday_lines_near_devices_stay_ordinary(cwd: str, line: str) -> None:
+    parsed = parse_line(line)
+    place = Place(cwd=cwd, homes=("/root", HOME))
+    assert find_hardline(parsed, place=place) is None
+    found = find_dangerous(parsed, place=place)
+    assert found is None or found.pattern.name not in ("block-device-write", "secret-read")

@@ -21,8 +21,8 @@ from multiplex.shell.detection._catalogue import (
 )
 from multiplex.shell.detection._command_checks import (
     DISK_TOOLS,
+    device_at,
     git_subcommand,
-    is_block_device,
 )
 from multiplex.shell.detection._printers import prints_credentials
 from multiplex.shell.detection._schedules import schedules
@@ -165,7 +165,7 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             words += fed.split() if fed else []
         # Into any descriptor: exec 3< ~/.ssh/id_rsa; cat <&3
         read = [r.target for r in cmd.redirects if r.reads_file] if cmd.redirects else []
-        raw = any(is_block_device(w) for w in words + read if w.startswith("/dev/"))
+        raw = any(device_at(w, here.cwd) for w in words + read)  # (cd /dev && cat sda)
         if raw and cmd.program not in DISK_TOOLS:  # a raw disk: every file on it
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
             continue

@@ -30,7 +30,7 @@ from multiplex.shell.detection._catalogue import (
     SYSTEM_TARGET,
     Finding,
 )
-from multiplex.shell.detection._command_checks import is_block_device, operands
+from multiplex.shell.detection._command_checks import device_at, operands
 from multiplex.shell.detection.paths._targets import (
     Place,
     candidates,
@@ -71,14 +71,23 @@ _SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
 # Programs that erase a block device named as an operand (listing options excepted).
 _WIPERS = frozenset({"wipefs", "blkdiscard", "mkswap", "sgdisk", "sfdisk", "zpool", "badblocks"})
 _READ_ONLY = frozenset({"-n", "--no-act", "-l", "--list", "-p", "--print", "--help", "-V"})
+_CHMODS = frozenset({"chmod", "chown", "chgrp"})  # they change a device's mode, not its data
 
 
 def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each destructive command whose target is or may be catastrophic."""
     for cmd, here in placed(parsed, place):
+        cwd = here.cwd
         for target in write_targets(cmd):
-            if posixpath.normpath(target or ".") in _SYSRQ:
+            # Also named from the folder it runs in: cd /proc && echo b > sysrq-trigger,
+            # cd /dev && cat /dev/zero > sda (an absolute device: _detection's own check).
+            at = (
+                posixpath.join(cwd, target) if cwd and target[:1] not in ("/", "~", "$") else target
+            )
+            if posixpath.normpath(at or ".") in _SYSRQ:
                 yield Finding(SYSRQ, evidence(cmd), cmd.text)
+            elif at is not target and cmd.program not in _CHMODS and device_at(target, cwd):
+                yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)
         if not cmd.argv:
             continue
         for word in destructive_targets(cmd.argv) if may_destroy(cmd.program) else ():
@@ -88,7 +97,7 @@ def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
                 yield Finding(DELETE_SYSTEM if deletes else SYSTEM_TARGET, evidence(cmd), cmd.text)
         prog = cmd.program
         wipes = prog in _WIPERS and not _READ_ONLY & set(cmd.argv[1:])
-        if wipes and any(is_block_device(op) for op in operands(cmd.argv[1:])):
+        if wipes and any(device_at(op, cwd) for op in operands(cmd.argv[1:])):
             yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)
 
 
