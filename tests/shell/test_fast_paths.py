@@ -211,12 +211,26 @@ def _references() -> Iterator[None]:
 
 def _clear_line_caches() -> None:
     """Nothing one decision computed is seen by the next (the bench does the same)."""
-    for name, module in list(sys.modules.items()):
-        if name.startswith(("multiplex.shell", "multiplex.approval")):
-            for value in list(vars(module).values()):
-                clear = getattr(value, "cache_clear", None)
-                if callable(clear) and isinstance(value, functools._lru_cache_wrapper):
-                    clear()
+    for clear in _line_caches():
+        clear()
+
+
+@functools.cache
+def _line_caches() -> tuple[Callable[[], None], ...]:
+    """``cache_clear`` of each per-line functools cache of the gate's modules, found once:
+    those that depend only on a profile's rules or a turn's place stay, as in the bench."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from gate_latency import RULE_CACHES
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    return tuple(
+        value.cache_clear
+        for name, module in list(sys.modules.items())
+        if name.startswith(("multiplex.shell", "multiplex.approval"))
+        for attr, value in list(vars(module).items())
+        if isinstance(value, functools._lru_cache_wrapper) and attr not in RULE_CACHES
+    )
 
 
 # ---- the lines ------------------------------------------------------------------------
