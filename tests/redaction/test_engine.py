@@ -97,7 +97,7 @@ def cases(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
 
 
 @needs_engine
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.booleans())
 def test_engine_output_is_the_pure_python_output(
     case: tuple[str, list[str], list[str]], layer2: bool
@@ -108,7 +108,7 @@ def test_engine_output_is_the_pure_python_output(
 
 
 @needs_engine
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=260, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(redaction_texts())
 def test_layer2_engine_output_is_the_reference(text: str) -> None:
     assert redact_patterns(text) == _reference.apply_patterns(text)
@@ -121,7 +121,7 @@ def test_empty_text_is_returned_as_the_reference_returns_it() -> None:
 
 # Without needs_engine: the fallback shares the per-match code with the engine,
 # so it too is held to the frozen copy, wheel or no wheel.
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=260, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.booleans())
 def test_pure_python_output_is_the_reference(
     case: tuple[str, list[str], list[str]], layer2: bool
@@ -236,7 +236,7 @@ def test_pieces_end_at_newlines() -> None:
 
 # Each example compiles two matchers of every disguised form (about 0.1 s each):
 # fewer examples than the other properties, still hundreds of pieces each.
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(multiline_cases(), st.booleans())
 def test_pieces_give_the_whole_texts_output(
     case: tuple[str, list[str], list[str]], layer2: bool

@@ -88,7 +88,7 @@ def _reaching_cases(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
 
 
 @needs_engine
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_reaching_cases())
 def test_looking_near_the_masks_gives_what_matching_again_gives(
     case: tuple[str, list[str], list[str]],
