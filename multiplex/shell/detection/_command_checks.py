@@ -153,16 +153,6 @@ def is_block_device(path: str) -> bool:
     return bool(_BLOCK.match(posixpath.normpath(re.sub(r"/+", "/", path)) if path else ""))
 
 
-def device_at(word: str, cwd: str | None) -> bool:
-    """``word`` names a block device as written, or, relative, from the folder ``cwd`` a
-    command runs in: ``sda`` in /dev, ``dev/sda`` in /, ``../dev/sda`` from /tmp."""
-    if word.startswith("/"):
-        return word.startswith("/dev/") and is_block_device(word)
-    if not cwd or not word or word[0] in "~$" or ("dev" not in word and "/dev" not in cwd):
-        return False
-    return is_block_device(posixpath.join(cwd, word))
-
-
 def _kill_targets(args: Sequence[str]) -> list[str]:
     pids: list[str] = []
     signal_given = False

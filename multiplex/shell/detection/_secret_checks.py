@@ -21,7 +21,6 @@ from multiplex.shell.detection._catalogue import (
 )
 from multiplex.shell.detection._command_checks import (
     DISK_TOOLS,
-    device_at,
     git_subcommand,
 )
 from multiplex.shell.detection._printers import prints_credentials
@@ -40,7 +39,7 @@ from multiplex.shell.detection.paths._secret_paths import (
     may_hold_secret,
     resolved,
 )
-from multiplex.shell.detection.paths._targets import Place, path_words, placed
+from multiplex.shell.detection.paths._targets import Place, device_at, path_words, placed
 from multiplex.shell.detection.paths._writes import (
     UNPACKERS,
     all_commands,

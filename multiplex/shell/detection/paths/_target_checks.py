@@ -30,11 +30,12 @@ from multiplex.shell.detection._catalogue import (
     SYSTEM_TARGET,
     Finding,
 )
-from multiplex.shell.detection._command_checks import device_at, operands
+from multiplex.shell.detection._command_checks import CHMODS, operands
 from multiplex.shell.detection.paths._targets import (
     Place,
     candidates,
     destructive_targets,
+    device_at,
     is_catastrophic,
     may_destroy,
     path_words,
@@ -71,7 +72,6 @@ _SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
 # Programs that erase a block device named as an operand (listing options excepted).
 _WIPERS = frozenset({"wipefs", "blkdiscard", "mkswap", "sgdisk", "sfdisk", "zpool", "badblocks"})
 _READ_ONLY = frozenset({"-n", "--no-act", "-l", "--list", "-p", "--print", "--help", "-V"})
-_CHMODS = frozenset({"chmod", "chown", "chgrp"})  # they change a device's mode, not its data
 
 
 def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
@@ -86,7 +86,7 @@ def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             )
             if posixpath.normpath(at or ".") in _SYSRQ:
                 yield Finding(SYSRQ, evidence(cmd), cmd.text)
-            elif at is not target and cmd.program not in _CHMODS and device_at(target, cwd):
+            elif at is not target and cmd.program not in CHMODS and device_at(target, cwd):
                 yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)
         if not cmd.argv:
             continue

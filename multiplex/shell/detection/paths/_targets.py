@@ -24,6 +24,7 @@ from multiplex.shell.detection._command_checks import (
     CHMODS,
     catastrophic_path,
     expand_braces,
+    is_block_device,
     operands,
     permission_operands,
     program,
@@ -39,6 +40,7 @@ __all__ = [
     "Place",
     "candidates",
     "destructive_targets",
+    "device_at",
     "is_catastrophic",
     "may_destroy",
     "path_words",
@@ -366,3 +368,13 @@ def _placed(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, P
             here = dataclasses.replace(here, cwd=posixpath.normpath(cwd) if cwd else None)
     for cmd in parsed.variant_commands:
         yield cmd, place
+
+
+def device_at(word: str, cwd: str | None) -> bool:
+    """``word`` names a block device as written, or, relative, from the folder ``cwd`` a
+    command runs in: ``sda`` in /dev, ``dev/sda`` in /, ``../dev/sda`` from /tmp."""
+    if word.startswith("/"):
+        return word.startswith("/dev/") and is_block_device(word)
+    if not cwd or not word or word[0] in "~$" or ("dev" not in word and "/dev" not in cwd):
+        return False
+    return is_block_device(posixpath.join(cwd, word))
