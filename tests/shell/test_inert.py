@@ -37,7 +37,7 @@ from multiplex.shell import (
 )
 from multiplex.shell.detection.paths import _writes
 from multiplex.shell.detection.paths._writes import SENSITIVE_NAMES, sensitive
-from multiplex.shell.parsing.runs._everyday import everyday_words
+from multiplex.shell.parsing.runs._everyday import runs_nothing
 from multiplex.shell.parsing.runs._unwrap import unwrap_step
 from tests.shell.test_fast_paths import _clear_line_caches, corpus_lines
 
@@ -113,7 +113,7 @@ def _admitted_but_found(
     wrong: list[tuple[str, str | None, tuple[str, ...], object]] = [
         (line, None, (), "the walk did not look at what it runs")
         for cmd in parsed.commands
-        if cmd.argv and cmd.argv[0] != "awk" and everyday_words(cmd) is not None
+        if cmd.argv and runs_nothing(cmd)
         if _runs_something(cmd.argv)
     ]
     for place in places:

@@ -18,7 +18,7 @@ from multiplex.shell.parsing._bound import printf_values, read_values, set_value
 from multiplex.shell.parsing._grammar import WalkContext as _Ctx
 from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
 from multiplex.shell.parsing._printed import stdin_text_after
-from multiplex.shell.parsing.runs._everyday import everyday_words
+from multiplex.shell.parsing.runs._everyday import runs_nothing
 from multiplex.shell.parsing.runs._payloads import env_payloads
 from multiplex.shell.parsing.runs._unwrap import NextStep, program_name, unwrap_step
 
@@ -108,9 +108,8 @@ class Emitter:
                 raise OverLimit
             if not argv:
                 return
-            # An everyday command of no redirection runs nothing beyond itself (awk aside:
-            # its code is read as a script below).
-            if not redirects and argv[0] != "awk" and everyday_words(cmd) is not None:
+            # An everyday command of no redirection runs nothing beyond itself.
+            if not redirects and runs_nothing(cmd):
                 return
             step = unwrap_step(argv, redirects, ctx.stdin)
             if step.scripts or step.shell_payloads or step.sub_commands:  # most run nothing

@@ -25,7 +25,7 @@ from multiplex.shell.parsing._variants import (
     unquote_words,
 )
 from multiplex.shell.parsing._walker import Walker
-from multiplex.shell.parsing.runs._everyday import everyday_words
+from multiplex.shell.parsing.runs._everyday import runs_nothing
 from multiplex.shell.parsing.runs._written import written_then_run
 
 __all__ = [
@@ -147,7 +147,7 @@ def _everyday_line(line: str, pipelines: Pipelines) -> ParsedLine | None:
         last = len(pipeline) - 1
         for stage, (argv, shown) in enumerate(pipeline):
             cmd = SimpleCommand(argv, (), shown, (), upstream)
-            if argv[0] == "awk" or everyday_words(cmd) is None:
+            if not runs_nothing(cmd):
                 return None
             sequence.append(commands.setdefault(cmd, cmd))
             if stage < last:

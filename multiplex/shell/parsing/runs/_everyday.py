@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from multiplex.shell.parsing._parsed import SimpleCommand
 
-__all__ = ["FILTERS", "WRITES_BY_OPTION", "everyday_words", "prints_fields"]
+__all__ = ["FILTERS", "WRITES_BY_OPTION", "everyday_words", "prints_fields", "runs_nothing"]
 
 # The shape of a word: a predicate (a compiled pattern's fullmatch, or a function).
 Shape = Callable[[str], object]
@@ -343,6 +343,11 @@ def everyday_words(cmd: SimpleCommand) -> list[str] | None:
 
 
 _KEY = "everyday"
+
+
+def runs_nothing(cmd: SimpleCommand) -> bool:
+    """An everyday command the walk need not look into: all but awk, whose code it reads."""
+    return cmd.argv[:1] != ("awk",) and everyday_words(cmd) is not None
 
 
 # The programs of the table that may read another stage's output.
