@@ -203,18 +203,21 @@ _NOTHING_FOUND = Conclusion(
 )
 
 
-# The parse and deny steps most decisions pass, by their cause ("2 simple commands",
-# "200 rules"): made once each (values; a bounded table, not a cache of lines).
-_STEPS: dict[tuple[str, str, str], TraceStep] = {}
+# The parse and deny steps most decisions pass, by their count ("2 simple commands",
+# "200 rules"): made once each (values; bounded tables, not caches of lines).
+_PARSED: dict[int, TraceStep] = {}
+_DENY_PASSED: dict[int, TraceStep] = {}
 
 
-def _step(cause: str, step: str, outcome: str) -> TraceStep:
-    made = _STEPS.get((cause, step, outcome))
-    if made is None:
-        made = TraceStep(step, outcome, cause)
-        if len(_STEPS) < 4096:
-            _STEPS[cause, step, outcome] = made
-    return made
+def _counted(
+    made: dict[int, TraceStep], count: int, step: str, outcome: str, noun: str
+) -> TraceStep:
+    found = made.get(count)
+    if found is None:
+        found = TraceStep(step, outcome, f"{count} {noun}")
+        if len(made) < 4096:
+            made[count] = found
+    return found
 
 
 def _describe(finding: Finding) -> str:
@@ -248,7 +251,7 @@ def run_static_checks(
         )
     segments = len(parsed.commands)
     if parsed.error is None:
-        trace.append(_step(f"{segments} simple commands", "parse", "ok"))
+        trace.append(_counted(_PARSED, segments, "parse", "ok", "simple commands"))
     else:
         trace.append(TraceStep("parse", "error", parsed.error))
     # docs/security.md#inert-lines: a line no check of steps 2 and 5-7 can find anything in.
@@ -270,7 +273,7 @@ def run_static_checks(
     denied = _deny_match(parsed, approvals.deny, data.place.cwd)
     if denied is not None:
         return trace, stop("deny", "blocked", "deny rule", DecidedBy.RULE, denied[0]), None
-    trace.append(_step(f"{len(approvals.deny)} rules", "deny", "pass"))
+    trace.append(_counted(_DENY_PASSED, len(approvals.deny), "deny", "pass", "rules"))
     # 4. yolo or mode off
     if approvals.yolo or data.session_yolo or approvals.mode == "off":
         why = (

@@ -140,6 +140,12 @@ def _everyday_line(line: str, pipelines: Pipelines) -> ParsedLine | None:
     """
     if "hash" in line:
         return None
+    if len(pipelines) == 1 and len(pipelines[0]) == 1:  # most lines: one command
+        argv, shown = pipelines[0][0]
+        cmd = SimpleCommand(argv, (), shown)
+        if not runs_nothing(cmd):
+            return None
+        return _everyday_parsed(line, (cmd,), (cmd,))
     commands: dict[SimpleCommand, SimpleCommand] = {}
     sequence: list[SimpleCommand] = []
     for pipeline in pipelines:
@@ -154,6 +160,12 @@ def _everyday_line(line: str, pipelines: Pipelines) -> ParsedLine | None:
                 upstream = feed_upstream(upstream, argv)
     if len(sequence) > MAX_SEGMENTS:
         return None
+    return _everyday_parsed(line, tuple(commands), tuple(sequence))
+
+
+def _everyday_parsed(
+    line: str, commands: tuple[SimpleCommand, ...], sequence: tuple[SimpleCommand, ...]
+) -> ParsedLine | None:
     # What normalised_variants gives such a line: nothing without quotes (plain words hold
     # no escape, "$" or "{"); with them, the line with its words' quotes removed.
     variants: tuple[str, ...] = ()
@@ -162,10 +174,4 @@ def _everyday_line(line: str, pipelines: Pipelines) -> ParsedLine | None:
             return None  # ($IFS, a brace word, an escape inside quotes: the walk reads them)
         unquoted = unquote_words(line)
         variants = (unquoted,) if unquoted != line else ()
-    return ParsedLine(
-        line=line,
-        commands=tuple(commands),
-        variants=variants,
-        sequence=tuple(sequence),
-        plain=True,
-    )
+    return ParsedLine(line, commands, variants, sequence=sequence, plain=True)

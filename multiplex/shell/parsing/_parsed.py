@@ -60,7 +60,15 @@ class Redirect:
         return self.target not in _NOT_FILES and not self.target.startswith("/dev/fd/")
 
 
-@dataclass(frozen=True, slots=True)
+def _setters(cls: type, names: str) -> tuple[Callable[[object, object], None], ...]:
+    """The slots' own setters of ``names``, in order: what a frozen class's ``__init__``
+    sets its fields with. The dataclass's generated one calls ``object.__setattr__`` per
+    field, which looks each name up again (0.7 µs more a command, made for every
+    command of every decision). ``tests/shell/test_parsed.py`` checks the two agree."""
+    return tuple(vars(cls)[name].__set__ for name in names.split())
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class SimpleCommand:
     """One program invocation as it would receive its arguments.
 
@@ -84,9 +92,25 @@ class SimpleCommand:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
-    def __post_init__(self) -> None:
-        first = self.argv[0] if self.argv else ""
-        object.__setattr__(self, "program", first[first.rfind("/") + 1 :].lower())
+    def __init__(
+        self,
+        argv: tuple[str, ...],
+        redirects: tuple[Redirect, ...],
+        text: str,
+        wrapped_by: tuple[str, ...] = (),
+        upstream: tuple[str, ...] = (),
+        assignments: tuple[str, ...] = (),
+    ) -> None:
+        first = argv[0] if argv else ""
+        put = _COMMAND_FIELDS
+        put[0](self, argv)
+        put[1](self, redirects)
+        put[2](self, text)
+        put[3](self, wrapped_by)
+        put[4](self, upstream)
+        put[5](self, assignments)
+        put[6](self, first[first.rfind("/") + 1 :].lower())
+        put[7](self, {})
 
     @property
     def writes_file(self) -> bool:
@@ -98,7 +122,12 @@ class SimpleCommand:
         return _once(self.memo, key, compute)
 
 
-@dataclass(frozen=True, slots=True)
+_COMMAND_FIELDS = _setters(
+    SimpleCommand, "argv redirects text wrapped_by upstream assignments program memo"
+)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ParsedLine:
     """A command line broken into everything it would run (docs/approvals.md#parsing).
 
@@ -131,17 +160,54 @@ class ParsedLine:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
+    def __init__(
+        self,
+        line: str,
+        commands: tuple[SimpleCommand, ...],
+        variants: tuple[str, ...] = (),
+        script_payloads: tuple[str, ...] = (),
+        error: str | None = None,
+        over_limit: str | None = None,
+        variant_commands: tuple[SimpleCommand, ...] = (),
+        fork_bombs: tuple[str, ...] = (),
+        variant_sequences: tuple[tuple[SimpleCommand, ...], ...] = (),
+        sequence: tuple[SimpleCommand, ...] = (),
+        plain: bool = False,
+    ) -> None:
+        put = _LINE_FIELDS
+        put[0](self, line)
+        put[1](self, commands)
+        put[2](self, variants)
+        put[3](self, script_payloads)
+        put[4](self, error)
+        put[5](self, over_limit)
+        put[6](self, variant_commands)
+        put[7](self, fork_bombs)
+        put[8](self, variant_sequences)
+        put[9](self, sequence)
+        put[10](self, plain)
+        put[11](self, {})
+
     def once(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()`` the first time ``key`` is asked of this line, then that value."""
         return _once(self.memo, key, compute)
 
     def match_argvs(self) -> tuple[tuple[str, ...], ...]:
         """Every argv deny rules and detection must see, deduplicated, order kept."""
+        if len(self.commands) == 1 and not self.variant_commands:  # most lines: one command
+            return (self.commands[0].argv,) if self.commands[0].argv else ()
         seen: dict[tuple[str, ...], None] = {}
         for cmd in self.commands + self.variant_commands:
             if cmd.argv:
                 seen.setdefault(cmd.argv, None)
         return tuple(seen)
+
+
+_LINE_FIELDS = _setters(
+    ParsedLine,
+    "line commands variants script_payloads error over_limit variant_commands fork_bombs "
+    "variant_sequences sequence plain memo",
+)
 
 
 def in_order(parsed: ParsedLine) -> tuple[tuple[SimpleCommand, ...], bool]:

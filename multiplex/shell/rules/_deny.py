@@ -143,10 +143,10 @@ def _programs(rules: RuleSet) -> frozenset[str] | None:
 def _may_match(argv: Sequence[str], programs: frozenset[str]) -> bool:
     """Some rule may match ``argv`` or one of its meanings: its program is a rule's, or
     meanings() may name another one (:func:`._meaning.may_rename`)."""
-    prog = _basename(argv[0])
-    if prog in programs or argv[0].casefold() in programs:
+    word = argv[0]
+    if word.rpartition("/")[2].casefold() in programs:
         return True
-    return may_rename(argv)
+    return ("/" in word and word.casefold() in programs) or may_rename(argv)
 
 
 def _takes(program: str) -> frozenset[str]:
@@ -177,7 +177,8 @@ def _fed_scripts(parsed: ParsedLine) -> list[tuple[str, ...]]:
     found: list[tuple[str, ...]] = []
     commands = parsed.commands
     for k, cmd in enumerate(commands + parsed.variant_commands):
-        if not cmd.argv or not PYTHON_PROGRAM.fullmatch(cmd.program):
+        # (Every name PYTHON_PROGRAM matches holds "py": most commands need no regex.)
+        if not cmd.argv or "py" not in cmd.program or not PYTHON_PROGRAM.fullmatch(cmd.program):
             continue
         fed = [r.target for r in cmd.redirects if r.op in ("<", "0<")][-1:]
         if not fed and 0 < k < len(commands) and cmd.upstream[-1:] == ("cat",):
@@ -206,9 +207,12 @@ def deny_match(
     if not len(rules):
         return None
     meant = _meant(rules, cwd)
-    argvs = list(parsed.match_argvs())
-    argvs += [a for inner in script_lines(parsed, 0) for a in inner.match_argvs()]
-    argvs += _fed_scripts(parsed)
+    argvs: Sequence[tuple[str, ...]] = parsed.match_argvs()
+    if parsed.script_payloads:
+        argvs = [*argvs, *(a for inner in script_lines(parsed, 0) for a in inner.match_argvs())]
+    fed = _fed_scripts(parsed)
+    if fed:
+        argvs = [*argvs, *fed]
     programs = meant.programs
     for argv in argvs:
         # Most commands name a program no rule names: no meaning of theirs is looked for.

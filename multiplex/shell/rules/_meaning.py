@@ -266,17 +266,43 @@ _RENAMING = frozenset(
 )  # fmt: skip
 
 
+# The programs only the verb part of meanings() reads (none of its earlier branches names
+# them), and every program some branch names: any other means only what it says.
+_VERBS_ONLY = (
+    frozenset({"npm", "git", "systemctl", "kubectl", "terraform", *_DOCKER_LIKE, *VERB_ALIASES})
+    - _SAME_PROGRAM.keys()
+    - _PUBLISHERS
+    - {
+        "rm",
+        "find",
+        "npx",
+        "cargo",
+        "terragrunt",
+        "uv",
+        "docker-compose",
+        "service",
+        *_REGISTRY_PUSH,
+    }
+)
+_NAMED = _VERBS_ONLY | _RENAMING | {"rm"}
+
+
+def _renamed_by_shape(word: str, prog: str) -> bool:
+    """A program meanings() reads by the shape of its name: a script, an init script, python
+    or pip of some version."""
+    return (
+        prog.endswith(".py")
+        or word.startswith("/etc/init.d/")
+        or PYTHON_PROGRAM.fullmatch(prog) is not None
+        or _PIP.fullmatch(prog) is not None
+    )
+
+
 def may_rename(argv: Sequence[str]) -> bool:
     """:func:`meanings` may give ``argv`` another program's name (python for a script,
     docker for podman, rm for find -delete, the command npx runs …)."""
     prog = _program(argv[0])
-    return (
-        prog in _RENAMING
-        or prog.endswith(".py")
-        or argv[0].startswith("/etc/init.d/")
-        or PYTHON_PROGRAM.fullmatch(prog) is not None
-        or _PIP.fullmatch(prog) is not None
-    )
+    return prog in _RENAMING or _renamed_by_shape(argv[0], prog)
 
 
 def meanings(
@@ -289,6 +315,10 @@ def meanings(
     command means each part of what it does).
     """
     prog = _program(argv[0])
+    if prog in _VERBS_ONLY and not argv[0].startswith("/etc/init.d/"):
+        return _verb_forms(argv, prog, cwd, takes)
+    if prog not in _NAMED and not _renamed_by_shape(argv[0], prog):
+        return ()  # (most commands: ls, cat, make …) no table names the program
     if prog in _SAME_PROGRAM:  # podman push x means docker push x, then what docker's means
         same = (_SAME_PROGRAM[prog], *argv[1:])
         return (same, *meanings(same, cwd=cwd, takes=takes, rule=rule))
@@ -338,6 +368,11 @@ def meanings(
         return (("systemctl", argv[2], argv[1].removesuffix(".service"), *argv[3:]),)
     if argv[0].startswith("/etc/init.d/") and len(argv) >= 2:
         return (("systemctl", argv[1], prog, *argv[2:]),)
+    return _verb_forms(argv, prog, cwd, takes)
+
+
+def _verb_forms(argv: Argv, prog: str, cwd: str | None, takes: frozenset[str]) -> tuple[Argv, ...]:
+    """What ``argv`` means by its verb: the program's own aliases and equivalent verbs."""
     i = verb_index(argv, takes)
     if i is None:
         return ()

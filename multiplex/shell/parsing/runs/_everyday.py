@@ -338,8 +338,13 @@ def _words_of(argv: Sequence[str]) -> list[str] | None:
 def everyday_words(cmd: SimpleCommand) -> list[str] | None:
     """The operands of a command of the table's shapes, or None (docs/security.md#inert-lines).
 
-    Asked of a command once (the walk asks, then the gate's first test)."""
-    return cmd.once(_KEY, lambda: _words_of(cmd.argv))
+    Asked of a command once (the walk asks, then the gate's first test): kept in its memo
+    (read here without ``once``, whose closure costs more than the reader on most lines)."""
+    memo = cmd.memo
+    if _KEY in memo:
+        return memo[_KEY]  # type: ignore[return-value]
+    found = memo[_KEY] = _words_of(cmd.argv)
+    return found
 
 
 _KEY = "everyday"
@@ -347,7 +352,7 @@ _KEY = "everyday"
 
 def runs_nothing(cmd: SimpleCommand) -> bool:
     """An everyday command the walk need not look into: all but awk, whose code it reads."""
-    return cmd.argv[:1] != ("awk",) and everyday_words(cmd) is not None
+    return cmd.program != "awk" and everyday_words(cmd) is not None
 
 
 # The programs of the table that may read another stage's output.
