@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from multiplex.shell.parsing._parsed import slot_setters
+
 __all__ = [
     "Danger",
     "DecidedBy",
@@ -141,7 +143,7 @@ def render_message(decision: Decision) -> str:
     raise AssertionError(decision.outcome)  # pragma: no cover
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Verdict:
     """What the gate would do for a command, with its trace; writes nothing."""
 
@@ -156,6 +158,30 @@ class Verdict:
     # Every danger of the line in line order; the outcome is the most severe's.
     dangers: tuple[Danger, ...] = field(default=())
 
+    def __init__(
+        self,
+        profile: str,
+        command: str,
+        outcome: VerdictOutcome,
+        cause: str,
+        decided_by: DecidedBy | None,
+        rule: str | None,
+        segments: tuple[tuple[str, ...], ...],
+        trace: tuple[TraceStep, ...] = (),
+        dangers: tuple[Danger, ...] = (),
+    ) -> None:
+        # One is made every decision: its slots set directly (see slot_setters).
+        put = _VERDICT_FIELDS
+        put[0](self, profile)
+        put[1](self, command)
+        put[2](self, outcome)
+        put[3](self, cause)
+        put[4](self, decided_by)
+        put[5](self, rule)
+        put[6](self, segments)
+        put[7](self, trace)
+        put[8](self, dangers)
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of ``approvals test --json`` (docs/cli.md)."""
         return {
@@ -169,3 +195,8 @@ class Verdict:
             "trace": [t.as_dict() for t in self.trace],
             "dangers": [d.as_dict() for d in self.dangers],
         }
+
+
+_VERDICT_FIELDS = slot_setters(
+    Verdict, "profile command outcome cause decided_by rule segments trace dangers"
+)

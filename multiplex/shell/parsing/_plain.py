@@ -88,7 +88,12 @@ def plain_argv(line: str) -> tuple[str, ...] | None:
     """The argv of a line of plain words, or None (the grammar must read it)."""
     if not _PLAIN.fullmatch(line) or "==" in line:  # the grammar drops a "==" word
         return None
-    words = tuple(w for w in line.split(" ") if w)
+    return _plain_words(line)
+
+
+def _plain_words(line: str) -> tuple[str, ...] | None:
+    # (line: plain characters only, its one blank the space: split() splits on spaces alone)
+    words = tuple(line.split())
     if not words or not _plain_first(words[0]):
         return None
     return words
@@ -135,8 +140,9 @@ def plain_lines(line: str) -> Pipelines | None:
         return None
     out = Pipelines()
     if "|" not in masked and "&" not in masked and ";" not in masked:
-        # One stage alone (most lines): what the loop below makes of it, without the splits.
-        argv = plain_argv(line) if masked == line else _quoted_argv(line, masked)
+        # One stage alone (most lines): what the loop below makes of it, without the splits
+        # (_CHAIN matched, and no operator: the line is _PLAIN's, with no "==").
+        argv = _plain_words(line) if masked == line else _quoted_argv(line, masked)
         if argv is None:
             return None
         out.listed = False

@@ -293,8 +293,8 @@ def _renamed_by_shape(word: str, prog: str) -> bool:
     return (
         prog.endswith(".py")
         or word.startswith("/etc/init.d/")
-        or PYTHON_PROGRAM.fullmatch(prog) is not None
-        or _PIP.fullmatch(prog) is not None
+        # (every name either pattern matches holds a "p": most programs need no regex)
+        or ("p" in prog and (PYTHON_PROGRAM.fullmatch(prog) or _PIP.fullmatch(prog)) is not None)
     )
 
 
