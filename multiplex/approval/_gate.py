@@ -25,6 +25,7 @@ from multiplex.approval._static_checks import (
     CheckInput,
     Conclusion,
     dangers_of,
+    nothing_held,
     run_static_checks,
 )
 from multiplex.approval.grants._suggest import with_suggestions
@@ -96,7 +97,7 @@ class Gate(Asking):
             backend=view.backend,
             host_access=view.host_access,
             allowlist=(allowlist := scope.profile.allowlist.ruleset(scope.cwd)),
-            held=allowlist.held,
+            held=allowlist.held if allowlist.binds else nothing_held,
             session_grants=session.grants,
             session_yolo=session.yolo,
             place=place_of(scope, self._served_homes()),

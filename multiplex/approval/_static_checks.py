@@ -32,6 +32,7 @@ __all__ = [
     "Conclusion",
     "dangers_of",
     "deny_set",
+    "nothing_held",
     "run_static_checks",
 ]
 
@@ -50,7 +51,8 @@ class Conclusion:
 _NOWHERE = Place()
 
 
-def _nothing_held(argv: Sequence[str]) -> str | None:
+def nothing_held(argv: Sequence[str]) -> str | None:
+    """``CheckInput.held`` where no grant is bound to files: nothing is ever held."""
     return None
 
 
@@ -68,7 +70,7 @@ class CheckInput:
     place: Place = _NOWHERE
     search_path: str = ""
     # Why a command a bound grant names must ask (docs/allowlist.md#grants), or None.
-    held: Callable[[Sequence[str]], str | None] = _nothing_held
+    held: Callable[[Sequence[str]], str | None] = nothing_held
 
 
 # docs/approvals.md#order-of-checks step 5: only these backends run commands in a sealed
@@ -118,7 +120,6 @@ def _allow_match(data: CheckInput, quiet: bool = False) -> tuple[str, bool] | No
         return None
     matched: list[str] = []
     by_grant = False
-    moved = any(c.program in _MOVES for c in parsed.commands)
     for command in parsed.commands:
         why = (
             None
@@ -128,14 +129,14 @@ def _allow_match(data: CheckInput, quiet: bool = False) -> tuple[str, bool] | No
         if command.writes_file or (why is not None and why != OUTSIDE):
             return None
         # An assignment prefix (PATH=. ls) is matched too: only a rule naming it covers it.
-        argv = command.assignments + command.argv
+        argv = command.assignments + command.argv if command.assignments else command.argv
         rule = data.allowlist.match(argv)
         if rule is None:
             rule = data.session_grants.match(argv)
             if rule is None:
                 return None
             by_grant = True
-        if why is not None and not _names_the_path(rule.text, command, moved):
+        if why is not None and not _names_the_path(rule.text, command, _moves(parsed)):
             return None
         if rule.text not in matched:
             matched.append(rule.text)
@@ -143,6 +144,11 @@ def _allow_match(data: CheckInput, quiet: bool = False) -> tuple[str, bool] | No
 
 
 _MOVES = frozenset({"cd", "pushd", "popd"})
+
+
+def _moves(parsed: ParsedLine) -> bool:
+    """Some command of the line changes its folder."""
+    return any(c.program in _MOVES for c in parsed.commands)
 
 
 def _names_the_path(rule: str, command: SimpleCommand, moved: bool) -> bool:
@@ -156,7 +162,7 @@ def _names_the_path(rule: str, command: SimpleCommand, moved: bool) -> bool:
 
 
 def _held(data: CheckInput) -> str | None:
-    if data.parsed.error is not None:
+    if data.parsed.error is not None or data.held is nothing_held:
         return None
     for command in data.parsed.commands:
         why = data.held(command.assignments + command.argv)

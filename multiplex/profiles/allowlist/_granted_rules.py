@@ -51,6 +51,11 @@ class GrantedRules(RuleSet):
                 return rule
         return None
 
+    @property
+    def binds(self) -> bool:
+        """Some grant in effect is bound to files (only then can :meth:`held` find anything)."""
+        return bool(self._bound)
+
     def held(self, argv: Sequence[str]) -> str | None:
         """Why ``argv`` asks although a bound grant names it (``build.py changed since it was
         allowed``), or None when it is allowed or no bound grant names it."""

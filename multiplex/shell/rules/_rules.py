@@ -275,7 +275,7 @@ class RuleSet:
 
     def match(self, argv: Sequence[str]) -> Rule | None:
         """The first rule in insertion order that matches ``argv``, or None."""
-        if not argv:
+        if not argv or not self._rules:  # (a session's grants: most often none)
             return None
         program = argv[0]
         if self._ignore_case:
