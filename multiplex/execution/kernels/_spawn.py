@@ -4,7 +4,9 @@ The environment is the scope's command env — the same mapping shell commands
 get, built once by :mod:`multiplex.scopes` — plus ``CREDENTIALS_DIRECTORY``
 when the profile has credential files. The fingerprint says whether a later
 config epoch changed any of it, which makes a running kernel stale.
-:class:`SpecManager` is the jupyter-client manager that launches exactly that.
+:class:`~multiplex.execution.kernels._process.SpecManager` launches exactly that.
+This module imports no jupyter-client: the pool reads it on every CLI call, jupyter-client
+and zmq load with the first kernel.
 """
 
 from __future__ import annotations
@@ -14,14 +16,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from jupyter_client.kernelspec import KernelSpec
-from jupyter_client.manager import KernelManager
 
 from multiplex.scopes import ProfileScope
 
-__all__ = ["ENGINE_MODULE", "KernelSpawn", "SpecManager", "fingerprint", "kernel_argv", "spawn_for"]
+__all__ = ["ENGINE_MODULE", "KernelSpawn", "fingerprint", "kernel_argv", "spawn_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,15 +83,3 @@ def kernel_argv(runtime: Path) -> list[str]:
         "--InteractiveShell.colors=nocolor",
         "--DisplayFormatter.active_types=text/plain",
     ]
-
-
-class SpecManager(KernelManager):
-    """jupyter-client's KernelManager with our kernel spec (no kernelspec lookup on disk)."""
-
-    def __init__(self, argv: list[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._spec = KernelSpec(argv=argv, display_name="multiplex", language="python", env={})
-
-    @property
-    def kernel_spec(self) -> KernelSpec | None:
-        return self._spec
