@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import multiplex
@@ -160,3 +162,16 @@ def test_layers_match_the_design_doc() -> None:
         for name in names:
             if name != "multiplex":
                 assert f"`{name}`" in design, f"docs/design.md does not state the layer of {name}"
+
+
+def test_the_cli_loads_no_kernel_library() -> None:
+    # docs/operations.md#starting-fast: every CLI command and hook is a new process;
+    # jupyter-client, zmq and ipykernel load with a profile's first kernel only.
+    code = (
+        "import sys, multiplex.cli, multiplex.cli._app;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('jupyter_client', 'zmq', 'ipykernel')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
