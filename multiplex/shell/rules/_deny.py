@@ -171,6 +171,11 @@ def _meant(rules: RuleSet, cwd: str | None) -> _Meant:
     return _Meant(meant, origin, _programs(meant))
 
 
+# The last rules and folder asked and their meanings: a profile's decisions ask the same
+# set (the same object) at the same folder, which the lru_cache would hash each time.
+_last_meant: tuple[RuleSet | None, str | None, _Meant] = (None, None, _Meant(RuleSet(()), {}, None))
+
+
 def _fed_scripts(parsed: ParsedLine) -> list[tuple[str, ...]]:
     """``python - < deploy.py`` (or no ``-``), ``cat deploy.py | python``: as ``python
     deploy.py``: the file it is fed is the script it runs."""
@@ -206,7 +211,11 @@ def deny_match(
     """
     if not len(rules):
         return None
-    meant = _meant(rules, cwd)
+    global _last_meant
+    last = _last_meant  # one read: another thread may replace it meanwhile
+    if last[0] is not rules or last[1] != cwd:
+        last = _last_meant = (rules, cwd, _meant(rules, cwd))
+    meant = last[2]
     argvs: Sequence[tuple[str, ...]] = parsed.match_argvs()
     if parsed.script_payloads:
         argvs = [*argvs, *(a for inner in script_lines(parsed, 0) for a in inner.match_argvs())]
