@@ -12,6 +12,7 @@ import pytest
 
 from multiplex import Outcome, Supervisor
 from multiplex.shell import RuleSet, deny_match, parse_line
+from multiplex.shell.rules import _meaning as meaning
 
 RULES = [
     "npm publish *",
@@ -330,3 +331,48 @@ def test_a_build_that_pushes_and_a_runner_are_what_they_run(line: str) -> None:
     assert _deny(line, rules=rules) in rules
     assert _deny("docker buildx build -t img .", rules=rules) is None
     assert _deny("npm exec -- eslint .", rules=rules) is None
+
+
+def _corpus_argvs() -> list[tuple[str, ...]]:
+    lines = [*NOT_BLOCKED, *(line for lines in BLOCKED.values() for line in lines)]
+    lines += [line for _, line in EXAMPLES] + RULES
+    for name in ("tests/shell/corpus/bypass_deny.tsv", "tests/approval/corpus/deny_options.tsv"):
+        text = (Path(__file__).resolve().parents[2] / name).read_text()
+        lines += [row.split("\t")[-1] for row in text.splitlines() if row and row[0] != "#"]
+    lines += [f"{program} {tail}" for program in _PROGRAMS for tail in _TAILS]
+    argvs = {a: None for line in lines for a in parse_line(line).match_argvs()}
+    return list(argvs)
+
+
+# Programs every table of meanings() names, spelled as a command may, and some none names.
+_PROGRAMS = [
+    *sorted(meaning._NAMED), "Git", "PODMAN", "/usr/bin/git", "/etc/init.d/nginx", "python3.12",
+    "pip3.11", "./deploy.py", "pypy3", "ls", "cat", "make", "rsync", "helm", "gh", "service",
+]  # fmt: skip
+_TAILS = [
+    "push origin main", "--force push", "-C x push", "image push img", "rm -fr /", "publish",
+    "pub", "+nightly publish", "x -delete", "-m pip uninstall x", "restart nginx", "delete pod x",
+    "apply -destroy", "exec -- rm -rf /", "run-all destroy", "copy a docker://b", "pip uninstall x",
+    "compose -f p.yml down", "stage .", "send-pack origin", "del x", "release new v1", "",
+]  # fmt: skip
+
+
+def test_meanings_fast_routes_give_what_every_branch_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # meanings() routes a program only its verb tables read straight there, and answers ()
+    # at once for one no table names: the same answers as asking every branch in turn.
+    argvs = _corpus_argvs()
+    assert len(argvs) > 600
+    fast = {a: meaning.meanings(a, cwd="/w", takes=frozenset()) for a in argvs}
+    fast_rules = {a: meaning.meanings(a, cwd="/w", takes=frozenset(), rule=True) for a in argvs}
+
+    class Everything(frozenset[str]):
+        def __contains__(self, item: object) -> bool:
+            return True
+
+    monkeypatch.setattr(meaning, "_VERBS_ONLY", frozenset())
+    monkeypatch.setattr(meaning, "_NAMED", Everything())
+    for argv in argvs:
+        assert meaning.meanings(argv, cwd="/w", takes=frozenset()) == fast[argv], argv
+        assert meaning.meanings(argv, cwd="/w", takes=frozenset(), rule=True) == fast_rules[argv]
