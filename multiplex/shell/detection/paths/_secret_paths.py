@@ -215,7 +215,8 @@ _MAY_SECRET = re.compile("|".join(re.escape(c) for c in "$`{~*?[") + "|" + _SECR
 
 @functools.lru_cache(maxsize=64)
 def _secret_cwd(cwd: str) -> bool:
-    return bool(_SECRET_KEY.search(cwd))
+    """A key in the folder, also one ending in a "/" ("age/" at its end)."""
+    return bool(_SECRET_KEY.search(cwd) or _SECRET_KEY.search(cwd + "/"))
 
 
 def may_be_secret(word: str, place: Place) -> bool:
@@ -226,14 +227,14 @@ def may_be_secret(word: str, place: Place) -> bool:
     cwd = place.cwd
     if not cwd:
         return False
-    if _secret_cwd(cwd) or _secret_cwd(cwd + "/"):  # a key in the folder ("age/" at its end)
+    if _secret_cwd(cwd):
         return True
     # A key across the boundary: only those with a "/" inside ("/gh", "ssl/private"), in
     # each of the words may_hold_secret joined (cat x gh/hosts.yml in ~/.config).
-    return any(
-        one.startswith(_STRADDLING) and _SECRET_KEY.search(cwd + "/" + one) is not None
-        for one in (word.split("\n") if "\n" in word else (word,))
-    )
+    for one in word.split("\n") if "\n" in word else (word,):
+        if one.startswith(_STRADDLING) and _SECRET_KEY.search(cwd + "/" + one) is not None:
+            return True
+    return False
 
 
 # What follows the "/" of a secret key that holds one: a relative word starting so may
