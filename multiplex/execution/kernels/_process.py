@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import zmq
-from jupyter_client.kernelspec import KernelSpec
-from jupyter_client.manager import KernelManager
 from jupyter_client.session import Session
 
 from multiplex.execution._local import _materialise
 from multiplex.execution.egress import EgressSession, default_hub
 from multiplex.execution.kernels._cells import KernelError, RawCell
 from multiplex.execution.kernels._channel import Dispatch, ToolChannel
+from multiplex.execution.kernels._manager import SpecManager
 from multiplex.execution.kernels._output import Collector, finish, on_iopub, read_answers
 from multiplex.execution.kernels._proctree import kill_and_prove, memory_bytes, tree
 from multiplex.execution.kernels._spawn import KernelSpawn, kernel_argv
@@ -53,18 +52,6 @@ _SLICE = 0.1  # how often a waiting cell looks at its deadline, cancel switch an
 # are taken as lost (a full subscriber queue drops them) and the cell settles.
 _LATE = 2.0
 _ENGINE_ENV = ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")
-
-
-class SpecManager(KernelManager):
-    """jupyter-client's KernelManager with our kernel spec (no kernelspec lookup on disk)."""
-
-    def __init__(self, argv: list[str], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._spec = KernelSpec(argv=argv, display_name="multiplex", language="python", env={})
-
-    @property
-    def kernel_spec(self) -> KernelSpec | None:
-        return self._spec
 
 
 class KernelProcess:

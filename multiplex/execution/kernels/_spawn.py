@@ -4,7 +4,7 @@ The environment is the scope's command env — the same mapping shell commands
 get, built once by :mod:`multiplex.scopes` — plus ``CREDENTIALS_DIRECTORY``
 when the profile has credential files. The fingerprint says whether a later
 config epoch changed any of it, which makes a running kernel stale.
-:class:`~multiplex.execution.kernels._process.SpecManager` launches exactly that.
+:class:`~multiplex.execution.kernels._manager.SpecManager` launches exactly that.
 This module imports no jupyter-client: the pool reads it on every CLI call, jupyter-client
 and zmq load with the first kernel.
 """

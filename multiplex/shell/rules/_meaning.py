@@ -6,8 +6,8 @@ rewrites one argv into the canonical spelling of what it does, for the programs
 whose equivalences are known here (npm, docker/podman/nerdctl, git, python,
 systemctl/service); the deny check matches rules, rewritten the same way, against
 those spellings too. Every table is closed and small; a program not listed means
-only what it says; other spellings of verbs and git options are ``_spellings``. A
-pure leaf: stdlib, ``shell.parsing._argv`` and ``shell.rules._spellings``.
+only what it says; other spellings of verbs and git options are ``_spellings``,
+docker's are ``_docker``, npm's ``_npm``. A pure leaf: stdlib and those modules.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from multiplex.shell.rules._docker import DOCKER_LIKE, compose, docker_push, managed_verb
 from multiplex.shell.rules._npm import npm_verb
 from multiplex.shell.rules._spellings import VERB_ALIASES, aliased, git_options_first
 
@@ -25,26 +26,6 @@ __all__ = ["PYTHON_PROGRAM", "may_rename", "meanings"]
 Argv = tuple[str, ...]
 
 
-# docker's management commands and their classic names (podman and nerdctl share them).
-_DOCKER_MANAGED = {
-    "image": {
-        "rm": "rmi", "remove": "rmi", "ls": "images", "list": "images", "build": "build",
-        "history": "history", "import": "import", "inspect": "inspect", "load": "load",
-        "pull": "pull", "push": "push", "save": "save", "tag": "tag",
-    },
-    "container": {
-        "rm": "rm", "remove": "rm", "ls": "ps", "list": "ps", "ps": "ps", "attach": "attach",
-        "commit": "commit", "cp": "cp", "create": "create", "diff": "diff", "exec": "exec",
-        "export": "export", "inspect": "inspect", "kill": "kill", "logs": "logs",
-        "pause": "pause", "port": "port", "rename": "rename", "restart": "restart",
-        "run": "run", "start": "start", "stats": "stats", "stop": "stop", "top": "top",
-        "unpause": "unpause", "update": "update", "wait": "wait",
-    },
-    "builder": {"build": "build"},
-    "buildx": {"build": "build", "b": "build"},
-    "manifest": {"push": "push"},  # a manifest list pushed to the registry
-}  # fmt: skip
-_DOCKER_LIKE = frozenset({"docker", "podman", "nerdctl"})
 _GIT_SAME = {"send-pack": "push", "stage": "add"}
 # The interpreters meanings() reads: CPython and PyPy, which takes the same options.
 PYTHON_PROGRAM = re.compile(r"(?:python|pypy)(?:[23](?:\.\d+)?)?")
@@ -65,13 +46,6 @@ def verb_index(argv: Sequence[str], takes: frozenset[str]) -> int | None:
             break
         i += 2 if argv[i] in takes else 1
     return i if i < len(argv) else None
-
-
-def _docker(argv: Argv, i: int) -> Argv | None:
-    managed = _DOCKER_MANAGED.get(argv[i])
-    if managed is None or i + 1 >= len(argv) or argv[i + 1] not in managed:
-        return None
-    return (*argv[:i], managed[argv[i + 1]], *argv[i + 2 :])
 
 
 def _git_aliases(options: Sequence[str]) -> dict[str, str]:
@@ -169,11 +143,6 @@ _SAME_PROGRAM = {"podman": "docker", "nerdctl": "docker", "tofu": "terraform", "
                  "gmake": "make"}  # fmt: skip
 # Publishing to the npm registry through another client is npm publish.
 _PUBLISHERS = frozenset({"pnpm", "yarn", "bun"})
-# docker compose's own options before its verb (docker compose -f prod.yml down).
-_COMPOSE_VALUE = frozenset(
-    {"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory",
-     "--ansi", "--parallel", "--progress"}
-)  # fmt: skip
 _NPX_VALUE = frozenset({"-p", "--package", "-c", "--call", "-w", "--workspace"})
 # rm's flags that say what it does, by every spelling; the rest (-v, -i, -d …) are dropped.
 _RM_FLAGS = {"-r": "r", "-R": "r", "--recursive": "r", "-f": "f", "--force": "f"}
@@ -216,34 +185,6 @@ def _inner_npx(argv: Argv) -> Argv | None:
     return argv[i:] or None
 
 
-def _compose(argv: Argv, i: int) -> Argv | None:
-    """``docker compose [its options] VERB …`` as ``docker compose VERB … [its options]``."""
-    if argv[i] != "compose":
-        return None
-    k, moved = i + 1, list[str]()
-    while k < len(argv) and argv[k].startswith("-") and argv[k] != "--":
-        takes_value = argv[k] in _COMPOSE_VALUE
-        moved += argv[k : k + (2 if takes_value else 1)]
-        k += 2 if takes_value else 1
-    if not moved or k >= len(argv):
-        return None
-    return (*argv[: i + 1], argv[k], *argv[k + 1 :], *moved)
-
-
-def _docker_push(argv: Argv, i: int) -> Argv | None:
-    """``docker buildx build --push -t IMG``, ``docker compose push``: a push."""
-    verbs = argv[i : i + 2]
-    if verbs[:1] == ("compose",) and "push" in argv[i + 1 :]:
-        return ("docker", "push", *argv[argv.index("push", i + 1) + 1 :])
-    building = verbs[:1] == ("build",) or verbs in (("buildx", "build"), ("buildx", "bake"))
-    pushing = "--push" in argv or any(a.startswith("--output=type=registry") for a in argv)
-    if not (building and pushing):
-        return None
-    tags = [argv[k + 1] for k in range(i, len(argv) - 1) if argv[k] in ("-t", "--tag")]
-    tags += [a.partition("=")[2] for a in argv if a.startswith("--tag=")]
-    return ("docker", "push", *tags)
-
-
 def _kubectl_removal(argv: Argv, i: int) -> Argv | None:
     """``kubectl replace --force`` (deletes, then creates) and ``kubectl apply --prune``
     (deletes what the files no longer hold) as the ``kubectl delete`` they run."""
@@ -269,7 +210,7 @@ _RENAMING = frozenset(
 # The programs only the verb part of meanings() reads (none of its earlier branches names
 # them), and every program some branch names: any other means only what it says.
 _VERBS_ONLY = (
-    frozenset({"npm", "git", "systemctl", "kubectl", "terraform", *_DOCKER_LIKE, *VERB_ALIASES})
+    frozenset({"npm", "git", "systemctl", "kubectl", "terraform", *DOCKER_LIKE, *VERB_ALIASES})
     - _SAME_PROGRAM.keys()
     - _PUBLISHERS
     - {
@@ -385,9 +326,9 @@ def _verb_forms(argv: Argv, prog: str, cwd: str | None, takes: frozenset[str]) -
             if inner is not None:
                 found = (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
                 return (form, *found) if form is not None else found
-    elif prog in _DOCKER_LIKE:
-        managed = _docker(canonical, i) or _compose(canonical, i)  # image push; compose -f x
-        pushed = _docker_push(managed or canonical, i)
+    elif prog in DOCKER_LIKE:
+        managed = managed_verb(canonical, i) or compose(canonical, i)  # image push; compose -f x
+        pushed = docker_push(managed or canonical, i)
         return tuple(f for f in (managed, pushed) if f is not None)
     elif prog == "git":
         via_alias = _git(canonical, i)
