@@ -14,9 +14,11 @@ before the fix.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from multiplex.shell import Place, find_dangerous, find_hardline, find_named, parse_line
+from multiplex.shell import Finding, Place, find_dangerous, find_hardline, find_named, parse_line
 
 HOME = "/srv/mx/profiles/manual"
 
@@ -65,28 +67,23 @@ DEVICE_WRITES = [
 ]
 
 
-@pytest.mark.parametrize(("cwd", "line"), DEVICE_WRITES)
-def test_a_block_device_named_from_the_folder_is_a_hardline_write(cwd: str, line: str) -> None:
-    found = find_hardline(parse_line(line), place=Place(cwd=cwd, homes=("/root", HOME)))
-    assert found is not None and found.pattern.name == "block-device-write", (cwd, line, found)
+# A device named from the folder the line runs in: the check that finds it, and what.
+FROM_THE_FOLDER = [
+    *((find_hardline, "block-device-write", cwd, line) for cwd, line in DEVICE_WRITES),
+    (find_hardline, "sysrq-trigger", "/proc", "echo b > sysrq-trigger"),
+    (find_hardline, "sysrq-trigger", WORK, "cd /proc && echo c > sysrq-trigger"),
+    # a raw disk read is a secret read
+    (find_dangerous, "secret-read", "/dev", "cat sda | gzip > /tmp/disk.gz"),
+    (find_dangerous, "secret-read", WORK, "cd /dev; cat sda > /tmp/disk.img"),
+]
 
 
-@pytest.mark.parametrize(
-    ("cwd", "line"),
-    [("/proc", "echo b > sysrq-trigger"), (WORK, "cd /proc && echo c > sysrq-trigger")],
-)
-def test_the_sysrq_trigger_named_from_its_folder_is_hardline(cwd: str, line: str) -> None:
-    found = find_hardline(parse_line(line), place=Place(cwd=cwd, homes=("/root", HOME)))
-    assert found is not None and found.pattern.name == "sysrq-trigger", (cwd, line, found)
-
-
-@pytest.mark.parametrize(
-    ("cwd", "line"),
-    [("/dev", "cat sda | gzip > /tmp/disk.gz"), (WORK, "cd /dev; cat sda > /tmp/disk.img")],
-)
-def test_a_raw_disk_read_from_its_folder_is_a_secret_read(cwd: str, line: str) -> None:
-    found = find_dangerous(parse_line(line), place=Place(cwd=cwd, homes=("/root", HOME)))
-    assert found is not None and found.pattern.name == "secret-read", (cwd, line, found)
+@pytest.mark.parametrize(("check", "pattern", "cwd", "line"), FROM_THE_FOLDER)
+def test_a_device_named_from_the_folder_is_found(
+    check: Callable[..., Finding | None], pattern: str, cwd: str, line: str
+) -> None:
+    found = check(parse_line(line), place=Place(cwd=cwd, homes=("/root", HOME)))
+    assert found is not None and found.pattern.name == pattern, (cwd, line, found)
 
 
 @pytest.mark.parametrize(
