@@ -1,12 +1,15 @@
 """The process's egress: one proxy, one network namespace per profile (docs/execution.md#egress).
 
 A command of a profile with ``terminal.network: on`` gets an ``EgressSession``:
-a listener made inside its profile's namespace (started at the profile's first
+a listener inside its profile's namespace (started at the profile's first
 such command and kept for the process's life), served by the one proxy under
 the profile's policy, the proxy variables pointing at it, and the argv that
-starts the sandbox in that namespace. Each command has a listener of its own,
-so a refusal is told to the command that asked (on its stderr) and to nobody
-else. Endpoints of the supervisor itself (the gateway's port, the cluster's
+starts the sandbox in that namespace. Each command has a listener of its own
+while it runs, so a refusal is told to the command that asked (on its stderr)
+and to nobody else. A listener outlives its command: once the command's
+connections are closed it waits, unleased, for the profile's next command
+(``_IDLE_MAX`` of them a profile), so a command costs no request to the
+namespace's holder and no hop to the proxy's thread to start serving. Endpoints of the supervisor itself (the gateway's port, the cluster's
 Redis) are ``protect``-ed: no profile reaches them unless its ``egress.allow``
 names that very host and port.
 """
@@ -19,7 +22,7 @@ import functools
 import os
 import socket
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,14 +47,18 @@ def proxy_env(port: int) -> dict[str, str]:
     return env
 
 
+# Idle listeners kept per profile: more than this many commands at once of one
+# profile make listeners that are stopped when their commands end.
+_IDLE_MAX = 16
+
+
 @dataclass(slots=True)
 class EgressSession:
     """One command's way out: its proxy variables, the argv entering its namespace, what was refused."""
 
     env: dict[str, str]
     enter: list[str]
-    _proxy: EgressProxy
-    _listener: EgressListener
+    _release: Callable[[], None] | None
     refusals: list[Refusal] = field(default_factory=list)
 
     @property
@@ -64,8 +71,10 @@ class EgressSession:
         return [f"multiplex egress: {r.message}" for r in list(self.refusals)]
 
     def close(self) -> None:
-        """Stop serving this command's listener (idempotent)."""
-        self._proxy.stop(self._listener)
+        """End this command's lease of its listener (idempotent)."""
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
 
 class EgressHub:
@@ -75,6 +84,8 @@ class EgressHub:
         self._lock = threading.Lock()
         self._proxy = EgressProxy()
         self._networks: dict[Path, ProfileNetwork] = {}
+        # Per namespace, its listeners whose last command has ended (none leased).
+        self._idle: dict[ProfileNetwork, list[EgressListener]] = {}
         self._protected: frozenset[tuple[str, int]] = frozenset()
         self._policies: dict[tuple[tuple[str, ...], tuple[str, ...]], EgressPolicy] = {}
 
@@ -112,32 +123,65 @@ class EgressHub:
 
     def network(self, name: str, home: Path) -> ProfileNetwork:
         """The profile's namespace, started on first use; raises OSError if none can be made."""
-        key = Path(os.path.realpath(home))
-        with self._lock:
-            found = self._networks.get(key)
-            if found is not None and found.alive:
+        return self._network_at(Path(os.path.realpath(home)), name)
+
+    def _network_at(self, key: Path, name: str) -> ProfileNetwork:
+        ended: list[EgressListener] = []
+        try:
+            with self._lock:
+                found = self._networks.get(key)
+                if found is not None and found.alive:
+                    return found
+                if found is not None:
+                    found.close()
+                    ended = self._idle.pop(found, [])
+                found = self._networks[key] = ProfileNetwork.start(name)
                 return found
-            if found is not None:
-                found.close()
-            found = self._networks[key] = ProfileNetwork.start(name)
-            return found
+        finally:
+            self._stop_all(ended)  # served in a namespace that has ended
 
     def open(
         self, name: str, home: Path, allow: tuple[str, ...], deny: tuple[str, ...], tag: object
     ) -> EgressSession:
         """A listener for one command of profile ``name``; raises OSError with a one-line reason."""
-        network = self.network(name, home)
-        sock = network.listener()
+        key = Path(os.path.realpath(home))
+        network = self._network_at(key, name)
+        policy = self.policy(allow, deny)
         refusals: list[Refusal] = []
+        with self._lock:
+            idle = self._idle.get(network)
+            listener = idle.pop() if idle else None
+        if listener is not None:
+            self._proxy.lease(listener, policy, on_refused=refusals.append, tag=tag)
+        else:
+            sock = network.listener()
+            try:
+                listener = self._proxy.serve(sock, policy, on_refused=refusals.append, tag=tag)
+            except BaseException:
+                sock.close()
+                raise
+        served = listener
+
+        def release() -> None:
+            self._proxy.release(served, lambda done: self._offer(key, network, done))
+
         try:
-            listener = self._proxy.serve(
-                sock, self.policy(allow, deny), on_refused=refusals.append, tag=tag
-            )
+            enter = network.enter_argv()  # OSError once the holder has ended
         except BaseException:
-            sock.close()
+            release()
             raise
-        port = int(sock.getsockname()[1])
-        return EgressSession(proxy_env(port), network.enter_argv(), self._proxy, listener, refusals)
+        return EgressSession(proxy_env(int(listener.address[1])), enter, release, refusals)
+
+    def _offer(self, key: Path, network: ProfileNetwork, listener: EgressListener) -> bool:
+        """Keep ``listener`` for ``network``'s next command (asked on the proxy's thread)."""
+        with self._lock:
+            if self._networks.get(key) is not network:
+                return False  # forgotten or replaced since: its listeners end with it
+            idle = self._idle.setdefault(network, [])
+            if len(idle) >= _IDLE_MAX:
+                return False
+            idle.append(listener)
+            return True
 
     def forget(self, home: Path) -> None:
         """End the namespace of a home no longer served."""
@@ -145,13 +189,21 @@ class EgressHub:
             if not self._networks:
                 return  # nothing to end (no path to resolve: thousands of homes at close)
             found = self._networks.pop(Path(os.path.realpath(home)), None)
+            ended = [] if found is None else self._idle.pop(found, [])
+        self._stop_all(ended)
         if found is not None:
             found.close()
+
+    def _stop_all(self, listeners: list[EgressListener]) -> None:
+        for listener in listeners:
+            with contextlib.suppress(Exception):  # the proxy may be closing too
+                self._proxy.stop(listener)
 
     def close(self) -> None:
         """Stop the proxy and end every namespace; the hub may be used again later."""
         with self._lock:
             networks, self._networks = list(self._networks.values()), {}
+            self._idle = {}
         self._proxy.close()
         for network in networks:
             network.close()
