@@ -136,7 +136,10 @@ _SCRIPT_EXEC_WORDS = (
 def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each command or script literal that reads a private key or credential store."""
     # Each command where it runs: cd /etc && cat shadow reads /etc/shadow.
+    lister = False  # a find over a whole home or / met earlier on the line
     for cmd, here in placed(parsed, place):
+        if cmd.program in _LISTERS and not lister and not cmd.wrapped_by:
+            lister = _lists_whole_home(cmd, here)
         if cmd.argv and cmd.program in _METADATA_ONLY:
             configs = ssh_config_files(cmd.program, cmd.argv[1:])
             if any(is_secret_path(p) for w in configs for p in resolved(w, here)):
@@ -147,6 +150,9 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             continue
         if cmd.program in _TREE_READERS and _reads_whole_home(cmd, here):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)  # grep -r token ~, cp -r ~ /tmp
+            continue
+        if lister and _given_listed_names(cmd):
+            yield Finding(SECRET_READ, evidence(cmd), cmd.text)  # find ~ | xargs cat
             continue
         words = list(path_words(cmd.argv)) if cmd.argv else []
         if cmd.program in COPIERS:  # scp -i KEY, rsync -e 'ssh -i KEY': used, not sent
@@ -217,6 +223,62 @@ def _reads_whole_home(cmd: SimpleCommand, place: Place) -> bool:
     return any(
         is_home_root(p) or p.rstrip("/") == "" for w in words for p in resolved(w, place) if p
     )
+
+
+# What lists every file of a tree, and what runs a command on names it is given.
+_LISTERS = frozenset({"find", "fd", "fdfind"})
+_FIND_OPTIONS = frozenset({"-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"})
+
+
+def _lists_whole_home(cmd: SimpleCommand, place: Place) -> bool:
+    """``cmd`` lists every file of a home or of ``/``: ``find ~``, ``find $HOME -type f``,
+    ``find /``, ``fd . ~``; ``find`` and ``fd`` with no folder list the one they run in."""
+    args = [a for a in cmd.argv[1:] if a not in _FIND_OPTIONS and not a.startswith("-D")]
+    if cmd.program == "find":  # the folders come before the first test or action
+        end = next((i for i, a in enumerate(args) if a[:1] in ("-", "(", "!")), len(args))
+        roots = args[:end] or ["."]
+    else:  # fd PATTERN FOLDER…
+        operands = [a for a in args if not a.startswith("-")]
+        roots = operands[1:] or ["."]
+    return any(
+        is_home_root(p) or p.rstrip("/") == "" for w in roots for p in resolved(w, place) if p
+    )
+
+
+_STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def _given_listed_names(cmd: SimpleCommand) -> bool:
+    """``cmd`` is run on, or reads, the names a lister before it printed: ``find … -exec
+    cmd {} +``, ``find … | xargs cmd``, ``| parallel cmd``, ``| tar czf x -T -``,
+    ``| cpio -o``, ``| zip x -@``, ``| rsync --files-from=- / dst``."""
+    if cmd.wrapped_by:
+        runner = cmd.wrapped_by[-1]
+        if runner == "find" or runner == "parallel":
+            return True
+        if runner == "xargs":
+            return not _LISTERS.isdisjoint(cmd.upstream)
+    if _LISTERS.isdisjoint(cmd.upstream):
+        return False
+    args = cmd.argv[1:]
+    if cmd.program == "cpio":  # -o, -ov, -vo, --create: an archive of the names read
+        return any(a == "--create" or (a[:1] == "-" != a[1:2] and "o" in a) for a in args)
+    if cmd.program == "zip":
+        return "-@" in args or "--names-stdin" in args
+    if cmd.program not in ("tar", "bsdtar", "rsync"):
+        return False
+    for i, arg in enumerate(args):
+        key, eq, value = arg.partition("=")
+        # --files-from and each unique prefix of it (getopt_long), tar's -T
+        if key.startswith("--files") and "--files-from".startswith(key):
+            named = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+        elif arg[:2] == "-T" and cmd.program != "rsync":
+            named = arg[2:] or (args[i + 1] if i + 1 < len(args) else "")
+        else:
+            continue
+        if named in _STDIN_NAMES:
+            return True
+    return False
 
 
 def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:

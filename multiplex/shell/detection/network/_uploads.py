@@ -21,9 +21,10 @@ import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.detection._command_checks import operands
-from multiplex.shell.parsing._argv import option_values
+from multiplex.shell.parsing._argv import git_subcommand, option_values
 from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
+from multiplex.shell.parsing.runs._payloads import git_config_write
 
 __all__ = [
     "COPIERS",
@@ -199,7 +200,11 @@ _SERVER_OPTIONS = {"kubectl": ("-s", "--server"), "oc": ("-s", "--server"),
 _SERVER_VARIABLES = {"vault": "VAULT_ADDR="}
 # ssh's agent lent to the host: whoever is root there signs in with the agent's keys.
 _AGENT_HOSTS = frozenset({"ssh", "scp", "sftp", "autossh"})
-SIGNS_IN = frozenset({*_SERVER_OPTIONS, *_AGENT_HOSTS})
+# git's URL rewrites (url.URL.insteadOf HOST): every later fetch and push of HOST, the
+# line that names it included, goes to URL instead.
+_GIT_REWRITE = re.compile(r"^url\.(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
+_URL_HOST = re.compile(r"^(?:[a-z][a-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)|[^@/:]+@([^/:]+):)")
+SIGNS_IN = frozenset({*_SERVER_OPTIONS, *_AGENT_HOSTS, "git"})
 _SSH_VALUED = frozenset("BbcDEeFIiJLlmOoPpQRSWw")  # ssh's short options that take a value
 
 
@@ -215,9 +220,40 @@ def _agent_flag(arg: str) -> bool:
     return False
 
 
+def _git_rewrites_urls(args: Sequence[str], assignments: Sequence[str]) -> bool:
+    """``git -c url.URL.insteadOf=PREFIX …`` (or ``--config-env=``, ``GIT_CONFIG_KEY_0=``),
+    ``git config [--global|-f F|set] url.URL.insteadOf PREFIX``: what git fetches and pushes
+    for PREFIX goes to another host the line names (``url.https://github.com/.insteadOf
+    git@github.com:`` keeps the host: not one)."""
+    sub, rest = git_subcommand(args)
+    front = args[: len(args) - len(rest)]
+    settings = [s.partition("=") for s in option_values(front, ("-c",))]
+    settings += [(s.partition("=")[0], "", "") for s in option_values(front, ("--config-env",))]
+    settings += [
+        (a.partition("=")[2], "", "") for a in assignments if a.startswith("GIT_CONFIG_KEY_")
+    ]
+    if sub == "config" and (written := git_config_write(rest)) is not None:
+        settings.append((written[0], "=", written[1]))
+    for key, _eq, value in settings:
+        found = _GIT_REWRITE.match(key.strip())
+        if found is not None and (
+            _url_host(found.group(1)) is None or _url_host(found.group(1)) != _url_host(value)
+        ):
+            return True
+    return False
+
+
+def _url_host(url: str) -> str | None:
+    """The host of a git URL (``https://h/…``, ``ssh://u@h:22/…``, ``u@h:path``), or None."""
+    found = _URL_HOST.match(url.strip())
+    return None if found is None else (found.group(1) or found.group(2)).lower()
+
+
 def token_elsewhere(prog: str, args: Sequence[str], assignments: Sequence[str] = ()) -> bool:
     """Whether ``prog``'s stored credential is sent to (or its ssh agent lent to) a server
-    the line names."""
+    the line names, or (git) its fetches and pushes are sent to one."""
+    if prog == "git":
+        return _git_rewrites_urls(args, assignments)
     if prog in _AGENT_HOSTS:
         settings = [a[2:] for a in args if a.startswith("-o")] + option_values(args, ("-o",))
         return any(_agent_flag(a) for a in args) or any(

@@ -36,12 +36,13 @@ _SECRETS = SECRETS  # the stores themselves: _credential_stores.py
 # patterns they are glob examples too ("cat ./*.key").
 _BY_NAME = (
     "*/id_rsa", "*/id_dsa", "*/id_ecdsa", "*/id_ed25519", "*.key", "*.p12", "*.pfx", "*.jks",
-    "*.keystore", "*privkey*.pem", "*private*.pem", "*-key.pem", "*_key.pem", "*secrets.yaml",
+    "*.keystore", "*privkey*.pem", "*private*.pem", "key.pem", "*-key.pem", "*_key.pem",
+    "*.key.pem", "*secrets.yaml",
     "*secrets.yml", "*secrets.json", "*.tfstate", "*.tfstate.backup",
 )  # fmt: skip
 _NAMED = re.compile(
     r"(?:id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:key|p12|pfx|jks|keystore|tfstate|tfstate\.backup)"
-    r"|.*(?:privkey|private).*\.pem|.*[-_]key\.pem|.*secrets\.(?:yaml|yml|json))"
+    r"|.*(?:privkey|private).*\.pem|(?:.*[-_.])?key\.pem|.*secrets\.(?:yaml|yml|json))"
 )
 _NAMED_ENDS = ("_rsa", "_dsa", "_ecdsa", "_ed25519", ".key", ".p12", ".pfx", ".jks", "keystore",
                ".tfstate", ".backup", ".pem", ".yaml", ".yml", ".json")  # fmt: skip
