@@ -28,6 +28,7 @@ descriptor polled by the thread that makes the sandbox cannot be.
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
 import shutil
@@ -229,7 +230,13 @@ def hide_copy(binds: Sequence[str], shown: Iterable[Path]) -> list[str]:
     """
     if len(binds) != 3 or binds[2] != "/etc" or binds[0] != "--ro-bind":
         return []
-    folder = Path(binds[1]).parent
+    return list(_hides_copy(binds[1], tuple(shown)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _hides_copy(copy: str, shown: tuple[Path, ...]) -> tuple[str, ...]:
+    """``hide_copy``'s answer, kept: the same copy and the same kept view each command."""
+    folder = Path(copy).parent
     if any(folder == p or folder.is_relative_to(p) for p in shown):
-        return ["--tmpfs", str(folder)]
-    return []
+        return ("--tmpfs", str(folder))
+    return ()
