@@ -59,6 +59,7 @@ _VERBS = {"ruff": ("format", "check"), "terraform": ("fmt",), "tofu": ("fmt",)}
 _COMPILERS = frozenset({"cc", "gcc", "g++", "c++", "clang", "clang++", "cpp", "tcc", "rustc"})
 # sqlite3's dot-commands that write a file (".output F", ".once F", ".save F", ".backup F").
 _SQLITE_WRITES = (".output", ".once", ".save", ".backup", ".excel")
+_WRITEFILE = re.compile(r"\bwritefile\s*\(\s*'((?:[^']|'')*)'", re.IGNORECASE)
 
 REPLACERS = frozenset(
     {*_COMPRESSORS, "zstd", "unzstd", "lz4", "brotli", "ruby", "awk", "gawk", "sqlite3", "script",
@@ -103,10 +104,13 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
         yield from _in_place(prog, args)
     elif prog == "sqlite3":
         yield from operands(args)[:1]  # the database it opens: created or changed
-        for command in args:  # sqlite3 DB '.output F' 'select …'
-            words = command.split()
-            if len(words) > 1 and words[0] in _SQLITE_WRITES and not words[-1].startswith("-"):
-                yield words[-1]
+        for text in args:  # sqlite3 DB '.output F' 'select …', or the SQL it is fed
+            for line in text.splitlines():
+                words = line.split()
+                if len(words) > 1 and words[0] in _SQLITE_WRITES and not words[-1].startswith("-"):
+                    yield words[-1]
+            if "writefile" in text.lower():  # select writefile('F', …): the CLI's own function
+                yield from (m.group(1).replace("''", "'") for m in _WRITEFILE.finditer(text))
     elif prog == "script":
         yield from _script(args)
     elif prog == "ssh-keygen":

@@ -295,7 +295,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         if prog in INSTALLERS:  # cargo install --root ~/.local: ~/.local/bin
             yield from installed_into(prog, args, cmd.assignments)
         if prog in REPLACERS:  # gzip F, ruby -i, gawk -i inplace, sqlite3 DB, docker cp …
-            yield from replaced(prog, args)
+            fed = fed_text(cmd.redirects, None) if prog == "sqlite3" and cmd.redirects else None
+            yield from replaced(prog, args if fed is None else (*args, fed))
 
 
 def each_sensitive_write(parsed: ParsedLine) -> Iterator[Finding]:
