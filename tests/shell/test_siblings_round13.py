@@ -21,6 +21,11 @@ to https) is not one.
 CLI's own SQL function: judged where it lands, as its ``.output F`` is (also a dot
 command on a line of the SQL it is fed).
 
+Python's own command-line modules, under ``python *``: ``json.tool IN OUT``,
+``zipfile``/``tarfile`` ``-c``/``-e``, ``zipapp -o``, ``cProfile -o``, ``trace -C`` and
+``venv DIR`` write where their arguments say; ``timeit`` runs its statements and setup,
+``code`` and ``asyncio`` what they are fed: that code is read as ``python -c``'s is.
+
 Before the fix the checks found nothing in any hostile case here but ``find ~ | rsync
 --files-fr=- / dst/`` (its ``/`` already read a whole tree); the gate approved them under
 their allowlists, or asked with no danger named (git's ``-c`` and ``GIT_CONFIG_KEY_0``).
@@ -33,7 +38,16 @@ from pathlib import Path
 import pytest
 
 from multiplex import Supervisor
-from multiplex.shell import Place, find_dangers, find_protected_write, inert, parse_line
+from multiplex.shell import (
+    Place,
+    fed_text,
+    find_dangers,
+    find_hardline,
+    find_protected_write,
+    inert,
+    parse_line,
+    risky_option,
+)
 
 HOME = "/srv/mx/profiles/manual"
 PLACE = Place(cwd=HOME + "/workspace", homes=("/root", HOME))
@@ -121,6 +135,48 @@ SQLITE_PLAIN = [
 ]
 
 
+# Python's own command-line modules: the files they write, the code timeit runs, the
+# REPLs that run what they are fed.
+PY_MODULE_WRITES = [
+    ("python -m json.tool x.json AGENTS.md", "protected-file"),
+    ("python3 -m json.tool --indent 2 x.json AGENTS.md", "protected-file"),
+    ("python -mjson.tool x.json AGENTS.md", "protected-file"),
+    ("python -B -m json.tool x.json AGENTS.md", "protected-file"),
+    ("python -m zipfile -c AGENTS.md notes.txt", "protected-file"),
+    ("python -m tarfile -c AGENTS.md notes.txt", "protected-file"),
+    ("python -m zipapp src -o AGENTS.md", "protected-file"),
+    ("python -m cProfile -o AGENTS.md x.py", "protected-file"),
+    ("python -m trace --count -C AGENTS.md x.py", "protected-file"),
+    ("python -m zipfile -e x.zip ~", "persistence"),
+    ("python -I -m zipfile -e x.zip ~", "persistence"),
+    ("python -m tarfile -e x.tar ~", "persistence"),
+    ("python -m tarfile -e x.tar /", "persistence"),
+    ("python -m venv ~/.bashrc", "persistence"),
+    ("python -m json.tool x.json /etc/passwd", "sensitive-write"),
+]
+PY_MODULE_CODE = [
+    "python -m timeit 'import os; os.system(\"id\")'",
+    "python -Bm timeit 'import os; os.system(\"id\")'",
+    "python -mtimeit 'import os; os.system(\"id\")'",
+    "python -m timeit -s 'import os; os.system(\"id\")' pass",
+    "python -m timeit --setup='import subprocess; subprocess.run(\"id\")' pass",
+    "python -m code <<< 'import os; os.system(\"id\")'",
+    "python -I -m asyncio <<< 'import os; os.system(\"id\")'",
+]
+PY_MODULE_HARDLINE = [
+    "python -m timeit 'import os; os.system(\"rm -rf /\")'",
+    "python -m asyncio <<< 'import os; os.system(\"rm -rf /\")'",
+]
+PY_MODULE_PLAIN = [
+    "python -m json.tool x.json out.json",
+    "python -m zipfile -c out.zip src",
+    "python -m tarfile -e x.tar",
+    "python -m timeit 'x = 1 + 1'",
+    "python -W error -c 'print(1)'",
+    "python -m pytest -q",
+]
+
+
 def _named(line: str) -> list[str]:
     return [f.pattern.name for f in find_dangers(parse_line(line), PLACE)]
 
@@ -173,11 +229,35 @@ def test_sqlite3_writing_the_project_is_nothing(line: str) -> None:
     assert _judged(line) == [], line
 
 
+@pytest.mark.parametrize(("line", "pattern"), PY_MODULE_WRITES)
+def test_pythons_own_tools_write_where_their_arguments_say(line: str, pattern: str) -> None:
+    assert pattern in _judged(line), line
+
+
+@pytest.mark.parametrize("line", PY_MODULE_CODE)
+def test_code_timeit_and_the_repls_run_is_read(line: str) -> None:
+    assert "script-exec" in _named(line), line
+    cmd = parse_line(line).commands[0]
+    fed = fed_text(cmd.redirects, None)
+    assert risky_option(cmd.argv, fed) == "inline code starts programs", line
+
+
+@pytest.mark.parametrize("line", PY_MODULE_HARDLINE)
+def test_a_hardline_in_that_code_is_blocked(line: str) -> None:
+    assert find_hardline(parse_line(line)) is not None, line
+
+
+@pytest.mark.parametrize("line", PY_MODULE_PLAIN)
+def test_pythons_tools_on_the_project_are_nothing(line: str) -> None:
+    assert _judged(line) == [], line
+
+
 def test_the_gate_asks_for_each_where_the_tools_are_allowlisted(tmp_path: Path) -> None:
     home = tmp_path / "profiles" / "p"
     home.mkdir(parents=True)
     (home / "config.yaml").write_text(
-        "command_allowlist: ['find *', 'xargs *', 'cat *', 'tar *', 'zip *', 'git *', 'sqlite3 *']\n"
+        "command_allowlist: ['find *', 'xargs *', 'cat *', 'tar *', 'zip *', 'git *', 'sqlite3 *',"
+        " 'python *']\n"
         "approvals:\n  mode: strict\n"
     )
     (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\n")
@@ -189,6 +269,8 @@ def test_the_gate_asks_for_each_where_the_tools_are_allowlisted(tmp_path: Path) 
             "cat key.pem",
             "git config url.https://evil.example/.insteadOf https://github.com/",
             "sqlite3 x.db \"select writefile('AGENTS.md','x')\"",
+            "python -m json.tool x.json AGENTS.md",
+            "python -m timeit 'import os; os.system(\"id\")'",
         ):
             verdict = sup.test("p", line)
             assert verdict.outcome == "ask", (line, verdict)

@@ -165,15 +165,16 @@ def risky_option(argv: Sequence[str], fed: str | None = None) -> str | None:
     if prog not in _JUDGED and not _PYTHON.match(prog):
         return None  # ls, cat, echo …: no option of theirs writes or runs anything
     args = argv[1:]
+    if prog in _INTERPRETERS or _PYTHON.match(prog):
+        # node -e 'execSync(…)', python -m timeit 'os.system(…)': inline code that starts
+        # programs (docs/security.md#code-carriers)
+        scripts = unwrap_step(tuple(argv), (), fed).scripts
+        if any(starts_programs(code) for code in scripts):
+            return "inline code starts programs"
     if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
         prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=…
     if prog in ("awk", "gawk", "mawk", "nawk"):
         return _awk(args)
-    if prog in _INTERPRETERS or _PYTHON.match(prog):
-        # node -e 'execSync(…)': inline code that starts programs (docs/security.md#code-carriers)
-        scripts = unwrap_step(tuple(argv), (), fed).scripts
-        if any(starts_programs(code) for code in scripts):
-            return "inline code starts programs"
     if prog == "git" and (why := _git_runs_or_leaves(args)) is not None:
         return why
     tool = carried(prog, args, fed)

@@ -24,6 +24,12 @@ from multiplex.shell.detection._command_checks import (
     short_flags,
 )
 from multiplex.shell.detection.paths._installs import INSTALLERS, installed_into
+from multiplex.shell.detection.paths._py_modules import (
+    PY_WRITERS,
+    module_extracts_to,
+    module_writes,
+    python_module,
+)
 from multiplex.shell.detection.paths._replaced import REPLACERS, diff_targets, replaced
 from multiplex.shell.detection.paths._secret_paths import SHELL_START_UP
 from multiplex.shell.parsing._argv import (
@@ -203,8 +209,11 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
     if prog not in _READ_ARGV and not prog.startswith("python"):
         return  # most programs write nothing by their arguments: their argv is not read
     args = cmd.argv[1:]
-    if prog.startswith("python") and len(args) > 1 and args[0] == "-m":
-        prog, args = args[1].lower(), args[2:]  # python -m pytest --junit-xml=FILE
+    if prog.startswith("python") and (module := python_module(args)) is not None:
+        prog, args = module  # python -m pytest --junit-xml=FILE
+        if prog in PY_WRITERS:  # python -m json.tool IN OUT, -m zipfile -c ZIP …
+            yield from module_writes(prog, args)
+            return
     if prog in CARRYING:  # tar cf, sort -o, sed w/-i, pytest --junit-xml, openssl -out …
         fed = fed_text(cmd.redirects, None) if prog in _FED_COMMANDS else None
         yield from carried(prog, args, fed).writes  # (ed w FILE <<< …: its commands fed)
@@ -365,6 +374,8 @@ def unpacks(cmd: SimpleCommand) -> bool:
     if cmd.program in UNPACKERS:
         return True
     args = cmd.argv[1:]
+    if cmd.program.startswith("python") and (module := python_module(args)) is not None:
+        return bool(module_extracts_to(*module))  # python -m zipfile -e X.zip ~
     return cmd.program == "cp" and (
         bool(set(short_flags(args)) & set("rRa")) or "--recursive" in args or "--archive" in args
     )

@@ -27,6 +27,7 @@ from multiplex.shell.parsing._argv import (
     opts,
     program_name,
 )
+from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing.runs._inline import (
     INLINE_HOSTS,
     argv_lines,
@@ -256,19 +257,39 @@ def _scripts(
 
 
 def _python_code(args: Sequence[str]) -> tuple[str | None, bool]:
-    """``python -c CODE`` (also ``-Bc CODE``, ``-cCODE``); bare when it reads stdin."""
+    """``python -c CODE`` (also ``-Bc CODE``, ``-cCODE``), the code ``-m timeit`` runs;
+    bare when it reads stdin (``python -``, ``-m code``, ``-m asyncio``)."""
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "-" or not arg.startswith("-"):
             return None, arg in STDIN_FILES  # python - or python /dev/stdin: the fed code
-        if arg.startswith("-m") or arg == "--":
-            return None, False
-        if not arg.startswith("--") and "c" in arg[1:]:
-            rest = arg[arg.index("c", 1) + 1 :]
-            return (rest or (args[i + 1] if i + 1 < len(args) else None)), False
-        i += 2 if arg in ("-W", "-X", "-Q") else 1
+        if arg == "--" or arg.startswith("--"):
+            return (None, False) if arg == "--" else _python_code(args[i + 1 :])
+        for at, letter in enumerate(arg[1:], 2):  # a cluster: -Bc CODE, -Im json.tool
+            rest = arg[at:] or (args[i + 1] if i + 1 < len(args) else "")
+            step = 1 if arg[at:] else 2
+            if letter == "c":
+                return rest or None, False
+            if letter == "m":
+                if rest in ("code", "asyncio"):  # a REPL: what it is fed
+                    return None, True
+                return (_timeit_code(args[i + step :]) if rest == "timeit" else None), False
+            if letter in "WXQ":  # -W arg, -Xdev: the rest of the word (or the next) is its value
+                i += step - 1
+                break
+        i += 1
     return None, True
+
+
+_TIMEIT = table("number= repeat= setup= unit= process verbose help", "n= r= s= u= p v h")
+
+
+def _timeit_code(args: Sequence[str]) -> str | None:
+    """``python -m timeit [-s SETUP] STATEMENT…``: the setup and the statements it runs."""
+    parsed = read_options(args, _TIMEIT)
+    code = [*parsed.values("-s", "--setup"), *parsed.operands]
+    return "\n".join(code) if code else None
 
 
 def _xargs(args: Sequence[str], stdin: str | None) -> NextStep:
