@@ -26,6 +26,9 @@ Python's own command-line modules, under ``python *``: ``json.tool IN OUT``,
 ``venv DIR`` write where their arguments say; ``timeit`` runs its statements and setup,
 ``code`` and ``asyncio`` what they are fed: that code is read as ``python -c``'s is.
 
+``openssl engine -t dynamic -pre SO_PATH:/tmp/x.so`` loads a library as ``-engine PATH``
+does; ``git daemon --access-hook=PROG`` runs PROG for each client, judged as a line.
+
 Before the fix the checks found nothing in any hostile case here but ``find ~ | rsync
 --files-fr=- / dst/`` (its ``/`` already read a whole tree); the gate approved them under
 their allowlists, or asked with no danger named (git's ``-c`` and ``GIT_CONFIG_KEY_0``).
@@ -177,6 +180,17 @@ PY_MODULE_PLAIN = [
 ]
 
 
+LIBRARIES_LOADED = [
+    "openssl engine -t dynamic -pre SO_PATH:/tmp/x.so",
+    "openssl engine dynamic -pre so_path:/tmp/x.so -pre LOAD",
+    "openssl engine /tmp/x.so",
+]
+HOOKS_RUN = [
+    ("git daemon --access-hook='rm -rf /'", "delete-system"),
+    ("git daemon --acc='rm -rf /' --export-all", "delete-system"),
+]
+
+
 def _named(line: str) -> list[str]:
     return [f.pattern.name for f in find_dangers(parse_line(line), PLACE)]
 
@@ -250,6 +264,21 @@ def test_a_hardline_in_that_code_is_blocked(line: str) -> None:
 @pytest.mark.parametrize("line", PY_MODULE_PLAIN)
 def test_pythons_tools_on_the_project_are_nothing(line: str) -> None:
     assert _judged(line) == [], line
+
+
+@pytest.mark.parametrize("line", LIBRARIES_LOADED)
+def test_openssls_dynamic_engine_told_a_library_runs_code(line: str) -> None:
+    assert "script-exec" in _named(line), line
+    assert risky_option(parse_line(line).commands[0].argv) is not None, line
+
+
+def test_openssl_listing_its_engines_is_nothing() -> None:
+    assert _named("openssl engine -t") == []
+
+
+@pytest.mark.parametrize(("line", "pattern"), HOOKS_RUN)
+def test_git_daemons_access_hook_is_judged_as_a_line(line: str, pattern: str) -> None:
+    assert pattern in _named(line), line
 
 
 def test_the_gate_asks_for_each_where_the_tools_are_allowlisted(tmp_path: Path) -> None:

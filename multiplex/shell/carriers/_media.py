@@ -99,12 +99,21 @@ def _ffmpeg(args: Sequence[str], fed: str | None) -> Carried:
 
 
 def openssl_engine(args: Sequence[str]) -> str | None:
-    """Why ``openssl ARGS`` loads code: an engine or provider given as a library path."""
+    """Why ``openssl ARGS`` loads code: an engine or provider given as a library path,
+    the dynamic engine told one (``-pre SO_PATH:/tmp/x.so``, ``-pre LOAD``), or ``openssl
+    engine /tmp/x.so``."""
     for i, arg in enumerate(args[:-1]):
+        value = args[i + 1]
         if arg in ("-engine", "-provider-path", "-provider") and (
-            "/" in args[i + 1] or args[i + 1].endswith(".so")
+            "/" in value or value.endswith(".so")
         ):
             return f"openssl {arg} loads a library"
+        if arg in ("-pre", "-post") and value.partition(":")[0].upper() in ("SO_PATH", "LOAD"):
+            return f"openssl {arg} {value.partition(':')[0]} loads a library"
+    if tuple(args[:1]) == ("engine",) and any(
+        "/" in a or a.endswith(".so") for a in args[1:] if not a.startswith("-")
+    ):
+        return "openssl engine loads a library"
     return None
 
 

@@ -165,10 +165,18 @@ _GIT_RUNS = {
     ),
     "fetch-pack": table("upload-pack= exec= depth=", ""),
     "send-pack": table("receive-pack= exec=", ""),
+    # The program a daemon runs before serving each client (git daemon --access-hook=PROG).
+    "daemon": table(
+        "access-hook= base-path= interpolated-path= listen= port= user= group= pid-file= "
+        "timeout= init-timeout= max-connections= enable= disable= allow-override= "
+        "forbid-override= log-destination= verbose syslog inetd export-all detach reuseaddr "
+        "strict-paths user-path=?",
+        "",
+    ),
 }
 _GIT_RUN_OPTS = ("-x", "--exec", "--open-files-in-pager", "-O", "--extcmd", "--tool-cmd",
                  "--httpd", "-d", "--browser", "-b", "--sendmail-cmd", "--to-cmd", "--cc-cmd",
-                 "--header-cmd", "-u", "--upload-pack", "--receive-pack",
+                 "--header-cmd", "-u", "--upload-pack", "--receive-pack", "--access-hook",
                  # clone's and init's template folder: its hooks run at once (init.templateDir)
                  "--template")  # fmt: skip
 
