@@ -35,6 +35,7 @@ RULES = [
     "rm -f *",
     "cargo publish *",
     "make deploy *",
+    "aws s3 rm *",
 ]
 BLOCKED = {
     "npm publish *": [
@@ -112,6 +113,12 @@ BLOCKED = {
         "terragrunt apply",
         "terragrunt run-all apply",
     ],
+    "aws s3 rm *": [
+        "aws s3api delete-object --bucket b --key x",
+        "aws --region us-east-1 s3api delete-object --bucket=b --key=x",
+        "aws s3api delete-objects --bucket b --delete 'Objects=[{Key=x}]'",
+        "aws s3 rb s3://b --force",  # every object first, then the bucket
+    ],
     "systemctl stop *": [
         "systemctl --now stop nginx",
         "systemctl -H host stop nginx",
@@ -173,6 +180,9 @@ NOT_BLOCKED = [
     "tofu plan",
     "npx prettier --write .",
     "pnpm install",
+    "aws s3 rb s3://b",  # refused by S3 unless the bucket is empty: no object removed
+    "aws s3api get-object --bucket b --key x out",
+    "aws s3 ls s3://b",
 ]
 
 
@@ -353,7 +363,8 @@ _TAILS = [
     "push origin main", "--force push", "-C x push", "image push img", "rm -fr /", "publish",
     "pub", "+nightly publish", "x -delete", "-m pip uninstall x", "restart nginx", "delete pod x",
     "apply -destroy", "exec -- rm -rf /", "run-all destroy", "copy a docker://b", "pip uninstall x",
-    "compose -f p.yml down", "stage .", "send-pack origin", "del x", "release new v1", "",
+    "compose -f p.yml down", "stage .", "send-pack origin", "del x", "release new v1",
+    "s3api delete-object --bucket b --key k", "s3 rb s3://b --force", "",
 ]  # fmt: skip
 
 

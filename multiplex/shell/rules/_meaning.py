@@ -19,7 +19,12 @@ from collections.abc import Sequence
 
 from multiplex.shell.rules._docker import DOCKER_LIKE, compose, docker_push, managed_verb
 from multiplex.shell.rules._npm import npm_verb
-from multiplex.shell.rules._spellings import VERB_ALIASES, aliased, git_options_first
+from multiplex.shell.rules._spellings import (
+    VERB_ALIASES,
+    aliased,
+    aws_s3_removal,
+    git_options_first,
+)
 
 __all__ = ["PYTHON_PROGRAM", "may_rename", "meanings"]
 
@@ -198,6 +203,8 @@ def _kubectl_removal(argv: Argv, i: int) -> Argv | None:
     return (*argv[:i], "delete", *(w for w in rest if w not in drop))
 
 
+# The commands that remove what a program's delete verb removes, spelled as that verb.
+_REMOVALS = {"kubectl": _kubectl_removal, "aws": aws_s3_removal}
 _REGISTRY_PUSH = {"skopeo": "copy", "crane": "push"}
 # Commands whose meanings may name another program than their own (the rest keep theirs):
 # what a deny check may skip when no rule names the program (shell.rules._deny).
@@ -210,7 +217,9 @@ _RENAMING = frozenset(
 # The programs only the verb part of meanings() reads (none of its earlier branches names
 # them), and every program some branch names: any other means only what it says.
 _VERBS_ONLY = (
-    frozenset({"npm", "git", "systemctl", "kubectl", "terraform", *DOCKER_LIKE, *VERB_ALIASES})
+    frozenset(
+        {"npm", "git", "systemctl", "kubectl", "terraform", "aws", *DOCKER_LIKE, *VERB_ALIASES}
+    )
     - _SAME_PROGRAM.keys()
     - _PUBLISHERS
     - {
@@ -342,7 +351,7 @@ def _verb_forms(argv: Argv, prog: str, cwd: str | None, takes: frozenset[str]) -
         return tuple(_systemctl(canonical, i))
     elif prog in VERB_ALIASES:
         form = aliased(canonical, i, VERB_ALIASES[prog])
-    elif prog == "kubectl" and (removal := _kubectl_removal(canonical, i)) is not None:
+    elif prog in _REMOVALS and (removal := _REMOVALS[prog](canonical, i)) is not None:
         return (removal,)
     elif prog == "terraform" and canonical[i] == "apply" and "-destroy" in canonical:
         rest = [w for w in canonical[i + 1 :] if w != "-destroy"]  # what destroy runs

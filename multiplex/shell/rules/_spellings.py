@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import names
 
-__all__ = ["VERB_ALIASES", "aliased", "git_options_first"]
+__all__ = ["VERB_ALIASES", "aliased", "aws_s3_removal", "git_options_first"]
 
 Argv = tuple[str, ...]
 
@@ -111,4 +111,34 @@ def aliased(argv: Argv, i: int, aliases: dict[tuple[str, ...], tuple[str, ...]])
     for words, meant in aliases.items():
         if argv[i : i + len(words)] == words:
             return (*argv[:i], *meant, *argv[i + len(words) :])
+    return None
+
+
+def _value(words: Sequence[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` among ``words``."""
+    for j, word in enumerate(words):
+        if word == name and j + 1 < len(words):
+            return words[j + 1]
+        if word.startswith(name + "="):
+            return word[len(name) + 1 :]
+    return None
+
+
+def aws_s3_removal(argv: Argv, i: int) -> Argv | None:
+    """What ``aws s3api delete-object(s)`` and ``aws s3 rb --force`` remove, as the ``aws s3
+    rm`` that removes it: ``aws s3 rm s3://B/K``, ``aws s3 rm s3://B --recursive``."""
+    service, rest = argv[i : i + 2], argv[i + 2 :]
+    front = argv[:i]
+    if service == ("s3api", "delete-object"):
+        bucket, key = _value(rest, "--bucket"), _value(rest, "--key")
+        if bucket is not None and key is not None:
+            return (*front, "s3", "rm", f"s3://{bucket}/{key}")
+    elif service == ("s3api", "delete-objects"):
+        bucket = _value(rest, "--bucket")
+        if bucket is not None:
+            return (*front, "s3", "rm", f"s3://{bucket}", "--recursive")
+    elif service == ("s3", "rb") and "--force" in rest:  # every object, then the bucket
+        buckets = [w for w in rest if w.startswith("s3://")]
+        if buckets:
+            return (*front, "s3", "rm", buckets[0], "--recursive")
     return None
