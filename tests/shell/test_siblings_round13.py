@@ -195,37 +195,6 @@ def _named(line: str) -> list[str]:
     return [f.pattern.name for f in find_dangers(parse_line(line), PLACE)]
 
 
-@pytest.mark.parametrize("line", LISTED_THEN_READ)
-def test_a_whole_home_listed_then_read_is_a_secret_read(line: str) -> None:
-    assert "secret-read" in _named(line), line
-    assert not inert(parse_line(line), PLACE, ())
-
-
-@pytest.mark.parametrize("line", LISTED_NOT_READ)
-def test_listing_or_reading_the_project_is_no_secret_read(line: str) -> None:
-    assert "secret-read" not in _named(line), line
-
-
-@pytest.mark.parametrize("line", PRIVATE_KEYS)
-def test_a_bare_key_pem_is_a_private_key(line: str) -> None:
-    assert _named(line) == ["secret-read"], line
-
-
-@pytest.mark.parametrize("line", NOT_KEYS)
-def test_certificates_and_public_keys_are_not(line: str) -> None:
-    assert _named(line) == [], line
-
-
-@pytest.mark.parametrize("line", GIT_REWRITES)
-def test_git_url_rewrites_are_exfiltration(line: str) -> None:
-    assert "exfiltration" in _named(line), line
-
-
-@pytest.mark.parametrize("line", GIT_PLAIN)
-def test_other_git_settings_and_pushes_are_not(line: str) -> None:
-    assert "exfiltration" not in _named(line), line
-
-
 def _judged(line: str) -> list[str]:
     """The named patterns, and ``protected-file`` for a write to AGENTS.md."""
     parsed = parse_line(line)
@@ -233,52 +202,48 @@ def _judged(line: str) -> list[str]:
     return _named(line) + ([protected.pattern.name] if protected is not None else [])
 
 
-@pytest.mark.parametrize(("line", "pattern"), SQLITE_WRITES)
-def test_sqlite3s_own_file_writes_are_judged_where_they_land(line: str, pattern: str) -> None:
+# Each hostile line and the danger it must name; each plain sibling and the danger it must
+# not (None: nothing at all).
+HOSTILE = [
+    *((line, "secret-read") for line in (*LISTED_THEN_READ, *PRIVATE_KEYS)),
+    *((line, "exfiltration") for line in GIT_REWRITES),
+    *SQLITE_WRITES,
+    *PY_MODULE_WRITES,
+    *((line, "script-exec") for line in (*PY_MODULE_CODE, *LIBRARIES_LOADED)),
+    *HOOKS_RUN,
+]
+PLAIN = [
+    *((line, "secret-read") for line in LISTED_NOT_READ),
+    *((line, "exfiltration") for line in GIT_PLAIN),
+    *((line, None) for line in (*NOT_KEYS, *SQLITE_PLAIN, *PY_MODULE_PLAIN, "openssl engine -t")),
+]
+
+
+@pytest.mark.parametrize(("line", "pattern"), HOSTILE)
+def test_each_hostile_line_names_its_danger(line: str, pattern: str) -> None:
     assert pattern in _judged(line), line
 
 
-@pytest.mark.parametrize("line", SQLITE_PLAIN)
-def test_sqlite3_writing_the_project_is_nothing(line: str) -> None:
-    assert _judged(line) == [], line
+@pytest.mark.parametrize(("line", "pattern"), PLAIN)
+def test_each_plain_sibling_does_not(line: str, pattern: str | None) -> None:
+    judged = _judged(line)
+    assert (judged == []) if pattern is None else (pattern not in judged), (line, judged)
 
 
-@pytest.mark.parametrize(("line", "pattern"), PY_MODULE_WRITES)
-def test_pythons_own_tools_write_where_their_arguments_say(line: str, pattern: str) -> None:
-    assert pattern in _judged(line), line
+@pytest.mark.parametrize("line", LISTED_THEN_READ)
+def test_a_whole_home_listed_then_read_is_never_an_inert_line(line: str) -> None:
+    assert not inert(parse_line(line), PLACE, ())
 
 
-@pytest.mark.parametrize("line", PY_MODULE_CODE)
-def test_code_timeit_and_the_repls_run_is_read(line: str) -> None:
-    assert "script-exec" in _named(line), line
+@pytest.mark.parametrize("line", [*PY_MODULE_CODE, *LIBRARIES_LOADED])
+def test_no_allow_rule_vouches_for_code_run_or_loaded(line: str) -> None:
     cmd = parse_line(line).commands[0]
-    fed = fed_text(cmd.redirects, None)
-    assert risky_option(cmd.argv, fed) == "inline code starts programs", line
+    assert risky_option(cmd.argv, fed_text(cmd.redirects, None)) is not None, line
 
 
 @pytest.mark.parametrize("line", PY_MODULE_HARDLINE)
 def test_a_hardline_in_that_code_is_blocked(line: str) -> None:
     assert find_hardline(parse_line(line)) is not None, line
-
-
-@pytest.mark.parametrize("line", PY_MODULE_PLAIN)
-def test_pythons_tools_on_the_project_are_nothing(line: str) -> None:
-    assert _judged(line) == [], line
-
-
-@pytest.mark.parametrize("line", LIBRARIES_LOADED)
-def test_openssls_dynamic_engine_told_a_library_runs_code(line: str) -> None:
-    assert "script-exec" in _named(line), line
-    assert risky_option(parse_line(line).commands[0].argv) is not None, line
-
-
-def test_openssl_listing_its_engines_is_nothing() -> None:
-    assert _named("openssl engine -t") == []
-
-
-@pytest.mark.parametrize(("line", "pattern"), HOOKS_RUN)
-def test_git_daemons_access_hook_is_judged_as_a_line(line: str, pattern: str) -> None:
-    assert pattern in _named(line), line
 
 
 def test_the_gate_asks_for_each_where_the_tools_are_allowlisted(tmp_path: Path) -> None:
