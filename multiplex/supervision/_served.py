@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from multiplex._errors import RoutingError
 from multiplex._metrics import Metrics
 from multiplex.approval import Gate
+from multiplex.execution.egress import default_hub
 from multiplex.profiles import AllowlistStore, Profile, ReloadResult
 from multiplex.redaction import KnownValues
 from multiplex.scopes import ProfileView, build_view, scope_head
@@ -169,3 +170,7 @@ class ServedProfiles:
                 del self._heads[profile.name]
             self._all_secrets = None
         self.gate.pending(profile).cancel_where(lambda r: True, RETIRED)
+        if all(p.home != profile.home for p in self._profiles.values()):
+            # docs/execution.md#egress: its namespace's holder and idle listeners end now;
+            # a command still running keeps its own listener until it ends.
+            default_hub().forget(profile.home)

@@ -86,6 +86,10 @@ class EgressHub:
         self._networks: dict[Path, ProfileNetwork] = {}
         # Per namespace, its listeners whose last command has ended (none leased).
         self._idle: dict[ProfileNetwork, list[EgressListener]] = {}
+        # Per namespace, how many commands hold a lease in it; those forgotten while some
+        # did end with the last lease (a command between its plan and its start needs it).
+        self._leased: dict[ProfileNetwork, int] = {}
+        self._retiring: set[ProfileNetwork] = set()
         self._protected: frozenset[tuple[str, int]] = frozenset()
         self._policies: dict[tuple[tuple[str, ...], tuple[str, ...]], EgressPolicy] = {}
 
@@ -125,45 +129,66 @@ class EgressHub:
         """The profile's namespace, started on first use; raises OSError if none can be made."""
         return self._network_at(Path(os.path.realpath(home)), name)
 
-    def _network_at(self, key: Path, name: str) -> ProfileNetwork:
+    def _network_at(self, key: Path, name: str, *, lease: bool = False) -> ProfileNetwork:
         ended: list[EgressListener] = []
         try:
             with self._lock:
                 found = self._networks.get(key)
-                if found is not None and found.alive:
-                    return found
-                if found is not None:
-                    found.close()
-                    ended = self._idle.pop(found, [])
-                found = self._networks[key] = ProfileNetwork.start(name)
+                if found is None or not found.alive:
+                    if found is not None:
+                        found.close()
+                        ended = self._idle.pop(found, [])
+                    found = self._networks[key] = ProfileNetwork.start(name)
+                if lease:  # counted with the lookup: a forget now waits for this command
+                    self._leased[found] = self._leased.get(found, 0) + 1
                 return found
         finally:
             self._stop_all(ended)  # served in a namespace that has ended
+
+    def _unlease(self, network: ProfileNetwork) -> None:
+        """A command's lease in ``network`` ended; a forgotten namespace ends with its last."""
+        with self._lock:
+            left = self._leased.get(network, 1) - 1
+            if left > 0:
+                self._leased[network] = left
+                return
+            self._leased.pop(network, None)
+            ending = network in self._retiring
+            self._retiring.discard(network)
+        if ending:
+            network.close()
 
     def open(
         self, name: str, home: Path, allow: tuple[str, ...], deny: tuple[str, ...], tag: object
     ) -> EgressSession:
         """A listener for one command of profile ``name``; raises OSError with a one-line reason."""
         key = Path(os.path.realpath(home))
-        network = self._network_at(key, name)
-        policy = self.policy(allow, deny)
-        refusals: list[Refusal] = []
-        with self._lock:
-            idle = self._idle.get(network)
-            listener = idle.pop() if idle else None
-        if listener is not None:
-            self._proxy.lease(listener, policy, on_refused=refusals.append, tag=tag)
-        else:
-            sock = network.listener()
-            try:
-                listener = self._proxy.serve(sock, policy, on_refused=refusals.append, tag=tag)
-            except BaseException:
-                sock.close()
-                raise
+        network = self._network_at(key, name, lease=True)
+        try:
+            policy = self.policy(allow, deny)
+            refusals: list[Refusal] = []
+            with self._lock:
+                idle = self._idle.get(network)
+                listener = idle.pop() if idle else None
+            if listener is not None:
+                self._proxy.lease(listener, policy, on_refused=refusals.append, tag=tag)
+            else:
+                sock = network.listener()
+                try:
+                    listener = self._proxy.serve(sock, policy, on_refused=refusals.append, tag=tag)
+                except BaseException:
+                    sock.close()
+                    raise
+        except BaseException:
+            self._unlease(network)
+            raise
         served = listener
 
         def release() -> None:
-            self._proxy.release(served, lambda done: self._offer(key, network, done))
+            try:
+                self._proxy.release(served, lambda done: self._offer(key, network, done))
+            finally:
+                self._unlease(network)
 
         try:
             enter = network.enter_argv()  # OSError once the holder has ended
@@ -184,14 +209,18 @@ class EgressHub:
             return True
 
     def forget(self, home: Path) -> None:
-        """End the namespace of a home no longer served."""
+        """End the namespace of a home no longer served: its idle listeners now, its holder
+        once no command holds a lease in it (one still starting enters it after this)."""
         with self._lock:
             if not self._networks:
                 return  # nothing to end (no path to resolve: thousands of homes at close)
             found = self._networks.pop(Path(os.path.realpath(home)), None)
             ended = [] if found is None else self._idle.pop(found, [])
+            busy = found is not None and self._leased.get(found, 0) > 0
+            if busy:
+                self._retiring.add(found)  # type: ignore[arg-type]
         self._stop_all(ended)
-        if found is not None:
+        if found is not None and not busy:
             found.close()
 
     def _stop_all(self, listeners: list[EgressListener]) -> None:
@@ -203,7 +232,8 @@ class EgressHub:
         """Stop the proxy and end every namespace; the hub may be used again later."""
         with self._lock:
             networks, self._networks = list(self._networks.values()), {}
-            self._idle = {}
+            networks += self._retiring
+            self._idle, self._retiring = {}, set()
         self._proxy.close()
         for network in networks:
             network.close()

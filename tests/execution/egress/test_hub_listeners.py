@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from multiplex.execution import bwrap_status
-from multiplex.execution.egress import EgressHub, EgressSession
+from multiplex.execution.egress import EgressHub, EgressSession, default_hub
 from multiplex.execution.egress._hub import _IDLE_MAX
-from tests.execution.egress.test_netns import sandboxed
+from tests.execution.egress.test_netns import sandboxed, wait_ended
 
 pytestmark = pytest.mark.skipif(not bwrap_status()[0], reason=f"bwrap: {bwrap_status()[1]}")
 
@@ -139,3 +139,58 @@ def test_a_listener_released_after_its_profile_was_forgotten_is_stopped(
     session.close()
     assert listener._stopped
     assert not hub._idle
+
+
+def test_a_profile_removed_by_a_reload_ends_its_namespace_and_idle_listeners(
+    make_home, supervisor_of, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    for name in ("a", "b"):
+        make_home(
+            name,
+            "terminal:\n  sandbox: bwrap\n  network: 'on'\n  egress:\n    allow: [pypi.org]\n"
+            "approvals:\n  mode: 'off'\n",
+        )
+    sup = supervisor_of("profiles_dir: profiles\nprofiles: [a, b]\n")
+    hub = default_hub()
+    # Two commands of "a" at once (two listeners kept), one of "b".
+    both = [
+        threading.Thread(
+            target=sup.run, args=("sleep 0.3",), kwargs={"profile": "a", "context": "cron"}
+        )
+        for _ in range(2)
+    ]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join(30)
+    assert sup.run("echo $http_proxy", profile="b", context="cron").exit_code == 0
+    homes = {name: sup.profiles[name].home for name in ("a", "b")}
+    networks = {name: hub.network(name, home) for name, home in homes.items()}
+    assert _idle(hub, homes["a"], 2) == 2 and _idle(hub, homes["b"], 1) == 1
+    # A command of "a" still running across the reload keeps its own listener and the
+    # namespace (its start may come after the reload: the holder must still be there).
+    running: list[object] = []
+    late = threading.Thread(
+        target=lambda: running.append(
+            sup.run("sleep 1; " + ASK_REFUSED, profile="a", context="cron")
+        )
+    )
+    late.start()
+    assert _idle(hub, homes["a"], 1) == 1  # one leased by it, one idle
+    with hub._lock:
+        held = list(hub._idle[networks["a"]])
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\nprofiles: [b]\n")
+    assert sup.reload_config().removed == ("a",)
+    assert all(listener._stopped for listener in held)
+    assert networks["a"].alive  # the running command holds a lease in it
+    with hub._lock:
+        assert networks["a"] not in hub._idle
+    assert networks["b"].alive and _idle(hub, homes["b"], 1) == 1  # the other profile's stay
+    late.join(30)
+    assert running and running[0].stdout == "HTTP/1.1 403", running  # type: ignore[attr-defined]
+    assert wait_ended(networks["a"].pid)  # with the last lease
+    with hub._lock:
+        assert networks["a"] not in hub._idle  # its listener, released, was not kept
+        assert networks["a"] not in hub._leased and networks["a"] not in hub._retiring
+    done = sup.run("echo $http_proxy", profile="b", context="cron")
+    assert done.exit_code == 0 and done.stdout.startswith("http://127.0.0.1:")
