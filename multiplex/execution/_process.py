@@ -187,6 +187,8 @@ def run_process(
             )
     except OSError as exc:
         reason = f"cannot start {argv[0]}: {exc.strerror or exc}"
+        if cwd is not None and not cwd.is_dir():  # gone since the plan: the folder, not the program
+            reason = f"working directory does not exist: {cwd}"
         return Execution(None, "", reason, error=reason, backend=backend, sandbox=sandbox)
     assert proc.stdout is not None and proc.stderr is not None
     if on_start is not None:

@@ -87,8 +87,18 @@ def test_a_command_that_cannot_start_is_reported_with_its_reason(tmp_path: Path)
     assert missing.error == "cannot start /nonexistent/tool: No such file or directory"
     assert missing.stderr == missing.error
     gone = reaped("true", cwd=tmp_path / "gone")  # the sub-reaper's chdir fails
-    assert gone.error == "cannot start bash: No such file or directory"
+    assert gone.error == f"working directory does not exist: {tmp_path / 'gone'}"
     assert reaped("echo next").stdout == "next\n"  # and that sub-reaper serves on
+    # The same where the supervisor starts the process itself (a sandbox's bwrap or nsenter):
+    # the folder gone since the plan is named, not the program that was to run in it.
+    started = run_process(
+        ["bash", "-c", "true"], env=ENV, cwd=tmp_path / "gone", timeout=20, tracker=None,
+        run_id=None, backend="local", sandbox="bwrap",
+    )  # fmt: skip
+    assert started.error == f"working directory does not exist: {tmp_path / 'gone'}"
+    assert reaped_argv(["/nonexistent/tool"], cwd=tmp_path).error == (
+        "cannot start /nonexistent/tool: No such file or directory"  # a folder that is there
+    )
 
 
 def test_a_cancel_right_after_the_start_stops_the_run() -> None:
