@@ -9,9 +9,10 @@ while it runs, so a refusal is told to the command that asked (on its stderr)
 and to nobody else. A listener outlives its command: once the command's
 connections are closed it waits, unleased, for the profile's next command
 (``_IDLE_MAX`` of them a profile), so a command costs no request to the
-namespace's holder and no hop to the proxy's thread to start serving. Endpoints of the supervisor itself (the gateway's port, the cluster's
-Redis) are ``protect``-ed: no profile reaches them unless its ``egress.allow``
-names that very host and port.
+namespace's holder and no hop to the proxy's thread to start serving.
+Endpoints of the supervisor itself (the gateway's port, the cluster's Redis)
+are ``protect``-ed: no profile reaches them unless its ``egress.allow`` names
+that very host and port.
 """
 
 from __future__ import annotations
@@ -215,12 +216,14 @@ class EgressHub:
             if not self._networks:
                 return  # nothing to end (no path to resolve: thousands of homes at close)
             found = self._networks.pop(Path(os.path.realpath(home)), None)
-            ended = [] if found is None else self._idle.pop(found, [])
-            busy = found is not None and self._leased.get(found, 0) > 0
+            if found is None:
+                return
+            ended = self._idle.pop(found, [])
+            busy = self._leased.get(found, 0) > 0
             if busy:
-                self._retiring.add(found)  # type: ignore[arg-type]
+                self._retiring.add(found)
         self._stop_all(ended)
-        if found is not None and not busy:
+        if not busy:
             found.close()
 
     def _stop_all(self, listeners: list[EgressListener]) -> None:

@@ -262,7 +262,10 @@ def _given_listed_names(cmd: SimpleCommand) -> bool:
         return False
     args = cmd.argv[1:]
     if cmd.program == "cpio":  # -o, -ov, -vo, --create: an archive of the names read
-        return any(a == "--create" or (a[:1] == "-" != a[1:2] and "o" in a) for a in args)
+        return any(
+            a == "--create" or (a.startswith("-") and not a.startswith("--") and "o" in a)
+            for a in args
+        )
     if cmd.program == "zip":
         return "-@" in args or "--names-stdin" in args
     if cmd.program not in ("tar", "bsdtar", "rsync"):

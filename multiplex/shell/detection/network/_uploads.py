@@ -236,9 +236,10 @@ def _git_rewrites_urls(args: Sequence[str], assignments: Sequence[str]) -> bool:
         settings.append((written[0], "=", written[1]))
     for key, _eq, value in settings:
         found = _GIT_REWRITE.match(key.strip())
-        if found is not None and (
-            _url_host(found.group(1)) is None or _url_host(found.group(1)) != _url_host(value)
-        ):
+        if found is None:
+            continue
+        target = _url_host(found.group(1))
+        if target is None or target != _url_host(value):
             return True
     return False
 

@@ -73,7 +73,7 @@ def module_writes(module: str, args: Sequence[str]) -> Iterator[str]:
     elif module in ("zipfile", "tarfile"):
         created = parsed.values("-c", "--create")
         yield from created[:1]  # -c ARCHIVE SOURCE…: the archive (the sources follow)
-        yield from module_extracts_to(module, args) or ()
+        yield from module_extracts_to(module, args)
     elif module == "zipapp":
         yield from parsed.values("-o", "--output")
     elif module in ("cprofile", "profile"):
