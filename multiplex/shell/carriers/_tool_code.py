@@ -264,7 +264,11 @@ _AWK = table(
 
 def awk_program(args: Sequence[str]) -> tuple[list[str], bool]:
     """The program text of ``awk ARGS`` (``--source=``/``-e`` or the first operand) and
-    whether it also loads code from a file (``-f``, ``-i``, ``-l``, ``-E``)."""
+    whether it also loads code from a file (``-f``, ``-i``, ``-l``, ``-E``).
+
+    gawk's ``-l LIB`` and ``-i FILE`` are its ``@load "LIB"`` and ``@include "FILE"`` at
+    the program's start (its manual says so): the text holds them as such.
+    """
     code, files = _awk_program(tuple(args))
     return list(code), files
 
@@ -272,11 +276,13 @@ def awk_program(args: Sequence[str]) -> tuple[list[str], bool]:
 @functools.lru_cache(maxsize=128)  # the unwrapper, the allowlist step and the writes ask
 def _awk_program(args: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
     parsed = read_options(args, _AWK)
-    files = parsed.has("-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec")
+    head = [f'@load "{v}"' for v in parsed.values("-l", "--load")]
+    head += [f'@include "{v}"' for v in parsed.values("-i", "--include")]
+    from_file = parsed.has("-f", "--file", "-E", "--exec")
     code = parsed.values("-e", "--source")
-    if not code and not files and parsed.operands:
+    if not code and not from_file and parsed.operands:
         code = [parsed.operands[0]]
-    return tuple(code), files
+    return tuple(head + code), from_file or bool(head)
 
 
 _GIT_WRITERS = table(

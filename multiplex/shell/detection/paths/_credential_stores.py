@@ -88,6 +88,10 @@ SECRETS = (
     "~/.config/solana/id.json", "~/.android/adbkey", "~/.config/filezilla/sitemanager.xml",
     "~/.config/filezilla/recentservers.xml", "~/.purple/accounts.xml", "~/.weechat/sec.conf",
     "~/.local/share/DBeaverData/*/credentials-config.json",
+    # registry tokens in package tools' settings; vault passwords; more clouds' CLIs
+    "~/.bunfig.toml", "~/.config/pip/pip.conf", "~/.pip/pip.conf", "~/.vault_pass*",
+    "*/.vault_pass*", "~/.ansible/vault_pass*", "~/.chef/credentials", "~/.chef/*.pem",
+    "~/.config/scw/*", "~/.linode-cli",
     # the kernel's memory, every process's secrets in it
     "/proc/kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/proc/*/mem",
 )  # fmt: skip
@@ -111,5 +115,6 @@ SECRET_KEYS = (
     "debian.cnf", "gitlab-runner", "kdbx", "thunderbird", "BraveSoftware", "microsoft-edge",
     "Local State", "Bitwarden", "Keychains", "huggingface", "kaggle", ".gemini", "pypoetry",
     "stripe", "doppler", "wallet.dat", "ethereum", "solana", "adbkey", "filezilla", "purple",
-    "weechat", "DBeaver", "kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/mem",
+    "weechat", "DBeaver", "kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/mem", "bunfig",
+    "pip.conf", "vault_pass", ".chef", "scw/",
 )  # fmt: skip

@@ -28,6 +28,7 @@ from multiplex.shell.parsing._argv import (
     program_name,
 )
 from multiplex.shell.parsing._getopt import read_options, table
+from multiplex.shell.parsing.runs._equivalents import EQUIVALENT_PROGRAMS, equivalent, is_equivalent
 from multiplex.shell.parsing.runs._inline import (
     INLINE_HOSTS,
     argv_lines,
@@ -314,9 +315,13 @@ def unwrap_step(
 ) -> NextStep:
     """What ``argv`` runs beyond itself; ``stdin`` is text known to be piped into it."""
     prog = program_name(argv[0])
-    if prog not in _CARRIERS and not (prog.startswith("py") and _PYTHON.match(prog)):
+    if prog not in _CARRIERS and not (
+        (prog.startswith("py") and _PYTHON.match(prog)) or prog.startswith("uu-")
+    ):
         return _NOTHING  # most programs run nothing else: skip the chain below
     args = argv[1:]
+    if is_equivalent(prog) and (same := equivalent(prog, args)) is not None:
+        return same  # cmake -E rm, gio copy, rimraf …: the coreutils command they perform
     if prog in SHELLS:
         return _shell(args, redirects, stdin)
     if prog == "eval":
@@ -391,5 +396,5 @@ _NOTHING = NextStep()
 _CARRIERS = frozenset(
     {*SHELLS, *_WRAPPERS, *RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
      "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
-     "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS}
+     "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS, *EQUIVALENT_PROGRAMS}
 )  # fmt: skip

@@ -1,0 +1,129 @@
+"""Programs that do what a coreutils command does, read as that command (docs/security.md#code-carriers).
+
+``cmake -E rm -rf /`` removes what ``rm -rf /`` removes, ``gio copy x ~/.bashrc``
+writes where ``cp x ~/.bashrc`` does and ``coreutils --coreutils-prog=rm`` *is*
+rm. :func:`equivalent` gives the coreutils argv such a command performs, and the
+gate checks it like one of the line's own (hardline, deny, allow, every danger):
+so one rule about ``rm`` or ``~/.bashrc`` holds whatever tool spells the action.
+
+The tools: CMake's command mode (``cmake -E``: ``rm``, ``remove``,
+``remove_directory``, the ``copy`` family, ``rename``, ``touch``,
+``make_directory``, ``create_symlink``/``create_hardlink``, ``tar``, ``cat`` and the
+checksums; ``chdir DIR CMD`` runs ``CMD`` there), GLib's ``gio`` (``remove``,
+``trash``, ``copy``, ``move``, ``rename``, ``mkdir``, ``save``, ``cat``), the Node
+tools ``rimraf``, ``del``/``del-cli``, ``trash``/``trash-cli``/``trash-put`` and ``shx``, and the
+multi-call coreutils (``coreutils --coreutils-prog=NAME``, uutils' ``coreutils NAME``
+and ``uu-NAME``). A pure leaf: stdlib and ``shell.parsing._argv``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Sequence
+
+from multiplex.shell.parsing._argv import NextStep
+
+__all__ = ["EQUIVALENT_PROGRAMS", "equivalent", "is_equivalent"]
+
+# cmake -E VERB: the coreutils argv it performs, its own arguments following.
+_CMAKE = {
+    "rm": ("rm",),
+    "remove": ("rm", "-f"),
+    "remove_directory": ("rm", "-rf"),
+    "copy": ("cp",),
+    "copy_if_different": ("cp",),
+    "copy_if_newer": ("cp",),
+    "copy_directory": ("cp", "-r"),
+    "copy_directory_if_different": ("cp", "-r"),
+    "copy_directory_if_newer": ("cp", "-r"),
+    "rename": ("mv",),
+    "touch": ("touch",),
+    "touch_nocreate": ("touch", "-c"),
+    "make_directory": ("mkdir", "-p"),
+    "create_symlink": ("ln", "-s"),
+    "create_hardlink": ("ln",),
+    "tar": ("tar",),
+    "cat": ("cat",),
+    **{f"{s}sum": (f"{s}sum",) for s in ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")},
+}
+# gio VERB: the same, for GLib's file tool (save writes its stdin to the file named).
+_GIO = {
+    "remove": ("rm", "-f"),
+    "trash": ("rm", "-rf"),
+    "copy": ("cp",),
+    "move": ("mv",),
+    "mkdir": ("mkdir",),
+    "save": ("tee",),
+    "cat": ("cat",),
+}
+# Node CLIs that remove what they are given, recursively.
+_REMOVERS = frozenset({"rimraf", "del", "del-cli", "trash", "trash-cli", "trash-put"})
+EQUIVALENT_PROGRAMS = frozenset({"cmake", "gio", "shx", "coreutils", *_REMOVERS})
+
+
+def _operands(args: Sequence[str]) -> tuple[str, ...]:
+    """The words that are not options (all of them after ``--``)."""
+    if "--" in args:
+        at = list(args).index("--")
+        return (*(a for a in args[:at] if not a.startswith("-")), *args[at + 1 :])
+    return tuple(a for a in args if not a.startswith("-") or a == "-")
+
+
+def _gio_rename(args: Sequence[str]) -> tuple[str, ...] | None:
+    """``gio rename FILE NAME``: FILE becomes NAME in its own folder."""
+    words = _operands(args)
+    if len(words) != 2:
+        return None
+    return ("mv", words[0], posixpath.join(posixpath.dirname(words[0]), words[1]))
+
+
+def _cmake_chdir(args: Sequence[str]) -> NextStep | None:
+    """``cmake -E chdir DIR CMD ARGS``: the command run in DIR, as a shell would."""
+    if len(args) < 2:
+        return None
+    return NextStep(shell_payloads=(f"cd {shlex.quote(args[0])} && {shlex.join(args[1:])}",))
+
+
+def _multi_call(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
+    """The tool a multi-call coreutils runs: ``coreutils --coreutils-prog=rm ARGS``
+    (GNU), ``coreutils rm ARGS`` (uutils), ``uu-rm ARGS``."""
+    if prog.startswith("uu-") and len(prog) > 3:
+        return (prog[3:], *args)
+    if not args:
+        return None
+    first = args[0]
+    if first.startswith("--coreutils-prog="):
+        return (first.partition("=")[2], *args[1:])
+    if first == "--coreutils-prog" and len(args) > 1:
+        return (args[1], *args[2:])
+    return None if first.startswith("-") else tuple(args)
+
+
+def equivalent(prog: str, args: Sequence[str]) -> NextStep | None:
+    """The coreutils command ``prog ARGS`` performs, or None when it is none of these."""
+    inner: tuple[str, ...] | None = None
+    if prog == "cmake" and args[:1] == ("-E",) and len(args) > 1:
+        if args[1] == "chdir":
+            return _cmake_chdir(args[2:])
+        spelled = _CMAKE.get(args[1])
+        inner = None if spelled is None else (*spelled, *args[2:])
+    elif prog == "gio" and args:
+        if args[0] == "rename":
+            inner = _gio_rename(args[1:])
+        elif (spelled := _GIO.get(args[0])) is not None:
+            inner = (*spelled, *args[1:])
+    elif prog in _REMOVERS:
+        words = _operands(args)
+        inner = ("rm", "-rf", *words) if words else None
+    elif prog == "shx":  # shx [--silent …] CMD ARGS: the shelljs command of that name
+        at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+        inner = None if at is None else tuple(args[at:])
+    elif prog == "coreutils" or prog.startswith("uu-"):
+        inner = _multi_call(prog, args)
+    return NextStep(inner=inner) if inner else None
+
+
+def is_equivalent(prog: str) -> bool:
+    """Whether :func:`equivalent` may read ``prog`` (uutils' ``uu-NAME`` by its prefix)."""
+    return prog in EQUIVALENT_PROGRAMS or prog.startswith("uu-")

@@ -1,0 +1,259 @@
+"""The gate's fourteenth round: tools that perform a coreutils command, and gawk's libraries.
+
+``cmake -E rm -rf /`` is ``rm -rf /``: CMake's command mode, GLib's ``gio``, the Node
+tools ``rimraf``, ``del``, ``trash`` and ``shx``, and the multi-call coreutils
+(``coreutils --coreutils-prog=rm``, ``uu-rm``) remove, copy, move and make files as
+rm, cp, mv and mkdir do. The gate read none of them, so ``cmake -E remove_directory /``
+and ``npx rimraf /`` were approved in a manual profile, and ``gio copy x ~/.bashrc``
+wrote a login script unseen. Each is now read as the coreutils command it performs,
+and that command is checked like one of the line's own: hardline, deny rules, the
+allowlist and every danger.
+
+More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
+Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
+
+``gawk -l LIB`` and ``@load "LIB"`` load a shared library into awk: native code, run.
+They were approved as plain awk in a manual profile; now they ask, as ``openssl
+engine /tmp/x.so`` does (``script-exec``).
+
+Before the fix every hostile case here failed but the credential reads, whose paths
+alone already name a secret (kept as regression tests): ``cmake -E remove_directory /``
+and ``npx rimraf /`` were approved in a manual profile.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from multiplex import Supervisor
+from multiplex.shell import (
+    Place,
+    find_dangers,
+    find_hardline,
+    find_protected_write,
+    parse_line,
+)
+from multiplex.shell.parsing.runs._equivalents import equivalent
+
+HOME = "/srv/mx/profiles/manual"
+PLACE = Place(cwd=HOME + "/workspace", homes=("/root", HOME))
+
+# Each one removes / (or all of it): blocked in every mode.
+HARDLINE = [
+    "cmake -E rm -rf /",
+    "cmake -E rm -r /",
+    "cmake -E remove_directory /",
+    "/usr/bin/cmake -E remove_directory / build",
+    "cmake -E chdir / rm -rf .",
+    "cmake -E chdir / cmake -E rm -rf .",
+    "npx rimraf /",
+    "rimraf /",
+    "rimraf --no-preserve-root /",
+    "npx rimraf --glob '/*'",
+    "npx del-cli /",
+    "del --force /",
+    "npx shx rm -rf /",
+    "shx --silent rm -rf /",
+    "trash-put /",
+    "gio trash /",
+    "coreutils --coreutils-prog=rm -rf /",
+    "coreutils --coreutils-prog rm -rf /",
+    "coreutils rm -rf /",
+    "uu-rm -rf /",
+    "/usr/lib/cargo/bin/coreutils rm -rf /",
+]
+# Each writes a file where a danger lies: the pattern it must name.
+WRITES = [
+    ("cmake -E copy evil ~/.bashrc", "persistence"),
+    ("cmake -E copy_if_different evil ~/.bashrc", "persistence"),
+    ("cmake -E copy_directory hooks .git/hooks", "persistence"),
+    ("cmake -E rename x ~/.bashrc", "persistence"),
+    ("cmake -E remove -f ~/.bashrc", "persistence"),
+    ("cmake -E copy evil /etc/passwd", "sensitive-write"),
+    ("cmake -E rm -rf ~", "recursive-delete"),
+    ("cmake -E tar xf evil.tar -C ~", "persistence"),
+    ("gio copy evil ~/.bashrc", "persistence"),
+    ("gio move evil ~/.profile", "persistence"),
+    ("gio save ~/.bashrc", "persistence"),
+    ("gio rename ~/.bashrc x", "persistence"),
+    ("gio remove -f /etc/passwd", "recursive-delete"),  # as rm -f /etc/passwd is
+    ("shx cp evil ~/.bashrc", "persistence"),
+    ("shx sed -i s/a/b/ /etc/passwd", "sensitive-write"),
+    ("coreutils --coreutils-prog=cp evil ~/.bashrc", "persistence"),
+    ("uu-cp evil ~/.bashrc", "persistence"),
+    ("rimraf ~/.ssh", "recursive-delete"),
+]
+PROTECTED = [
+    "cmake -E copy evil.md AGENTS.md",
+    "cmake -E rename x AGENTS.md",
+    "gio copy evil.md AGENTS.md",
+    "shx cp evil.md AGENTS.md",
+    "uu-cp evil.md AGENTS.md",
+]
+READS = [
+    "cmake -E cat ~/.ssh/id_rsa",
+    "cmake -E sha256sum ~/.aws/credentials",
+    "gio cat ~/.ssh/id_rsa",
+    "shx cat ~/.aws/credentials",
+    "coreutils --coreutils-prog=cat ~/.ssh/id_rsa",
+]
+STORES = [
+    "cat ~/.bunfig.toml",
+    "cat ~/.config/pip/pip.conf",
+    "cat ~/.pip/pip.conf",
+    "cat ~/.ansible/vault_pass",
+    "cat ~/.vault_pass.txt",
+    "cat ~/.chef/credentials",
+    "cat ~/.chef/me.pem",
+    "cat ~/.config/scw/config.yaml",
+    "cat ~/.linode-cli",
+]
+LIBRARIES = [
+    "gawk -l ./evil 'BEGIN{}'",
+    "gawk -lrwarray 'BEGIN{}'",
+    "gawk --load=./evil 'BEGIN{}'",
+    "gawk --loa ./evil 'BEGIN{}'",
+    "gawk '@load \"./evil\"; BEGIN{}'",
+    "awk -e '@load \"/tmp/x\"' -e 'BEGIN{}'",
+]
+# The same tools doing what their project asks: nothing named.
+PLAIN = [
+    "cmake -E make_directory build",
+    "cmake -E copy src/a.txt build/",
+    "cmake -E touch build/stamp",
+    "cmake -E chdir build ls",
+    "cmake -E echo hello",
+    "cmake -E tar czf out.tgz build",
+    "cmake -S . -B build",
+    "cmake --build build",
+    "gio copy a.txt b.txt",
+    "gio mkdir out",
+    "shx cp -r src dist",
+    "uu-ls -la",
+    "coreutils --coreutils-prog=ls",
+    "gawk -i ./inc.awk 'BEGIN{}'",
+    "gawk '{print $1}' f",
+    "cat bunfig.toml",
+    "cat pip.conf",
+    "cat ansible/vault.yml",
+    "cat docs/chef.md",
+]
+
+
+# Each tool's line and the coreutils line it performs: judged alike (a recursive rm asks in
+# a manual profile, whatever spells it).
+ALIKE = [
+    ("cmake -E rm -rf build", "rm -rf build"),
+    ("cmake -E remove_directory build", "rm -rf build"),
+    ("rimraf dist", "rm -rf dist"),
+    ("npx rimraf node_modules", "rm -rf node_modules"),
+    ("shx rm -rf dist", "rm -rf dist"),
+    ("trash old.log", "rm -rf old.log"),
+    ("gio remove old.log", "rm -f old.log"),
+    ("uu-rm -r build", "rm -r build"),
+]
+
+
+def _judged(line: str) -> list[str]:
+    """The named patterns, and ``protected-file`` for a write to AGENTS.md."""
+    parsed = parse_line(line)
+    named = [f.pattern.name for f in find_dangers(parsed, PLACE)]
+    protected = find_protected_write(parsed, ("AGENTS.md",))
+    return named + ([protected.pattern.name] if protected is not None else [])
+
+
+@pytest.mark.parametrize("line", HARDLINE)
+def test_a_tool_removing_the_root_is_hardline(line: str) -> None:
+    assert find_hardline(parse_line(line)) is not None, line
+
+
+@pytest.mark.parametrize(("line", "pattern"), WRITES)
+def test_a_tool_writing_a_dangerous_place_names_it(line: str, pattern: str) -> None:
+    assert pattern in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", PROTECTED)
+def test_a_tool_writing_a_protected_file_is_seen(line: str) -> None:
+    assert "protected-file" in _judged(line), line
+
+
+@pytest.mark.parametrize("line", [*READS, *STORES])
+def test_a_tool_printing_a_credential_is_a_secret_read(line: str) -> None:
+    assert "secret-read" in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", LIBRARIES)
+def test_a_library_loaded_into_awk_runs_code(line: str) -> None:
+    assert "script-exec" in _judged(line), line
+
+
+@pytest.mark.parametrize("line", PLAIN)
+def test_the_same_tools_on_the_project_name_nothing(line: str) -> None:
+    assert _judged(line) == [], (line, _judged(line))
+
+
+@pytest.mark.parametrize(("line", "same"), ALIKE)
+def test_a_tool_is_judged_as_the_command_it_performs(line: str, same: str) -> None:
+    assert _judged(line) == _judged(same), (line, _judged(line), _judged(same))
+    assert _judged(line), line  # and a recursive delete is one, as rm's is
+
+
+def test_each_tool_reads_as_its_coreutils_command() -> None:
+    def inner(line: str) -> tuple[str, ...] | None:
+        argv = parse_line(line).commands[0].argv
+        step = equivalent(argv[0].rpartition("/")[2], argv[1:])
+        return None if step is None else step.inner
+
+    assert inner("cmake -E remove_directory a b") == ("rm", "-rf", "a", "b")
+    assert inner("cmake -E make_directory a") == ("mkdir", "-p", "a")
+    assert inner("cmake -E create_symlink a b") == ("ln", "-s", "a", "b")
+    assert inner("gio rename dir/a b") == ("mv", "dir/a", "dir/b")
+    assert inner("rimraf --glob a -- -b") == ("rm", "-rf", "a", "-b")
+    assert inner("coreutils --coreutils-prog=rm -f x") == ("rm", "-f", "x")
+    assert inner("cmake -E echo hi") is None  # prints, performs nothing
+    assert inner("cmake --build build") is None
+    assert inner("gio open x.txt") is None
+
+
+def test_a_manual_profile_blocks_or_asks_and_a_strict_one_never_vouches(tmp_path: Path) -> None:
+    for mode, rules in (("manual", "[]"), ("strict", "['cmake *', 'npx *', 'gio *', 'gawk *']")):
+        home = tmp_path / mode / "profiles" / "p"
+        home.mkdir(parents=True)
+        (home / "config.yaml").write_text(
+            f"command_allowlist: {rules}\napprovals:\n  mode: {mode}\n"
+        )
+        (tmp_path / mode / "multiplex.yaml").write_text("profiles_dir: profiles\n")
+        sup = Supervisor.from_config(tmp_path / mode / "multiplex.yaml")
+        try:
+            assert sup.test("p", "cmake -E remove_directory /").outcome == "blocked"
+            assert sup.test("p", "npx rimraf /").outcome == "blocked"
+            for line in ("gio copy evil ~/.bashrc", "gawk -l ./evil 'BEGIN{}'"):
+                verdict = sup.test("p", line)
+                assert verdict.outcome == "ask", (mode, line, verdict)
+                assert verdict.as_dict()["dangers"], (mode, line)
+            assert sup.test("p", "cmake -E rm -rf build").outcome == "ask"  # as rm -rf build
+            # An allow rule for cmake does not vouch for the mkdir it performs.
+            expected = "approved" if mode == "manual" else "ask"
+            assert sup.test("p", "cmake -E make_directory build").outcome == expected
+            assert sup.test("p", "cmake --build build").outcome == "approved"
+        finally:
+            sup.close()
+
+
+def test_a_deny_rule_on_rm_holds_against_the_tools(tmp_path: Path) -> None:
+    home = tmp_path / "profiles" / "p"
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text(
+        "command_allowlist: ['cmake *', 'npx *']\n"
+        "approvals:\n  mode: strict\n  deny: ['rm -rf *']\n"
+    )
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\n")
+    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+    try:
+        for line in ("cmake -E rm -rf build", "cmake -E remove_directory build", "npx rimraf dist"):
+            verdict = sup.test("p", line)
+            assert (verdict.outcome, verdict.rule) == ("blocked", "rm -rf *"), (line, verdict)
+    finally:
+        sup.close()
