@@ -9,8 +9,18 @@ wrote a login script unseen. Each is now read as the coreutils command it perfor
 and that command is checked like one of the line's own: hardline, deny rules, the
 allowlist and every danger.
 
+Protected files written by tools that were not read as writers: ``git checkout-index
+AGENTS.md``, ``markdownlint --fix`` and more formatters and fixers, ``aria2c -o``, the
+shell command of ``tmux pipe-pane``/``if-shell``, and a copy into the working folder
+spelled ``.`` (``cp /tmp/x/AGENTS.md .``, ``scp host:AGENTS.md .``).
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
+
+Inline code deleting ``/`` or the home in spellings the hardline missed: perl's
+``rmtree "/"`` without parentheses, node's ``fs.promises.rm``, ruby's ``FileUtils.rm_r``
+and ``remove_dir``, Tcl's ``file delete -force /`` (Tcl fed to ``tclsh`` is now read as
+inline code).
 
 ``gawk -l LIB`` and ``@load "LIB"`` load a shared library into awk: native code, run.
 They were approved as plain awk in a manual profile; now they ask, as ``openssl
@@ -63,6 +73,29 @@ HARDLINE = [
     "coreutils rm -rf /",
     "uu-rm -rf /",
     "/usr/lib/cargo/bin/coreutils rm -rf /",
+    "perl -MExtUtils::Command -e rm_rf -- /",
+    "perl -MExtUtils::Command -e rm_rf /",
+    "perl -M ExtUtils::Command -e rm_rf ~",
+    # inline code's recursive deletes of / and ~ in the spellings that were missed
+    "perl -MFile::Path -e 'rmtree \"/\"'",
+    'node -e \'require("fs/promises").rm("/",{recursive:true})\'',
+    'node -e \'require("fs").promises.rm("/",{recursive:true})\'',
+    'ruby -e \'require "fileutils"; FileUtils.rm_r("/", force: true)\'',
+    "ruby -e 'FileUtils.remove_dir(\"/\")'",
+    "ruby -e 'FileUtils.rm_r \"~\"'",
+    "tclsh <<< 'file delete -force /'",
+    "tclsh <<< 'file delete -force -- ~'",
+    "tmux pipe-pane -o 'rm -rf /'",
+    "tmux if-shell 'rm -rf /' 'display ok'",
+]
+# Their siblings on the project's own folders: not hardline.
+NOT_HARDLINE = [
+    "perl -MExtUtils::Command -e rm_rf blib",
+    "perl -MFile::Path -e 'rmtree \"build\"'",
+    'node -e \'require("fs/promises").rm("dist",{recursive:true})\'',
+    "ruby -e 'FileUtils.rm_r \"tmp\"'",
+    "tclsh <<< 'file delete -force build'",
+    "tclsh <<< 'file delete -force /tmp/x'",
 ]
 # Each writes a file where a danger lies: the pattern it must name.
 WRITES = [
@@ -91,6 +124,37 @@ PROTECTED = [
     "gio copy evil.md AGENTS.md",
     "shx cp evil.md AGENTS.md",
     "uu-cp evil.md AGENTS.md",
+    # files named on the line, written by tools that were not read as writers
+    "git checkout-index -f AGENTS.md",
+    "git checkout-index -f -- AGENTS.md",
+    "markdownlint --fix AGENTS.md",
+    "markdownlint-cli2 --fix AGENTS.md",
+    "djlint --reformat AGENTS.md",
+    "taplo fmt AGENTS.md",
+    "sqlfluff fix AGENTS.md",
+    "aria2c -o AGENTS.md https://x.example/a",
+    "aria2c -d . -o AGENTS.md https://x.example/a",
+    "aria2c --out=AGENTS.md https://x.example/a",
+    "tmux pipe-pane -o 'cat >> AGENTS.md'",
+    "tmux if-shell 'cp evil.md AGENTS.md' 'display ok'",
+    # a copy into the working folder itself, spelled . or ./ (or from another host)
+    "cp /tmp/x/AGENTS.md .",
+    "cp /tmp/x/AGENTS.md ./",
+    "install -m644 /tmp/x/AGENTS.md .",
+    "scp host:AGENTS.md .",
+    "scp user@host:/srv/AGENTS.md .",
+    "rsync -a host:AGENTS.md .",
+]
+PROTECTED_PLAIN = [
+    "git checkout-index -f README.md",
+    "markdownlint AGENTS.md",
+    "markdownlint --fix README.md",
+    "taplo fmt pyproject.toml",
+    "aria2c -o out.bin https://x.example/a",
+    "tmux pipe-pane -o 'cat >> pane.log'",
+    "cp /tmp/x/README.md .",
+    "scp host:notes.md .",
+    "rsync -a host:src/ .",
 ]
 READS = [
     "cmake -E cat ~/.ssh/id_rsa",
@@ -153,6 +217,8 @@ ALIKE = [
     ("trash old.log", "rm -rf old.log"),
     ("gio remove old.log", "rm -f old.log"),
     ("uu-rm -r build", "rm -r build"),
+    ("perl -MExtUtils::Command -e rm_rf -- blib", "rm -rf blib"),
+    ("perl -MExtUtils::Command -e rm_f x.o", "rm -f x.o"),
 ]
 
 
@@ -169,6 +235,11 @@ def test_a_tool_removing_the_root_is_hardline(line: str) -> None:
     assert find_hardline(parse_line(line)) is not None, line
 
 
+@pytest.mark.parametrize("line", NOT_HARDLINE)
+def test_the_same_deletes_of_project_folders_are_not_hardline(line: str) -> None:
+    assert find_hardline(parse_line(line)) is None, line
+
+
 @pytest.mark.parametrize(("line", "pattern"), WRITES)
 def test_a_tool_writing_a_dangerous_place_names_it(line: str, pattern: str) -> None:
     assert pattern in _judged(line), (line, _judged(line))
@@ -177,6 +248,11 @@ def test_a_tool_writing_a_dangerous_place_names_it(line: str, pattern: str) -> N
 @pytest.mark.parametrize("line", PROTECTED)
 def test_a_tool_writing_a_protected_file_is_seen(line: str) -> None:
     assert "protected-file" in _judged(line), line
+
+
+@pytest.mark.parametrize("line", PROTECTED_PLAIN)
+def test_the_same_tools_writing_other_files_are_not_protected_writes(line: str) -> None:
+    assert "protected-file" not in _judged(line), line
 
 
 @pytest.mark.parametrize("line", [*READS, *STORES])

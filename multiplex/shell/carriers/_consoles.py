@@ -379,7 +379,7 @@ def tcl_code(args: Sequence[str], fed: str | None) -> Carried:
         for m in _TCL_RUNS.finditer(line)
     ]
     runs = bool(payloads) or '"|' in code or "{|" in code
-    return carried_of(payloads, "Tcl runs a program" if runs else None)
+    return carried_of(payloads, "Tcl runs a program" if runs else None, scripts=(code,))
 
 
 # ---- scp, sftp -------------------------------------------------------------------------

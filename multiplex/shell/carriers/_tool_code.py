@@ -297,7 +297,7 @@ _GIT_WRITERS = table(
 
 def git_writes(sub: str, rest: Sequence[str]) -> tuple[str, ...]:
     """Files a git subcommand writes over: ``--output=F``, the paths of ``checkout -- P``,
-    ``restore P``, ``rm P``, ``mv A B``, ``archive -o F``, ``format-patch -o DIR``,
+    ``restore P``, ``checkout-index P``, ``rm P``, ``mv A B``, ``archive -o F``, ``format-patch -o DIR``,
     ``bundle create F`` (docs/approvals.md#protected-files)."""
     if sub not in _GIT_WRITING and not any("--o" in a for a in rest):
         return ()  # git status, commit, push …: one C-level scan of the words
@@ -311,7 +311,7 @@ def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
     if sub == "checkout":
         dash = list(rest).index("--") if "--" in rest else -1
         out += list(rest[dash + 1 :]) if dash >= 0 else list(parsed.operands[1:])
-    elif sub in ("restore", "rm", "mv"):
+    elif sub in ("restore", "rm", "mv", "checkout-index"):
         out += list(parsed.operands)
     elif sub in ("archive", "format-patch"):  # -o is --output, or --output-directory
         out += parsed.values("-o", "--output-directory")
@@ -328,7 +328,7 @@ def _git_writes(sub: str, rest: tuple[str, ...]) -> tuple[str, ...]:
 _SECOND_WRITES = {"bundle": "create", "worktree": "add"}
 _GIT_WRITING = frozenset(
     {"checkout", "restore", "rm", "mv", "archive", "format-patch", "bundle", "clone", "init",
-     "worktree", "submodule"}
+     "worktree", "submodule", "checkout-index"}
 )  # fmt: skip
 
 

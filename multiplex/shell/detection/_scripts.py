@@ -63,9 +63,12 @@ _HOME_OR_ROOT = (
     r"|os\.sep\b|Deno\.env\.get\(\s*['\"]HOME['\"]\s*\)"
 )
 RMTREE_HOME = re.compile(
-    r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove(?:Sync)?|\bfs\.rm)"
+    r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove(?:Sync)?|\bfs\.rm"
+    r"|promises\.rm|['\"]\)\.rm)"  # node's fs.promises.rm(…), require("fs/promises").rm(…)
     r"\s*\(\s*(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r")\s*[,)])"
-    r"|rm_rf\s*(?:\(\s*)?(?:['\"](/|~)['\"]|(?:"
+    # called without parentheses too (perl's rmtree "/", ruby's FileUtils.rm_r "/")
+    r"|(?:rm_rf|rm_r|rmtree|remove_tree|remove_dir|remove_entry(?:_secure)?)\b"
+    r"\s*(?:\(\s*)?(?:['\"](/|~)['\"]|(?:"
     + _HOME_OR_ROOT
     + r")\s*[,)\s;]|(?:"
     + _HOME_OR_ROOT
@@ -73,6 +76,8 @@ RMTREE_HOME = re.compile(
     # julia's rm(homedir(), recursive=true), R's unlink("~", recursive=TRUE)
     r"|\b(?:rm|unlink)\s*\(\s*(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r"))\s*,"
     r"[^()]{0,80}recursive\s*+=\s*+(?:true|TRUE|T)\b"
+    # Tcl's file delete -force /
+    r"|\bfile\s+delete\s+-force\s+(?:--\s+)?[\"{]?(/|~)[\"}]?(?![\w./~-])"
 )
 SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"

@@ -262,7 +262,7 @@ def git_subcommand(args: Sequence[str]) -> tuple[str, list[str]]:
 
 
 # A destination that is a folder whatever the line does: a trailing "/", the home.
-FOLDER = re.compile(r".*/$|~$|\$HOME$|\$\{HOME\}$")
+FOLDER = re.compile(r".*/$|~$|\$HOME$|\$\{HOME\}$|(?:.*/)?\.\.?$")  # also . and ..
 # A URL's last path component: the name curl -O and wget give what they fetch.
 URL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/(?:[^?#\s]*/)?([^/?#\s]+)")
 

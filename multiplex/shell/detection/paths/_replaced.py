@@ -36,7 +36,8 @@ _CP_CLIS = frozenset({"docker", "podman", "nerdctl", "kubectl", "oc"})
 # own before the files (sd FIND REPLACE, rpl OLD NEW, rename EXPR, ruff format).
 _ALWAYS = {"black": 0, "isort": 0, "mdformat": 0, "rustfmt": 0, "dos2unix": 0, "unix2dos": 0,
            "mac2unix": 0, "unix2mac": 0, "sd": 2, "rpl": 2, "rename": 1, "prename": 1,
-           "perl-rename": 1, "file-rename": 1, "docformatter": 0, "pyupgrade": 0}  # fmt: skip
+           "perl-rename": 1, "file-rename": 1, "docformatter": 0, "pyupgrade": 0, "stylua": 0,
+           "nixfmt": 0, "alejandra": 0, "yamlfmt": 0}  # fmt: skip
 # The flags with which each only checks or shows (no program below writes without its
 # files, so one that only checks names none to write).
 _CHECKING = {"black": ("--check", "--diff"), "isort": ("--check", "--check-only", "-c", "--diff"),
@@ -44,16 +45,22 @@ _CHECKING = {"black": ("--check", "--diff"), "isort": ("--check", "--check-only"
              "rename": ("-n", "--no-act", "--nono"), "prename": ("-n", "--no-act"),
              "perl-rename": ("-n", "--no-act"), "file-rename": ("-n", "--no-act"),
              "ruff": ("--check", "--diff"), "terraform": ("-check",), "tofu": ("-check",),
-             "docformatter": ("--check",), "rpl": ("-s", "--simulate")}  # fmt: skip
+             "docformatter": ("--check",), "rpl": ("-s", "--simulate"), "stylua": ("--check",),
+             "nixfmt": ("--check", "-c"), "alejandra": ("--check", "-c"),
+             "yamlfmt": ("-lint", "-dry")}  # fmt: skip
 _WITH_FLAG = {"autopep8": ("-i", "--in-place"), "yapf": ("-i", "--in-place"),
               "prettier": ("--write", "-w"), "eslint": ("--fix",), "stylelint": ("--fix",),
               "gofmt": ("-w",), "goimports": ("-w",), "clang-format": ("-i",),
               "shfmt": ("-w", "--write"), "perltidy": ("-b", "--backup-and-modify-in-place"),
               "standard": ("--fix",), "biome": ("--write", "--apply"), "rubocop": ("-a", "-A",
               "--autocorrect", "--autocorrect-all"), "php-cs-fixer": ("fix",),
-              "swiftformat": ("",), "ktlint": ("-F", "--format")}  # fmt: skip
+              "swiftformat": ("",), "ktlint": ("-F", "--format"), "markdownlint": ("--fix",),
+              "markdownlint-cli2": ("--fix",), "eslint_d": ("--fix",), "oxlint": ("--fix",),
+              "tslint": ("--fix",), "djlint": ("--reformat",), "cmake-format": ("-i", "--in-place"),
+              "autoflake": ("-i", "--in-place")}  # fmt: skip
 # "TOOL VERB FILES": ruff format, ruff check --fix, terraform fmt, cargo fmt (its crate's).
-_VERBS = {"ruff": ("format", "check"), "terraform": ("fmt",), "tofu": ("fmt",)}
+_VERBS = {"ruff": ("format", "check"), "terraform": ("fmt",), "tofu": ("fmt",), "sqlfluff": ("fix",),
+          "taplo": ("fmt", "format"), "dprint": ("fmt",)}  # fmt: skip
 
 # Compilers and preprocessors: -o FILE (or -oFILE) is what they write.
 _COMPILERS = frozenset({"cc", "gcc", "g++", "c++", "clang", "clang++", "cpp", "tcc", "rustc"})

@@ -127,11 +127,12 @@ _WRITERS = frozenset(
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
      "cpio", "uniq", "iconv", "zip", "chattr", "setfacl", "chcon", "find", "shuf", "gpg", "gpg2", "base64",
-     "exiftool", "xxd", "split", "csplit", *REPLACERS, *INSTALLERS}
+     "exiftool", "xxd", "split", "csplit", "aria2c", *REPLACERS, *INSTALLERS}
 )  # fmt: skip
 
 
 _READ_ARGV = _WRITERS | CARRYING
+_REMOTE = re.compile(r"^[^/:]+:")  # scp's and rsync's HOST: or USER@HOST: before a path
 _FIND_FILES = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 _FED_COMMANDS = frozenset({"ed", "ex", "vim", "vi", "nvim"})  # their commands on stdin
 _XXD = table("", "c= C= g= l= s= o= n= R=")
@@ -156,6 +157,7 @@ _OUTPUTS = {
     "gpg2": _GPG,
     "base64": table("output= input= wrap=", "o= i= b= w="),
     "exiftool": table("", "o= w= tagsfromfile= p= ext="),
+    "aria2c": table("out= dir= input-file=", "o= d= i="),
 }
 DOWNLOAD_OPTIONS = {  # curl's and wget's options as getopt reads them (those taking a value)
     "wget": table(
@@ -230,7 +232,10 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         if target:  # cp -t ~ .bashrc: ~/.bashrc
             yield from landed_in(target, ops)
         elif len(ops) > 1 and FOLDER.match(ops[-1]):  # cp .bashrc ~/ (a folder, surely)
-            yield from landed_in(ops[-1], ops[:-1])
+            sources = ops[:-1]
+            if prog in ("scp", "rsync"):  # scp host:AGENTS.md . lands as ./AGENTS.md
+                sources = [_REMOTE.sub("", o) for o in sources]
+            yield from landed_in(ops[-1], sources)
     elif prog in ("perl", "yq") and (
         "i" in short_flags(args) or any(a.startswith(("--in-place", "--inplace")) for a in args)
     ):
@@ -271,7 +276,10 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         prefixes = parsed.operands[1:2] if prog == "split" else parsed.values("-f", "--prefix")
         yield from (p + "aa" for p in prefixes)
     elif prog in _OUTPUTS:  # iconv -o F, shuf -o F, gpg -o F, base64 -o F (BSD) …
-        yield from read_options(args, _OUTPUTS[prog]).values("-o", "--output")
+        parsed = read_options(args, _OUTPUTS[prog])
+        outs = parsed.values("-o", "--output", "--out")
+        into = parsed.values("-d", "--dir") if prog == "aria2c" else []  # aria2c -d DIR -o F
+        yield from (into[-1].rstrip("/") + "/" + o for o in outs) if into else outs
     elif prog == "zip":
         yield from operands(args)[:1]  # the archive it writes
     elif prog == "find":  # -fprint F, -fprint0 F, -fls F, -fprintf F FORMAT: F is written

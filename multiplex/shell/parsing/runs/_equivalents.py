@@ -11,9 +11,10 @@ The tools: CMake's command mode (``cmake -E``: ``rm``, ``remove``,
 ``make_directory``, ``create_symlink``/``create_hardlink``, ``tar``, ``cat`` and the
 checksums; ``chdir DIR CMD`` runs ``CMD`` there), GLib's ``gio`` (``remove``,
 ``trash``, ``copy``, ``move``, ``rename``, ``mkdir``, ``save``, ``cat``), the Node
-tools ``rimraf``, ``del``/``del-cli``, ``trash``/``trash-cli``/``trash-put`` and ``shx``, and the
-multi-call coreutils (``coreutils --coreutils-prog=NAME``, uutils' ``coreutils NAME``
-and ``uu-NAME``). A pure leaf: stdlib and ``shell.parsing._argv``.
+tools ``rimraf``, ``del``/``del-cli``, ``trash``/``trash-cli``/``trash-put`` and
+``shx``, perl's ``-MExtUtils::Command -e rm_rf|rm_f|cp|mv|touch|chmod|mkpath`` (what
+the Makefiles of Perl modules run), and the multi-call coreutils (``coreutils
+--coreutils-prog=NAME``, uutils' ``coreutils NAME`` and ``uu-NAME``). A pure leaf: stdlib and ``shell.parsing._argv``.
 """
 
 from __future__ import annotations
@@ -57,9 +58,19 @@ _GIO = {
     "save": ("tee",),
     "cat": ("cat",),
 }
+# perl -MExtUtils::Command -e FUNC ARGS: the function of that name runs on ARGS.
+_PERL_COMMANDS = {
+    "rm_rf": ("rm", "-rf"),
+    "rm_f": ("rm", "-f"),
+    "touch": ("touch",),
+    "cp": ("cp",),
+    "mv": ("mv",),
+    "chmod": ("chmod",),
+    "mkpath": ("mkdir", "-p"),
+}
 # Node CLIs that remove what they are given, recursively.
 _REMOVERS = frozenset({"rimraf", "del", "del-cli", "trash", "trash-cli", "trash-put"})
-EQUIVALENT_PROGRAMS = frozenset({"cmake", "gio", "shx", "coreutils", *_REMOVERS})
+EQUIVALENT_PROGRAMS = frozenset({"cmake", "gio", "shx", "coreutils", "perl", *_REMOVERS})
 
 
 def _operands(args: Sequence[str]) -> tuple[str, ...]:
@@ -100,6 +111,24 @@ def _multi_call(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
     return None if first.startswith("-") else tuple(args)
 
 
+def _perl_command(args: Sequence[str]) -> tuple[str, ...] | None:
+    """``perl -MExtUtils::Command -e rm_rf -- DIR``: ExtUtils' rm_rf on its arguments."""
+    words = list(args)
+    module = any(
+        w.startswith("-MExtUtils::Command")
+        or (w == "-M" and words[i + 1 : i + 2] == ["ExtUtils::Command"])
+        for i, w in enumerate(words)
+    )
+    if not module or "-e" not in words:
+        return None
+    at = words.index("-e")
+    spelled = _PERL_COMMANDS.get(words[at + 1].strip()) if at + 1 < len(words) else None
+    if spelled is None:
+        return None
+    rest = words[at + 2 :]
+    return (*spelled, *(rest[1:] if rest[:1] == ["--"] else rest))
+
+
 def equivalent(prog: str, args: Sequence[str]) -> NextStep | None:
     """The coreutils command ``prog ARGS`` performs, or None when it is none of these."""
     inner: tuple[str, ...] | None = None
@@ -119,6 +148,8 @@ def equivalent(prog: str, args: Sequence[str]) -> NextStep | None:
     elif prog == "shx":  # shx [--silent …] CMD ARGS: the shelljs command of that name
         at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
         inner = None if at is None else tuple(args[at:])
+    elif prog == "perl":
+        inner = _perl_command(args)
     elif prog == "coreutils" or prog.startswith("uu-"):
         inner = _multi_call(prog, args)
     return NextStep(inner=inner) if inner else None

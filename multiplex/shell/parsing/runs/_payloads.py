@@ -94,7 +94,8 @@ _PARALLEL_OPTS = opts(
 )
 _TMUX_RUNS = frozenset(
     {"new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane",
-     "respawnp", "respawn-window", "respawnw", "run-shell", "run", "send-keys", "send"}
+     "respawnp", "respawn-window", "respawnw", "run-shell", "run", "send-keys", "send",
+     "pipe-pane", "pipep", "if-shell", "if"}
 )  # fmt: skip
 _TMUX_OPTS = opts("-s -n -t -c -x -y -F -e -l -p -L -S -f -b")
 
@@ -333,7 +334,10 @@ def _tmux(args: Sequence[str]) -> NextStep:
         return NextStep()
     rest = args[k + 1 :]
     ops = rest[operand_index(rest, _TMUX_OPTS) :]
-    words = [w for w in ops if w not in ("Enter", "C-m")]
+    # if-shell's first operand is the shell command; the ones after it are tmux's own
+    words = (
+        ops[:1] if args[k] in ("if-shell", "if") else [w for w in ops if w not in ("Enter", "C-m")]
+    )
     return NextStep(shell_payloads=(" ".join(words),)) if words else NextStep()
 
 
