@@ -53,6 +53,18 @@ BLOCKED = {
         "corepack npm publish",
         "corepack npm@10.2.0 publish",
         "corepack pnpm publish",
+        "npx npm@10 publish",  # a package at a version is that program
+        "npx --yes npm@latest pub",
+        # release tools publish the packages to the registry as npm publish does
+        "lerna publish from-package",
+        "npx lerna publish --yes",
+        "changeset publish",
+        "npx changeset publish",
+        "nx release publish",
+        "nx release --yes",
+        "np --yolo",
+        "release-it --ci",
+        "semantic-release",
     ],
     "cargo publish *": ["cargo +nightly publish", "cargo +1.80 publish --allow-dirty"],
     "make deploy *": ["gmake deploy", "make -C infra deploy", "gmake -j4 deploy ENV=prod"],
@@ -72,6 +84,8 @@ BLOCKED = {
     "docker build *": ["docker builder build .", "docker buildx build .", "docker image build ."],
     "docker-compose *": ["docker compose up -d", "docker-compose down"],
     "python deploy.py *": [
+        "pipx run deploy.py --prod",
+        "pipx run ./deploy.py",
         "python ./deploy.py --prod",
         "python -X dev deploy.py",
         "python -Xdev deploy.py",
@@ -114,6 +128,10 @@ BLOCKED = {
         "terragrunt run-all apply",
     ],
     "aws s3 rm *": [
+        "aws s3 sync . s3://b --delete",  # removes what the source no longer holds
+        "aws --region eu-west-1 s3 sync ./site s3://b/www --delete --exact-timestamps",
+        "aws s3 mv s3://b/x s3://c/x",  # the source object goes
+        "aws s3 mv s3://b/logs/ ./logs --recursive",
         "aws s3api delete-object --bucket b --key x",
         "aws --region us-east-1 s3api delete-object --bucket=b --key=x",
         "aws s3api delete-objects --bucket b --delete 'Objects=[{Key=x}]'",
@@ -183,6 +201,18 @@ NOT_BLOCKED = [
     "aws s3 rb s3://b",  # refused by S3 unless the bucket is empty: no object removed
     "aws s3api get-object --bucket b --key x out",
     "aws s3 ls s3://b",
+    "aws s3 sync . s3://b",  # without --delete nothing is removed
+    "aws s3 sync s3://b ./backup --delete",  # removes local files, not objects
+    "aws s3 mv ./x s3://b/x",  # the source is local
+    "lerna run build",
+    "changeset version",
+    "nx build app",
+    "np --preview",
+    "release-it --dry-run",
+    "semantic-release --dry-run",
+    "npx prettier@3 --check .",
+    "pipx run black .",
+    "pipx run other.py",
 ]
 
 

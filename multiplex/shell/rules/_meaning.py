@@ -180,14 +180,32 @@ def _rm(argv: Argv, rule: bool) -> list[Argv]:
 
 
 def _inner_npx(argv: Argv) -> Argv | None:
-    """``npx [options] CMD …`` and ``npm exec|x [options] -- CMD …``: CMD …."""
+    """``npx [options] CMD …`` and ``npm exec|x [options] -- CMD …``: CMD … (``npm@10``,
+    a package at a version, is the program ``npm``)."""
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         if argv[i] == "--":
             i += 1
             break
         i += 2 if argv[i] in _NPX_VALUE else 1
-    return argv[i:] or None
+    if i >= len(argv):
+        return None
+    name, at, _version = argv[i][1:].partition("@")  # @scope/pkg@1: its own first "@"
+    return (argv[i][0] + name if at else argv[i], *argv[i + 1 :])
+
+
+# Release tools that publish the packages to the npm registry (as npm publish does), by the
+# words that make them do it: lerna publish, changeset publish, nx release [publish], np,
+# release-it, semantic-release (not when told only to try: --dry-run, np's --preview).
+_RELEASERS = {"lerna": ("publish",), "changeset": ("publish",), "nx": ("release",), "np": (),
+              "release-it": (), "semantic-release": ()}  # fmt: skip
+
+
+def _released(prog: str, argv: Argv) -> Argv | None:
+    words = _RELEASERS[prog]
+    if tuple(argv[1 : 1 + len(words)]) != words or {"--dry-run", "--preview"} & set(argv):
+        return None
+    return ("npm", "publish")
 
 
 def _kubectl_removal(argv: Argv, i: int) -> Argv | None:
@@ -210,7 +228,7 @@ _REGISTRY_PUSH = {"skopeo": "copy", "crane": "push"}
 # what a deny check may skip when no rule names the program (shell.rules._deny).
 _RENAMING = frozenset(
     {"docker-compose", "service", "npx", "npm", "find", "terragrunt", "uv", "skopeo", "crane", "cargo",
-     *_SAME_PROGRAM, *_PUBLISHERS}
+     "pipx", *_SAME_PROGRAM, *_PUBLISHERS, *_RELEASERS}
 )  # fmt: skip
 
 
@@ -284,6 +302,14 @@ def meanings(
         return () if inner is None else (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
     if prog in _PUBLISHERS and "publish" in argv[1:3]:
         return (("npm", "publish", *argv[argv.index("publish") + 1 :]),)
+    if prog in _RELEASERS:
+        form = _released(prog, argv)
+        return (form,) if form is not None else ()
+    if prog == "pipx" and argv[1:2] == ("run",):  # pipx run deploy.py: a local script
+        scripts = [w for w in argv[2:] if not w.startswith("-")][:1]
+        if scripts and scripts[0].endswith(".py"):
+            at = argv.index(scripts[0])
+            return (("python", _relative(scripts[0], cwd), *argv[at + 1 :]),)
     if prog == "cargo" and argv[1:2] and argv[1].startswith("+"):  # cargo +nightly publish
         same = ("cargo", *argv[2:])
         return (same, *meanings(same, cwd=cwd, takes=takes, rule=rule))

@@ -125,8 +125,9 @@ def _value(words: Sequence[str], name: str) -> str | None:
 
 
 def aws_s3_removal(argv: Argv, i: int) -> Argv | None:
-    """What ``aws s3api delete-object(s)`` and ``aws s3 rb --force`` remove, as the ``aws s3
-    rm`` that removes it: ``aws s3 rm s3://B/K``, ``aws s3 rm s3://B --recursive``."""
+    """What ``aws s3api delete-object(s)``, ``aws s3 rb --force``, ``aws s3 sync … s3://B
+    --delete`` and ``aws s3 mv s3://…`` remove, as the ``aws s3 rm`` that removes it: ``aws
+    s3 rm s3://B/K``, ``aws s3 rm s3://B --recursive``."""
     service, rest = argv[i : i + 2], argv[i + 2 :]
     front = argv[:i]
     if service == ("s3api", "delete-object"):
@@ -141,4 +142,13 @@ def aws_s3_removal(argv: Argv, i: int) -> Argv | None:
         buckets = [w for w in rest if w.startswith("s3://")]
         if buckets:
             return (*front, "s3", "rm", buckets[0], "--recursive")
+    elif service == ("s3", "sync") and "--delete" in rest:  # what the source no longer holds
+        places = [w for w in rest if not w.startswith("-")]
+        if len(places) >= 2 and places[1].startswith("s3://"):
+            return (*front, "s3", "rm", places[1], "--recursive")
+    elif service == ("s3", "mv"):  # the source object goes
+        places = [w for w in rest if not w.startswith("-")]
+        if places and places[0].startswith("s3://"):
+            recursive = ("--recursive",) if "--recursive" in rest else ()
+            return (*front, "s3", "rm", places[0], *recursive)
     return None
