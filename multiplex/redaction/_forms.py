@@ -21,6 +21,9 @@ __all__ = ["disguised_forms"]
 # one at a time (a newline between them is a line break, matched without forms), and
 # the invisible characters that show nothing between them.
 _SEPARATORS = (" ", "-", ".", ",", ":", ";", "_", "/", "|", "\t", ", ")
+# A value printed as a list of its characters: Python's repr (list(value)), JSON (with or
+# without a space), a shell array's quoted words.
+_LISTED = ("', '", '", "', '","', "' '", '" "')
 _INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 # The separators a spelled-out value also comes with in its other letters (backwards,
 # upper or lower case).
@@ -39,7 +42,8 @@ def _hex_forms(raw: bytes) -> Iterator[str]:
 
 def disguised_forms(value: str) -> Iterator[str]:
     """The value reversed, upper- and lower-cased (reversed too), rot13 (reversed too),
-    spelled out with a separator (also an invisible one) between its characters, and so
+    spelled out with a separator (also an invisible one, or as a list of its quoted
+    characters: ``['s', 'k', …]``) between its characters, and so
     backwards or in another case, its UTF-8 bytes as base32 and hex, the reversed value's
     as base64 and hex, its base64 backwards and base64-encoded again, base85 and ascii85,
     fullwidth, and as HTML character references.
@@ -61,7 +65,7 @@ def disguised_forms(value: str) -> Iterator[str]:
     turned = base64.b64encode(backwards.encode("utf-8", "surrogatepass")).decode("ascii")
     yield turned
     yield turned.rstrip("=")
-    for separator in _SEPARATORS + _INVISIBLE:
+    for separator in _SEPARATORS + _INVISIBLE + _LISTED:
         yield separator.join(value)
     for turned_value in (backwards, value.upper(), value.lower(), backwards.upper()):
         if turned_value != value:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -73,7 +74,20 @@ DISGUISES = {
     "fullwidth": "".join(chr(ord(c) + 0xFEE0) for c in VALUE),
     "html-decimal": "".join(f"&#{ord(c)};" for c in VALUE),
     "html-hex": "".join(f"&#x{ord(c):x};" for c in VALUE),
+    # a list of its characters: print(list(value)), JSON, a shell array's words
+    "python-list": "', '".join(VALUE),
+    "json-list": '", "'.join(VALUE),
+    "json-list-compact": '","'.join(VALUE),
+    "quoted-words": "' '".join(VALUE),
+    "double-quoted-words": '" "'.join(VALUE),
 }
+
+
+def test_a_value_printed_as_a_list_of_its_characters_is_masked() -> None:
+    known = KnownValues([VALUE])
+    assert known.redact(str(list(VALUE))) == "['[REDACTED:known]']"
+    assert known.redact(json.dumps(list(VALUE))) == '["[REDACTED:known]"]'
+    assert known.redact(str(list("an ordinary sentence"))) == str(list("an ordinary sentence"))
 
 
 @pytest.mark.parametrize("engine", [True, False], ids=["engine", "pure-python"])
