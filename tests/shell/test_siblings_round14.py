@@ -26,6 +26,11 @@ Inline code deleting ``/`` or the home in spellings the hardline missed: perl's
 and ``remove_dir``, Tcl's ``file delete -force /`` (Tcl fed to ``tclsh`` is now read as
 inline code).
 
+Carriers whose command was read as one program's name: ``sudo -s CMD`` and ``sudo -i
+CMD`` run CMD through a shell; ``parallel sh -c 'CMD' ::: x`` with ``-q`` keeps the
+words whole; yarn 2's ``exec`` runs its words as a script; ``BASH_ENV=<(echo CMD)
+bash -c …`` sources what the substitution prints before anything else.
+
 ``gawk -l LIB`` and ``@load "LIB"`` load a shared library into awk: native code, run.
 They were approved as plain awk in a manual profile; now they ask, as ``openssl
 engine /tmp/x.so`` does (``script-exec``).
@@ -91,6 +96,16 @@ HARDLINE = [
     "tclsh <<< 'file delete -force -- ~'",
     "tmux pipe-pane -o 'rm -rf /'",
     "tmux if-shell 'rm -rf /' 'display ok'",
+    # carriers whose command was read as one program name, or not read at all
+    "sudo -s -- 'rm -rf /'",
+    "sudo -i 'rm -rf /'",
+    "sudo -Es 'rm -rf ~'",
+    "sudo -u root --login 'mkfs.ext4 -q -F /dev/sda1'",
+    "parallel --will-cite sh -c 'rm -rf /' ::: x",
+    "parallel -q sh -c 'rm -rf ~' ::: x",
+    "yarn exec 'rm -rf /'",
+    "BASH_ENV=<(echo 'rm -rf /') bash -c true",
+    "ENV=<(echo 'rm -rf ~') sh -i",
 ]
 # Their siblings on the project's own folders: not hardline.
 NOT_HARDLINE = [
@@ -100,6 +115,12 @@ NOT_HARDLINE = [
     "ruby -e 'FileUtils.rm_r \"tmp\"'",
     "tclsh <<< 'file delete -force build'",
     "tclsh <<< 'file delete -force /tmp/x'",
+    "sudo -s ls -la",
+    "sudo -i 'systemctl status nginx'",
+    "parallel gzip ::: a b",
+    "yarn exec eslint .",
+    "BASH_ENV=<(echo 'set -e') bash -c true",
+    "X=<(echo 'rm -rf /') bash -c true",  # not a start-up file: nothing sources it
 ]
 # Each writes a file where a danger lies: the pattern it must name.
 WRITES = [

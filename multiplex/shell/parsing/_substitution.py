@@ -183,18 +183,36 @@ def assignment(node: Node, src: bytes) -> str:
 
 
 def script_text(node: Node, src: bytes) -> str | None:
-    """For a shell or ``source`` command node: what the ``<(…)`` given as its script prints."""
+    """For a shell or ``source`` command node: what the ``<(…)`` given as its script prints,
+    and the one its start-up file is (``BASH_ENV=<(…) bash -c …``: bash sources it first)."""
+    found: list[str | None] = []
     for child in node.named_children:
-        if child.type in ("command_name", "variable_assignment") or child.type.endswith(
-            "_redirect"
-        ):
+        if child.type == "variable_assignment":
+            start_up = _start_up_script(child, src)
+            found.append(output_of(start_up, src) if start_up is not None else None)
+            continue
+        if child.type == "command_name" or child.type.endswith("_redirect"):
             continue
         if child.type == "process_substitution" and text(child, src).startswith("<"):
-            return output_of(child, src)
+            found.append(output_of(child, src))
+            break
         value = word(child, src)
         if not (value.startswith("-") or value in STDIN_FILES):
-            return None
-    return None
+            break
+    shown = [t for t in found if t is not None]
+    return "\n".join(shown) if shown else None
+
+
+_START_UP = frozenset({"BASH_ENV", "ENV"})  # the file a non-interactive bash (or sh -i) sources
+
+
+def _start_up_script(assignment: Node, src: bytes) -> Node | None:
+    """The ``<(…)`` of ``BASH_ENV=<(…)``: a start-up file given as a substitution's output."""
+    name, value = assignment.child_by_field_name("name"), assignment.child_by_field_name("value")
+    if name is None or value is None or text(name, src) not in _START_UP:
+        return None
+    shown = value.type == "process_substitution" and text(value, src).startswith("<")
+    return value if shown else None
 
 
 def spawns_itself(name: str, inner: list[tuple[str, ...]], body: str) -> bool:

@@ -231,6 +231,8 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
         inner = after_options(args, _NPX)
     elif prog in _EXEC_VERB and args[:1] and args[0] in _EXEC_VERB[prog]:
         inner = after_options(args[1:], _NPX)
+        if prog == "yarn" and args[0] == "exec" and inner:  # yarn 2+ runs its words as a script
+            return NextStep(inner=inner, shell_payloads=(" ".join(inner),))
     elif prog == "nodemon":
         code = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--exec", "-x")]
         code += [a.partition("=")[2] for a in args if a.startswith("--exec=")]

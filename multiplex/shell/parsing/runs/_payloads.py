@@ -321,14 +321,14 @@ def _parallel(args: Sequence[str], stdin: str | None) -> NextStep:
     values = values[:_MAX_RUNS]
     if not command:  # each input is a command line of its own
         return NextStep(shell_payloads=tuple(values))
-    text = " ".join(command)
+    texts = dict.fromkeys((" ".join(command), shlex.join(command)))  # -q quotes its words
     runs: list[str] = []
     for value in values:
         # parallel quotes each input (sh -c then runs it whole); with -q or --shellquote
         # it does not: both readings are checked.
         for v in (value, shlex.quote(value)):
-            runs.append(text.replace("{}", v) if "{}" in text else f"{text} {v}")
-    return NextStep(shell_payloads=tuple(runs or [text]))
+            runs.extend(t.replace("{}", v) if "{}" in t else f"{t} {v}" for t in texts)
+    return NextStep(shell_payloads=tuple(runs or texts))
 
 
 def _tmux(args: Sequence[str]) -> NextStep:

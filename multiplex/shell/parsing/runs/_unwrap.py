@@ -49,6 +49,7 @@ from multiplex.shell.parsing.runs._payloads import (
     payload_step,
 )
 from multiplex.shell.parsing.runs._verbs import bwrap_command
+from multiplex.shell.parsing.runs._wrappers import LOGIN_SHELL, WRAPPERS
 
 __all__ = [
     "SHELLS",
@@ -64,104 +65,6 @@ SHELLS = frozenset(
 _SHELL_ARG_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
-# program -> (options taking a value, operands before the wrapped program,
-#             NAME=VALUE words allowed before it)
-_WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
-    "sudo": (
-        opts(
-            "-u --user -g --group -C --close-from -D --chdir -p --prompt -r --role "
-            "-t --type -U --other-user -T --command-timeout -R --chroot"
-        ),
-        0,
-        True,
-    ),
-    "sudo-rs": (
-        opts("-u --user -g --group -D --chdir -p --prompt -U --other-user -T --command-timeout"),
-        0,
-        True,
-    ),
-    "run0": (
-        opts(
-            "-u --user -g --group -D --chdir --setenv --nice --unit --property --description "
-            "--slice --background --machine"
-        ),
-        0,
-        False,
-    ),
-    "doas": (opts("-u -C"), 0, False),
-    "pkexec": (opts("--user"), 0, False),
-    "env": (opts("-u --unset -C --chdir -P -a --argv0"), 0, True),
-    "nice": (opts("-n --adjustment"), 0, False),
-    "ionice": (opts("-c --class -n --classdata -p --pid -P --pgid -u --uid"), 0, False),
-    "timeout": (opts("-s --signal -k --kill-after"), 1, False),
-    "exec": (opts("-a"), 0, False),
-    "command": (frozenset(), 0, False),
-    "builtin": (frozenset(), 0, False),
-    "nohup": (frozenset(), 0, False),
-    "time": (opts("-f --format -o --output"), 0, False),
-    "stdbuf": (opts("-i --input -o --output -e --error"), 0, False),
-    "setsid": (frozenset(), 0, False),
-    "unbuffer": (frozenset(), 0, False),
-    "fakeroot": (frozenset(), 0, False),
-    "torsocks": (frozenset(), 0, False),
-    "proxychains": (opts("-f"), 0, False),
-    "proxychains4": (opts("-f"), 0, False),
-    "chronic": (frozenset(), 0, False),
-    "chroot": (opts("--userspec --groups"), 1, False),
-    "taskset": (frozenset(), 1, False),
-    "chrt": (frozenset(), 1, False),
-    "flock": (opts("-w --timeout -E --conflict-exit-code"), 1, False),
-    "strace": (opts("-e -o -p -s -u -E -a -b -I -O -P -S -X"), 0, False),
-    "ltrace": (opts("-e -o -p -s -u -n -a -A -D -F -l -w"), 0, False),
-    "nsenter": (opts("-t --target -S --setuid -G --setgid"), 0, False),
-    "unshare": (frozenset(), 0, False),
-    "systemd-run": (
-        opts(
-            "-p --property -u --unit -E --setenv --uid --gid -M --machine --slice "
-            "--description -H --host --working-directory"
-        ),
-        0,
-        False,
-    ),
-    "xvfb-run": (
-        opts("-n --server-num -s --server-args -f --auth-file -e --error-file"),
-        0,
-        False,
-    ),
-    "runuser": (opts("-u --user -g --group -G --supp-group -s --shell"), 0, False),
-    "busybox": (frozenset(), 0, False),
-    "toybox": (frozenset(), 0, False),
-    "eatmydata": (frozenset(), 0, False),
-    "nocache": (frozenset(), 0, False),
-    "catchsegv": (frozenset(), 0, False),
-    "dbus-run-session": (opts("--config-file --dbus-daemon"), 0, False),
-    "ssh-agent": (opts("-a -E -P -t"), 0, False),
-    "faketime": (opts("-m -f"), 1, False),
-    "cpulimit": (opts("-l --limit -p --pid -e --exe"), 0, False),
-    "numactl": (opts("-C -N -m -p -i"), 0, False),
-    "prlimit": (opts("-p --pid -o --output"), 0, False),
-    "setpriv": (
-        opts("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set"),
-        0,
-        False,
-    ),
-    "valgrind": (frozenset(), 0, False),
-    "chpst": (opts("-u -U -e -/ -n -l -L -m -d -o -p -f -c -r -t"), 0, False),
-    "rlwrap": (opts("-a -b -c -e -f -H -l -p -P -S -w -z"), 0, False),
-    "entr": (frozenset(), 0, False),
-    "caffeinate": (opts("-t -w"), 0, False),
-    "sshpass": (opts("-p -f -d -e -P"), 0, False),
-    "trickle": (opts("-d -u -w -t -l -n"), 0, False),
-    "tsocks": (frozenset(), 0, False),
-    "firejail": (frozenset(), 0, False),
-    "screen": (opts("-S -c -e -h -p -T -t -X -L -Logfile"), 0, False),
-    "daemonize": (opts("-a -c -e -E -l -o -p -u"), 0, False),
-    "aa-exec": (opts("-p --profile -n --namespace"), 0, False),
-    "sem": (opts("-j --jobs --id"), 0, False),
-    "coproc": (frozenset(), 0, False),
-    "cross-env": (frozenset(), 0, True),
-    "env-cmd": (opts("-f --file -e --environments -r --rc-file"), 0, False),
-}
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
 _XARGS_OPTS = opts(
@@ -363,7 +266,7 @@ def unwrap_step(
         remote = (" ".join(args[k:]),) if k < len(args) else ()
         return NextStep(shell_payloads=local + remote)
     if prog == "env":
-        k = operand_index(args, _ENV_SPLIT | _WRAPPERS["env"][0], assignments=True)
+        k = operand_index(args, _ENV_SPLIT | WRAPPERS["env"][0], assignments=True)
         split = option_value(args, "S", ("--split-string",), k)
         if split is not None:  # env -S "rm -rf /": the string is split into argv
             try:
@@ -383,18 +286,29 @@ def unwrap_step(
     if prog == "bwrap":  # bwrap OPTIONS COMMAND: its options take up to three values
         k = bwrap_command(args)
         return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
-    if prog in _WRAPPERS:
-        with_arg, positional, assignments = _WRAPPERS[prog]
+    if prog in WRAPPERS:
+        with_arg, positional, assignments = WRAPPERS[prog]
         k = operand_index(args, with_arg, assignments=assignments) + positional
         carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)]) if assignments else ()
         inner = tuple(args[k:]) if k < len(args) else None
+        if inner and _through_a_shell(prog, args[:k]):  # sudo -s 'CMD': $SHELL -c CMD
+            return NextStep(shell_payloads=(*carried_env, " ".join(inner)))
         return NextStep(inner=inner, shell_payloads=carried_env)
     return _scripts(prog, args, redirects, stdin)
 
 
+def _through_a_shell(prog: str, options: Sequence[str]) -> bool:
+    """``sudo -s CMD``, ``sudo -i CMD`` (also in a cluster, ``-Es``): a shell runs CMD."""
+    shells = LOGIN_SHELL.get(prog)
+    if not shells:
+        return False
+    shorts = "".join(o[1:] for o in options if o.startswith("-") and not o.startswith("--"))
+    return any(o in options for o in shells) or "s" in shorts or "i" in shorts
+
+
 _NOTHING = NextStep()
 _CARRIERS = frozenset(
-    {*SHELLS, *_WRAPPERS, *RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
+    {*SHELLS, *WRAPPERS, *RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
      "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS, *EQUIVALENT_PROGRAMS}
 )  # fmt: skip
