@@ -155,12 +155,14 @@ def _serves(prog: str, args: list[str]) -> bool:
 def _served(cmd: SimpleCommand) -> list[str]:
     """The folder a web server started by ``cmd`` serves to the network (``python -m
     http.server -d ~``, ``php -S 0.0.0.0:80 -t ~``, ``npx serve ~``, ``ruby -run -e httpd
-    /``; ``.`` when it names none), or nothing."""
+    /``, ``ngrok http file://~``; ``.`` when it names none), or nothing."""
     prog, args = cmd.program, list(cmd.argv[1:])
     if prog.startswith("python") and args[:2] == ["-m", "http.server"]:
         named = option_values(args[2:], ("-d", "--directory"))
     elif prog == "ruby" and "httpd" in args and ("-run" in args or "-r" in args):
         named = [a for a in args[args.index("httpd") + 1 :] if not a.startswith("-")][:1]
+    elif prog == "ngrok":  # ngrok http file:///DIR: its own file server, on the internet
+        return [a[7:] for a in args if a.startswith("file://")] if args[:1] == ["http"] else []
     elif prog not in _SERVER_ROOTS or not _serves(prog, args):
         return []
     elif _SERVER_ROOTS[prog]:

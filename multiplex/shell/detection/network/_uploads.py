@@ -98,7 +98,8 @@ def copier_operands(prog: str, args: Sequence[str]) -> list[str]:
 _FILE_CLIENTS = frozenset({"sftp", "ftp", "lftp", "ncftp", "tftp", "pftp", "yafc", "smbclient"})
 _PUTS = frozenset({"put", "mput", "reput", "send", "append"})
 _CLIENT_SCRIPT = ("-e", "-c")
-_CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form")
+_CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form",
+              "--variable", "--expand-data")  # fmt: skip  # curl 8.3's --variable NAME@FILE
 _CURL_UPLOAD = ("-T", "--upload-file")
 _WGET_POST = ("--post-file", "--body-file")
 _REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")
