@@ -21,6 +21,10 @@ traffic to another server (as ``remote.NAME.proxy`` did already).
 Sent: curl 8.3's ``--variable NAME@FILE`` (and ``--expand-data @FILE``) reads a file to
 send; ``ngrok http file:///DIR`` serves DIR on the internet.
 
+Printed: a credential from git's history (``git show HEAD:.env``), sqlite3's
+``readfile('.env')``, terraform's outputs and state in the clear (``output -json``/``-raw``,
+``show -json``, ``state pull``), a helm release's values, ``gopass show``.
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
 
@@ -191,6 +195,32 @@ READS = [
     "shx cat ~/.aws/credentials",
     "coreutils --coreutils-prog=cat ~/.ssh/id_rsa",
 ]
+# credentials printed from history, SQL, state and vaults
+PRINTED = [
+    "git show HEAD:.env",
+    "git show HEAD~3:config/master.key",
+    "git cat-file -p HEAD:.env",
+    "sqlite3 :memory: \"select readfile('.env')\"",
+    "terraform output -json",
+    "terraform output -raw db_password",
+    "tofu output -json",
+    "terraform show -json",
+    "terraform state pull",
+    "helm get values prod",
+    "helm get values prod -a",
+    "gopass show db/prod",
+    "gopass cat db/prod",
+]
+NOT_PRINTED = [
+    "git show HEAD:README.md",
+    "git show HEAD:.env.example",
+    "git push origin main:main",
+    "git remote add origin git@github.com:x/y.git",
+    "terraform output",
+    "terraform show",
+    "helm get manifest prod",
+    "sqlite3 x.db \"select readfile('data.csv')\"",
+]
 STORES = [
     "cat ~/.bunfig.toml",
     "cat ~/.config/pip/pip.conf",
@@ -312,9 +342,14 @@ def test_the_same_tools_writing_other_files_are_not_protected_writes(line: str) 
     assert "protected-file" not in _judged(line), line
 
 
-@pytest.mark.parametrize("line", [*READS, *STORES])
+@pytest.mark.parametrize("line", [*READS, *STORES, *PRINTED])
 def test_a_tool_printing_a_credential_is_a_secret_read(line: str) -> None:
     assert "secret-read" in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", NOT_PRINTED)
+def test_other_files_and_outputs_printed_are_not_secret_reads(line: str) -> None:
+    assert _judged(line) == [], (line, _judged(line))
 
 
 @pytest.mark.parametrize("line", SENT)

@@ -68,7 +68,12 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], .
     "keyring": ((("get",), ()),),  # python's keyring CLI: keyring get SERVICE USER
     "glab": ((("auth", "status"), ("-t", "--show-token")),),
     "keepassxc-cli": ((("show",), ()), (("export",), ())),
+    "gopass": ((("show",), ()), (("cat",), ()), (("otp",), ())),
+    # state and outputs in the clear: sensitive outputs too (-json, -raw), the state pulled
+    "terraform": ((("output",), ("-json", "-raw")), (("show",), ("-json",)), (("state", "pull"), ())),
+    "helm": ((("get", "values"), ()), (("get", "all"), ())),  # a release's values: its passwords
 }  # fmt: skip
+_CREDENTIAL_PRINTERS["tofu"] = _CREDENTIAL_PRINTERS["terraform"]
 _CREDENTIAL_PRINTERS["vault"] += ((("print", "token"), ()),)
 _CREDENTIAL_PRINTERS["secret-tool"] += ((("search",), ("--all", "--unlock")),)
 # A setting read back that holds a credential: npm's _authToken, a git remote's auth header

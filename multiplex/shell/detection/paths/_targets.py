@@ -294,10 +294,12 @@ def _value_of(args: Sequence[str], index: int, option: str) -> bool:
 def path_words(argv: Sequence[str]) -> Iterator[str]:
     """Words of an argv that may name a path (operands and ``--opt=VALUE`` values), and the
     path a word names for a tool that reads it: ``@F``, ``k=@F`` (curl, httpie, gh api),
-    ``file://F`` (aws), ``FILE:F``/``OPEN:F`` (socat)."""
+    ``file://F`` (aws), ``FILE:F``/``OPEN:F`` (socat), git's ``REV:F``, sqlite3's
+    ``readfile('F')``."""
     operands_named = (
         bool(argv) and argv[0].endswith("dd") and program_name(argv[0]) in _NAMED_OPERANDS
     )
+    prog = program_name(argv[0]) if argv else ""
     for arg in argv[1:]:
         if arg.startswith("-"):
             if "=" in arg:
@@ -309,8 +311,14 @@ def path_words(argv: Sequence[str]) -> Iterator[str]:
         yield from _named_file(arg)
         if operands_named and arg[:3] in ("if=", "of="):  # dd if=.env
             yield arg[3:]
+        if prog == "git" and ":" in arg and "://" not in arg:  # git show HEAD:.env
+            yield arg.split(":", 1)[1]
+        elif prog == "sqlite3" and "readfile" in arg:  # select readfile('.env')
+            yield from _READFILE.findall(arg)
 
 
+# sqlite3's CLI function that reads a file: readfile('F').
+_READFILE = re.compile(r"readfile\s*\(\s*'([^']*)'")
 # Programs whose operands name their files as KEY=PATH.
 _NAMED_OPERANDS = frozenset({"dd", "dcfldd"})
 _FILE_NAMED = re.compile(r"(?:^|=)@|^(?:fileb?://|(?:g?open|file|create):)", re.IGNORECASE)
