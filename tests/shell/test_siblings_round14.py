@@ -25,6 +25,13 @@ Printed: a credential from git's history (``git show HEAD:.env``), sqlite3's
 ``readfile('.env')``, terraform's outputs and state in the clear (``output -json``/``-raw``,
 ``show -json``, ``state pull``), a helm release's values, ``gopass show``.
 
+Work discarded: ``rsync --delete SRC/ DEST`` is ``rm -rf DEST`` for what SRC lacks
+when DEST lies beyond the project or is the working folder itself (hardline for ``/``
+and the home; a folder of the project mirrored stays a copy, another host's is not
+read); ``git restore .``
+(unless ``--staged`` alone), ``git stash drop`` and ``clear`` discard work as ``git
+checkout .`` does.
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
 
@@ -113,6 +120,10 @@ HARDLINE = [
     "yarn exec 'rm -rf /'",
     "BASH_ENV=<(echo 'rm -rf /') bash -c true",
     "ENV=<(echo 'rm -rf ~') sh -i",
+    # rsync --delete empties its destination of what the source does not hold
+    "rsync -a --delete empty/ /",
+    "rsync -a --delete-after /tmp/e/ ~/",
+    "rsync --del -r e/ $HOME",
 ]
 # Their siblings on the project's own folders: not hardline.
 NOT_HARDLINE = [
@@ -306,6 +317,21 @@ ALIKE = [
     ("uu-rm -r build", "rm -r build"),
     ("perl -MExtUtils::Command -e rm_rf -- blib", "rm -rf blib"),
     ("perl -MExtUtils::Command -e rm_f x.o", "rm -f x.o"),
+    ("rsync -a --delete empty/ /srv/data/", "rm -rf /srv/data/"),
+    ("rsync -a --exclude .git --delete src/ ../backup/", "rm -rf ../backup/"),
+    ("rsync -a --delete empty/ .", "rm -rf ."),
+]
+# Work discarded: git's working tree restored over, stashes dropped.
+DISCARDED = ["git restore .", "git restore -SW .", "git stash drop", "git stash clear"]
+KEPT = [
+    "git restore --staged .",
+    "git stash",
+    "git stash pop",
+    "git stash list",
+    "rsync -av build/ dist/",
+    "rsync -a --delete src/ backup/",  # a folder of the project mirrored (issue 10's corpus)
+    "rsync -av --delete build/ server:/var/www/",  # another host's folder
+    "rsync -a --delete -e ssh build/ user@host:/srv/x",
 ]
 
 
@@ -345,6 +371,16 @@ def test_the_same_tools_writing_other_files_are_not_protected_writes(line: str) 
 @pytest.mark.parametrize("line", [*READS, *STORES, *PRINTED])
 def test_a_tool_printing_a_credential_is_a_secret_read(line: str) -> None:
     assert "secret-read" in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", DISCARDED)
+def test_git_work_discarded_is_named(line: str) -> None:
+    assert "git-history-rewrite" in _judged(line), line
+
+
+@pytest.mark.parametrize("line", KEPT)
+def test_git_and_rsync_keeping_work_are_not(line: str) -> None:
+    assert _judged(line) == [], (line, _judged(line))
 
 
 @pytest.mark.parametrize("line", NOT_PRINTED)

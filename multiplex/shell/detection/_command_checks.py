@@ -289,20 +289,15 @@ def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
     return PERMISSIONS if any(catastrophic_path(t) for t in targets) else None
 
 
+_PUSHES_OVER = ("force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune")
+
+
 def _git(args: Sequence[str]) -> Pattern | None:
     sub, rest = git_subcommand(args)
     flags = short_flags(rest)
     if sub == "push":
         forced = "f" in flags or "d" in flags
-        pushes_over = (
-            "force",
-            "force-with-lease",
-            "force-if-includes",
-            "mirror",
-            "delete",
-            "prune",
-        )
-        if forced or has_long(rest, *pushes_over):
+        if forced or has_long(rest, *_PUSHES_OVER):
             return GIT_HISTORY
         if any(op.startswith(("+", ":")) for op in operands(rest)[1:]):
             return GIT_HISTORY
@@ -314,10 +309,17 @@ def _git(args: Sequence[str]) -> Pattern | None:
         or (sub == "branch" and ("D" in flags or ("d" in flags and has_long(rest, "force"))))
         or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
         or (sub == "update-ref" and "d" in flags)  # git update-ref -d refs/heads/main
-        or (sub == "checkout" and operands(rest) == ["."])
+        or (sub in ("checkout", "restore") and operands(rest) == ["."] and _worktree(rest))
+        or (sub == "stash" and operands(rest)[:1] in (["drop"], ["clear"]))  # stashed work gone
     ):
         return GIT_HISTORY
     return None
+
+
+def _worktree(rest: Sequence[str]) -> bool:
+    """``git restore .`` rewrites the working tree unless only the index (``--staged``)."""
+    staged = "S" in short_flags(rest) or has_long(rest, "staged")
+    return not staged or "W" in short_flags(rest) or has_long(rest, "worktree")
 
 
 # Every program a branch of dangerous_check, package_check, infra_check or system_check looks at.

@@ -20,12 +20,13 @@ the Makefiles of Perl modules run), and the multi-call coreutils (``coreutils
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import NextStep
 
-__all__ = ["EQUIVALENT_PROGRAMS", "equivalent", "is_equivalent"]
+__all__ = ["EQUIVALENT_PROGRAMS", "equivalent", "is_equivalent", "rsync_removes"]
 
 # cmake -E VERB: the coreutils argv it performs, its own arguments following.
 _CMAKE = {
@@ -153,6 +154,38 @@ def equivalent(prog: str, args: Sequence[str]) -> NextStep | None:
     elif prog == "coreutils" or prog.startswith("uu-"):
         inner = _multi_call(prog, args)
     return NextStep(inner=inner) if inner else None
+
+
+_RSYNC_DELETES = ("--del", "--delete", "--delete-before", "--delete-during", "--delete-delay",
+                  "--delete-after", "--delete-excluded", "--delete-missing-args")  # fmt: skip
+_RSYNC_VALUES = frozenset({"-e", "--rsh", "--rsync-path", "-f", "--filter", "--exclude",
+                           "--include", "--exclude-from", "--include-from", "--files-from",
+                           "-T", "--temp-dir", "--log-file", "--partial-dir", "-B",
+                           "--block-size", "--chmod", "--chown", "--backup-dir"})  # fmt: skip
+
+
+def rsync_removes(args: Sequence[str]) -> str | None:
+    """``rsync --delete SRC/ DEST``: the local folder whose files SRC does not hold are
+    removed, as by ``rm -rf`` (``rsync -a --delete empty/ ~/`` empties the home); None
+    without ``--delete``, for another host's folder or a folder inside the project."""
+    if not any(a in _RSYNC_DELETES for a in args):
+        return None
+    words, skip = [], False
+    for arg in args:
+        if skip or arg.startswith("-"):
+            skip = not skip and arg in _RSYNC_VALUES
+            continue
+        words.append(arg)
+    dest = words[-1] if len(words) > 1 else None
+    if dest is None or _REMOTE.match(dest):
+        return None
+    # A folder of the project mirrored (rsync -a --delete src/ backup/) stays a copy
+    # (docs/security.md); one beyond it, or the working folder itself, is emptied.
+    beyond = dest.startswith(("/", "~", "$", "..")) or dest.rstrip("/") in (".", "")
+    return dest if beyond else None
+
+
+_REMOTE = re.compile(r"^(?:rsync://|[^/:]+:)")  # host:path, user@host:path, rsync://
 
 
 def is_equivalent(prog: str) -> bool:

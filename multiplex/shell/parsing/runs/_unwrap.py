@@ -28,7 +28,12 @@ from multiplex.shell.parsing._argv import (
     program_name,
 )
 from multiplex.shell.parsing._getopt import read_options, table
-from multiplex.shell.parsing.runs._equivalents import EQUIVALENT_PROGRAMS, equivalent, is_equivalent
+from multiplex.shell.parsing.runs._equivalents import (
+    EQUIVALENT_PROGRAMS,
+    equivalent,
+    is_equivalent,
+    rsync_removes,
+)
 from multiplex.shell.parsing.runs._inline import (
     INLINE_HOSTS,
     argv_lines,
@@ -232,6 +237,9 @@ def unwrap_step(
     if prog == "xargs":
         return _xargs(args, fed_text(redirects, stdin))
     carried = payload_step(prog, args, redirects, stdin)
+    if prog == "rsync" and (emptied := rsync_removes(args)) is not None:  # --delete SRC/ DEST
+        extra = carried or NextStep()
+        return NextStep(extra.inner, extra.shell_payloads, (("rm", "-rf", emptied),), extra.scripts)
     # perf record, docker exec, kubectl exec --, npx, nodemon --exec …; npx --script-shell=…
     if prog in LAUNCHERS and (started := launched(prog, args)) is not None:
         extra = carried or NextStep()
