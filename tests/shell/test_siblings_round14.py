@@ -32,6 +32,10 @@ read); ``git restore .``
 (unless ``--staged`` alone), ``git stash drop`` and ``clear`` discard work as ``git
 checkout .`` does.
 
+Places code runs from later: Plasma's ``~/.config/autostart-scripts/``, xbindkeys'
+bindings, ``mimeapps.list`` (the app a file type opens with), IPython's XDG start-up
+folder; ``update-alternatives --install LINK …`` writes LINK.
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
 
@@ -243,6 +247,16 @@ STORES = [
     "cat ~/.config/scw/config.yaml",
     "cat ~/.linode-cli",
 ]
+# places code runs from later, not known before
+LATER = [
+    ("echo 'text/plain=evil.desktop' >> ~/.config/mimeapps.list", "persistence"),
+    ("cp evil.sh ~/.config/autostart-scripts/", "persistence"),
+    ("cp evil.sh ~/.config/autostart-scripts/x.sh", "persistence"),
+    ("echo '\"evil\" Control+x' >> ~/.xbindkeysrc", "persistence"),
+    ("echo 'import os' > ~/.config/ipython/profile_default/startup/00.py", "persistence"),
+    ("update-alternatives --install /usr/bin/ls ls /tmp/evil 100", "sensitive-write"),
+]
+LATER_PLAIN = ["cat ~/.config/mimeapps.list", "update-alternatives --display java"]
 # git settings that make git run what something else names, or send its traffic elsewhere
 GIT_SETTINGS = [
     "git config interactive.diffFilter ./evil",
@@ -371,6 +385,16 @@ def test_the_same_tools_writing_other_files_are_not_protected_writes(line: str) 
 @pytest.mark.parametrize("line", [*READS, *STORES, *PRINTED])
 def test_a_tool_printing_a_credential_is_a_secret_read(line: str) -> None:
     assert "secret-read" in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize(("line", "pattern"), LATER)
+def test_a_place_code_runs_from_later_is_named(line: str, pattern: str) -> None:
+    assert pattern in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", LATER_PLAIN)
+def test_reading_those_places_is_not(line: str) -> None:
+    assert _judged(line) == [], (line, _judged(line))
 
 
 @pytest.mark.parametrize("line", DISCARDED)

@@ -115,6 +115,11 @@ _PERSISTENCE = (
     # shadows the system's; Mercurial's, podman's and REPLs' settings; completions bash sources
     "~/bin/*", "~/.config/hg/*", "~/.config/containers/*", "~/.local/share/bash-completion/*",
     "~/.ghc/ghci.conf", "~/.config/swi-prolog/*", "~/.terraform.d/plugins/*",
+    # Plasma's start-up scripts, keys bound to commands, the apps that open a file type,
+    # IPython's XDG start-up folder
+    "~/.config/autostart-scripts", "~/.config/autostart-scripts/*", "~/.xbindkeysrc*",
+    "~/.config/mimeapps.list", "~/.local/share/applications/mimeapps.list",
+    "~/.config/ipython/profile_*/startup/*",
 )  # fmt: skip
 # The shells' own start-up files (also sensitive places: _writes.py).
 SHELL_START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
@@ -184,7 +189,7 @@ _PERSISTENCE_KEYS = (
     ".terraform.d", "zprezto", ".claude", ".mcp.json", ".gemini", ".codex", ".cursor",
     "vscode/mcp", "windsurf", ".continue", "shims", "go/bin", ".nvm/", "npm-global",
     "plasma", "openbox", "lxsession", "Autostart", "i3/", "sway/", "hypr/", "tasks.json",
-    ".devcontainer", "lesskey", "/.less",
+    ".devcontainer", "lesskey", "/.less", "xbindkeys", "mimeapps", "ipython/",
 )  # fmt: skip
 
 
