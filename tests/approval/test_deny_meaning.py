@@ -129,6 +129,8 @@ BLOCKED = {
     ],
     "aws s3 rm *": [
         "aws s3 sync . s3://b --delete",  # removes what the source no longer holds
+        "aws s3 sync --profile prod . s3://b --delete",  # an option's value is not a place
+        "aws s3 mv --profile p s3://b/x ./x",
         "aws --region eu-west-1 s3 sync ./site s3://b/www --delete --exact-timestamps",
         "aws s3 mv s3://b/x s3://c/x",  # the source object goes
         "aws s3 mv s3://b/logs/ ./logs --recursive",
@@ -201,6 +203,11 @@ NOT_BLOCKED = [
     "aws s3 rb s3://b",  # refused by S3 unless the bucket is empty: no object removed
     "aws s3api get-object --bucket b --key x out",
     "aws s3 ls s3://b",
+    "nx release version 1.2.0",  # versions only
+    "nx release changelog",
+    "np --no-publish",
+    "semantic-release -d",  # its dry run
+    "lerna publish --help",
     "aws s3 sync . s3://b",  # without --delete nothing is removed
     "aws s3 sync s3://b ./backup --delete",  # removes local files, not objects
     "aws s3 mv ./x s3://b/x",  # the source is local

@@ -21,7 +21,6 @@ from multiplex.shell.detection._catalogue import (
     DELETE_SYSTEM,
     DISK_TOOL,
     FIND_DELETE,
-    GIT_HISTORY,
     KILL_ALL,
     MKFS,
     PERMISSIONS,
@@ -35,6 +34,7 @@ from multiplex.shell.detection._catalogue import (
     SHRED,
     Pattern,
 )
+from multiplex.shell.detection._git_checks import git_check
 from multiplex.shell.detection._package_checks import INFRA, PACKAGERS, infra_check, package_check
 from multiplex.shell.detection._system_checks import SYSTEM_PROGRAMS, system_check
 from multiplex.shell.parsing._argv import (
@@ -289,39 +289,6 @@ def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
     return PERMISSIONS if any(catastrophic_path(t) for t in targets) else None
 
 
-_PUSHES_OVER = ("force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune")
-
-
-def _git(args: Sequence[str]) -> Pattern | None:
-    sub, rest = git_subcommand(args)
-    flags = short_flags(rest)
-    if sub == "push":
-        forced = "f" in flags or "d" in flags
-        if forced or has_long(rest, *_PUSHES_OVER):
-            return GIT_HISTORY
-        if any(op.startswith(("+", ":")) for op in operands(rest)[1:]):
-            return GIT_HISTORY
-    elif (
-        (sub == "reset" and has_long(rest, "hard"))
-        or sub in ("filter-branch", "filter-repo")
-        or (sub == "clean" and "f" in flags)
-        or (sub == "clean" and has_long(rest, "force"))
-        or (sub == "branch" and ("D" in flags or ("d" in flags and has_long(rest, "force"))))
-        or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
-        or (sub == "update-ref" and "d" in flags)  # git update-ref -d refs/heads/main
-        or (sub in ("checkout", "restore") and operands(rest) == ["."] and _worktree(rest))
-        or (sub == "stash" and operands(rest)[:1] in (["drop"], ["clear"]))  # stashed work gone
-    ):
-        return GIT_HISTORY
-    return None
-
-
-def _worktree(rest: Sequence[str]) -> bool:
-    """``git restore .`` rewrites the working tree unless only the index (``--staged``)."""
-    staged = "S" in short_flags(rest) or has_long(rest, "staged")
-    return not staged or "W" in short_flags(rest) or has_long(rest, "worktree")
-
-
 # Every program a branch of dangerous_check, package_check, infra_check or system_check looks at.
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "dd", "systemctl", *CHMODS,
@@ -386,7 +353,7 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
         if set(flags) & set("re") or files or "l" not in flags:
             return CRONTAB
     elif prog == "git":
-        return _git(args)
+        return git_check(args)
     elif prog in _ACCOUNTS:
         return ACCOUNT
     elif prog in _SUDO or (prog == "setcap" and "-v" not in args and "-r" not in args):

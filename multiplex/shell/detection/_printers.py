@@ -74,6 +74,7 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], .
     "helm": ((("get", "values"), ()), (("get", "all"), ())),  # a release's values: its passwords
 }  # fmt: skip
 _CREDENTIAL_PRINTERS["tofu"] = _CREDENTIAL_PRINTERS["terraform"]
+_CREDENTIAL_PRINTERS["terragrunt"] = _CREDENTIAL_PRINTERS["terraform"]
 _CREDENTIAL_PRINTERS["vault"] += ((("print", "token"), ()),)
 _CREDENTIAL_PRINTERS["secret-tool"] += ((("search",), ("--all", "--unlock")),)
 # A setting read back that holds a credential: npm's _authToken, a git remote's auth header

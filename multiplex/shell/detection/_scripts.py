@@ -66,9 +66,7 @@ RMTREE_HOME = re.compile(
     r"(?:rmtree|rmSync|rmdirSync|remove_tree|RemoveAll|remove_dir_all|Deno\.remove(?:Sync)?|\bfs\.rm"
     r"|promises\.rm|['\"]\)\.rm)"  # node's fs.promises.rm(…), require("fs/promises").rm(…)
     r"\s*\(\s*(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r")\s*[,)])"
-    # called without parentheses too (perl's rmtree "/", ruby's FileUtils.rm_r "/")
-    r"|(?:rm_rf|rm_r|rmtree|remove_tree|remove_dir|remove_entry(?:_secure)?)\b"
-    r"\s*(?:\(\s*)?(?:['\"](/|~)['\"]|(?:"
+    r"|rm_rf\s*(?:\(\s*)?(?:['\"](/|~)['\"]|(?:"
     + _HOME_OR_ROOT
     + r")\s*[,)\s;]|(?:"
     + _HOME_OR_ROOT
@@ -76,8 +74,13 @@ RMTREE_HOME = re.compile(
     # julia's rm(homedir(), recursive=true), R's unlink("~", recursive=TRUE)
     r"|\b(?:rm|unlink)\s*\(\s*(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r"))\s*,"
     r"[^()]{0,80}recursive\s*+=\s*+(?:true|TRUE|T)\b"
-    # Tcl's file delete -force /
-    r"|\bfile\s+delete\s+-force\s+(?:--\s+)?[\"{]?(/|~)[\"}]?(?![\w./~-])"
+    # called without parentheses too (perl's rmtree "/", ruby's FileUtils.rm_r "/"): a
+    # literal / or ~ that the call's argument ends at, not one an expression goes on from
+    r"|\b(?:rm_r|rmtree|remove_tree|remove_dir|remove_entry(?:_secure)?)\b\s*(?:\(\s*)?"
+    r"['\"](/|~)['\"][ \t]*+(?:[,);\n]|$)"
+    # Tcl's file delete -force / (or $env(HOME))
+    r"|\bfile\s+delete\s+-force\s+(?:--\s+)?"
+    r"(?:[\"{]?(/|~)[\"}]?|\$(?:::)?env\(HOME\))(?![\w./~(-])"
 )
 SCRIPT_EXEC = re.compile(
     r"system|exec|spawn|popen|subprocess|check_output|\bcall\b|\brun\b|child_process|`|\bqx\b|%x"

@@ -97,7 +97,7 @@ _SCRIPT_EXEC = re.compile(
     r"\bsystem\s*\(|\bexec[lv]?p?e?\s*\(|\bspawn\w*\s*\(|\bpopen\b|\bsubprocess\b"
     r"|\bchild_process\b|\bexecSync\b|\bPopen\b|\bcheck_output\b|\bcheck_call\b|`[^`]*`"
     r"|\bqx\s*[({/\[]|%x\s*[({\[]|\bshell_exec\b|\bpassthru\b|\bproc_open\b|\bRuntime\b|\bDeno\.(?:run|Command)\b|\bBun\.spawn"
-    r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b|@load\b"
+    r"|\bos\.exec|\|\s*\"|\|&\s*\"|\bgetline\b|\bpty\b|\bos\.fork\b|\b__import__\b|(?:^|[;\n])\s*@load\s*\""
     # perl and ruby call without parentheses (exec "cmd", system 'cmd', system %q[cmd],
     # system *%w[…]); perl's piped open
     r"|\b(?:exec|system)\s+[\"'$@\w%*]|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"

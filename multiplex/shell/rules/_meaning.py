@@ -201,9 +201,17 @@ _RELEASERS = {"lerna": ("publish",), "changeset": ("publish",), "nx": ("release"
               "release-it": (), "semantic-release": ()}  # fmt: skip
 
 
+_TRYING = frozenset({"--dry-run", "--preview", "--no-publish", "--skip-publish", "--help", "-h"})
+
+
 def _released(prog: str, argv: Argv) -> Argv | None:
     words = _RELEASERS[prog]
-    if tuple(argv[1 : 1 + len(words)]) != words or {"--dry-run", "--preview"} & set(argv):
+    if tuple(argv[1 : 1 + len(words)]) != words or _TRYING & set(argv):
+        return None
+    if prog == "semantic-release" and "-d" in argv:  # its --dry-run
+        return None
+    after = [w for w in argv[1 + len(words) :] if not w.startswith("-")]
+    if prog == "nx" and after[:1] not in ([], ["publish"]):  # nx release version|changelog|plan
         return None
     return ("npm", "publish")
 

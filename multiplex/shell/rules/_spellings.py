@@ -143,12 +143,35 @@ def aws_s3_removal(argv: Argv, i: int) -> Argv | None:
         if buckets:
             return (*front, "s3", "rm", buckets[0], "--recursive")
     elif service == ("s3", "sync") and "--delete" in rest:  # what the source no longer holds
-        places = [w for w in rest if not w.startswith("-")]
+        places = _places(rest)
         if len(places) >= 2 and places[1].startswith("s3://"):
             return (*front, "s3", "rm", places[1], "--recursive")
     elif service == ("s3", "mv"):  # the source object goes
-        places = [w for w in rest if not w.startswith("-")]
+        places = _places(rest)
         if places and places[0].startswith("s3://"):
             recursive = ("--recursive",) if "--recursive" in rest else ()
             return (*front, "s3", "rm", places[0], *recursive)
     return None
+
+
+# aws s3's options that take no value: the word after any other option is its value.
+_AWS_FLAGS = frozenset(
+    {"--delete", "--recursive", "--dryrun", "--quiet", "--exact-timestamps", "--follow-symlinks",
+     "--no-follow-symlinks", "--no-progress", "--only-show-errors", "--size-only",
+     "--no-guess-mime-type", "--force", "--force-glacier-transfer", "--ignore-glacier-warnings",
+     "--no-verify-ssl", "--no-paginate", "--debug", "--no-sign-request"}
+)  # fmt: skip
+
+
+def _places(rest: Argv) -> list[str]:
+    """The paths and s3:// URLs among ``aws s3 sync|mv`` words (``--profile prod`` skipped)."""
+    places: list[str] = []
+    skip = False
+    for word in rest:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = "=" not in word and word not in _AWS_FLAGS
+        else:
+            places.append(word)
+    return places

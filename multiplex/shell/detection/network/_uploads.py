@@ -99,7 +99,8 @@ _FILE_CLIENTS = frozenset({"sftp", "ftp", "lftp", "ncftp", "tftp", "pftp", "yafc
 _PUTS = frozenset({"put", "mput", "reput", "send", "append"})
 _CLIENT_SCRIPT = ("-e", "-c")
 _CURL_DATA = ("-d", "--data", "--data-binary", "--data-urlencode", "--json", "-F", "--form",
-              "--variable", "--expand-data")  # fmt: skip  # curl 8.3's --variable NAME@FILE
+              "--variable", "--expand-data", "--expand-data-binary", "--expand-data-urlencode",
+              "--expand-json", "--expand-form")  # fmt: skip  # curl 8.3's --variable NAME@FILE
 _CURL_UPLOAD = ("-T", "--upload-file")
 _WGET_POST = ("--post-file", "--body-file")
 _REMOTE = re.compile(r"^(?:[A-Za-z0-9_.@-]+|\[[0-9a-fA-F:]+\]):(?!//)")

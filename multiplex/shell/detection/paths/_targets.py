@@ -311,8 +311,9 @@ def path_words(argv: Sequence[str]) -> Iterator[str]:
         yield from _named_file(arg)
         if operands_named and arg[:3] in ("if=", "of="):  # dd if=.env
             yield arg[3:]
-        if prog == "git" and ":" in arg and "://" not in arg:  # git show HEAD:.env
+        if prog == "git" and ":" in arg and "://" not in arg:  # git show HEAD:.env, :0:.env
             yield arg.split(":", 1)[1]
+            yield arg.rsplit(":", 1)[1]
         elif prog == "sqlite3" and "readfile" in arg:  # select readfile('.env')
             yield from _READFILE.findall(arg)
 

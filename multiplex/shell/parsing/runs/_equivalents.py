@@ -112,22 +112,31 @@ def _multi_call(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
     return None if first.startswith("-") else tuple(args)
 
 
-def _perl_command(args: Sequence[str]) -> tuple[str, ...] | None:
-    """``perl -MExtUtils::Command -e rm_rf -- DIR``: ExtUtils' rm_rf on its arguments."""
+def _perl_command(args: Sequence[str]) -> NextStep | None:
+    """``perl -MExtUtils::Command -e rm_rf -- DIR``: ExtUtils' rm_rf on its arguments, and
+    the code of every ``-e``/``-E`` still read as perl's own (``-e rm_rf -e 'system …'``)."""
     words = list(args)
     module = any(
         w.startswith("-MExtUtils::Command")
         or (w == "-M" and words[i + 1 : i + 2] == ["ExtUtils::Command"])
         for i, w in enumerate(words)
     )
-    if not module or "-e" not in words:
+    if not module:
         return None
-    at = words.index("-e")
-    spelled = _PERL_COMMANDS.get(words[at + 1].strip()) if at + 1 < len(words) else None
+    code: list[str] = []
+    end = 0
+    for i, word in enumerate(words):
+        if word[:2] in ("-e", "-E"):
+            value = word[2:] or (words[i + 1] if i + 1 < len(words) else "")
+            code.append(value)
+            end = i + (1 if word[2:] else 2)
+    called = [c.strip().removesuffix("()").removesuffix(";").strip() for c in code]
+    spelled = next((_PERL_COMMANDS[c] for c in called if c in _PERL_COMMANDS), None)
     if spelled is None:
         return None
-    rest = words[at + 2 :]
-    return (*spelled, *(rest[1:] if rest[:1] == ["--"] else rest))
+    rest = words[end:]
+    inner = (*spelled, *(rest[1:] if rest[:1] == ["--"] else rest))
+    return NextStep(inner=inner, scripts=tuple(code))
 
 
 def equivalent(prog: str, args: Sequence[str]) -> NextStep | None:
@@ -150,7 +159,7 @@ def equivalent(prog: str, args: Sequence[str]) -> NextStep | None:
         at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
         inner = None if at is None else tuple(args[at:])
     elif prog == "perl":
-        inner = _perl_command(args)
+        return _perl_command(args)
     elif prog == "coreutils" or prog.startswith("uu-"):
         inner = _multi_call(prog, args)
     return NextStep(inner=inner) if inner else None
@@ -161,7 +170,17 @@ _RSYNC_DELETES = ("--del", "--delete", "--delete-before", "--delete-during", "--
 _RSYNC_VALUES = frozenset({"-e", "--rsh", "--rsync-path", "-f", "--filter", "--exclude",
                            "--include", "--exclude-from", "--include-from", "--files-from",
                            "-T", "--temp-dir", "--log-file", "--partial-dir", "-B",
-                           "--block-size", "--chmod", "--chown", "--backup-dir"})  # fmt: skip
+                           "--block-size", "--chmod", "--chown", "--backup-dir", "--timeout",
+                           "--contimeout", "--port", "--bwlimit", "--max-size", "--min-size",
+                           "--max-delete", "--modify-window", "--compress-level", "--zl",
+                           "--compress-choice", "--zc", "--checksum-choice", "--cc",
+                           "--skip-compress", "--log-file-format", "--out-format",
+                           "--password-file", "--sockopts", "--outbuf", "--iconv",
+                           "--remote-option", "-M", "--usermap", "--groupmap", "--copy-dest",
+                           "--compare-dest", "--link-dest", "--suffix", "--info", "--debug",
+                           "--stop-after", "--stop-at", "--address", "--protocol",
+                           "--write-batch", "--read-batch", "--only-write-batch",
+                           "--early-input", "--max-alloc", "--mkpath-mode"})  # fmt: skip
 
 
 def rsync_removes(args: Sequence[str]) -> str | None:

@@ -19,6 +19,7 @@ checked like one of the line's own (hardline, deny, allow). A pure leaf: stdlib 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import (
@@ -159,6 +160,13 @@ def _pane_verb(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
     return next((v for v in _PANES[prog] if tuple(args[: len(v)]) == v), None)
 
 
+def _unversioned(argv: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """``rimraf@5 /``, ``@scope/tool@1 x``: the package's program, without its version."""
+    if not argv or "@" not in argv[0][1:]:
+        return argv
+    return (argv[0][0] + argv[0][1:].partition("@")[0], *argv[1:])
+
+
 def launched(prog: str, args: Sequence[str]) -> NextStep | None:
     """What ``prog ARGS`` starts, or None when it starts nothing this module knows."""
     if (k := verb_index(prog, args)) and k < len(args):  # docker -H HOST exec …: its verb's command
@@ -228,11 +236,11 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
         lines = remote_lines(prog, args)
         return NextStep(shell_payloads=tuple(lines)) if lines else None
     elif prog in ("npx", "bunx"):
-        inner = after_options(args, _NPX)
+        inner = _unversioned(after_options(args, _NPX))
     elif prog in _EXEC_VERB and args[:1] and args[0] in _EXEC_VERB[prog]:
-        inner = after_options(args[1:], _NPX)
-        if prog == "yarn" and args[0] == "exec" and inner:  # yarn 2+ runs its words as a script
-            return NextStep(inner=inner, shell_payloads=(" ".join(inner),))
+        inner = _unversioned(after_options(args[1:], _NPX))
+        if prog == "yarn" and args[0] == "exec" and inner:  # yarn 2+: a script, then its args
+            return NextStep(shell_payloads=(" ".join((inner[0], *map(shlex.quote, inner[1:]))),))
     elif prog == "nodemon":
         code = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--exec", "-x")]
         code += [a.partition("=")[2] for a in args if a.startswith("--exec=")]

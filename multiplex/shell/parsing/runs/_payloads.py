@@ -107,7 +107,8 @@ def git_config_payload(key: str, value: str) -> str | None:
     if ext is not None:  # url.ext::sh -c CMD.insteadOf=https://: every https remote runs CMD
         return ext.group(1)
     if _EXT_ALLOWED.match(key.strip()):
-        lets = not key.strip().lower().startswith("protocol")  # safe.directory, a proxy
+        key = key.strip().lower()  # safe.directory '*' (every repository), a proxy
+        lets = key.endswith("proxy") or (key == "safe.directory" and value.strip() == "*")
         return "" if lets or value.strip().lower() in ("always", "user") else None
     if not _GIT_COMMAND_KEY.match(key.strip()):
         return None
@@ -117,9 +118,8 @@ def git_config_payload(key: str, value: str) -> str | None:
 
 
 _EXT_REWRITE = re.compile(r"^url\.ext::(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
-# protocol.ext.allow, and protocol.allow (every protocol, ext:: among them, a submodule's
-# URL included): git may then run the commands such URLs name. safe.directory: the
-# commands other users' repositories configure; http.proxy: all of git's traffic elsewhere.
+# protocol.(ext.)allow: git may run the commands ext:: URLs name (a submodule's too);
+# safe.directory '*': those other users' repositories configure; http.proxy: its traffic.
 _EXT_ALLOWED = re.compile(
     r"^(?:protocol\.(?:ext\.)?allow|safe\.directory|https?(?:\..+)?\.proxy)$", re.IGNORECASE
 )
@@ -311,7 +311,8 @@ def _git(args: Sequence[str]) -> NextStep:
 
 
 def _parallel(args: Sequence[str], stdin: str | None) -> NextStep:
-    rest = list(args[operand_index(args, _PARALLEL_OPTS) :])
+    k = operand_index(args, _PARALLEL_OPTS)
+    rest, quoted = list(args[k:]), "-q" in args[:k] or "--quote" in args[:k]
     if ":::" in rest:
         cut = rest.index(":::")
         command, values = rest[:cut], [a for a in rest[cut + 1 :] if not a.startswith(":::")]
@@ -321,14 +322,13 @@ def _parallel(args: Sequence[str], stdin: str | None) -> NextStep:
     values = values[:_MAX_RUNS]
     if not command:  # each input is a command line of its own
         return NextStep(shell_payloads=tuple(values))
-    texts = dict.fromkeys((" ".join(command), shlex.join(command)))  # -q quotes its words
+    text = shlex.join(command) if quoted else " ".join(command)  # -q: its words kept whole
     runs: list[str] = []
     for value in values:
-        # parallel quotes each input (sh -c then runs it whole); with -q or --shellquote
-        # it does not: both readings are checked.
+        # each input quoted (sh -c runs it whole), or not (-q, --shellquote): both checked
         for v in (value, shlex.quote(value)):
-            runs.extend(t.replace("{}", v) if "{}" in t else f"{t} {v}" for t in texts)
-    return NextStep(shell_payloads=tuple(runs or texts))
+            runs.append(text.replace("{}", v) if "{}" in text else f"{text} {v}")
+    return NextStep(shell_payloads=tuple(runs or [text]))
 
 
 def _tmux(args: Sequence[str]) -> NextStep:

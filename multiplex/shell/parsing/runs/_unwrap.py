@@ -54,7 +54,7 @@ from multiplex.shell.parsing.runs._payloads import (
     payload_step,
 )
 from multiplex.shell.parsing.runs._verbs import bwrap_command
-from multiplex.shell.parsing.runs._wrappers import LOGIN_SHELL, WRAPPERS
+from multiplex.shell.parsing.runs._wrappers import WRAPPERS
 
 __all__ = [
     "SHELLS",
@@ -299,19 +299,8 @@ def unwrap_step(
         k = operand_index(args, with_arg, assignments=assignments) + positional
         carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)]) if assignments else ()
         inner = tuple(args[k:]) if k < len(args) else None
-        if inner and _through_a_shell(prog, args[:k]):  # sudo -s 'CMD': $SHELL -c CMD
-            return NextStep(shell_payloads=(*carried_env, " ".join(inner)))
         return NextStep(inner=inner, shell_payloads=carried_env)
     return _scripts(prog, args, redirects, stdin)
-
-
-def _through_a_shell(prog: str, options: Sequence[str]) -> bool:
-    """``sudo -s CMD``, ``sudo -i CMD`` (also in a cluster, ``-Es``): a shell runs CMD."""
-    shells = LOGIN_SHELL.get(prog)
-    if not shells:
-        return False
-    shorts = "".join(o[1:] for o in options if o.startswith("-") and not o.startswith("--"))
-    return any(o in options for o in shells) or "s" in shorts or "i" in shorts
 
 
 _NOTHING = NextStep()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from multiplex.shell.parsing._argv import opts
 
-__all__ = ["LOGIN_SHELL", "WRAPPERS"]
+__all__ = ["WRAPPERS"]
 
 # program -> (options taking a value, operands before the wrapped program,
 #             NAME=VALUE words allowed before it)
@@ -109,9 +109,4 @@ WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
     "coproc": (frozenset(), 0, False),
     "cross-env": (frozenset(), 0, True),
     "env-cmd": (opts("-f --file -e --environments -r --rc-file"), 0, False),
-}
-# sudo -s / -i (and their long forms) run the command through a shell: its words are a line.
-LOGIN_SHELL = {
-    "sudo": ("-s", "--shell", "-i", "--login"),
-    "sudo-rs": ("-s", "--shell", "-i", "--login"),
 }

@@ -1,0 +1,57 @@
+"""git commands that rewrite or discard history or uncommitted work (``git-history-rewrite``,
+docs/security.md#named-patterns): force and mirror pushes, deleted branches and refs,
+``reset --hard``, ``clean -f``, filters, expired reflogs, and the working tree restored
+over (``checkout .``, ``restore .``, ``checkout-index -a -f``) or stashes dropped. A
+pure leaf: the catalogue and the argv readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multiplex.shell.detection._catalogue import GIT_HISTORY, Pattern
+from multiplex.shell.parsing._argv import git_subcommand, has_long, operands, short_flags
+
+__all__ = ["git_check"]
+
+_PUSHES_OVER = ("force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune")
+
+
+def git_check(args: Sequence[str]) -> Pattern | None:
+    """``git-history-rewrite`` for a git command that rewrites or discards history or work."""
+    sub, rest = git_subcommand(args)
+    flags = short_flags(rest)
+    if sub == "push":
+        forced = "f" in flags or "d" in flags
+        if forced or has_long(rest, *_PUSHES_OVER):
+            return GIT_HISTORY
+        if any(op.startswith(("+", ":")) for op in operands(rest)[1:]):
+            return GIT_HISTORY
+    elif (
+        (sub == "reset" and has_long(rest, "hard"))
+        or sub in ("filter-branch", "filter-repo")
+        or (sub == "clean" and "f" in flags)
+        or (sub == "clean" and has_long(rest, "force"))
+        or (sub == "branch" and ("D" in flags or ("d" in flags and has_long(rest, "force"))))
+        or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
+        or (sub == "update-ref" and "d" in flags)  # git update-ref -d refs/heads/main
+        or (sub in ("checkout", "restore") and _whole_tree(sub, rest) and _worktree(rest))
+        or (sub == "checkout-index" and "a" in flags and "f" in flags)  # every file, over
+        or (sub == "stash" and operands(rest)[:1] in (["drop"], ["clear"]))  # stashed work gone
+    ):
+        return GIT_HISTORY
+    return None
+
+
+def _whole_tree(sub: str, rest: Sequence[str]) -> bool:
+    """``git checkout .``, ``git restore ./`` (also ``restore -s REV .``): every file."""
+    ops = operands(rest)
+    if sub == "restore" and ops and any(a in ("-s", "--source") for a in rest):
+        ops = ops[1:]  # the revision --source names
+    return [o.rstrip("/") for o in ops] == ["."]
+
+
+def _worktree(rest: Sequence[str]) -> bool:
+    """``git restore .`` rewrites the working tree unless only the index (``--staged``)."""
+    staged = "S" in short_flags(rest) or has_long(rest, "staged")
+    return not staged or "W" in short_flags(rest) or has_long(rest, "worktree")
