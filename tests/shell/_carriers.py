@@ -11,10 +11,34 @@ import pytest
 import yaml
 
 from multiplex import Supervisor
+from multiplex.shell import Place, find_dangers, find_protected_write, parse_line
 from tests.conftest import write_home
 
 BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
+# A manual profile's home and workspace, beside the supervisor's own home /root.
+HOME = "/srv/mx/profiles/manual"
+PLACE = Place(cwd=HOME + "/workspace", homes=("/root", HOME))
+
+
+def judged(line: str) -> list[str]:
+    """The patterns the gate names for ``line`` at :data:`PLACE`, and ``protected-file``
+    for a write to AGENTS.md."""
+    parsed = parse_line(line)
+    named = [f.pattern.name for f in find_dangers(parsed, PLACE)]
+    protected = find_protected_write(parsed, ("AGENTS.md",))
+    return named + ([protected.pattern.name] if protected is not None else [])
+
+
 FILES = {"work/README.md": "x\n"}
+
+
+def one_home(root: Path, config: str) -> Supervisor:
+    """A supervisor serving one profile ``p`` under ``root`` whose config.yaml is ``config``."""
+    home = root / "profiles" / "p"
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text(config)
+    (root / "multiplex.yaml").write_text("profiles_dir: profiles\n")
+    return Supervisor.from_config(root / "multiplex.yaml")
 
 
 def write_strict_and_manual(root: Path, allow: list[str]) -> Path:

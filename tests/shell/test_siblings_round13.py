@@ -40,20 +40,8 @@ from pathlib import Path
 
 import pytest
 
-from multiplex import Supervisor
-from multiplex.shell import (
-    Place,
-    fed_text,
-    find_dangers,
-    find_hardline,
-    find_protected_write,
-    inert,
-    parse_line,
-    risky_option,
-)
-
-HOME = "/srv/mx/profiles/manual"
-PLACE = Place(cwd=HOME + "/workspace", homes=("/root", HOME))
+from multiplex.shell import fed_text, find_hardline, inert, parse_line, risky_option
+from tests.shell._carriers import PLACE, judged, one_home
 
 LISTED_THEN_READ = [
     "find ~ -type f | xargs cat",
@@ -191,17 +179,6 @@ HOOKS_RUN = [
 ]
 
 
-def _named(line: str) -> list[str]:
-    return [f.pattern.name for f in find_dangers(parse_line(line), PLACE)]
-
-
-def _judged(line: str) -> list[str]:
-    """The named patterns, and ``protected-file`` for a write to AGENTS.md."""
-    parsed = parse_line(line)
-    protected = find_protected_write(parsed, ("AGENTS.md",))
-    return _named(line) + ([protected.pattern.name] if protected is not None else [])
-
-
 # Each hostile line and the danger it must name; each plain sibling and the danger it must
 # not (None: nothing at all).
 HOSTILE = [
@@ -221,13 +198,13 @@ PLAIN = [
 
 @pytest.mark.parametrize(("line", "pattern"), HOSTILE)
 def test_each_hostile_line_names_its_danger(line: str, pattern: str) -> None:
-    assert pattern in _judged(line), line
+    assert pattern in judged(line), line
 
 
 @pytest.mark.parametrize(("line", "pattern"), PLAIN)
 def test_each_plain_sibling_does_not(line: str, pattern: str | None) -> None:
-    judged = _judged(line)
-    assert (judged == []) if pattern is None else (pattern not in judged), (line, judged)
+    found = judged(line)
+    assert (found == []) if pattern is None else (pattern not in found), (line, found)
 
 
 @pytest.mark.parametrize("line", LISTED_THEN_READ)
@@ -247,15 +224,11 @@ def test_a_hardline_in_that_code_is_blocked(line: str) -> None:
 
 
 def test_the_gate_asks_for_each_where_the_tools_are_allowlisted(tmp_path: Path) -> None:
-    home = tmp_path / "profiles" / "p"
-    home.mkdir(parents=True)
-    (home / "config.yaml").write_text(
+    sup = one_home(
+        tmp_path,
         "command_allowlist: ['find *', 'xargs *', 'cat *', 'tar *', 'zip *', 'git *', 'sqlite3 *',"
-        " 'python *']\n"
-        "approvals:\n  mode: strict\n"
+        " 'python *']\napprovals:\n  mode: strict\n",
     )
-    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\n")
-    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
     try:
         for line in (
             "find ~ -type f | xargs cat",

@@ -66,18 +66,9 @@ from pathlib import Path
 
 import pytest
 
-from multiplex import Supervisor
-from multiplex.shell import (
-    Place,
-    find_dangers,
-    find_hardline,
-    find_protected_write,
-    parse_line,
-)
+from multiplex.shell import find_hardline, parse_line
 from multiplex.shell.parsing.runs._equivalents import equivalent
-
-HOME = "/srv/mx/profiles/manual"
-PLACE = Place(cwd=HOME + "/workspace", homes=("/root", HOME))
+from tests.shell._carriers import judged, one_home
 
 # Each one removes / (or all of it): blocked in every mode.
 HARDLINE = [
@@ -396,12 +387,19 @@ KEPT = [
 ]
 
 
-def _judged(line: str) -> list[str]:
-    """The named patterns, and ``protected-file`` for a write to AGENTS.md."""
-    parsed = parse_line(line)
-    named = [f.pattern.name for f in find_dangers(parsed, PLACE)]
-    protected = find_protected_write(parsed, ("AGENTS.md",))
-    return named + ([protected.pattern.name] if protected is not None else [])
+# Each hostile line and the danger it must name; each plain sibling names none.
+HOSTILE = [
+    *WRITES,
+    *LATER,
+    *((line, "protected-file") for line in PROTECTED),
+    *((line, "secret-read") for line in (*READS, *STORES, *PRINTED)),
+    *((line, "reverse-shell") for line in REMOTE_SHELLS),
+    *((line, "git-history-rewrite") for line in DISCARDED),
+    *((line, "exfiltration") for line in SENT),
+    *((line, "script-exec") for line in LIBRARIES),
+    *((line, "script-exec" if " -c " in line else "persistence") for line in GIT_SETTINGS),
+]
+NOTHING = [*PLAIN, *LATER_PLAIN, *LOCAL_SHELLS, *KEPT, *NOT_PRINTED, *NOT_SENT, *GIT_PLAIN]
 
 
 @pytest.mark.parametrize("line", HARDLINE)
@@ -414,96 +412,26 @@ def test_the_same_deletes_of_project_folders_are_not_hardline(line: str) -> None
     assert find_hardline(parse_line(line)) is None, line
 
 
-@pytest.mark.parametrize(("line", "pattern"), WRITES)
-def test_a_tool_writing_a_dangerous_place_names_it(line: str, pattern: str) -> None:
-    assert pattern in _judged(line), (line, _judged(line))
+@pytest.mark.parametrize(("line", "pattern"), HOSTILE)
+def test_each_hostile_line_names_its_danger(line: str, pattern: str) -> None:
+    assert pattern in judged(line), (line, judged(line))
 
 
-@pytest.mark.parametrize("line", PROTECTED)
-def test_a_tool_writing_a_protected_file_is_seen(line: str) -> None:
-    assert "protected-file" in _judged(line), line
+@pytest.mark.parametrize("line", NOTHING)
+def test_each_plain_sibling_names_nothing(line: str) -> None:
+    assert judged(line) == [], (line, judged(line))
 
 
 @pytest.mark.parametrize("line", PROTECTED_PLAIN)
 def test_the_same_tools_writing_other_files_are_not_protected_writes(line: str) -> None:
-    assert "protected-file" not in _judged(line), line
-
-
-@pytest.mark.parametrize("line", [*READS, *STORES, *PRINTED])
-def test_a_tool_printing_a_credential_is_a_secret_read(line: str) -> None:
-    assert "secret-read" in _judged(line), (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", REMOTE_SHELLS)
-def test_a_shell_handed_to_another_host_is_a_reverse_shell(line: str) -> None:
-    assert "reverse-shell" in _judged(line), (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", LOCAL_SHELLS)
-def test_local_displays_and_plain_connections_are_not(line: str) -> None:
-    assert _judged(line) == [], (line, _judged(line))
-
-
-@pytest.mark.parametrize(("line", "pattern"), LATER)
-def test_a_place_code_runs_from_later_is_named(line: str, pattern: str) -> None:
-    assert pattern in _judged(line), (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", LATER_PLAIN)
-def test_reading_those_places_is_not(line: str) -> None:
-    assert _judged(line) == [], (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", DISCARDED)
-def test_git_work_discarded_is_named(line: str) -> None:
-    assert "git-history-rewrite" in _judged(line), line
-
-
-@pytest.mark.parametrize("line", KEPT)
-def test_git_and_rsync_keeping_work_are_not(line: str) -> None:
-    assert _judged(line) == [], (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", NOT_PRINTED)
-def test_other_files_and_outputs_printed_are_not_secret_reads(line: str) -> None:
-    assert _judged(line) == [], (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", SENT)
-def test_a_credential_sent_or_served_is_exfiltration(line: str) -> None:
-    assert "exfiltration" in _judged(line), (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", NOT_SENT)
-def test_the_same_tools_sending_other_things_are_not(line: str) -> None:
-    assert _judged(line) == [], (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", LIBRARIES)
-def test_a_library_loaded_into_awk_runs_code(line: str) -> None:
-    assert "script-exec" in _judged(line), line
-
-
-@pytest.mark.parametrize("line", GIT_SETTINGS)
-def test_a_git_setting_that_lets_other_code_run_or_reroutes_git_is_seen(line: str) -> None:
-    assert {"persistence", "script-exec"} & set(_judged(line)), (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", GIT_PLAIN)
-def test_other_git_settings_and_reads_are_not(line: str) -> None:
-    assert _judged(line) == [], (line, _judged(line))
-
-
-@pytest.mark.parametrize("line", PLAIN)
-def test_the_same_tools_on_the_project_name_nothing(line: str) -> None:
-    assert _judged(line) == [], (line, _judged(line))
+    assert "protected-file" not in judged(line), line
 
 
 @pytest.mark.parametrize(("line", "same"), ALIKE)
 def test_a_tool_is_judged_as_the_command_it_performs(line: str, same: str) -> None:
     # Every danger of the command it performs, and no fewer (perl's code is read too).
-    assert set(_judged(same)) <= set(_judged(line)), (line, _judged(line), _judged(same))
-    assert _judged(line), line  # and a recursive delete is one, as rm's is
+    assert set(judged(same)) <= set(judged(line)), (line, judged(line), judged(same))
+    assert judged(line), line  # and a recursive delete is one, as rm's is
 
 
 def test_nested_carriers_grow_the_work_linearly() -> None:
@@ -533,13 +461,7 @@ def test_each_tool_reads_as_its_coreutils_command() -> None:
 
 def test_a_manual_profile_blocks_or_asks_and_a_strict_one_never_vouches(tmp_path: Path) -> None:
     for mode, rules in (("manual", "[]"), ("strict", "['cmake *', 'npx *', 'gio *', 'gawk *']")):
-        home = tmp_path / mode / "profiles" / "p"
-        home.mkdir(parents=True)
-        (home / "config.yaml").write_text(
-            f"command_allowlist: {rules}\napprovals:\n  mode: {mode}\n"
-        )
-        (tmp_path / mode / "multiplex.yaml").write_text("profiles_dir: profiles\n")
-        sup = Supervisor.from_config(tmp_path / mode / "multiplex.yaml")
+        sup = one_home(tmp_path / mode, f"command_allowlist: {rules}\napprovals:\n  mode: {mode}\n")
         try:
             assert sup.test("p", "cmake -E remove_directory /").outcome == "blocked"
             assert sup.test("p", "npx rimraf /").outcome == "blocked"
@@ -557,14 +479,10 @@ def test_a_manual_profile_blocks_or_asks_and_a_strict_one_never_vouches(tmp_path
 
 
 def test_a_deny_rule_on_rm_holds_against_the_tools(tmp_path: Path) -> None:
-    home = tmp_path / "profiles" / "p"
-    home.mkdir(parents=True)
-    (home / "config.yaml").write_text(
-        "command_allowlist: ['cmake *', 'npx *']\n"
-        "approvals:\n  mode: strict\n  deny: ['rm -rf *']\n"
+    sup = one_home(
+        tmp_path,
+        "command_allowlist: ['cmake *', 'npx *']\napprovals:\n  mode: strict\n  deny: ['rm -rf *']\n",
     )
-    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\n")
-    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
     try:
         for line in ("cmake -E rm -rf build", "cmake -E remove_directory build", "npx rimraf dist"):
             verdict = sup.test("p", line)
