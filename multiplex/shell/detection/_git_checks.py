@@ -36,7 +36,7 @@ def git_check(args: Sequence[str]) -> Pattern | None:
         or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
         or (sub == "update-ref" and "d" in flags)  # git update-ref -d refs/heads/main
         or (sub in ("checkout", "restore") and _whole_tree(sub, rest) and _worktree(rest))
-        or (sub == "checkout-index" and "a" in flags and "f" in flags)  # every file, over
+        or (sub == "checkout-index" and _over_every_file(rest, flags))
         or (sub == "stash" and operands(rest)[:1] in (["drop"], ["clear"]))  # stashed work gone
     ):
         return GIT_HISTORY
@@ -44,11 +44,33 @@ def git_check(args: Sequence[str]) -> Pattern | None:
 
 
 def _whole_tree(sub: str, rest: Sequence[str]) -> bool:
-    """``git checkout .``, ``git restore ./`` (also ``restore -s REV .``): every file."""
-    ops = operands(rest)
-    if sub == "restore" and ops and any(a in ("-s", "--source") for a in rest):
-        ops = ops[1:]  # the revision --source names
-    return [o.rstrip("/") for o in ops] == ["."]
+    """``git checkout .``, ``git checkout HEAD -- .``, ``git restore ./`` or ``:/`` (also
+    ``restore -s REV .``, ``-Ws REV .``): every file of the tree."""
+    if "--" in rest:
+        paths = list(rest[list(rest).index("--") + 1 :])
+    else:
+        paths = operands(rest)
+        valued = any(
+            a in ("-s", "--source") or (a[:1] == "-" != a[1:2] and a.endswith("s")) for a in rest
+        )
+        if sub == "restore" and paths and valued:
+            paths = paths[1:]  # the revision --source names
+        elif sub == "checkout" and len(paths) == 2:
+            paths = paths[1:]  # git checkout REV .
+    return [p.rstrip("/") or p for p in paths] in (
+        [
+            ".",
+        ],
+        [":"],
+        [":/"],
+    )
+
+
+def _over_every_file(rest: Sequence[str], flags: str) -> bool:
+    """``git checkout-index -a -f`` (also ``--all --force``), not into ``--prefix=DIR/``."""
+    every = "a" in flags or has_long(rest, "all")
+    forced = "f" in flags or has_long(rest, "force")
+    return every and forced and not any(a.startswith("--prefix") for a in rest)
 
 
 def _worktree(rest: Sequence[str]) -> bool:

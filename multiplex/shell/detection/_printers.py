@@ -138,6 +138,8 @@ def prints_credentials(prog: str, args: Sequence[str]) -> bool:
             return True  # -n NS get secret/NAME, get secrets,configmaps
     else:
         words = [a for a in args if not a.startswith("-")]
+        if prog == "terragrunt":  # terragrunt run-all output -json: each module's
+            words = [w for w in words if w not in ("run-all", "run")]
     for lead, needs in forms:
         if tuple(words[: len(lead)]) == lead and (
             not needs or any(_given(a, n) for a in args for n in needs)

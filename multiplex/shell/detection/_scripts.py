@@ -77,7 +77,7 @@ RMTREE_HOME = re.compile(
     # called without parentheses too (perl's rmtree "/", ruby's FileUtils.rm_r "/"): a
     # literal / or ~ that the call's argument ends at, not one an expression goes on from
     r"|\b(?:rm_r|rmtree|remove_tree|remove_dir|remove_entry(?:_secure)?)\b\s*(?:\(\s*)?"
-    r"['\"](/|~)['\"][ \t]*+(?:[,);\n]|$)"
+    r"(?:['\"](/|~)['\"]|(?:" + _HOME_OR_ROOT + r"))[ \t]*+(?:[,);\n#]|$)"
     # Tcl's file delete -force / (or $env(HOME))
     r"|\bfile\s+delete\s+-force\s+(?:--\s+)?"
     r"(?:[\"{]?(/|~)[\"}]?|\$(?:::)?env\(HOME\))(?![\w./~(-])"

@@ -211,7 +211,7 @@ def _released(prog: str, argv: Argv) -> Argv | None:
     if prog == "semantic-release" and "-d" in argv:  # its --dry-run
         return None
     after = [w for w in argv[1 + len(words) :] if not w.startswith("-")]
-    if prog == "nx" and after[:1] not in ([], ["publish"]):  # nx release version|changelog|plan
+    if prog == "nx" and after[:1] in (["version"], ["changelog"], ["plan"]):  # no publishing
         return None
     return ("npm", "publish")
 

@@ -143,23 +143,28 @@ def aws_s3_removal(argv: Argv, i: int) -> Argv | None:
         if buckets:
             return (*front, "s3", "rm", buckets[0], "--recursive")
     elif service == ("s3", "sync") and "--delete" in rest:  # what the source no longer holds
-        places = _places(rest)
-        if len(places) >= 2 and places[1].startswith("s3://"):
-            return (*front, "s3", "rm", places[1], "--recursive")
+        places = _places(rest)  # SRC DEST: the last two
+        if len(places) >= 2 and places[-1].startswith("s3://"):
+            return (*front, "s3", "rm", places[-1], "--recursive")
     elif service == ("s3", "mv"):  # the source object goes
         places = _places(rest)
-        if places and places[0].startswith("s3://"):
+        if len(places) >= 2 and places[-2].startswith("s3://"):
             recursive = ("--recursive",) if "--recursive" in rest else ()
-            return (*front, "s3", "rm", places[0], *recursive)
+            return (*front, "s3", "rm", places[-2], *recursive)
     return None
 
 
-# aws s3's options that take no value: the word after any other option is its value.
-_AWS_FLAGS = frozenset(
-    {"--delete", "--recursive", "--dryrun", "--quiet", "--exact-timestamps", "--follow-symlinks",
-     "--no-follow-symlinks", "--no-progress", "--only-show-errors", "--size-only",
-     "--no-guess-mime-type", "--force", "--force-glacier-transfer", "--ignore-glacier-warnings",
-     "--no-verify-ssl", "--no-paginate", "--debug", "--no-sign-request"}
+# aws's and aws s3's options that take a value (any other is read as a flag; the places
+# are the last two words left, SRC and DEST, whatever stands before them).
+_AWS_VALUES = frozenset(
+    {"--profile", "--region", "--endpoint-url", "--output", "--query", "--color", "--ca-bundle",
+     "--cli-read-timeout", "--cli-connect-timeout", "--cli-binary-format", "--exclude",
+     "--include", "--acl", "--sse", "--sse-c", "--sse-c-key", "--sse-kms-key-id",
+     "--storage-class", "--grants", "--website-redirect", "--content-type", "--cache-control",
+     "--content-disposition", "--content-encoding", "--content-language", "--expires",
+     "--source-region", "--metadata", "--metadata-directive", "--expected-size", "--page-size",
+     "--request-payer", "--checksum-algorithm", "--copy-props", "--sse-c-copy-source",
+     "--sse-c-copy-source-key"}
 )  # fmt: skip
 
 
@@ -171,7 +176,7 @@ def _places(rest: Argv) -> list[str]:
         if skip:
             skip = False
         elif word.startswith("-"):
-            skip = "=" not in word and word not in _AWS_FLAGS
+            skip = word in _AWS_VALUES
         else:
             places.append(word)
     return places

@@ -70,12 +70,18 @@ def _is_shell(cmd: SimpleCommand) -> bool:
 # X terminals: shown on another host's display (xterm -display HOST:1), they hand it a shell.
 _X_TERMINALS = frozenset({"xterm", "uxterm", "urxvt", "rxvt", "rxvt-unicode", "aterm", "eterm",
                           "xfce4-terminal", "gnome-terminal", "konsole", "lxterminal",
-                          "mate-terminal", "terminator"})  # fmt: skip
-_LOCAL_DISPLAY = re.compile(r"^(?:unix|localhost|127\.0\.0\.1)?:\d")
+                          "mate-terminal", "terminator", "x-terminal-emulator", "mlterm"})  # fmt: skip
+# This host's display: :N, unix:N, localhost:N, a socket's path, the session's own $DISPLAY.
+_LOCAL_DISPLAY = re.compile(r"^(?:\$|/|(?:unix|localhost|127\.0\.0\.1)?:\d)")
 
 
 def _remote_display(cmd: SimpleCommand) -> bool:
-    shown = option_values(list(cmd.argv[1:]), ("-display", "--display"))
+    args = cmd.argv[1:]
+    # -display, --display, or any prefix X's toolkit takes down to -dis
+    shown = [
+        args[i + 1] for i, a in enumerate(args[:-1]) if len(a) > 3 and "-display".startswith(a)
+    ]
+    shown += [a.partition("=")[2] for a in args if a.startswith("--display=")]
     shown += [a.partition("=")[2] for a in cmd.assignments if a.startswith("DISPLAY=")]
     return any(d and not _LOCAL_DISPLAY.match(d) for d in shown)
 

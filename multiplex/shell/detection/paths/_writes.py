@@ -127,7 +127,7 @@ _WRITERS = frozenset(
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
      "cpio", "uniq", "iconv", "zip", "chattr", "setfacl", "chcon", "find", "shuf", "gpg", "gpg2", "base64",
-     "exiftool", "xxd", "split", "csplit", "aria2c", "update-alternatives", *REPLACERS, *INSTALLERS}
+     "exiftool", "xxd", "split", "csplit", "aria2c", "update-alternatives", "alternatives", *REPLACERS, *INSTALLERS}
 )  # fmt: skip
 
 
@@ -286,8 +286,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a in _FIND_FILES)
     elif prog in ("dd", "dcfldd"):
         yield from (a[3:] for a in args if a.startswith("of="))
-    elif prog == "update-alternatives" and "--install" in args:  # --install LINK NAME PATH N
-        yield from args[args.index("--install") + 1 :][:1]
+    elif prog in ("update-alternatives", "alternatives"):  # --install|--slave LINK NAME PATH
+        yield from (args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--install", "--slave"))
     elif prog == "ddrescue":
         yield from operands(args)[1:2]
     elif prog in CHMODS:

@@ -112,6 +112,9 @@ def _multi_call(prog: str, args: Sequence[str]) -> tuple[str, ...] | None:
     return None if first.startswith("-") else tuple(args)
 
 
+_PERL_CODE = re.compile(r"-[lnpawsWtTcSX0-9]*[eE]")
+
+
 def _perl_command(args: Sequence[str]) -> NextStep | None:
     """``perl -MExtUtils::Command -e rm_rf -- DIR``: ExtUtils' rm_rf on its arguments, and
     the code of every ``-e``/``-E`` still read as perl's own (``-e rm_rf -e 'system …'``)."""
@@ -126,10 +129,11 @@ def _perl_command(args: Sequence[str]) -> NextStep | None:
     code: list[str] = []
     end = 0
     for i, word in enumerate(words):
-        if word[:2] in ("-e", "-E"):
-            value = word[2:] or (words[i + 1] if i + 1 < len(words) else "")
+        cluster = _PERL_CODE.match(word)
+        if cluster:  # -e CODE, -eCODE, -le CODE (a cluster of switches ending in e)
+            value = word[cluster.end() :] or (words[i + 1] if i + 1 < len(words) else "")
             code.append(value)
-            end = i + (1 if word[2:] else 2)
+            end = i + (1 if word[cluster.end() :] else 2)
     called = [c.strip().removesuffix("()").removesuffix(";").strip() for c in code]
     spelled = next((_PERL_COMMANDS[c] for c in called if c in _PERL_COMMANDS), None)
     if spelled is None:
@@ -180,7 +184,7 @@ _RSYNC_VALUES = frozenset({"-e", "--rsh", "--rsync-path", "-f", "--filter", "--e
                            "--compare-dest", "--link-dest", "--suffix", "--info", "--debug",
                            "--stop-after", "--stop-at", "--address", "--protocol",
                            "--write-batch", "--read-batch", "--only-write-batch",
-                           "--early-input", "--max-alloc", "--mkpath-mode"})  # fmt: skip
+                           "--early-input", "--max-alloc", "--mkpath-mode", "--copy-as"})  # fmt: skip
 
 
 def rsync_removes(args: Sequence[str]) -> str | None:
@@ -200,7 +204,8 @@ def rsync_removes(args: Sequence[str]) -> str | None:
         return None
     # A folder of the project mirrored (rsync -a --delete src/ backup/) stays a copy
     # (docs/security.md); one beyond it, or the working folder itself, is emptied.
-    beyond = dest.startswith(("/", "~", "$", "..")) or dest.rstrip("/") in (".", "")
+    plain = posixpath.normpath(dest)
+    beyond = dest.startswith(("/", "~", "$")) or plain == "." or plain.startswith("..")
     return dest if beyond else None
 
 
