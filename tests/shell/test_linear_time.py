@@ -211,3 +211,17 @@ def test_every_pattern_is_documented() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
     missing = [p.name for p in HARDLINE + DANGEROUS if f"`{p.name}`" not in text]
     assert not missing, missing
+
+
+def test_a_command_with_many_targets_is_asked_once_whether_it_unpacks(
+    monkeypatch: Any,
+) -> None:
+    # each_persistence asks it for every target it writes: once per command, or a line of
+    # many words grows as their square.
+    from multiplex.shell.detection.paths import _writes
+
+    calls: list[object] = []
+    real = _writes._unpacks
+    monkeypatch.setattr(_writes, "_unpacks", lambda cmd: calls.append(cmd) or real(cmd))
+    find_named(parse_line("rm " + " ".join(f"f{i}" for i in range(500))), PLACE)
+    assert len(calls) == 1

@@ -380,7 +380,12 @@ def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
 
 def unpacks(cmd: SimpleCommand) -> bool:
     """Whether ``cmd`` puts files it does not name where it writes: an archive
-    extracted, a tree copied (``rsync``, ``cp -r``), so a ``.bashrc`` among them."""
+    extracted, a tree copied (``rsync``, ``cp -r``), so a ``.bashrc`` among them.
+    Asked once per target of a command: read once (a line stays linear in its words)."""
+    return cmd.once("unpacks", lambda: _unpacks(cmd))
+
+
+def _unpacks(cmd: SimpleCommand) -> bool:
     if cmd.program in UNPACKERS:
         return True
     args = cmd.argv[1:]
