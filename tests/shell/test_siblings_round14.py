@@ -39,6 +39,10 @@ folder; ``update-alternatives --install LINK …`` writes LINK.
 Reverse shells: an X terminal shown on another host's display (``xterm -display
 HOST:1``, ``DISPLAY=HOST:0 xterm``), zsh's ``ztcp`` connection given a shell's stdio.
 
+Through the shipped ops profile's rules: ``journalctl --vacuum-*``, ``--rotate`` (logs
+deleted) are options an allow rule for ``journalctl *`` does not vouch for;
+``kubectl get --raw /api/v1/…/secrets`` prints every secret.
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
 
@@ -240,6 +244,8 @@ PRINTED = [
     "git show :0:.env",  # the index's copy
     "terragrunt output -json",
     "terragrunt run-all output -json",
+    "kubectl get --raw /api/v1/namespaces/default/secrets",  # the API asked by kubectl itself
+    "kubectl get --raw=/api/v1/secrets",
 ]
 NOT_PRINTED = [
     "git show HEAD:README.md",
@@ -249,6 +255,7 @@ NOT_PRINTED = [
     "terraform output",
     "terraform show",
     "helm get manifest prod",
+    "kubectl get --raw /healthz",
     "sqlite3 x.db \"select readfile('data.csv')\"",
 ]
 STORES = [
@@ -504,6 +511,31 @@ def test_a_manual_profile_blocks_or_asks_and_a_strict_one_never_vouches(tmp_path
             assert sup.test("p", "cmake --build build").outcome == "approved"
         finally:
             sup.close()
+
+
+def test_the_shipped_ops_rules_vouch_for_reading_logs_not_deleting_them(tmp_path: Path) -> None:
+    # profiles/ops allowlists journalctl * and kubectl get *: reads, as the operator meant.
+    sup = one_home(
+        tmp_path,
+        "command_allowlist: ['journalctl *', 'kubectl get *']\napprovals:\n  mode: strict\n",
+    )
+    try:
+        for line in (
+            "journalctl --vacuum-time=1s",
+            "journalctl --vacuum-size=1K",
+            "journalctl --vac=1s",  # any unique prefix, as getopt_long takes it
+            "journalctl --rotate",
+            "kubectl get --raw /api/v1/namespaces/default/secrets",
+        ):
+            assert sup.test("p", line).outcome == "ask", line
+        for line in (
+            "journalctl -u nginx -n 50",
+            "kubectl get pods -A",
+            "kubectl get --raw /healthz",
+        ):
+            assert sup.test("p", line).outcome == "approved", line
+    finally:
+        sup.close()
 
 
 def test_a_deny_rule_on_rm_holds_against_the_tools(tmp_path: Path) -> None:

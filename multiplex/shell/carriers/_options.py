@@ -44,6 +44,10 @@ RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
     "find": names("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls"),
     "fd": names("-x --exec -X --exec-batch"),
     "sort": names("-o --output --compress-program"),
+    # the system's logs deleted, rotated away or moved: never the reading an allow rule meant
+    "journalctl": names(
+        "--vacuum-size --vacuum-time --vacuum-files --rotate --flush --relinquish-var --setup-keys"
+    ),
     "tar": names(
         "--to-command --checkpoint-action --use-compress-program -I --info-script -F "
         "--new-volume-script --rsh-command --rmt-command -x --extract --get"

@@ -133,6 +133,10 @@ def prints_credentials(prog: str, args: Sequence[str]) -> bool:
     if forms is None:
         return False
     if prog in ("kubectl", "oc"):
+        raw = [a.partition("=")[2] if "=" in a else "" for a in args if a.startswith("--raw")]
+        raw += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--raw"]
+        if any(_KUBE_SECRETS.search(r) for r in raw):
+            return True  # kubectl get --raw /api/v1/namespaces/x/secrets
         words = kube_words(args)
         if words[:1] == ["get"] and any(_SECRETS.fullmatch(r) for r in _resources(words[1:2])):
             return True  # -n NS get secret/NAME, get secrets,configmaps
