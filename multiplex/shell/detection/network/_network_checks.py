@@ -20,6 +20,7 @@ from multiplex.shell.detection._catalogue import (
     Finding,
 )
 from multiplex.shell.detection._command_checks import operands, short_flags
+from multiplex.shell.detection.network._from_network import FROM_THE_NETWORK, runs_from_the_network
 from multiplex.shell.detection.network._remote_access import SERVERS, serves_remote_access
 from multiplex.shell.detection.network._uploads import (
     NC,
@@ -317,37 +318,6 @@ _DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "http", "xh", "fetch", "lwp-
 
 
 _EXTRACTORS = frozenset({"tar", "bsdtar", "unzip", "cpio", "7z", "busybox"})
-# A package spec fetched from a forge or a URL rather than a registry: npx github:u/r,
-# npx u/r (GitHub's shorthand), git+https://…, a tarball URL.
-_REMOTE_PACKAGE = re.compile(
-    r"^(?:github:|gitlab:|bitbucket:|gist:|git\+|git:|https?:|ftp:|file:)|^[\w.-]+/[\w.-]+(?:#\S*)?$"
-)
-_PACKAGE_RUNNERS = {"npx": (), "bunx": (), "uvx": ("--from",), "pipx": ("--spec",)}
-_FROM_THE_NETWORK = frozenset({"deno", "bun", "go", "uv", *_PACKAGE_RUNNERS})
-
-
-def _runs_from_the_network(cmd: SimpleCommand) -> bool:
-    """A program run straight from a URL, a forge or a remote module: ``deno run https://…``,
-    ``bun run https://…``, ``go run example.com/x@latest``, ``npx github:u/r``, ``npx u/r``,
-    ``uvx --from git+https://…``, ``pipx run --spec git+https://…``."""
-    prog, args = cmd.program, cmd.argv[1:]  # (the caller asks only of _FROM_THE_NETWORK)
-    ops = operands(args)
-    if prog in ("deno", "bun"):
-        url = ops[1:2] if ops[:1] in (["run"], ["x"]) else ops[:1]
-        return any(o.startswith(("https://", "http://")) for o in url)
-    if prog == "go":
-        return ops[:1] == ["run"] and any("@" in o for o in ops[1:2])  # (install runs nothing)
-    if prog == "uv" and ops[:2] == ["tool", "run"]:
-        prog, args = "uvx", args[args.index("run") + 1 :]
-    if prog == "pipx" and ops[:1] != ["run"]:
-        return False
-    if prog not in _PACKAGE_RUNNERS:
-        return False
-    specs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _PACKAGE_RUNNERS[prog]]
-    specs += [a.partition("=")[2] for a in args if a.partition("=")[0] in _PACKAGE_RUNNERS[prog]]
-    if prog in ("npx", "bunx"):
-        specs += ops[:1] + [a.partition("=")[2] for a in args if a.startswith("--package=")]
-    return any(_REMOTE_PACKAGE.match(s) for s in specs if not s.startswith("@"))
 
 
 def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
@@ -365,7 +335,7 @@ def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
                 continue
             judged[id(cmd)] = (len(fetched), extracted)
         prog = cmd.program
-        if prog in _FROM_THE_NETWORK and _runs_from_the_network(cmd):
+        if (prog in FROM_THE_NETWORK or prog.startswith("python")) and runs_from_the_network(cmd):
             yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)
             continue
         if prog in _EXTRACTORS and not _DOWNLOADERS.isdisjoint(cmd.upstream):
