@@ -47,6 +47,11 @@ Installed from the network: ``pip install https://…`` (or ``git+…``), ``npm 
 github:u/r``, ``cargo install --git URL`` run the package's build or install code there and
 then (``download-exec``); a registry package or a local path does not.
 
+Written by an output option: ``coverage xml -o``, ``mypy --junit-xml``, ``ruff check -o``,
+``eslint -o``, ``tsc --outFile``/``--outDir``, ``jest``/``vitest --outputFile``, ``go test
+-coverprofile``, ``docker save -o``, ``pg_dump -f``, ``helm package -d``, ``sphinx-build``'s
+output folder, ``pytest --cov-report=xml:F`` (``multiplex/shell/detection/paths/_reports.py``).
+
 More credential stores: registry tokens in ``~/.bunfig.toml`` and pip's ``pip.conf``,
 Ansible's vault password files, Chef's credentials, Scaleway's and Linode's CLIs.
 
@@ -211,7 +216,44 @@ PROTECTED = [
     "scp user@host:/srv/AGENTS.md .",
     "rsync -a host:AGENTS.md .",
 ]
+# build, test, report and dump tools writing where an output option says
+REPORTS = [
+    "pytest --cov-report=xml:AGENTS.md",
+    "coverage xml -o AGENTS.md",
+    "coverage json -o AGENTS.md",
+    "mypy --junit-xml AGENTS.md .",
+    "ruff check --output-file AGENTS.md",
+    "ruff check -oAGENTS.md",
+    "eslint --output-file=AGENTS.md .",
+    "tsc --outFile AGENTS.md",
+    "jest --outputFile=AGENTS.md --json",
+    "vitest run --outputFile=AGENTS.md",
+    "go test -coverprofile=AGENTS.md ./...",
+    "go test -cpuprofile AGENTS.md ./...",
+    "docker save -o AGENTS.md img",
+    "docker export --output=AGENTS.md c",
+    "pg_dump -f AGENTS.md db",
+    "mysqldump -r AGENTS.md db",
+    "redis-cli --rdb AGENTS.md",
+    "mongodump --archive=AGENTS.md",
+    "terraform plan -out=AGENTS.md",
+    "yt-dlp -o AGENTS.md https://x.example/v",
+]
+REPORTS_INTO = [  # a folder written: what lands in .git/hooks runs at the next commit
+    ("coverage html -d .git/hooks", "persistence"),
+    ("pytest --cov-report=html:.git/hooks", "persistence"),
+    ("tsc --outDir .git/hooks", "persistence"),
+    ("helm package -d .git/hooks chart", "persistence"),
+    ("sphinx-build -b html docs .git/hooks", "persistence"),
+    ("mkdocs build -d .git/hooks", "persistence"),
+    ("pg_dump -f ~/.bashrc db", "persistence"),
+]
 PROTECTED_PLAIN = [
+    "coverage xml -o coverage.xml",
+    "pytest --cov-report=term-missing",
+    "go test ./...",
+    "docker save img",
+    "sphinx-build -b html docs _build/html",
     "git checkout-index -f README.md",
     "markdownlint AGENTS.md",
     "markdownlint --fix README.md",
@@ -461,7 +503,8 @@ KEPT = [
 HOSTILE = [
     *WRITES,
     *LATER,
-    *((line, "protected-file") for line in PROTECTED),
+    *((line, "protected-file") for line in (*PROTECTED, *REPORTS)),
+    *REPORTS_INTO,
     *((line, "secret-read") for line in (*READS, *STORES, *PRINTED)),
     *((line, "reverse-shell") for line in REMOTE_SHELLS),
     *((line, "git-history-rewrite") for line in DISCARDED),

@@ -31,6 +31,7 @@ from multiplex.shell.detection.paths._py_modules import (
     python_module,
 )
 from multiplex.shell.detection.paths._replaced import REPLACERS, diff_targets, replaced
+from multiplex.shell.detection.paths._reports import REPORTERS, reported
 from multiplex.shell.detection.paths._secret_paths import SHELL_START_UP
 from multiplex.shell.parsing._argv import (
     FOLDER,
@@ -127,7 +128,7 @@ _WRITERS = frozenset(
      "curl", "wget", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge", "git",
      "awk", "gawk", "mawk", "nawk", "patch", "dcfldd", "ddrescue", "unzip", "7z", "7za", "7zz",
      "cpio", "uniq", "iconv", "zip", "chattr", "setfacl", "chcon", "find", "shuf", "gpg", "gpg2", "base64",
-     "exiftool", "xxd", "split", "csplit", "aria2c", "update-alternatives", "alternatives", *REPLACERS, *INSTALLERS}
+     "exiftool", "xxd", "split", "csplit", "aria2c", "update-alternatives", "alternatives", *REPLACERS, *INSTALLERS, *REPORTERS}
 )  # fmt: skip
 
 
@@ -310,6 +311,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
                 yield value
     elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
         yield from operands(args)
+    elif prog in REPORTERS and (reports := tuple(reported(prog, args))):  # coverage xml -o F …
+        yield from (*reports, *(replaced(prog, args) if prog in REPLACERS else ()))
     elif prog in INSTALLERS or prog in REPLACERS:
         if prog in INSTALLERS:  # cargo install --root ~/.local: ~/.local/bin
             yield from installed_into(prog, args, cmd.assignments)
