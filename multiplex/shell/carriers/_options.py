@@ -46,7 +46,8 @@ RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
     "sort": names("-o --output --compress-program"),
     # the system's logs deleted, rotated away or moved: never the reading an allow rule meant
     "journalctl": names(
-        "--vacuum-size --vacuum-time --vacuum-files --rotate --flush --relinquish-var --setup-keys"
+        "--vacuum-size --vacuum-time --vacuum-files --rotate --flush --relinquish-var --setup-keys "
+        "--cursor-file"
     ),
     "tar": names(
         "--to-command --checkpoint-action --use-compress-program -I --info-script -F "

@@ -25,42 +25,79 @@ _REMOTE_PACKAGE = re.compile(
 )
 _PACKAGE_RUNNERS = {"npx": (), "bunx": (), "uvx": ("--from",), "pipx": ("--spec",)}
 # Installers of a package spec, by the verbs that install (pip's specs are never u/r).
-_INSTALLERS = {"pip": ("install",), "pip3": ("install",), "npm": ("install", "i", "add"),
-               "pnpm": ("install", "i", "add"), "yarn": ("add",), "bun": ("add", "install", "i")}  # fmt: skip
-_URL_SPEC = re.compile(r"^(?:[\w.-]+\s*@\s*)?(?:git\+|https?:|ftp:|hg\+|svn\+|bzr\+)")
-FROM_THE_NETWORK = frozenset({"deno", "bun", "go", "uv", "cargo", *_PACKAGE_RUNNERS, *_INSTALLERS})
+_INSTALLERS = {"pip": ("install",), "npm": ("install", "i", "add"), "pnpm": ("install", "i", "add"),
+               "yarn": ("add",), "bun": ("add", "install", "i"), "poetry": ("add",),
+               "pdm": ("add",), "pipenv": ("install",)}  # fmt: skip
+_PYTHON_SPECS = frozenset({"pip", "poetry", "pdm", "pipenv"})  # specs in pip's forms, not u/r
+_URL_SPEC = re.compile(r"^(?:[\w.\[\],-]+\s*@\s*)?(?:git\+|https?:|ftp:|hg\+|svn\+|bzr\+)")
+_PIP = re.compile(r"pip[0-9.]*")
+_MODULE = re.compile(r"-[A-Za-z]*m")  # python -m, -Im, -Bm …: the module follows
+FROM_THE_NETWORK = frozenset(
+    {"deno", "bun", "go", "uv", "cargo", "pip3", *_PACKAGE_RUNNERS, *_INSTALLERS}
+)
+
+
+def _positional(args: list[str], valued: frozenset[str]) -> list[str]:
+    """The operands among ``args``, the values of the ``valued`` options left out."""
+    return [
+        a
+        for i, a in enumerate(args)
+        if a[:1] != "-" and (i == 0 or args[i - 1] not in valued) and a != "--"
+    ]
 
 
 def _installs_from_the_network(prog: str, args: list[str]) -> bool:
     """``pip install https://…``, ``pip install name@git+https://…``, ``npm install
-    github:u/r``, ``pipx install git+…``, ``uv pip install URL``, ``cargo install --git URL``:
-    a package built and installed (its code run) from a URL or a forge."""
-    ops = operands(args)
+    github:u/r``, ``pipx install git+…``, ``uv pip install URL``, ``uv add git+…``,
+    ``poetry add git+…``, ``cargo install --git URL``: a package built and installed (its
+    code run) from a URL or a forge. An index or a registry named by an option is a
+    registry (``--index-url``, ``--registry``): not judged."""
     if prog == "cargo":
-        return ops[:1] == ["install"] and any(a == "--git" or a.startswith("--git=") for a in args)
-    if prog == "uv" and ops[:2] == ["pip", "install"]:
-        prog, ops = "pip", ops[1:]
-    if prog.startswith("python") and args[:2] == ["-m", "pip"]:
-        prog, ops = "pip", operands(args[2:])
-    if prog == "pipx" and ops[:1] == ["install"]:
+        return operands(args)[:1] == ["install"] and any(
+            a.partition("=")[0] == "--git" for a in args
+        )
+    if prog.startswith("python"):  # python -m pip …, python -Im pip …
+        at = next((i for i, a in enumerate(args[:-1]) if _MODULE.fullmatch(a)), None)
+        if at is None or not _PIP.fullmatch(args[at + 1]):
+            return False
+        prog, args = "pip", args[at + 2 :]
+    if _PIP.fullmatch(prog):
         prog = "pip"
-    if prog not in _INSTALLERS or ops[:1] not in [[v] for v in _INSTALLERS[prog]]:
-        return prog == "pip" and ops[:1] == ["install"] and any(_URL_SPEC.match(o) for o in ops[1:])
-    if prog.startswith("pip"):
+    ops = _positional(args, _PIP_VALUES | _NPM_VALUES)
+    if prog == "uv":  # uv pip install, uv add, uv tool install; uv run --with SPEC
+        withs = [a.partition("=")[2] if "=" in a else "" for a in args if a.startswith("--with")]
+        withs += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--with"]
+        if any(_URL_SPEC.match(w) for w in withs):
+            return True
+        verb = ops[1:2] if ops[:1] in (["pip"], ["tool"]) else ops[:1]
+        return verb in (["install"], ["add"]) and any(_URL_SPEC.match(o) for o in ops[1:])
+    if prog == "pipx" and ops[:1] in (["install"], ["inject"]):
         return any(_URL_SPEC.match(o) for o in ops[1:])
-    specs = [a for i, a in enumerate(args) if i == 0 or args[i - 1] not in _NPM_VALUES]
+    if prog not in _INSTALLERS or ops[:1] not in [[v] for v in _INSTALLERS[prog]]:
+        return False
+    if prog in _PYTHON_SPECS:
+        return any(_URL_SPEC.match(o) for o in ops[1:])
     return any(
-        _REMOTE_PACKAGE.match(o)
-        for o in operands(specs)[1:]
-        if not o.startswith(("@", ".", "/", "~"))
+        _REMOTE_PACKAGE.match(o) for o in ops[1:] if not o.startswith(("@", ".", "/", "~", "file:"))
     )
 
 
+# pip's options whose value follows (an index, a constraint, a folder): never a spec.
+_PIP_VALUES = frozenset(
+    {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--proxy", "-c",
+     "--constraint", "-r", "--requirement", "-t", "--target", "--prefix", "--root", "--src",
+     "--trusted-host", "--cert", "--client-cert", "--cache-dir", "--log", "--python-version",
+     "--platform", "--implementation", "--abi", "--progress-bar", "--retries", "--timeout",
+     "--exists-action", "--global-option", "--config-settings", "--only-binary",
+     "--no-binary", "--upgrade-strategy", "--report", "--python", "--group", "--extra",
+     "--source"}
+)  # fmt: skip
 # npm's (and pnpm's, yarn's, bun's) options whose value follows: never a package spec.
 _NPM_VALUES = frozenset(
     {"--prefix", "-C", "--registry", "--workspace", "-w", "--tag", "--userconfig", "--cache",
      "--globalconfig", "--loglevel", "--omit", "--include", "--save-prefix", "--script-shell",
-     "--install-strategy", "--filter", "--dir", "--cwd"}
+     "--install-strategy", "--filter", "-F", "--dir", "--cwd", "--cafile", "--ca", "--cert",
+     "--key", "--otp"}
 )  # fmt: skip
 
 

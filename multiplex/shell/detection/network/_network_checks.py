@@ -335,7 +335,9 @@ def each_downloaded_run(parsed: ParsedLine) -> Iterator[Finding]:
                 continue
             judged[id(cmd)] = (len(fetched), extracted)
         prog = cmd.program
-        if (prog in FROM_THE_NETWORK or prog.startswith("python")) and runs_from_the_network(cmd):
+        if (
+            prog in FROM_THE_NETWORK or prog.startswith(("python", "pip"))
+        ) and runs_from_the_network(cmd):
             yield Finding(DOWNLOAD_EXEC, evidence(cmd), cmd.text)
             continue
         if prog in _EXTRACTORS and not _DOWNLOADERS.isdisjoint(cmd.upstream):

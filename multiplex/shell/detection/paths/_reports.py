@@ -43,7 +43,22 @@ _REPORTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "hugo": (("", ("-d", "--destination")),),
     "yt-dlp": (("", ("-o", "--output")),),
     "npm": (("pack", ("--pack-destination",)),),
+    "journalctl": (("", ("--cursor-file",)),),
+    "nyc": (("", ("--report-dir", "--temp-dir")),),
+    "c8": (("", ("--report-dir", "-o", "--temp-directory")),),
+    "vite": (("build", ("--outDir",)),),
+    "webpack": (("", ("-o", "--output-path")),),
+    "babel": (("", ("-d", "--out-dir", "-o", "--out-file")),),
+    "rollup": (("", ("-o", "--file", "-d", "--dir")),),
+    "cargo": (("", ("--target-dir",)),),
+    "pylint": (("", ("--output",)),),
+    "bandit": (("", ("-o", "--output")),),
+    "flake8": (("", ("--output-file",)),),
 }  # fmt: skip
+_REPORTS["jest"] = (("", ("--outputFile", "--coverageDirectory")),)
+_REPORTS["vitest"] = (("", ("--outputFile", "--coverage.reportsDirectory")),)
+# go's flags take one dash or two
+_REPORTS["go"] = (("test", tuple(f for o in _REPORTS["go"][0][1] for f in (o, "-" + o))),)
 REPORTERS = frozenset({*_REPORTS, "pytest", "py.test", "sphinx-build"})
 _SPHINX_VALUES = frozenset({"-b", "-M", "-d", "-c", "-D", "-t", "-j", "-w", "-A", "--jobs"})
 
@@ -58,14 +73,15 @@ def _positional(args: Sequence[str], valued: frozenset[str]) -> list[str]:
 
 
 def _values(args: Sequence[str], options: tuple[str, ...]) -> Iterator[str]:
+    longer = tuple(o for o in options if len(o) > 2)
     for i, arg in enumerate(args):
         for option in options:
             if arg == option and i + 1 < len(args):
                 yield args[i + 1]
             elif arg.startswith(option + "="):
                 yield arg[len(option) + 1 :]
-            elif len(option) == 2 and arg.startswith(option) and len(arg) > 2:
-                yield arg[2:]  # -oFILE
+            elif len(option) == 2 and len(arg) > 2 and arg.startswith(option):
+                yield from () if arg.startswith(longer) else (arg[2:],)  # -oF, not -outputdir=D
 
 
 def reported(prog: str, args: Sequence[str]) -> Iterator[str]:

@@ -222,6 +222,8 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         yield from carried(prog, args, fed).writes  # (ed w FILE <<< …: its commands fed)
     if prog not in _WRITERS:
         return  # most programs write nothing by their arguments: their argv is not read
+    if prog in REPORTERS:  # coverage xml -o F, tsc --outDir D, docker save -o F …
+        yield from reported(prog, args)
     target = target_directory(args) if prog in ("cp", "install", "ln", "mv") else None
     if prog in ("tee", "truncate", "rm", "unlink", "shred", "rmdir", "srm", "wipe", "mv"):
         yield from (op for op in operands(args) if not (prog == "truncate" and op.isdigit()))
@@ -311,8 +313,6 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
                 yield value
     elif prog in ("vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "pico", "sponge"):
         yield from operands(args)
-    elif prog in REPORTERS and (reports := tuple(reported(prog, args))):  # coverage xml -o F …
-        yield from (*reports, *(replaced(prog, args) if prog in REPLACERS else ()))
     elif prog in INSTALLERS or prog in REPLACERS:
         if prog in INSTALLERS:  # cargo install --root ~/.local: ~/.local/bin
             yield from installed_into(prog, args, cmd.assignments)
