@@ -28,8 +28,8 @@ _PACKAGE_RUNNERS = {"npx": (), "bunx": (), "uvx": ("--from",), "pipx": ("--spec"
 _INSTALLERS = {"pip": ("install",), "npm": ("install", "i", "add"), "pnpm": ("install", "i", "add"),
                "yarn": ("add",), "bun": ("add", "install", "i"), "poetry": ("add",),
                "pdm": ("add",), "pipenv": ("install",)}  # fmt: skip
-_PYTHON_SPECS = frozenset({"pip", "poetry", "pdm", "pipenv"})  # specs in pip's forms, not u/r
-_URL_SPEC = re.compile(r"^(?:[\w.\[\],-]+\s*@\s*)?(?:git\+|https?:|ftp:|hg\+|svn\+|bzr\+)")
+_PIP_FORMS = frozenset({"pip", "poetry", "pdm", "pipenv"})  # specs in pip's forms, not u/r
+_URL_PACKAGE = re.compile(r"^(?:[\w.\[\],-]+\s*@\s*)?(?:git\+|https?:|ftp:|hg\+|svn\+|bzr\+)")
 _PIP = re.compile(r"pip[0-9.]*")
 _MODULE = re.compile(r"-[A-Za-z]*m")  # python -m, -Im, -Bm …: the module follows
 FROM_THE_NETWORK = frozenset(
@@ -64,19 +64,19 @@ def _installs_from_the_network(prog: str, args: list[str]) -> bool:
     if _PIP.fullmatch(prog):
         prog = "pip"
     ops = _positional(args, _PIP_VALUES | _NPM_VALUES)
-    if prog == "uv":  # uv pip install, uv add, uv tool install; uv run --with SPEC
+    if prog == "uv":  # uv pip install, uv add, uv tool install; uv run --with PACKAGE
         withs = [a.partition("=")[2] if "=" in a else "" for a in args if a.startswith("--with")]
         withs += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--with"]
-        if any(_URL_SPEC.match(w) for w in withs):
+        if any(_URL_PACKAGE.match(w) for w in withs):
             return True
         verb = ops[1:2] if ops[:1] in (["pip"], ["tool"]) else ops[:1]
-        return verb in (["install"], ["add"]) and any(_URL_SPEC.match(o) for o in ops[1:])
+        return verb in (["install"], ["add"]) and any(_URL_PACKAGE.match(o) for o in ops[1:])
     if prog == "pipx" and ops[:1] in (["install"], ["inject"]):
-        return any(_URL_SPEC.match(o) for o in ops[1:])
+        return any(_URL_PACKAGE.match(o) for o in ops[1:])
     if prog not in _INSTALLERS or ops[:1] not in [[v] for v in _INSTALLERS[prog]]:
         return False
-    if prog in _PYTHON_SPECS:
-        return any(_URL_SPEC.match(o) for o in ops[1:])
+    if prog in _PIP_FORMS:
+        return any(_URL_PACKAGE.match(o) for o in ops[1:])
     return any(
         _REMOTE_PACKAGE.match(o) for o in ops[1:] if not o.startswith(("@", ".", "/", "~", "file:"))
     )
