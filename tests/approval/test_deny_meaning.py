@@ -63,6 +63,9 @@ BLOCKED = {
         "nx release publish",
         "nx release --yes",
         "nx release patch",
+        "yarn workspace pkg npm publish",  # yarn CMD in a workspace
+        "yarn workspaces foreach --all npm publish",
+        "yarn workspaces foreach --include pkg-a -A npm publish",
         "nx release --projects app",
         "np --yolo",
         "release-it --ci",
@@ -209,6 +212,9 @@ NOT_BLOCKED = [
     "nx release version 1.2.0",  # versions only
     "nx release changelog",
     "nx release plan minor",
+    "yarn workspaces foreach --all run build",
+    "yarn workspace pkg add lodash",
+    "yarn workspaces list",
     "np --no-publish",
     "semantic-release -d",  # its dry run
     "lerna publish --help",
@@ -428,3 +434,9 @@ def test_meanings_fast_routes_give_what_every_branch_gives(
     for argv in argvs:
         assert meaning.meanings(argv, cwd="/w", takes=frozenset()) == fast[argv], argv
         assert meaning.meanings(argv, cwd="/w", takes=frozenset(), rule=True) == fast_rules[argv]
+
+
+def test_a_compose_build_that_pushes_is_a_push() -> None:
+    assert _deny("docker compose build --push", rules=["docker push *"]) == "docker push *"
+    assert _deny("docker compose -f prod.yml build --push web", rules=["docker push *"])
+    assert _deny("docker compose build", rules=["docker push *"]) is None

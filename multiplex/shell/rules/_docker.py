@@ -69,6 +69,7 @@ def docker_push(argv: Argv, i: int) -> Argv | None:
     if verbs[:1] == ("compose",) and "push" in argv[i + 1 :]:
         return ("docker", "push", *argv[argv.index("push", i + 1) + 1 :])
     building = verbs[:1] == ("build",) or verbs in (("buildx", "build"), ("buildx", "bake"))
+    building = building or (verbs == ("compose", "build"))  # compose build --push
     pushing = "--push" in argv or any(a.startswith("--output=type=registry") for a in argv)
     if not (building and pushing):
         return None

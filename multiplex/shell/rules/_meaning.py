@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Sequence
 
 from multiplex.shell.rules._docker import DOCKER_LIKE, compose, docker_push, managed_verb
-from multiplex.shell.rules._npm import npm_verb
+from multiplex.shell.rules._npm import npm_verb, yarn_in_workspaces
 from multiplex.shell.rules._spellings import (
     VERB_ALIASES,
     aliased,
@@ -308,6 +308,8 @@ def meanings(
     if prog == "npx":
         inner = _inner_npx(argv)
         return () if inner is None else (inner, *meanings(inner, cwd=cwd, takes=frozenset()))
+    if prog == "yarn" and (inner := yarn_in_workspaces(argv)) is not None:
+        return (inner, *meanings(inner, cwd=cwd, takes=takes, rule=rule))
     if prog in _PUBLISHERS and "publish" in argv[1:3]:
         return (("npm", "publish", *argv[argv.index("publish") + 1 :]),)
     if prog in _RELEASERS:

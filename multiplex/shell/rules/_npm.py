@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import names
 
-__all__ = ["npm_verb"]
+__all__ = ["npm_verb", "yarn_in_workspaces"]
 
 Argv = tuple[str, ...]
 
@@ -74,3 +74,17 @@ def npm_verb(argv: Argv, i: int) -> Argv | None:
     while verb in _NPM_ALIASES:
         verb = _NPM_ALIASES[verb]
     return None if verb is None or verb == argv[i] else (*argv[:i], verb, *argv[i + 1 :])
+
+
+def yarn_in_workspaces(argv: Argv) -> Argv | None:
+    """``yarn workspace NAME CMD`` and ``yarn workspaces foreach [options] CMD``: the ``yarn
+    CMD`` each workspace runs (``yarn workspaces foreach -A npm publish`` publishes)."""
+    if argv[1:2] == ("workspace",):
+        k = 3
+    elif argv[1:3] == ("workspaces", "foreach"):
+        k = 3
+        while k < len(argv) and argv[k].startswith("-"):
+            k += 2 if argv[k] in ("--from", "--include", "--exclude", "--jobs", "-j") else 1
+    else:
+        return None
+    return ("yarn", *argv[k:]) if argv[k:] else None
