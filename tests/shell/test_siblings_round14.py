@@ -64,6 +64,9 @@ Carriers whose command was read as one program's name: ``parallel sh -c 'CMD' ::
 with ``-q`` keeps the words whole; yarn 2's ``exec`` runs its first word as a script; ``BASH_ENV=<(echo CMD)
 bash -c …`` sources what the substitution prints before anything else.
 
+make: ``$(shell CMD)`` in a variable given on its command line runs wherever the
+makefile expands it; ``MAKEFLAGS``/``MFLAGS`` in the environment are options make reads.
+
 ``gawk -l LIB`` and ``@load "LIB"`` load a shared library into awk: native code, run.
 They were approved as plain awk in a manual profile; now they ask, as ``openssl
 engine /tmp/x.so`` does (``script-exec``).
@@ -140,6 +143,12 @@ HARDLINE = [
     "yarn exec 'rm -rf /'",
     "BASH_ENV=<(echo 'rm -rf /') bash -c true",
     "ENV=<(echo 'rm -rf ~') sh -i",
+    # make's $(shell …) in a variable given on its command line, and its options in the
+    # environment (the shipped ci-bot home allowlists make *)
+    "make 'x=$(shell rm -rf /)' all",
+    "make 'MAKEFLAGS=--eval=$(shell rm -rf /)' all",
+    "MAKEFLAGS='--eval=$(shell rm -rf /)' make",
+    "env MFLAGS='--eval=$(shell rm -rf ~)' make all",
     # rsync --delete empties its destination of what the source does not hold
     "rsync -a --delete empty/ /",
     "rsync -a --delete-after /tmp/e/ ~/",
@@ -159,6 +168,9 @@ NOT_HARDLINE = [
     "node -e 'console.log(\"@load\")'",
     "BASH_ENV=<(echo 'set -e') bash -c true",
     "X=<(echo 'rm -rf /') bash -c true",  # not a start-up file: nothing sources it
+    "make VERSION=1.2 all",
+    "make x='$(wildcard *.c)' all",
+    "MAKEFLAGS=-j4 make",
     # GNU parallel joins a command's words with blanks for the shell (without -q): sh -c rm
     "parallel sh -c 'rm -rf /' ::: x",
     # the home or / with more after it: a folder below them, not them

@@ -293,7 +293,11 @@ def make_code(args: Sequence[str], fed: str | None) -> Carried:
         command = bool(SHELL_WORDS.search(shown)) and not value.lstrip().startswith("-")
         if command or m.group(1) == ".SHELLFLAGS":
             payloads.append(value)
-        if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES"):
+        shells = [f.group(1) for f in _RECIPE_SHELL.finditer(value)]  # x='$(shell CMD)': run
+        payloads += shells  # wherever the makefile expands x (no shell's program is "shell")
+        if m.group(1) in ("MAKEFLAGS", "MFLAGS"):  # MAKEFLAGS='--eval=…': options read first
+            payloads += make_code(value.split(), fed).payloads
+        if m.group(1) in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES") or shells:
             runs = runs or f"make {m.group(1)}= override"
     unknown: str | None = None
     if any(f in _STDIN_FILES or f.startswith(("<(", "/dev/fd/")) for f in makefiles):

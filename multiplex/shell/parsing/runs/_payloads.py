@@ -45,16 +45,13 @@ __all__ = [
 # The programs payload_step knows (the unwrapper skips every other program quickly).
 PAYLOAD_PROGRAMS = frozenset(
     {"trap", "alias", "coproc", "source", ".", "at", "batch", "parallel", "sg", "tmux", "byobu",
-     "byobu-tmux", "git",
-     "crontab", *CARRYING, *NAME_TAKERS}
+     "byobu-tmux", "git", "crontab", *CARRYING, *NAME_TAKERS}
 )  # fmt: skip
-# Carriers that also wrap a command: shell.parsing.runs._unwrap reads them.
-_WRAPPERS = frozenset({"ssh", "xargs", "strace", "ltrace"})
+_WRAPPERS = frozenset({"ssh", "xargs", "strace", "ltrace"})  # carriers that wrap a command too
 # Files that are the command's own standard input: "source /dev/stdin <<< CODE".
 STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
-# Environment variables whose value some program runs as a shell command.
-# make's and configure's programs: a recipe runs ``$(CC) …`` through the shell, so the
-# value is a command (only a compiler's bare name is left alone, detection/_variables.py).
+# Environment variables whose value some program runs as a shell command. make's and
+# configure's programs: a recipe runs ``$(CC) …`` through the shell (detection/_variables.py).
 TOOLCHAIN_VARIABLES = frozenset(
     {
         "CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "F77", "NM", "RANLIB", "STRIP", "OBJCOPY",
@@ -204,15 +201,18 @@ def git_config_write(rest: Sequence[str]) -> tuple[str, str] | None:
     return (ops[0], ops[1]) if len(ops) >= 2 else None
 
 
+_MF = frozenset({"MAKEFLAGS", "MFLAGS"})  # make's options in the environment: make reads them
+
+
 def env_payloads(assignments: Sequence[str]) -> tuple[str, ...]:
     """Commands carried by ``NAME=VALUE`` words of COMMAND_VARIABLES."""
     out: list[str] = []
     for word in assignments:
         name, _, value = word.partition("=")
         # GIT_CONFIG_VALUE_7 as well as _0: git reads as many as GIT_CONFIG_COUNT says
-        carries = name in COMMAND_VARIABLES or name.startswith("GIT_CONFIG_VALUE_")
+        carries = name in COMMAND_VARIABLES or name.startswith("GIT_CONFIG_VALUE_") or name in _MF
         if carries and value.strip():
-            out.append(value)
+            out.append(f"make {value}" if name in _MF else value)
         elif name in _PROMPTS:  # PS4='$(cmd)': bash expands a prompt's substitutions
             out.extend(substitutions(value))
     return tuple(out)
