@@ -37,6 +37,7 @@ __all__ = [
     "option_value",
     "option_values",
     "opts",
+    "positional",
     "program",
     "program_name",
     "short_flags",
@@ -191,6 +192,12 @@ def operands(args: Sequence[str]) -> list[str]:
     # Comprehensions over slices: one C-level pass each, for argvs of thousands of words.
     out = [a for a in args[:end] if a == "-" or not a.startswith("-")]
     return out + list(args[end + 1 :]) if end < len(args) else out
+
+
+def positional(args: Sequence[str], valued: frozenset[str]) -> list[str]:
+    """The operands among ``args``, the value after each of the ``valued`` options left out
+    (``pip install -i URL x``: ``x``; ``aws s3 sync --profile p . s3://b``: ``.``, ``s3://b``)."""
+    return [a for i, a in enumerate(args) if a[:1] != "-" and (i == 0 or args[i - 1] not in valued)]
 
 
 def short_flags(args: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from multiplex.shell.parsing._argv import names
+from multiplex.shell.parsing._argv import names, positional
 
 __all__ = ["VERB_ALIASES", "aliased", "aws_s3_removal", "git_options_first"]
 
@@ -170,13 +170,4 @@ _AWS_VALUES = frozenset(
 
 def _places(rest: Argv) -> list[str]:
     """The paths and s3:// URLs among ``aws s3 sync|mv`` words (``--profile prod`` skipped)."""
-    places: list[str] = []
-    skip = False
-    for word in rest:
-        if skip:
-            skip = False
-        elif word.startswith("-"):
-            skip = word in _AWS_VALUES
-        else:
-            places.append(word)
-    return places
+    return positional(rest, _AWS_VALUES)

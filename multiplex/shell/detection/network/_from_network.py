@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from multiplex.shell.parsing._argv import operands
+from multiplex.shell.parsing._argv import operands, positional
 from multiplex.shell.parsing._parsed import SimpleCommand
 
 __all__ = ["FROM_THE_NETWORK", "runs_from_the_network"]
@@ -37,15 +37,6 @@ FROM_THE_NETWORK = frozenset(
 )
 
 
-def _positional(args: list[str], valued: frozenset[str]) -> list[str]:
-    """The operands among ``args``, the values of the ``valued`` options left out."""
-    return [
-        a
-        for i, a in enumerate(args)
-        if a[:1] != "-" and (i == 0 or args[i - 1] not in valued) and a != "--"
-    ]
-
-
 def _installs_from_the_network(prog: str, args: list[str]) -> bool:
     """``pip install https://…``, ``pip install name@git+https://…``, ``npm install
     github:u/r``, ``pipx install git+…``, ``uv pip install URL``, ``uv add git+…``,
@@ -63,7 +54,7 @@ def _installs_from_the_network(prog: str, args: list[str]) -> bool:
         prog, args = "pip", args[at + 2 :]
     if _PIP.fullmatch(prog):
         prog = "pip"
-    ops = _positional(args, _PIP_VALUES | _NPM_VALUES)
+    ops = positional(args, _PIP_VALUES | _NPM_VALUES)
     if prog == "uv":  # uv pip install, uv add, uv tool install; uv run --with PACKAGE
         withs = [a.partition("=")[2] if "=" in a else "" for a in args if a.startswith("--with")]
         withs += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--with"]

@@ -6,12 +6,14 @@
 D``: an allowlisted tool pointed at ``AGENTS.md`` or ``.git/hooks`` writes it as ``cp``
 would. Each program's options are read as its parser reads them: ``--opt F``,
 ``--opt=F``, a short option glued to its value (``-oF``), go's single-dash long options,
-and pytest-cov's ``--cov-report=TYPE:PATH``. A pure leaf: stdlib only.
+and pytest-cov's ``--cov-report=TYPE:PATH``. A pure leaf: stdlib and ``shell.parsing._argv``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+
+from multiplex.shell.parsing._argv import positional
 
 __all__ = ["REPORTERS", "reported"]
 
@@ -63,15 +65,6 @@ REPORTERS = frozenset({*_REPORTS, "pytest", "py.test", "sphinx-build"})
 _SPHINX_VALUES = frozenset({"-b", "-M", "-d", "-c", "-D", "-t", "-j", "-w", "-A", "--jobs"})
 
 
-def _positional(args: Sequence[str], valued: frozenset[str]) -> list[str]:
-    """The operands among ``args``, the values of the ``valued`` options left out."""
-    found: list[str] = []
-    for i, arg in enumerate(args):
-        if arg[:1] != "-" and (i == 0 or args[i - 1] not in valued):
-            found.append(arg)
-    return found
-
-
 def _values(args: Sequence[str], options: tuple[str, ...]) -> Iterator[str]:
     longer = tuple(o for o in options if len(o) > 2)
     for i, arg in enumerate(args):
@@ -93,8 +86,8 @@ def reported(prog: str, args: Sequence[str]) -> Iterator[str]:
                 yield path
         return
     if prog == "sphinx-build":  # sphinx-build [options] SOURCE OUTPUT, -w F, -d DIR
-        positional = _positional(args, _SPHINX_VALUES)
-        yield from (*positional[1:2], *_values(args, ("-w", "-d")))
+        operands = positional(args, _SPHINX_VALUES)
+        yield from (*operands[1:2], *_values(args, ("-w", "-d")))
         return
     words = [a for a in args if not a.startswith("-")]
     for verb, options in _REPORTS[prog]:

@@ -24,7 +24,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from multiplex.shell.parsing._argv import NextStep
+from multiplex.shell.parsing._argv import NextStep, positional
 
 __all__ = ["EQUIVALENT_PROGRAMS", "equivalent", "is_equivalent", "rsync_removes"]
 
@@ -193,12 +193,7 @@ def rsync_removes(args: Sequence[str]) -> str | None:
     without ``--delete``, for another host's folder or a folder inside the project."""
     if not any(a in _RSYNC_DELETES for a in args):
         return None
-    words, skip = [], False
-    for arg in args:
-        if skip or arg.startswith("-"):
-            skip = not skip and arg in _RSYNC_VALUES
-            continue
-        words.append(arg)
+    words = positional(args, _RSYNC_VALUES)
     dest = words[-1] if len(words) > 1 else None
     if dest is None or _REMOTE.match(dest):
         return None
