@@ -148,3 +148,35 @@ def test_ctrl_c_at_the_prompt_is_recorded_as_cancelled(make_home, write_config) 
     assert len(tail) == 1 and "cancelled" in tail[0] and "interrupted" in tail[0], rest
     record = json.loads((home / "logs" / "decisions.jsonl").read_text().splitlines()[-1])
     assert (record["outcome"], record["cause"]) == ("cancelled", "interrupted")
+
+
+def test_ctrl_c_while_the_command_runs_stops_it_and_says_interrupted(
+    make_home, write_config
+) -> None:  # type: ignore[no-untyped-def]
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # An odd duration names this test's sleep among every other process here.
+    make_home("p", "command_allowlist: ['echo *', 'sleep *']\n")
+    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "multiplex", "--config", str(config), "exec", "-p", "p", "--",
+         "echo started; sleep 41.37"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == "started\n"
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    rest = proc.stderr.read()
+    assert proc.returncode == 130, rest
+    assert "multiplex: interrupted" in rest and "approval prompt" not in rest, rest
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        left = subprocess.run(["pgrep", "-f", "sleep 41.37"], capture_output=True, text=True)
+        if not left.stdout.strip():
+            break
+        time.sleep(0.1)
+    assert not left.stdout.strip(), "the command outlived the interrupted exec"

@@ -7,9 +7,12 @@ Every failure to get an answer is ``cancelled`` with its cause — never a deny.
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import IO, Protocol, runtime_checkable
 
 from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
@@ -108,10 +111,12 @@ class TerminalPrompter:
         self._out = stdout
         self._attempts = attempts
         self._owner = threading.Lock()
+        self._asking: PendingApproval | None = None
 
     def deliver(self, request: PendingApproval) -> None:
         if not self._owner.acquire(blocking=False):
             raise PromptUndeliverable("another prompt owns the terminal")
+        self._asking = request
         threading.Thread(
             target=self._run, args=(request,), daemon=True, name="multiplex-tty"
         ).start()
@@ -145,7 +150,34 @@ class TerminalPrompter:
         except (OSError, ValueError) as exc:
             request.cancel(f"terminal unavailable ({type(exc).__name__})")
         finally:
+            self._asking = None
             self._owner.release()
+
+    @contextmanager
+    def interrupts(self) -> Iterator[None]:
+        """While inside (main thread only), Ctrl-C with a prompt open on this terminal
+        cancels that prompt (cause ``interrupted``) and raises nothing; with none
+        open it raises KeyboardInterrupt as usual.
+
+        The waiting code so never meets an exception raised between two of its
+        steps, where it could leave a request open and unrecorded: the request
+        ends like any other cancelled one, in the thread that waits for it.
+        """
+
+        def on_interrupt(signum: int, frame: FrameType | None) -> None:
+            request = self._asking
+            if request is None or not request.open:
+                signal.default_int_handler(signum, frame)
+            # Not here: the interrupted code may hold the request's lock.
+            threading.Thread(
+                target=request.cancel, args=("interrupted",), daemon=True, name="multiplex-ctrl-c"
+            ).start()
+
+        before = signal.signal(signal.SIGINT, on_interrupt)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, before)
 
 
 def prompt_lines(request: PendingApproval) -> list[str]:

@@ -34,6 +34,7 @@ __all__ = [
 EXIT_BLOCKED = 3
 EXIT_DENIED = 4
 EXIT_CANCELLED = 5
+EXIT_INTERRUPTED = 130  # Ctrl-C with no prompt open: the shell's 128 + SIGINT
 NOT_RUN: dict[str, int] = {
     Outcome.BLOCKED: EXIT_BLOCKED,
     Outcome.DENIED: EXIT_DENIED,
@@ -154,21 +155,20 @@ def exec_command(
     """
     live = None if as_json else _Live()
     sup = state_of(ctx).supervisor(profile)
+    prompter = TerminalPrompter(sys.stdin, sys.stderr)
     try:
-        sup.gate.set_prompter(TerminalPrompter(sys.stdin, sys.stderr))
-        result = sup.run(
-            join_command(command),
-            profile=profile,
-            session=session,
-            context="interactive",
-            on_output=live,
-        )
-    except KeyboardInterrupt:
-        # The gate has recorded the prompt as cancelled ("interrupted") before this.
-        sys.stderr.write(
-            "multiplex: cancelled: interrupted at the approval prompt; the command did not run\n"
-        )
-        raise typer.Exit(EXIT_CANCELLED) from None
+        sup.gate.set_prompter(prompter)
+        with prompter.interrupts():  # Ctrl-C at the prompt cancels it, recorded
+            result = sup.run(
+                join_command(command),
+                profile=profile,
+                session=session,
+                context="interactive",
+                on_output=live,
+            )
+    except KeyboardInterrupt:  # before any prompt, or while the command ran
+        sys.stderr.write("multiplex: interrupted\n")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
         sup.close()
     if as_json:
@@ -178,6 +178,11 @@ def exec_command(
         sys.stdout.write(live.rest("stdout", result.stdout))
         sys.stderr.write(live.rest("stderr", result.stderr))
     decision = result.decision
+    if decision.outcome is Outcome.CANCELLED and decision.cause == "interrupted":
+        sys.stderr.write(
+            "multiplex: cancelled: interrupted at the approval prompt; the command did not run\n"
+        )
+        raise typer.Exit(EXIT_CANCELLED)
     if not decision.approved:
         # The person at the terminal answered: told what happened, not what an agent should do.
         said = (
