@@ -29,8 +29,8 @@ from multiplex.gateway.http._fastpath import FastPath
 from multiplex.gateway.http._headers import SecurityHeaders
 from multiplex.gateway.http._json_body import JsonBody, document_body_errors
 from multiplex.gateway.http._limits import BodyLimit, validation_error
+from multiplex.gateway.http._mcp_mount import McpMount
 from multiplex.gateway.http._methods import method_not_allowed
-from multiplex.gateway.mcp import McpEndpoint
 from multiplex.supervision import Supervisor
 
 __all__ = ["STATIC_DIR", "GatewayApp", "create_app"]
@@ -87,7 +87,7 @@ def create_app(
         max_runs_per_profile=limits.max_runs_per_profile,
     )
 
-    mcp = McpEndpoint(gateway)  # /mcp (docs/agents.md#mcp-over-http)
+    mcp = McpMount(gateway)  # /mcp (docs/agents.md#mcp-over-http), the SDK on first use
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -18,15 +18,15 @@ from typing import Any
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway.http._mcp_mount import MCP_PATH
 from multiplex.gateway.mcp._event_store import STREAM_OWNER, MemoryEventStore
 from multiplex.gateway.mcp._service import PRINCIPAL_KEY, McpService
 
 __all__ = ["MCP_PATH", "McpEndpoint"]
 
-MCP_PATH = "/mcp"
 _401 = b'{"detail":"missing or invalid bearer token"}'
 _KEEP_SESSIONS = 10_000  # the SDK's own default limit of open sessions
 
@@ -64,7 +64,8 @@ async def _unauthorized(send: Send) -> None:
 
 
 class McpEndpoint:
-    """The ``/mcp`` ASGI endpoint of one gateway; :meth:`running` must wrap the app's life."""
+    """The ``/mcp`` ASGI endpoint of one gateway (mounted by ``http._mcp_mount.McpMount``);
+    :meth:`running` must wrap its life."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
@@ -77,17 +78,6 @@ class McpEndpoint:
     def running(self) -> AbstractAsyncContextManager[None]:
         """The session manager's life (entered in the gateway's lifespan)."""
         return self.manager.run()
-
-    def route(self, other: ASGIApp) -> ASGIApp:
-        """An ASGI app that serves :data:`MCP_PATH` here and everything else with ``other``."""
-
-        async def app(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http" and scope["path"] in (MCP_PATH, MCP_PATH + "/"):
-                await self(scope, receive, send)
-            else:
-                await other(scope, receive, send)
-
-        return app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = self.gateway.auth.identify(_bearer(scope))

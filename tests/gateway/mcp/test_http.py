@@ -364,3 +364,76 @@ def test_a_dropped_stream_resumes_with_last_event_id(up: Up) -> None:
                 if line.startswith(":"):
                     break  # its first keep-alive: nothing was replayed before it
     assert _last_for(up.homes["alpha"], "ls -d /sbin")["answered_by"] == "mcp-client"
+
+
+# docs/agents.md#mcp-over-http: the SDK is loaded on the first /mcp request only.
+_LAZY = """
+import sys
+from fastapi.testclient import TestClient
+from multiplex import Supervisor
+from multiplex.gateway.http._app import create_app
+
+def loaded():
+    return sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types"))
+
+sup = Supervisor.from_config(sys.argv[1]).start()
+app = create_app(sup, admin_token="lazy-admin-token-0123456789")
+with TestClient(app) as client:
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/v1/profiles", headers={"Authorization": "Bearer " + sys.argv[2]}).status_code == 200
+    assert loaded() == [], loaded()
+    headers = {"Authorization": "Bearer " + sys.argv[2], **ACCEPT}
+    first = client.post("/mcp", json=INIT, headers=headers)
+    assert first.status_code == 200, first.text
+    assert "mcp.server.streamable_http_manager" in sys.modules
+sup.close()
+print("ok")
+"""
+
+
+def test_the_sdk_is_loaded_by_the_first_mcp_request_only(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    make_homes(tmp_path)
+    (tmp_path / "multiplex.yaml").write_text("profiles_dir: profiles\ndefault_profile: alpha\n")
+    script = f"INIT = {INIT!r}\nACCEPT = {ACCEPT!r}\n{_LAZY}"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "multiplex.yaml"), TOKENS["alpha"]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_first_mcp_requests_at_once_share_one_session_manager(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    make_homes(tmp_path)
+    proc, url, _ = start_up(tmp_path)
+    try:
+        headers = {**ACCEPT, "Authorization": f"Bearer {TOKENS['alpha']}"}
+
+        def initialize(_: int) -> httpx.Response:
+            return httpx.post(f"{url}/mcp", json=INIT, headers=headers, timeout=60)
+
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(initialize, range(8)))
+        assert [a.status_code for a in answers] == [200] * 8, [a.text for a in answers]
+        sessions = {a.headers["mcp-session-id"] for a in answers}
+        assert len(sessions) == 8  # each its own session, all in the one manager
+        listed = httpx.post(
+            f"{url}/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers={
+                **headers,
+                "Mcp-Session-Id": sessions.pop(),
+                "MCP-Protocol-Version": "2025-06-18",
+            },
+            timeout=60,
+        )
+        assert listed.status_code == 200 and "run_command" in listed.text, listed.text
+    finally:
+        logged = stop_up(proc)
+    assert "Traceback" not in logged, logged
