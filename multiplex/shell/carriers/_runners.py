@@ -346,9 +346,28 @@ def expect_code(args: Sequence[str], fed: str | None) -> Carried:
 
 
 def command_line(programs: Sequence[str]) -> str | None:
-    """Why a program option runs code: it holds a command line, not one program's name."""
+    """Why a program option runs code: it holds a command line, not one program's name,
+    or names a shell or interpreter that reads what it is fed as code (``sort
+    --compress-program=sh``, ``tar -I bash``: the data the gate never sees is run)."""
     lines = [p for p in programs if SHELL_WORDS.search(p.strip()) and not _plain_tool(p)]
-    return f"runs the command {lines[0]!r}" if lines else None
+    if lines:
+        return f"runs the command {lines[0]!r}"
+    fed = [p for p in programs if _reads_code_fed(p)]
+    return f"feeds its data to {fed[0]!r} as code" if fed else None
+
+
+# Shells and interpreters that run their standard input when given no script.
+_CODE_READERS = re.compile(
+    r"(?:ba|z|da|k|mk|a|fi|c|tc)?sh|busybox|(?:python|pypy|perl|ruby|php|lua|luajit)[\d.]*"
+    r"|node|nodejs|bun|deno|tclsh|wish|osascript|pwsh|r|rscript"
+)
+
+
+def _reads_code_fed(line: str) -> bool:
+    words = line.split()
+    if not words or not _CODE_READERS.fullmatch(words[0].rsplit("/", 1)[-1].lower()):
+        return False
+    return all(w.startswith("-") for w in words[1:])  # no script named: "sh", "bash -s", "perl -"
 
 
 # A pager or compressor with options only ("less -R", "zstd -T0") runs nothing else.

@@ -62,7 +62,8 @@ _LOADERS = frozenset(
         *("R_ENVIRON_USER", "OPENSSL_CONF", "OPENSSL_ENGINES", "OPENSSL_MODULES"),
         # start-up files and settings read from elsewhere (a lesskey file sets LESSOPEN)
         *("HOME", "ZDOTDIR", "FPATH", "VIMINIT", "GVIMINIT", "EXINIT", "LESSKEY"),
-        *("LESSKEYIN", "PIP_CONFIG_FILE", "GIT_DIR", "GIT_COMMON_DIR"),
+        *("LESSKEYIN", "PIP_CONFIG_FILE", "GIT_DIR", "GIT_COMMON_DIR", "CURL_HOME", "WGETRC"),
+        "SYSTEMWGETRC",  # curl's and wget's settings: where they write, what they send
     ]
 )
 # Code found by a path, asked about when the path lies beyond the working folder: the

@@ -76,15 +76,23 @@ _X_TERMINALS = frozenset({"xterm", "uxterm", "urxvt", "rxvt", "rxvt-unicode", "a
 _LOCAL_DISPLAY = re.compile(r"^(?:\$|/|(?:unix|localhost|127\.0\.0\.1)?:\d)")
 
 
-def _remote_display(cmd: SimpleCommand) -> bool:
+def _remote_display(cmd: SimpleCommand, set_on_line: Sequence[str]) -> bool:
     args = cmd.argv[1:]
     # -display, --display, or any prefix X's toolkit takes down to -dis
     shown = [
         args[i + 1] for i, a in enumerate(args[:-1]) if len(a) > 3 and "-display".startswith(a)
     ]
     shown += [a.partition("=")[2] for a in args if a.startswith("--display=")]
-    shown += [a.partition("=")[2] for a in cmd.assignments if a.startswith("DISPLAY=")]
-    return any(d and not _LOCAL_DISPLAY.match(d) for d in shown)
+    return any(d and not _LOCAL_DISPLAY.match(d) for d in [*shown, *set_on_line])
+
+
+def _displays_set(line: str) -> list[str]:
+    """DISPLAY values set anywhere on the line: before a command, by env, export,
+    declare, a statement of its own (the text is read: the parse keeps no bare one)."""
+    return _DISPLAY_SET.findall(line)
+
+
+_DISPLAY_SET = re.compile(r"(?<![\w$])DISPLAY=['\"]?([^\s;&|'\")]*)")
 
 
 def _ztcp_shell(commands: Sequence[SimpleCommand]) -> bool:
@@ -101,11 +109,11 @@ def _ztcp_shell(commands: Sequence[SimpleCommand]) -> bool:
     )
 
 
-def _reverse(cmd: SimpleCommand) -> bool:
+def _reverse(cmd: SimpleCommand, displays: Sequence[str]) -> bool:
     prog = cmd.program
     args = cmd.argv[1:]
     if prog in _X_TERMINALS:
-        return _remote_display(cmd)
+        return _remote_display(cmd, displays)
     if prog in _NC:
         longs = ("--exec", "--sh-exec", "--lua-exec", "-e", "-c")
         if set(short_flags(args)) & set("ec") or any(a.startswith(longs) for a in args):
@@ -251,9 +259,10 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         yield Finding(REVERSE_SHELL, evidence(redirecting[0]), redirecting[0].text)
     if "ztcp" in parsed.line and _ztcp_shell(commands):
         yield Finding(REVERSE_SHELL, parsed.line)
+    displays = _displays_set(parsed.line) if "DISPLAY=" in parsed.line else []
     for cmd in commands:
         serving = cmd.argv and (cmd.program in SERVERS or cmd.program.startswith("python"))
-        if cmd.argv and (_reverse(cmd) or (serving and serves_remote_access(cmd))):
+        if cmd.argv and (_reverse(cmd, displays) or (serving and serves_remote_access(cmd))):
             yield Finding(REVERSE_SHELL, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):

