@@ -43,6 +43,7 @@ from multiplex.shell.carriers._consoles import (
     sqlite_code,
     tcl_code,
 )
+from multiplex.shell.carriers._make import make_code
 from multiplex.shell.carriers._media import MEDIA_READERS, openssl_engine
 from multiplex.shell.carriers._runners import (
     NOTHING,
@@ -55,7 +56,6 @@ from multiplex.shell.carriers._runners import (
     first_word,
     gdb_code,
     m4_code,
-    make_code,
     ssh_code,
     vim_code,
 )
