@@ -141,7 +141,7 @@ def test_finding_carries_evidence() -> None:
         ("chmod 777 /etc/passwd", "system-permissions"),
         ("chmod -R 777 .", "system-permissions"),
         ("fdisk /dev/sda", "disk-tool"),
-        ("parted /dev/sda mklabel gpt", "disk-tool"),
+        ("parted /dev/sda print", "disk-tool"),  # mklabel on a device: hardline (round 15)
         ("wipefs -a disk.img", "disk-tool"),
         ("mkswap /swapfile", "disk-tool"),
         ("dd if=/dev/zero of=disk.img bs=1M count=1", "disk-tool"),

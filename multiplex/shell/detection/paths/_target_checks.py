@@ -72,6 +72,10 @@ _SYSRQ = frozenset({"/proc/sysrq-trigger", "/proc/sys/kernel/sysrq"})
 # Programs that erase a block device named as an operand (listing options excepted).
 _WIPERS = frozenset({"wipefs", "blkdiscard", "mkswap", "sgdisk", "sfdisk", "zpool", "badblocks"})
 _READ_ONLY = frozenset({"-n", "--no-act", "-l", "--list", "-p", "--print", "--help", "-V"})
+# parted's commands that drop a device's partitions (the table, one, or its end).
+_PARTED_DROPS = frozenset({"mklabel", "mktable", "rm", "resizepart"})
+# Interactive partitioners: a script fed to one on a device ends in "w" in every use.
+_FED_PARTITIONERS = frozenset({"fdisk", "gdisk", "cgdisk"})
 
 
 def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
@@ -95,9 +99,12 @@ def each_target_hardline(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             if any(is_catastrophic(v, here) for v in values):
                 deletes = cmd.program in _DELETERS
                 yield Finding(DELETE_SYSTEM if deletes else SYSTEM_TARGET, evidence(cmd), cmd.text)
-        prog = cmd.program
-        wipes = prog in _WIPERS and not _READ_ONLY & set(cmd.argv[1:])
-        if wipes and any(device_at(op, cwd) for op in operands(cmd.argv[1:])):
+        prog, args = cmd.program, cmd.argv[1:]
+        wipes = prog in _WIPERS and not _READ_ONLY & set(args)
+        wipes = wipes or (prog == "parted" and not _PARTED_DROPS.isdisjoint(args))
+        fed = cmd.upstream or any(r.op.startswith("<") for r in cmd.redirects)
+        wipes = wipes or (prog in _FED_PARTITIONERS and bool(fed) and not _READ_ONLY & set(args))
+        if wipes and any(device_at(op, cwd) for op in operands(args)):
             yield Finding(BLOCK_DEVICE_WRITE, evidence(cmd), cmd.text)
 
 
