@@ -20,6 +20,10 @@ Fed as code: ``sort --compress-program=sh`` pipes its temporary files through ``
 given no script of its own runs what it is fed, which the line does not show. The
 program was judged as a line of its own (``sh``: nothing), and approved.
 
+Printed: ``echo "$AWS_SECRET_ACCESS_KEY"`` shows a credential's value as ``printenv
+AWS_SECRET_ACCESS_KEY`` does (``secret-read``); piped on to a login or into a file it
+is handed over, not shown, and stays approved.
+
 Partitions dropped: ``parted /dev/sda mklabel gpt`` (also ``mktable``, ``rm``,
 ``resizepart``) and a script fed to ``fdisk``/``gdisk`` on a device only asked, as a
 disk tool, where ``sgdisk --zap-all /dev/sda`` was hardline; they are now too.
@@ -127,14 +131,34 @@ FED_PLAIN = [
     "rsync -e ssh -a src/ host:dst/",
     "rsync -e 'ssh -p 2222' -a src/ host:dst/",
 ]
+# A credential variable printed into the output, as printenv NAME already was.
+ECHOED = [
+    "echo $AWS_SECRET_ACCESS_KEY",
+    'echo "${GITHUB_TOKEN}"',
+    "printf '%s\\n' \"$DB_PASSWORD\"",
+    'echo "token: ${API_KEY:-none}"',
+    "echo $A_TOKEN || true",
+    'echo "x" && echo $DB_PASSWORD',
+]
+NOT_ECHOED = [
+    "echo $HOME",
+    'echo "$PATH"',
+    "echo $SSH_AUTH_SOCK",
+    "printf '%s' \"$USER\"",
+    "echo TOKEN is set",
+    'echo "${#GITHUB_TOKEN}"',  # its length
+    'echo "$GITHUB_TOKEN" | gh auth login --with-token',  # handed on, not shown
+    "echo $NPM_TOKEN > .token",
+]
 
 HOSTILE = [
+    *((line, "secret-read") for line in ECHOED),
     *((line, "script-exec") for line in FED_AS_CODE),
     *((line, "reverse-shell") for line in REMOTE_DISPLAYS),
     *((line, "command-variable") for line in SETTINGS_ELSEWHERE),
     *TLS_OFF,
 ]
-NOTHING = [*LOCAL_DISPLAYS, *SETTINGS_PLAIN, *TLS_PLAIN, *FED_PLAIN]
+NOTHING = [*LOCAL_DISPLAYS, *SETTINGS_PLAIN, *TLS_PLAIN, *FED_PLAIN, *NOT_ECHOED]
 
 
 @pytest.mark.parametrize("line", HARDLINE)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from multiplex.shell.parsing._parsed import SimpleCommand
 from multiplex.shell.parsing.runs._verbs import kube_words
 
-__all__ = ["prints_credentials"]
+__all__ = ["echoes_credential", "prints_credentials"]
 
 
 # gpg --export-secret-keys (and its abbreviations: gpg takes a unique prefix), gpgsm's p12.
@@ -99,6 +100,8 @@ _CREDENTIAL_NAME = re.compile(
 )
 
 
+# The variables a word expands: $NAME, ${NAME}, ${NAME:-…} (not $$ or a lone $).
+_EXPANDED = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 # A resource word of kubectl naming secrets: secret, secrets, secret.v1, secrets.v1 …
 _SECRETS = re.compile(r"secrets?(?:\.v1)?(?:\.core)?", re.IGNORECASE)
 
@@ -159,3 +162,15 @@ def _given(arg: str, option: str) -> bool:
         return True
     short = len(option) == 2 and not arg.startswith("--") and arg.startswith("-")
     return short and option[1] in arg[1:]
+
+
+def echoes_credential(cmd: SimpleCommand, line: str) -> bool:
+    """``echo "$AWS_SECRET_ACCESS_KEY"`` (or printf) into the output, as ``printenv`` prints
+    it; not piped on (``echo "$GITHUB_TOKEN" | gh auth login --with-token``) or into a file."""
+    if cmd.program not in ("echo", "printf") or any(r.writes_file for r in cmd.redirects):
+        return False
+    if not any(_CREDENTIAL_NAME.fullmatch(v) for a in cmd.argv[1:] for v in _EXPANDED.findall(a)):
+        return False
+    at = line.find(cmd.text)
+    after = line[at + len(cmd.text) :].lstrip() if at >= 0 else ""
+    return not (after.startswith("|") and not after.startswith("||"))

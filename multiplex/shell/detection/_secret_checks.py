@@ -23,7 +23,7 @@ from multiplex.shell.detection._command_checks import (
     DISK_TOOLS,
     git_subcommand,
 )
-from multiplex.shell.detection._printers import prints_credentials
+from multiplex.shell.detection._printers import echoes_credential, prints_credentials
 from multiplex.shell.detection._schedules import schedules
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
 from multiplex.shell.detection.network._uploads import (
@@ -145,7 +145,9 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             if any(is_secret_path(p) for w in configs for p in resolved(w, here)):
                 yield Finding(SECRET_READ, evidence(cmd), cmd.text)  # ssh -F ~/.aws/credentials
             continue
-        if cmd.argv and prints_credentials(cmd.program, cmd.argv[1:]):
+        if cmd.argv and (
+            prints_credentials(cmd.program, cmd.argv[1:]) or echoes_credential(cmd, parsed.line)
+        ):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
             continue
         if cmd.program in _TREE_READERS and _reads_whole_home(cmd, here):
