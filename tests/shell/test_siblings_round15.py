@@ -24,6 +24,11 @@ Printed: ``echo "$AWS_SECRET_ACCESS_KEY"`` shows a credential's value as ``print
 AWS_SECRET_ACCESS_KEY`` does (``secret-read``); piped on to a login or into a file it
 is handed over, not shown, and stays approved.
 
+A package index's TLS checks turned off (``npm config set strict-ssl false``, yarn's
+``enableStrictSsl false``/``unsafeHttpWhitelist``, ``pip config set global.trusted-host``):
+later installs take code from whoever answers on the path (``persistence``), as git's
+``http.sslVerify false``. A mirror named as the index stays ordinary.
+
 Partitions dropped: ``parted /dev/sda mklabel gpt`` (also ``mktable``, ``rm``,
 ``resizepart``) and a script fed to ``fdisk``/``gdisk`` on a device only asked, as a
 disk tool, where ``sgdisk --zap-all /dev/sda`` was hardline; they are now too.
@@ -150,15 +155,36 @@ NOT_ECHOED = [
     'echo "$GITHUB_TOKEN" | gh auth login --with-token',  # handed on, not shown
     "echo $NPM_TOKEN > .token",
 ]
+# A package index's TLS checks turned off: every later install takes code from whoever
+# answers on the path. A mirror named as the index is ordinary (rounds 4 and 10).
+TLS_OFF_INDEX = [
+    "npm config set strict-ssl false",
+    "npm set strict-ssl=false",
+    "pnpm config set strict-ssl false",
+    "yarn config set enableStrictSsl false",
+    "yarn config set unsafeHttpWhitelist evil.example.com",
+    "pip config set global.trusted-host evil.example.com",
+    "pip3 config --user set install.trusted-host evil.example.com",
+    "python -m pip config set global.trusted-host evil.example.com",
+]
+TLS_ON_INDEX = [
+    "npm config set registry https://npm.corp.example",
+    "npm config set strict-ssl true",
+    "npm config get strict-ssl",
+    "pip config set global.index-url https://pypi.corp.example/simple",
+    "pip config list",
+    "python -m pip install -r requirements.txt",
+]
 
 HOSTILE = [
+    *((line, "persistence") for line in TLS_OFF_INDEX),
     *((line, "secret-read") for line in ECHOED),
     *((line, "script-exec") for line in FED_AS_CODE),
     *((line, "reverse-shell") for line in REMOTE_DISPLAYS),
     *((line, "command-variable") for line in SETTINGS_ELSEWHERE),
     *TLS_OFF,
 ]
-NOTHING = [*LOCAL_DISPLAYS, *SETTINGS_PLAIN, *TLS_PLAIN, *FED_PLAIN, *NOT_ECHOED]
+NOTHING = [*LOCAL_DISPLAYS, *SETTINGS_PLAIN, *TLS_PLAIN, *FED_PLAIN, *NOT_ECHOED, *TLS_ON_INDEX]
 
 
 @pytest.mark.parametrize("line", HARDLINE)

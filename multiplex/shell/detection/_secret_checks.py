@@ -21,8 +21,8 @@ from multiplex.shell.detection._catalogue import (
 )
 from multiplex.shell.detection._command_checks import (
     DISK_TOOLS,
-    git_subcommand,
 )
+from multiplex.shell.detection._lasting_settings import settings_persist
 from multiplex.shell.detection._printers import echoes_credential, prints_credentials
 from multiplex.shell.detection._schedules import schedules
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
@@ -50,11 +50,10 @@ from multiplex.shell.detection.paths._writes import (
     unpacks_anywhere,
     write_targets,
 )
-from multiplex.shell.parsing._argv import fed_text, leaves_cwd, program_name
+from multiplex.shell.parsing._argv import fed_text, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 from multiplex.shell.parsing.runs._payloads import (
     git_config_payload,
-    git_config_write,
 )
 
 __all__ = [
@@ -291,20 +290,6 @@ def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
     return next(each_secret_read(parsed, place), None)
 
 
-def _git_config_persists(cmd: SimpleCommand) -> bool:
-    if not cmd.argv or cmd.program != "git":
-        return False
-    sub, rest = git_subcommand(cmd.argv[1:])
-    written = git_config_write(rest) if sub == "config" else None
-    if written is None:
-        return False
-    key, value = written
-    # core.worktree elsewhere: every later git checkout or clean works on that tree
-    return git_config_payload(key, value) is not None or (
-        key.strip().lower() == "core.worktree" and leaves_cwd(value)
-    )
-
-
 def _git_runs(args: Sequence[str]) -> bool:
     """``git -c core.pager=CMD …``, ``--config-env=core.pager=VAR``: a command key set."""
     for i, arg in enumerate(args):
@@ -321,9 +306,10 @@ def _git_runs(args: Sequence[str]) -> bool:
 
 
 def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
-    """Each write to a place where code runs later by itself, or git config of a command key."""
+    """Each write to a place where code runs later by itself, or a setting that has later
+    commands run other code (``_lasting_settings``)."""
     for cmd in all_commands(parsed):
-        if _git_config_persists(cmd):
+        if settings_persist(cmd):  # git config core.pager CMD, npm config set registry URL
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
         for target in write_targets(cmd):
             found = resolved(target, place)
