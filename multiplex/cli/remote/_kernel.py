@@ -73,17 +73,15 @@ def _via_gateway(gw: GatewayClient, body: dict[str, Any]) -> dict[str, Any]:
 def _in_process(state: CliState, profile: str, body: dict[str, Any]) -> dict[str, Any]:
     sys.stderr.write("multiplex: no running gateway: this kernel ends with the command\n")
     sup = state.supervisor(profile)
-    prompter = TerminalPrompter(sys.stdin, sys.stderr)
     try:
-        sup.gate.set_prompter(prompter)
-        with prompter.interrupts():  # Ctrl-C at a prompt cancels it; the cell goes on
-            cell = sup.execute_code(
-                body["code"][0],
-                profile=profile,
-                session=body["session_id"],
-                context="interactive",
-                reset=body["reset"],
-            )
+        sup.gate.set_prompter(TerminalPrompter(sys.stdin, sys.stderr))
+        cell = sup.execute_code(
+            body["code"][0],
+            profile=profile,
+            session=body["session_id"],
+            context="interactive",
+            reset=body["reset"],
+        )
     finally:
         sup.close()
     return {"index": 0, **cell.as_dict()}

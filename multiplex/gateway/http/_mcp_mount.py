@@ -36,6 +36,7 @@ class McpMount:
         self._gateway = gateway
         self._endpoint: McpEndpoint | None = None
         self._starting = asyncio.Lock()
+        self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._held: asyncio.Task[None] | None = None
 
@@ -47,7 +48,7 @@ class McpMount:
         finally:
             self._stop.set()
             if self._held is not None:
-                await self._held
+                await asyncio.gather(self._held, return_exceptions=True)
 
     def route(self, other: ASGIApp) -> ASGIApp:
         """An ASGI app that serves :data:`MCP_PATH` here and everything else with ``other``."""
@@ -65,27 +66,42 @@ class McpMount:
         return app
 
     async def _start(self) -> McpEndpoint | None:
-        async with self._starting:
-            if self._endpoint is None and not self._stop.is_set():
-                module = await asyncio.to_thread(importlib.import_module, "multiplex.gateway.mcp")
-                endpoint: McpEndpoint = module.McpEndpoint(self._gateway)
-                ready = asyncio.Event()
-                held = asyncio.create_task(self._hold(endpoint, ready))
-                waiting = asyncio.create_task(ready.wait())
-                await asyncio.wait((held, waiting), return_when=asyncio.FIRST_COMPLETED)
-                if not ready.is_set():  # the manager failed to start: its error, to this request
-                    waiting.cancel()
-                    held.result()
-                    return None
-                self._held = held
-                self._endpoint = endpoint
-        return self._endpoint
+        """The endpoint once its manager runs; None if the gateway stops first.
 
-    async def _hold(self, endpoint: McpEndpoint, ready: asyncio.Event) -> None:
+        One manager is started, by whichever request comes first; it is owned by a
+        task of its own, so a request cancelled while it waits leaves it running for
+        the next one. A manager that failed to start raises to the requests waiting
+        for it, and the next request starts another.
+        """
+        async with self._starting:
+            if self._held is None and not self._stop.is_set():
+                module = await asyncio.to_thread(importlib.import_module, "multiplex.gateway.mcp")
+                if not self._stop.is_set():  # the gateway may have begun to stop meanwhile
+                    endpoint = module.McpEndpoint(self._gateway)
+                    self._held = asyncio.create_task(self._hold(endpoint))
+            held = self._held
+        if held is None:
+            return None
+        ready = asyncio.create_task(self._ready.wait())
+        try:
+            await asyncio.wait((held, ready), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if self._endpoint is None and held.done() and not held.cancelled():
+            failure = held.exception()
+            if failure is not None:
+                if self._held is held:
+                    self._held = None
+                raise failure
+        return self._endpoint if not self._stop.is_set() else None
+
+    async def _hold(self, endpoint: McpEndpoint) -> None:
         # The SDK's manager is entered and left in this one task, as its task group needs.
         async with endpoint.running():
-            ready.set()
+            self._endpoint = endpoint
+            self._ready.set()
             await self._stop.wait()
+        self._endpoint = None
 
 
 async def _stopping(send: Send) -> None:

@@ -437,3 +437,51 @@ def test_first_mcp_requests_at_once_share_one_session_manager(tmp_path: Path) ->
     finally:
         logged = stop_up(proc)
     assert "Traceback" not in logged, logged
+
+
+def test_a_first_request_cancelled_while_it_waits_leaves_one_manager(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client that drops its first /mcp request mid-start cannot make the gateway start
+    (and leak) a session manager per try; one starting as the gateway stops is ended."""
+    import asyncio
+
+    import multiplex.gateway.mcp as mcp_package
+    from multiplex.gateway.http._mcp_mount import McpMount
+
+    started: list[int] = []
+    stopped: list[int] = []
+
+    class Endpoint:  # stands in for the SDK's manager: only its life is watched here
+        def __init__(self, gateway: object) -> None:
+            self.number = len(started)
+
+        @contextlib.asynccontextmanager
+        async def running(self):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(0.2)
+            started.append(self.number)
+            try:
+                yield
+            finally:
+                stopped.append(self.number)
+
+        async def __call__(self, scope: object, receive: object, send: object) -> None:
+            return None
+
+    monkeypatch.setattr(mcp_package, "McpEndpoint", Endpoint)
+
+    async def main() -> None:
+        mount = McpMount(None)  # type: ignore[arg-type]
+        app = mount.route(None)  # type: ignore[arg-type]
+        async with mount.running():
+            first = asyncio.create_task(app({"type": "http", "path": "/mcp"}, None, None))  # type: ignore[arg-type]
+            await asyncio.sleep(0.1)
+            first.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await first
+            for _ in range(3):
+                await app({"type": "http", "path": "/mcp"}, None, None)  # type: ignore[arg-type]
+            assert started == [0]
+        assert stopped == [0]  # ended with the gateway, not left running
+
+    asyncio.run(main())
