@@ -21,6 +21,8 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from multiplex.gateway.http._json import send_json
+
 __all__ = ["BAD_BODY", "INVALID_BODY", "JsonBody", "document_body_errors", "refusal"]
 
 _PREFIX = "/v1/"
@@ -114,18 +116,7 @@ class JsonBody:
 
 
 async def _send_400(send: Send, detail: str) -> None:
-    payload = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 400,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await send_json(send, 400, json.dumps({"detail": detail}).encode())
 
 
 def _replay(body: bytes, last: Message | None, receive: Receive) -> Receive:

@@ -17,25 +17,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from multiplex.gateway.http._json import send_json
+
 __all__ = ["BodyLimit", "validation_error"]
 
 _413 = b'{"detail":"request body too large"}'
 
 
 async def _send_413(send: Send, limit: int) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(_413)).encode()),
-                (b"connection", b"close"),
-                (b"x-max-request-bytes", str(limit).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": _413})
+    limited = ((b"connection", b"close"), (b"x-max-request-bytes", str(limit).encode()))
+    await send_json(send, 413, _413, limited)
 
 
 class BodyLimit:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway.http._json import send_json
 
 if TYPE_CHECKING:
     from multiplex.gateway.mcp import McpEndpoint
@@ -105,14 +106,4 @@ class McpMount:
 
 
 async def _stopping(send: Send) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 503,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(_GONE)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": _GONE})
+    await send_json(send, 503, _GONE)

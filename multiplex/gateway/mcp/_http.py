@@ -21,6 +21,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from starlette.types import Message, Receive, Scope, Send
 
 from multiplex.gateway._gateway import Gateway
+from multiplex.gateway.http._json import send_json
 from multiplex.gateway.http._mcp_mount import MCP_PATH
 from multiplex.gateway.mcp._event_store import STREAM_OWNER, MemoryEventStore
 from multiplex.gateway.mcp._service import PRINCIPAL_KEY, McpService
@@ -49,18 +50,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 async def _unauthorized(send: Send) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(_401)).encode()),
-                (b"www-authenticate", b"Bearer"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": _401})
+    await send_json(send, 401, _401, ((b"www-authenticate", b"Bearer"),))
 
 
 class McpEndpoint:
