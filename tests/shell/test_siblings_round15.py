@@ -152,6 +152,10 @@ NOT_ECHOED = [
     "printf '%s' \"$USER\"",
     "echo TOKEN is set",
     'echo "${#GITHUB_TOKEN}"',  # its length
+    "echo $GREETING-$CREDENTIALS_DIRECTORY",  # where the mounted credentials are
+    'echo "$GOOGLE_APPLICATION_CREDENTIALS"',  # a file's path
+    "printenv AWS_SHARED_CREDENTIALS_FILE",
+    "echo $OAUTH_TOKEN_URL",
     'echo "$GITHUB_TOKEN" | gh auth login --with-token',  # handed on, not shown
     "echo $NPM_TOKEN > .token",
 ]

@@ -100,6 +100,19 @@ _CREDENTIAL_NAME = re.compile(
 )
 
 
+# Named like a credential but holding where one is, or what it is called: a folder, a
+# file's path, an address (CREDENTIALS_DIRECTORY, AWS_SHARED_CREDENTIALS_FILE, TOKEN_URL).
+_WHERE = re.compile(
+    r".*_(?:DIR|DIRECTORY|PATH|FILE|URL|URI|HOST|ENDPOINT|SOCK|SOCKET|NAME)"
+    r"|GOOGLE_APPLICATION_CREDENTIALS",
+    re.IGNORECASE,
+)
+
+
+def _credential_variable(name: str) -> bool:
+    return _CREDENTIAL_NAME.fullmatch(name) is not None and _WHERE.fullmatch(name) is None
+
+
 # The variables a word expands: $NAME, ${NAME}, ${NAME:-…} (not $$ or a lone $).
 _EXPANDED = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 # A resource word of kubectl naming secrets: secret, secrets, secret.v1, secrets.v1 …
@@ -125,7 +138,7 @@ def prints_credentials(prog: str, args: Sequence[str]) -> bool:
     if prog in ("sops", "age", "rage") and any(a in ("-d", "--decrypt") for a in args):
         return True  # sops -d F, age -d -i KEY F: the cleartext printed
     if prog == "printenv":  # printenv AWS_SECRET_ACCESS_KEY: one credential's value
-        return any(_CREDENTIAL_NAME.fullmatch(a) for a in args if not a.startswith("-"))
+        return any(_credential_variable(a) for a in args if not a.startswith("-"))
     if prog in _HTTP_CLIENTS and any(_KUBE_SECRETS.search(a) for a in args if "://" in a):
         return True  # curl https://kubernetes.default.svc/api/v1/namespaces/x/secrets
     if prog in _CONFIG_READERS and "config" in args:  # npm config get …:_authToken, git …
@@ -169,7 +182,7 @@ def echoes_credential(cmd: SimpleCommand, line: str) -> bool:
     it; not piped on (``echo "$GITHUB_TOKEN" | gh auth login --with-token``) or into a file."""
     if cmd.program not in ("echo", "printf") or any(r.writes_file for r in cmd.redirects):
         return False
-    if not any(_CREDENTIAL_NAME.fullmatch(v) for a in cmd.argv[1:] for v in _EXPANDED.findall(a)):
+    if not any(_credential_variable(v) for a in cmd.argv[1:] for v in _EXPANDED.findall(a)):
         return False
     at = line.find(cmd.text)
     after = line[at + len(cmd.text) :].lstrip() if at >= 0 else ""
