@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from multiplex import __version__
@@ -119,19 +123,18 @@ def test_profiles_init_refuses_a_symlink_out_of_profiles_dir(tmp_path: Path, wri
     assert list(outside.iterdir()) == []
 
 
-def test_ctrl_c_at_the_prompt_is_recorded_as_cancelled(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    home = make_home("p", "")
-    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "multiplex", "--config", str(config), "exec", "-p", "p", "--",
-         "rm -rf ./never-removed"],
+def _exec(config: Path, line: str) -> subprocess.Popen[str]:
+    """``multiplex exec -p p -- LINE`` with every stream a pipe (stdin stays open, as a terminal's)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "multiplex", "--config", str(config), "exec", "-p", "p", "--", line],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+
+
+def test_ctrl_c_at_the_prompt_is_recorded_as_cancelled(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
+    home = make_home("p", "")
+    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
+    proc = _exec(config, "rm -rf ./never-removed")
     assert proc.stderr is not None
     seen = ""
     deadline = time.monotonic() + 60
@@ -153,19 +156,10 @@ def test_ctrl_c_at_the_prompt_is_recorded_as_cancelled(make_home, write_config) 
 def test_ctrl_c_while_the_command_runs_stops_it_and_says_interrupted(
     make_home, write_config
 ) -> None:  # type: ignore[no-untyped-def]
-    import signal
-    import subprocess
-    import sys
-    import time
-
     # An odd duration names this test's sleep among every other process here.
     make_home("p", "command_allowlist: ['echo *', 'sleep *']\n")
     config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "multiplex", "--config", str(config), "exec", "-p", "p", "--",
-         "echo started; sleep 41.37"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = _exec(config, "echo started; sleep 41.37")
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.readline() == "started\n"
     proc.send_signal(signal.SIGINT)
