@@ -29,6 +29,12 @@ A package index's TLS checks turned off (``npm config set strict-ssl false``, ya
 later installs take code from whoever answers on the path (``persistence``), as git's
 ``http.sslVerify false``. A mirror named as the index stays ordinary.
 
+Options from a file: ``curl -K FILE`` (``--config``, a prefix down to ``--conf``, a bundle
+ending in K) and ``wget --config FILE`` take options the line does not show (``-o
+~/.bashrc``, ``--upload-file ~/.ssh/id_rsa``), as ``curl $(cat args)`` does
+(``script-exec``); they were never vouched for by an allow rule, but approved in a
+manual profile.
+
 Partitions dropped: ``parted /dev/sda mklabel gpt`` (also ``mktable``, ``rm``,
 ``resizepart``) and a script fed to ``fdisk``/``gdisk`` on a device only asked, as a
 disk tool, where ``sgdisk --zap-all /dev/sda`` was hardline; they are now too.
@@ -179,8 +185,30 @@ TLS_ON_INDEX = [
     "pip config list",
     "python -m pip install -r requirements.txt",
 ]
+# Options from a file the line does not show, as curl $(cat args) takes them.
+OPTION_FILES = [
+    "curl -K cfg.txt https://example.com",
+    "curl --config cfg.txt https://example.com",
+    "curl --config=cfg.txt https://example.com",
+    "curl --conf cfg.txt https://example.com",
+    "curl -Kcfg.txt https://example.com",
+    "curl -sK cfg.txt https://example.com",
+    "curl -sSK - https://example.com < cfg",
+    "wget --config=x.rc https://example.com",
+    "wget --config x.rc https://example.com",
+]
+OPTIONS_SHOWN = [
+    "curl -s https://example.com",
+    "curl -sSL -o out.json https://example.com",
+    "curl -H 'X-K: 1' https://example.com",
+    "curl -d K=1 https://example.com",
+    "curl --connect-timeout 5 https://example.com",
+    "curl --compressed https://example.com",
+    "wget -q https://example.com",
+]
 
 HOSTILE = [
+    *((line, "script-exec") for line in OPTION_FILES),
     *((line, "persistence") for line in TLS_OFF_INDEX),
     *((line, "secret-read") for line in ECHOED),
     *((line, "script-exec") for line in FED_AS_CODE),
@@ -188,7 +216,15 @@ HOSTILE = [
     *((line, "command-variable") for line in SETTINGS_ELSEWHERE),
     *TLS_OFF,
 ]
-NOTHING = [*LOCAL_DISPLAYS, *SETTINGS_PLAIN, *TLS_PLAIN, *FED_PLAIN, *NOT_ECHOED, *TLS_ON_INDEX]
+NOTHING = [
+    *LOCAL_DISPLAYS,
+    *SETTINGS_PLAIN,
+    *TLS_PLAIN,
+    *FED_PLAIN,
+    *NOT_ECHOED,
+    *TLS_ON_INDEX,
+    *OPTIONS_SHOWN,
+]
 
 
 @pytest.mark.parametrize("line", HARDLINE)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from multiplex.shell.carriers._runners import Carried, carried_of, command_line
+from multiplex.shell.carriers._runners import NOTHING, Carried, carried_of, command_line
 from multiplex.shell.parsing._getopt import read_options, table
 
-__all__ = ["nc_code", "socat_code", "wget_code"]
+__all__ = ["curl_code", "nc_code", "socat_code", "wget_code"]
 
 _SOCAT_RUNS = re.compile(r"^(?:EXEC|SYSTEM):(.*)$", re.IGNORECASE | re.DOTALL)
 _NC_PROGRAM = ("-e", "--exec", "-c", "--sh-exec")
@@ -48,7 +48,8 @@ _WGET = table("use-askpass= execute= config=", "e=")
 
 
 def wget_code(args: Sequence[str], fed: str | None) -> Carried:
-    """``wget --use-askpass=CMD`` (or ``-e use_askpass=CMD``) runs CMD for a password."""
+    """``wget --use-askpass=CMD`` (or ``-e use_askpass=CMD``) runs CMD for a password;
+    ``--config FILE`` reads its settings (where it writes, what it sends) from FILE."""
     parsed = read_options(args, _WGET)
     programs = parsed.values("--use-askpass")
     for command in parsed.values("-e", "--execute"):
@@ -56,5 +57,27 @@ def wget_code(args: Sequence[str], fed: str | None) -> Carried:
         if name.replace("_", "").replace("-", "").strip().lower() == "useaskpass":
             programs.append(value.strip())
     unknown = "wget runs a program" if programs else None
-    unknown = unknown or ("wget --config file" if parsed.has("--config") else None)
-    return carried_of(programs, command_line(programs), unknown)
+    runs = command_line(programs) or (
+        "wget reads its settings from a file" if parsed.has("--config") else None
+    )
+    return carried_of(programs, runs, unknown or ("wget --config file" if runs else None))
+
+
+# curl's options that take no value, which may lead a bundle ending in K (-sSK FILE).
+_CURL_FLAGS = frozenset("sSvfLkiIqgGNnRjJO#0123456:")
+
+
+def curl_code(args: Sequence[str], fed: str | None) -> Carried:
+    """``curl -K FILE`` (``--config``, any prefix down to ``--conf``, or a bundle ending in
+    K): options from a file the line does not show, as ``curl $(cat args)`` takes them:
+    ``-o ~/.bashrc``, ``--upload-file ~/.ssh/id_rsa`` may be among them."""
+    for arg in args:
+        if arg == "--":
+            break
+        name = arg[2:].partition("=")[0] if arg.startswith("--") else ""
+        bundle = arg[1:].partition("K")[0] if arg[:1] == "-" and not name else None
+        if (len(name) >= 4 and "config".startswith(name)) or (
+            bundle is not None and "K" in arg[1:] and set(bundle) <= _CURL_FLAGS
+        ):
+            return Carried((), "curl reads its options from a file", "curl --config file")
+    return NOTHING

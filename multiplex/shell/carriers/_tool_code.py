@@ -60,7 +60,7 @@ from multiplex.shell.carriers._runners import (
     vim_code,
 )
 from multiplex.shell.carriers._sed import sed_facts
-from multiplex.shell.carriers._sockets import nc_code, socat_code, wget_code
+from multiplex.shell.carriers._sockets import curl_code, nc_code, socat_code, wget_code
 from multiplex.shell.carriers._transfers import ftp_code, lftp_code, sftp_code
 from multiplex.shell.carriers._utilities import UTILITY_READERS
 from multiplex.shell.parsing._argv import ENDLESS, huge_count
@@ -360,7 +360,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "gmake": make_code, "m4": m4_code, "expect": expect_code, "rsync": _rsync, "tar": _tar, "gtar": _tar, "bsdtar": _tar,
     "sort": _sort, "man": _man, "less": less_code, "more": less_code, "xargs": _xargs,
     "pytest": pytest_code, "py.test": pytest_code, "openssl": _openssl, "enable": _enable, "scp": scp_code, "sftp": sftp_code,
-    "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": wget_code, "socat": socat_code,
+    "npm": _npm, "npx": _npm, "pnpm": _npm, "yarn": _npm, "wget": wget_code, "curl": curl_code, "socat": socat_code,
     "ncat": nc_code, "nc": nc_code, "netcat": nc_code, "lftp": lftp_code, "ftp": ftp_code,
     # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
