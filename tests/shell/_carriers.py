@@ -3,7 +3,7 @@ manual home with no rules, and the gate's outcome and hardline check for a line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from multiplex import Supervisor
-from multiplex.shell import Place, find_dangers, find_protected_write, parse_line
+from multiplex.shell import Place, find_dangers, find_hardline, find_protected_write, parse_line
 from tests.conftest import write_home
 
 BLOCKED, ASK, APPROVED = "blocked", "ask", "approved"
@@ -27,6 +27,39 @@ def judged(line: str) -> list[str]:
     named = [f.pattern.name for f in find_dangers(parsed, PLACE)]
     protected = find_protected_write(parsed, ("AGENTS.md",))
     return named + ([protected.pattern.name] if protected is not None else [])
+
+
+def table_tests(
+    hostile: Sequence[tuple[str, str]], nothing: Sequence[str]
+) -> tuple[Callable[[str, str], None], Callable[[str], None]]:
+    """The two tests each round's tables share: every hostile line names its pattern,
+    every plain sibling names none. Assign them to ``test_…`` names in the round's module."""
+
+    @pytest.mark.parametrize(("line", "pattern"), hostile)
+    def names_its_danger(line: str, pattern: str) -> None:
+        assert pattern in judged(line), (line, judged(line))
+
+    @pytest.mark.parametrize("line", nothing)
+    def names_nothing(line: str) -> None:
+        assert judged(line) == [], (line, judged(line))
+
+    return names_its_danger, names_nothing
+
+
+def hardline_tests(
+    hardline: Sequence[str], not_hardline: Sequence[str]
+) -> tuple[Callable[[str], None], Callable[[str], None]]:
+    """Each line of ``hardline`` is blocked as hardline; none of ``not_hardline`` is."""
+
+    @pytest.mark.parametrize("line", hardline)
+    def is_hardline(line: str) -> None:
+        assert find_hardline(parse_line(line)) is not None, line
+
+    @pytest.mark.parametrize("line", not_hardline)
+    def is_not_hardline(line: str) -> None:
+        assert find_hardline(parse_line(line)) is None, line
+
+    return is_hardline, is_not_hardline
 
 
 FILES = {"work/README.md": "x\n"}

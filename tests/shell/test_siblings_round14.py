@@ -82,9 +82,9 @@ from pathlib import Path
 
 import pytest
 
-from multiplex.shell import find_hardline, parse_line
+from multiplex.shell import parse_line
 from multiplex.shell.parsing.runs._equivalents import equivalent
-from tests.shell._carriers import judged, one_home
+from tests.shell._carriers import hardline_tests, judged, one_home, table_tests
 
 # Each one removes / (or all of it): blocked in every mode.
 HARDLINE = [
@@ -567,24 +567,13 @@ NOTHING = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("line", HARDLINE)
-def test_a_tool_removing_the_root_is_hardline(line: str) -> None:
-    assert find_hardline(parse_line(line)) is not None, line
-
-
-@pytest.mark.parametrize("line", NOT_HARDLINE)
-def test_the_same_deletes_of_project_folders_are_not_hardline(line: str) -> None:
-    assert find_hardline(parse_line(line)) is None, line
-
-
-@pytest.mark.parametrize(("line", "pattern"), HOSTILE)
-def test_each_hostile_line_names_its_danger(line: str, pattern: str) -> None:
-    assert pattern in judged(line), (line, judged(line))
-
-
-@pytest.mark.parametrize("line", NOTHING)
-def test_each_plain_sibling_names_nothing(line: str) -> None:
-    assert judged(line) == [], (line, judged(line))
+(
+    test_a_tool_removing_the_root_is_hardline,
+    test_the_same_deletes_of_project_folders_are_not_hardline,
+) = hardline_tests(HARDLINE, NOT_HARDLINE)
+test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
+    HOSTILE, NOTHING
+)
 
 
 @pytest.mark.parametrize("line", PROTECTED_PLAIN)

@@ -45,10 +45,7 @@ manual profile.
 
 from __future__ import annotations
 
-import pytest
-
-from multiplex.shell import find_hardline, parse_line
-from tests.shell._carriers import judged
+from tests.shell._carriers import hardline_tests, table_tests
 
 # A device's partition table dropped: as sgdisk --zap-all and wipefs -a already were.
 HARDLINE = [
@@ -227,21 +224,9 @@ NOTHING = [
 ]
 
 
-@pytest.mark.parametrize("line", HARDLINE)
-def test_a_partition_table_dropped_is_hardline(line: str) -> None:
-    assert find_hardline(parse_line(line)) is not None, line
-
-
-@pytest.mark.parametrize("line", NOT_HARDLINE)
-def test_listing_or_an_image_file_is_not_hardline(line: str) -> None:
-    assert find_hardline(parse_line(line)) is None, line
-
-
-@pytest.mark.parametrize(("line", "pattern"), HOSTILE)
-def test_each_hostile_line_names_its_danger(line: str, pattern: str) -> None:
-    assert pattern in judged(line), (line, judged(line))
-
-
-@pytest.mark.parametrize("line", NOTHING)
-def test_each_plain_sibling_names_nothing(line: str) -> None:
-    assert judged(line) == [], (line, judged(line))
+test_a_partition_table_dropped_is_hardline, test_listing_or_an_image_file_is_not_hardline = (
+    hardline_tests(HARDLINE, NOT_HARDLINE)
+)
+test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
+    HOSTILE, NOTHING
+)
