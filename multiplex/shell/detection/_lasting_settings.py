@@ -16,13 +16,12 @@ from collections.abc import Sequence
 from multiplex.shell.detection._command_checks import git_subcommand
 from multiplex.shell.parsing._argv import leaves_cwd
 from multiplex.shell.parsing._parsed import SimpleCommand
-from multiplex.shell.parsing.runs._payloads import git_config_payload, git_config_write
+from multiplex.shell.parsing.runs._payloads import OFF_WORDS, git_config_payload, git_config_write
 
 __all__ = ["settings_persist"]
 
 _NPM_LIKE = frozenset({"npm", "pnpm", "yarn", "bun"})
 _PIP_KEYS = ("trusted-host",)  # served over plain HTTP, or any certificate taken
-_OFF = frozenset({"false", "0", "no", "off"})
 
 
 def settings_persist(cmd: SimpleCommand) -> bool:
@@ -68,7 +67,7 @@ def _npm_tls_off(args: Sequence[str]) -> bool:
         return False
     return any(
         key.endswith("unsafehttpwhitelist")
-        or (key in ("strict-ssl", "enablestrictssl") and value.lower() in _OFF)
+        or (key in ("strict-ssl", "enablestrictssl") and value.lower() in OFF_WORDS)
         for key, value in pairs
     )
 

@@ -30,6 +30,7 @@ from multiplex.shell.parsing._names import NAME_TAKERS, names_step
 
 __all__ = [
     "COMMAND_VARIABLES",
+    "OFF_WORDS",
     "PAYLOAD_PROGRAMS",
     "STDIN_FILES",
     "TOOLCHAIN_VARIABLES",
@@ -105,7 +106,7 @@ def git_config_payload(key: str, value: str) -> str | None:
         return ext.group(1)
     if _EXT_ALLOWED.match(key.strip()):
         key, value = key.strip().lower(), value.strip().lower()  # safe.directory '*', a proxy
-        lets = key.endswith("proxy") or (key, value) == ("safe.directory", "*") or _OFF.match(value)
+        lets = key.endswith("proxy") or value in OFF_WORDS or f"{key}={value}" == "safe.directory=*"
         return "" if lets or value in ("always", "user") else None
     if not _GIT_COMMAND_KEY.match(key.strip()):
         return None
@@ -115,12 +116,11 @@ def git_config_payload(key: str, value: str) -> str | None:
 
 
 _EXT_REWRITE = re.compile(r"^url\.ext::(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
-# protocol.(ext.)allow: git may run the commands ext:: URLs name (a submodule's too);
-# safe.directory '*': those other users' repositories configure; http.proxy, sslVerify off: its traffic.
+# Run ext:: URLs' commands; others' repositories' (safe.directory '*'); reroute (proxy, sslVerify).
 _EXT_ALLOWED = re.compile(
     r"^(?:protocol\.(?:ext\.)?allow|safe\.directory|https?(?:\..+)?\.(?:proxy|sslverify))$", re.I
 )
-_OFF = re.compile(r"^(?:false|no|off|0)$")  # git's false (sslVerify's only other value is true)
+OFF_WORDS = frozenset({"false", "no", "off", "0"})  # a setting turned off (git, npm, yarn)
 # Keys whose value is a command only when it starts with "!" (else a built-in mode).
 _BANG_ONLY = re.compile(r"^submodule\..+\.update$", re.IGNORECASE)
 
