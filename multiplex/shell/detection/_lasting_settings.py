@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from multiplex.shell.detection._command_checks import git_subcommand
 from multiplex.shell.parsing._argv import leaves_cwd
 from multiplex.shell.parsing._parsed import SimpleCommand
-from multiplex.shell.parsing.runs._payloads import OFF_WORDS, git_config_payload, git_config_write
+from multiplex.shell.parsing.runs._git import OFF_WORDS, git_config_payload, git_config_write
 
 __all__ = ["settings_persist"]
 

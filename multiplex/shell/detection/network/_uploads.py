@@ -24,7 +24,7 @@ from multiplex.shell.detection._command_checks import operands
 from multiplex.shell.parsing._argv import git_subcommand, option_values
 from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing._parsed import Redirect, SimpleCommand
-from multiplex.shell.parsing.runs._payloads import git_config_write
+from multiplex.shell.parsing.runs._git import git_config_write
 
 __all__ = [
     "COPIERS",
@@ -33,6 +33,7 @@ __all__ = [
     "SIGNS_IN",
     "UPLOADERS",
     "copier_operands",
+    "git_remote_redefined",
     "ssh_config_files",
     "token_elsewhere",
     "uploads",
@@ -205,6 +206,8 @@ _AGENT_HOSTS = frozenset({"ssh", "scp", "sftp", "autossh"})
 # git's URL rewrites (url.URL.insteadOf HOST): every later fetch and push of HOST, the
 # line that names it included, goes to URL instead.
 _GIT_REWRITE = re.compile(r"^url\.(.+)\.(?:push)?insteadof$", re.IGNORECASE | re.DOTALL)
+# remote.NAME.url and remote.NAME.pushurl written: where that remote's fetches or pushes go.
+_GIT_REMOTE_URL = re.compile(r"^remote\..+\.(?:push)?url$", re.IGNORECASE | re.DOTALL)
 _URL_HOST = re.compile(r"^(?:[a-z][a-z0-9+.-]*://(?:[^@/]*@)?([^/:?#]+)|[^@/:]+@([^/:]+):)")
 SIGNS_IN = frozenset({*_SERVER_OPTIONS, *_AGENT_HOSTS, "git"})
 _SSH_VALUED = frozenset("BbcDEeFIiJLlmOoPpQRSWw")  # ssh's short options that take a value
@@ -226,7 +229,9 @@ def _git_rewrites_urls(args: Sequence[str], assignments: Sequence[str]) -> bool:
     """``git -c url.URL.insteadOf=PREFIX …`` (or ``--config-env=``, ``GIT_CONFIG_KEY_0=``),
     ``git config [--global|-f F|set] url.URL.insteadOf PREFIX``: what git fetches and pushes
     for PREFIX goes to another host the line names (``url.https://github.com/.insteadOf
-    git@github.com:`` keeps the host: not one)."""
+    git@github.com:`` keeps the host: not one). Also a remote's own address written
+    (``remote.NAME.url``/``pushurl``, ``git remote set-url``): the line does not show the
+    address it had, so any new one is read as elsewhere."""
     sub, rest = git_subcommand(args)
     front = args[: len(args) - len(rest)]
     settings = [s.partition("=") for s in option_values(front, ("-c",))]
@@ -236,7 +241,11 @@ def _git_rewrites_urls(args: Sequence[str], assignments: Sequence[str]) -> bool:
     ]
     if sub == "config" and (written := git_config_write(rest)) is not None:
         settings.append((written[0], "=", written[1]))
+    if sub == "remote" and _sets_remote_url(rest):
+        return True
     for key, _eq, value in settings:
+        if _GIT_REMOTE_URL.match(key.strip()):
+            return True  # remote.origin.pushurl: where that remote's pushes go from now on
         found = _GIT_REWRITE.match(key.strip())
         if found is None:
             continue
@@ -244,6 +253,29 @@ def _git_rewrites_urls(args: Sequence[str], assignments: Sequence[str]) -> bool:
         if target is None or target != _url_host(value):
             return True
     return False
+
+
+def _sets_remote_url(rest: Sequence[str]) -> bool:
+    """``git remote set-url [--push|--add] NAME URL``: a remote the repository has
+    already (``origin``, which an allowlisted ``git push origin main`` trusts) sent
+    elsewhere; not ``--delete``, which only takes an address away."""
+    words = [w for w in rest if w != "--"]
+    if words[:1] != ["set-url"] or "--delete" in words:
+        return False
+    return len([w for w in words[1:] if not w.startswith("-")]) >= 2
+
+
+def git_remote_redefined(args: Sequence[str], removed: set[str]) -> bool:
+    """``git remote add NAME URL`` for a NAME that ``git remote remove|rm|rename NAME``
+    took away earlier on the line (``removed``, which this call keeps): the same remote,
+    sent elsewhere, as ``set-url`` does."""
+    sub, rest = git_subcommand(args)
+    if sub != "remote":
+        return False
+    words = [w for w in rest if not w.startswith("-")]
+    if words[:1] in (["remove"], ["rm"], ["rename"]) and len(words) >= 2:
+        removed.add(words[1])
+    return words[:1] == ["add"] and len(words) >= 3 and words[1] in removed
 
 
 def _url_host(url: str) -> str | None:
