@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from multiplex.cluster import Cluster
+from multiplex.gateway.events._event import make_event
 from multiplex.gateway.events._events import EventHub
 from multiplex.gateway.events._feed import DecisionFeed
 from multiplex.gateway.http._auth import Authenticator
@@ -23,7 +24,7 @@ from multiplex.gateway.runs._runs import RunRegistry
 from multiplex.gateway.runs._spill_files import SpillFiles
 from multiplex.gateway.shared._shared import ClusterBridge, SharedHub
 from multiplex.profiles import Profile, ReloadResult
-from multiplex.supervision import Supervisor
+from multiplex.supervision import ConfigReload, Supervisor
 
 __all__ = ["Gateway"]
 
@@ -97,6 +98,7 @@ class Gateway:
             profile.on_reload(self._reloaded)
         self._limits = sup.config.gateway
         sup.on_profiles_changed(self._homes_changed)
+        sup.on_config_reload(self._config_reloaded)
 
     def _homes_changed(self, added: list[Profile], removed: list[Profile]) -> None:
         limits = self.sup.config.gateway
@@ -166,6 +168,19 @@ class Gateway:
         if profile.error:
             fields["error"] = self.sup.gate.recorder.redact(profile.error)
         log_event("reload", **fields)
+        # docs/gateway.md#server-sent-events: the dashboard shows it without waiting to poll.
+        self.hub.publish_here(make_event("profile.reloaded", fields, profile.name))
+
+    def _config_reloaded(self, result: ConfigReload) -> None:
+        """``config.reloaded`` to every stream: what ``/readyz`` says of multiplex.yaml,
+        no profile's name (a profile token sees it too)."""
+        error = None if result.error is None else self.sup.gate.recorder.redact(result.error)
+        data = {
+            "ok": result.ok,
+            "error": error,
+            "restart_required": list(self.sup.restart_required),
+        }
+        self.hub.publish_here(make_event("config.reloaded", data, ""))
 
     @property
     def ready(self) -> bool:

@@ -64,11 +64,14 @@ class ReloadResult:
     error: str | None = None
     allowlist: ReconcileResult | None = None
     mtime: float | None = None
+    # The last good bytes restored after a broken edit: the same config, but no error now.
+    recovered: bool = False
 
     @property
     def news(self) -> bool:
-        """Whether the reload changed anything or failed (worth a log line and a signal)."""
-        return self.result in ("ok", "error")
+        """Whether the reload changed anything, failed or ended a failure (worth a log
+        line, a signal and an event)."""
+        return self.result in ("ok", "error") or self.recovered
 
 
 @dataclass(slots=True)
@@ -220,11 +223,12 @@ class Profile:
             ):
                 # A touch or a re-save. (After our own write the digest we hold is
                 # stale: an edit back to those exact bytes must still reconcile.)
-                if self._error is not None:
+                recovered = self._error is not None
+                if recovered:
                     # The last good bytes restored after a broken edit: ok again.
                     self._error, self._error_since = None, None
                     log.warning("profile %s: back to its last good config", self.name)
-                return ReloadResult("unchanged", self.epoch)
+                return ReloadResult("unchanged", self.epoch, recovered=recovered)
             self._store_writes = writes
             if self._state is not None and not self._defaults and holds_no_document(files.config):
                 # docs/configuration.md#validation: a save caught between its truncation and

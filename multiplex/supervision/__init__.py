@@ -25,6 +25,7 @@ from multiplex.supervision._config import (
 from multiplex.supervision._describe import describe_profile, profile_row
 from multiplex.supervision._hooks import MAX_HOOK_INPUT, HookAgent, HookAnswer, answer_hook
 from multiplex.supervision._policy_diff import PolicyChange, policy_diff
+from multiplex.supervision._reconfigure import ConfigReload
 from multiplex.supervision._routing import Router
 from multiplex.supervision._supervisor import Supervisor
 from multiplex.supervision._turn import ParkedRun, Turn
@@ -35,6 +36,7 @@ __all__ = [
     "REDIS_URL_ENV",
     "CheckReport",
     "ClusterConfig",
+    "ConfigReload",
     "GatewayConfig",
     "HookAgent",
     "HookAnswer",

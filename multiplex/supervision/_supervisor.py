@@ -109,6 +109,7 @@ class Supervisor(ServedProfiles, GatedExecution):
         self._watcher: ConfigWatcher | None = None
         self._reconfig_lock = threading.Lock()
         self._profiles_hooks: list[Callable[[list[Profile], list[Profile]], None]] = []
+        self._config_hooks: list[Callable[[ConfigReload], None]] = []
         self.config_error: str | None = None  # multiplex.yaml's last error, if it is broken
         self.boot_config = self.config  # what RESTART_ONLY keys are compared with
         self.restart_required: tuple[str, ...] = ()  # changed keys waiting for a restart
@@ -313,7 +314,19 @@ class Supervisor(ServedProfiles, GatedExecution):
         """Re-read ``multiplex.yaml``: serve new homes, drain and retire removed ones,
         replace routes and ``default_profile`` at once. An invalid file changes
         nothing and is kept in :attr:`config_error`."""
-        return reload_supervisor_config(self)
+        result = reload_supervisor_config(self)
+        if not result.waiting:  # a save still being written is read again: no outcome yet
+            for hook in list(self._config_hooks):
+                try:
+                    hook(result)
+                except Exception:  # a listener must not undo a reload that is done
+                    log.exception("config-reload hook failed")
+        return result
+
+    def on_config_reload(self, hook: Callable[[ConfigReload], None]) -> None:
+        """Call ``hook(result)`` after each reload of ``multiplex.yaml`` that applied it or
+        refused it (:attr:`config_error` says why), from the thread that reloaded."""
+        self._config_hooks.append(hook)
 
     def on_profiles_changed(self, hook: Callable[[list[Profile], list[Profile]], None]) -> None:
         """Call ``hook(added, removed)`` after a reload of ``multiplex.yaml`` changed the homes."""

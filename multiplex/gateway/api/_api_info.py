@@ -92,12 +92,22 @@ async def all_events(
     gw: GatewayDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> Any:
-    """Every approval.*, run.*, command.* and egress.* event this token may see; open requests re-sent on
-    connect, and in a cluster the events missed since ``Last-Event-ID``."""
+    """Every approval.*, run.*, command.*, egress.* and profile.* event this token may see and
+    config.reloaded; open requests re-sent on connect, and in a cluster the events missed
+    since ``Last-Event-ID``."""
     return event_stream(gw, caller, _open_live(gw, caller, last_event_id))
 
 
-_KINDS = ("approval.", "run.", "command.", "egress.")
+_KINDS = ("approval.", "run.", "command.", "egress.", "profile.")
+# Events of the whole process, seen by every caller: what /readyz says of multiplex.yaml.
+_EVERYONE = frozenset({"config.reloaded"})
+
+
+def _sees(caller: Principal, e: Event) -> bool:
+    """Whether ``caller``'s stream of every event carries ``e``."""
+    return e.name in _EVERYONE or (caller.sees(e.profile) and e.name.startswith(_KINDS))
+
+
 _POSITION = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
 
@@ -123,7 +133,7 @@ async def _open_live(gw: Gateway, caller: Principal, last: str | None) -> Opened
         return bool(upto and e.position) and stream_order(e.position or "") <= upto[0]
 
     sub = gw.hub.subscribe(
-        lambda e: caller.sees(e.profile) and e.name.startswith(_KINDS) and not skip(e),
+        lambda e: _sees(caller, e) and not skip(e),
         valid=lambda: gw.auth.current(caller),
         follow=True,
     )

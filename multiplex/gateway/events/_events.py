@@ -278,6 +278,13 @@ class EventHub:
             subs = list(self._subs)
         self._fan(event, subs)
 
+    def publish_here(self, event: Event) -> None:
+        """``event`` to this process's streams only, never to a cluster's shared stream:
+        what this node alone did (its own reload of its own files)."""
+        with self._lock:
+            subs = list(self._subs)
+        self._fan(event, subs)
+
     async def apublish(self, event: Event) -> None:
         """:meth:`publish` from the event loop (a cluster's hub awaits its write)."""
         self.publish(event)

@@ -45,6 +45,7 @@
     pollTimer: null,
     sseRetryTimer: null,
     profilesTimer: null,
+    profilesSoon: null,
     profilesOffset: 0,
     profilesQuery: "",
     profilesSearchTimer: null,
@@ -640,6 +641,16 @@
     state.decisionsLate = setTimeout(() => loadDecisions().catch(() => {}), 1500);
   }
 
+  // A reload event (a home's config.yaml, or many of them saved by one script): one
+  // page load for a burst, not one per home.
+  function scheduleProfiles() {
+    if (state.profilesSoon) return;
+    state.profilesSoon = setTimeout(() => {
+      state.profilesSoon = null;
+      loadProfiles().catch(() => {});
+    }, 250);
+  }
+
   function reportLoadError(err) {
     if (err && err.status !== 401) toast("Refresh failed: " + err.message, "bad");
   }
@@ -660,6 +671,8 @@
     "approval.cancelled": (data) => dropApproval("approval.cancelled", data || {}),
     "command.finished": () => scheduleDecisions(300),
     "run.finished": () => scheduleDecisions(300),
+    "profile.reloaded": () => scheduleProfiles(),
+    "config.reloaded": () => loadConfigStatus().catch(() => {}),
   };
 
   // One SSE frame (the lines before a blank line), per the text/event-stream format.
@@ -776,8 +789,8 @@
     $("token").value = "";
     await Promise.all([loadApprovals(), loadProfiles(), loadDecisions()]).catch(reportLoadError);
     connectStream();
-    // Reload status has no event of its own; decisions are reconciled too in
-    // case a run.finished event was missed.
+    // Reloads arrive as events (profile.reloaded, config.reloaded); this slow poll
+    // covers a dropped stream, and reconciles decisions in case a run.finished was missed.
     state.profilesTimer = setInterval(() => {
       loadProfiles().catch(() => {});
       scheduleDecisions(0);
@@ -789,6 +802,8 @@
     closeStream();
     stopPolling();
     clearInterval(state.profilesTimer);
+    clearTimeout(state.profilesSoon);
+    state.profilesSoon = null;
     clearInterval(state.tickTimer);
     clearTimeout(state.decisionsTimer);
     clearTimeout(state.decisionsLate);
