@@ -78,6 +78,7 @@ class GatedExecution:
         *,
         run_id: str | None = None,
         on_output: Callable[[str, str], None] | None = None,
+        on_decided: Callable[[Decision], None] | None = None,
     ) -> RunResult:
         """Gate ``command`` and, when approved, run it in the profile's scope.
 
@@ -85,12 +86,14 @@ class GatedExecution:
         opens its own turn. Blocks while an approval is pending. ``on_output``
         gets ``(stream, text)`` as the command writes, redacted whole lines
         (docs/execution.md#live-output); the result holds all of it too.
+        ``on_decided(decision)`` is called once the decision is recorded, before
+        the command starts; what it raises, the command does not start for.
         """
         bound = peek_scope()
         if profile is None and bound is not None:
-            return self._run_in(bound, command, run_id, on_output=on_output)
+            return self._run_in(bound, command, run_id, on_output=on_output, on_decided=on_decided)
         with self.turn(profile, session, context) as scope:
-            return self._run_in(scope, command, run_id, on_output=on_output)
+            return self._run_in(scope, command, run_id, on_output=on_output, on_decided=on_decided)
 
     def run_or_park(
         self,
@@ -141,8 +144,11 @@ class GatedExecution:
         tracker: ProcessTracker | None = None,
         timeout: float | None = None,
         on_output: Callable[[str, str], None] | None = None,
+        on_decided: Callable[[Decision], None] | None = None,
     ) -> RunResult:
         decision = self.gate.decide(scope, command, run_id=run_id)
+        if on_decided is not None:
+            on_decided(decision)
         return self._execute(
             scope,
             command,

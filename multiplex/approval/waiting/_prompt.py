@@ -15,10 +15,12 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import IO, Protocol, runtime_checkable
 
+from multiplex.approval._decision import Decision
 from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
 
 __all__ = [
     "CallbackPrompter",
+    "Interrupts",
     "PromptUndeliverable",
     "Prompter",
     "TerminalPrompter",
@@ -112,8 +114,13 @@ class TerminalPrompter:
         self._attempts = attempts
         self._owner = threading.Lock()
         self._asking: PendingApproval | None = None
+        self._held: Interrupts | None = None  # while interrupts() is entered
 
     def deliver(self, request: PendingApproval) -> None:
+        held = self._held
+        if held is not None and held.pressed:  # Ctrl-C as the prompt was being opened
+            request.cancel("interrupted")
+            return
         if not self._owner.acquire(blocking=False):
             raise PromptUndeliverable("another prompt owns the terminal")
         self._asking = request
@@ -154,30 +161,59 @@ class TerminalPrompter:
             self._owner.release()
 
     @contextmanager
-    def interrupts(self) -> Iterator[None]:
-        """While inside (main thread only), Ctrl-C with a prompt open on this terminal
-        cancels that prompt (cause ``interrupted``) and raises nothing; with none
-        open it raises KeyboardInterrupt as usual.
+    def interrupts(self) -> Iterator[Interrupts]:
+        """While inside (main thread only), Ctrl-C never cuts the gate's decision short.
+
+        With a prompt open on this terminal it cancels that prompt (cause
+        ``interrupted``) from a thread of its own. Until the decision is made and
+        recorded (the caller says so with :meth:`Interrupts.decided`), it is only
+        noted: a prompt opening after it is cancelled the same way, and ``decided``
+        then raises KeyboardInterrupt if the command was approved, so it does not
+        start. After that, as before it, it raises KeyboardInterrupt at once (the
+        command running is stopped as usual).
 
         The waiting code so never meets an exception raised between two of its
-        steps, where it could leave a request open and unrecorded: the request
-        ends like any other cancelled one, in the thread that waits for it.
+        steps, where it could leave a request open or an answer unrecorded.
         """
+        held = Interrupts()
 
         def on_interrupt(signum: int, frame: FrameType | None) -> None:
             request = self._asking
-            if request is None or not request.open:
+            if request is not None and request.open:
+                # Not here: the interrupted code may hold the request's lock.
+                threading.Thread(
+                    target=request.cancel,
+                    args=("interrupted",),
+                    daemon=True,
+                    name="multiplex-ctrl-c",
+                ).start()
+            elif held.deciding:
+                held.pressed = True
+            else:
                 signal.default_int_handler(signum, frame)
-            # Not here: the interrupted code may hold the request's lock.
-            threading.Thread(
-                target=request.cancel, args=("interrupted",), daemon=True, name="multiplex-ctrl-c"
-            ).start()
 
         before = signal.signal(signal.SIGINT, on_interrupt)
+        self._held = held
         try:
-            yield
+            yield held
         finally:
+            self._held = None
             signal.signal(signal.SIGINT, before)
+
+
+class Interrupts:
+    """Ctrl-C while :meth:`TerminalPrompter.interrupts` holds the terminal's SIGINT."""
+
+    def __init__(self) -> None:
+        self.deciding = True  # until decided(): a Ctrl-C is noted, not raised
+        self.pressed = False
+
+    def decided(self, decision: Decision) -> None:
+        """The gate's decision is made and recorded: from now on Ctrl-C raises at once;
+        one pressed meanwhile keeps an approved command from starting."""
+        self.deciding = False
+        if self.pressed and decision.approved:
+            raise KeyboardInterrupt
 
 
 def prompt_lines(request: PendingApproval) -> list[str]:

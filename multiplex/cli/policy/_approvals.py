@@ -158,15 +158,18 @@ def exec_command(
     prompter = TerminalPrompter(sys.stdin, sys.stderr)
     try:
         sup.gate.set_prompter(prompter)
-        with prompter.interrupts():  # Ctrl-C at the prompt cancels it, recorded
+        # docs/approvals.md#the-terminal-prompt: Ctrl-C at the prompt cancels it, recorded;
+        # before the decision is recorded it waits for it, and the command does not start.
+        with prompter.interrupts() as keys:
             result = sup.run(
                 join_command(command),
                 profile=profile,
                 session=session,
                 context="interactive",
                 on_output=live,
+                on_decided=keys.decided,
             )
-    except KeyboardInterrupt:  # before any prompt, or while the command ran
+    except KeyboardInterrupt:  # after the decision, or while the command ran
         sys.stderr.write("multiplex: interrupted\n")
         raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
