@@ -67,9 +67,9 @@ RISKY_OPTIONS: dict[str, tuple[str, ...]] = {
         "-O --output-document -o --output-file -a --append-output -e --execute -P -N --timestamping"
     ),
     "rg": names("--pre --pre-glob"),
-    "vim": names("-c --cmd -S"),
-    "vi": names("-c --cmd -S"),
-    "nvim": names("-c --cmd -S"),
+    "vim": names("-c --cmd -S -s"),  # -s FILE: keys typed from FILE
+    "vi": names("-c --cmd -S -s"),
+    "nvim": names("-c --cmd -S -s"),
     "diff": names("--to-file"),
     "date": names("-s --set"),
     "xxd": names("-r"),

@@ -12,6 +12,7 @@ stdlib, ``shell.parsing._getopt`` and the other carriers' readers.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -130,12 +131,22 @@ def ftp_code(args: Sequence[str], fed: str | None) -> Carried:
     return carried_of(payloads, runs)
 
 
+# vi's family: in Ex mode (-e, -E, as ex) they read Ex commands from standard input.
+_VI_FAMILY = frozenset({"vi", "vim", "nvim", "view", "gvim", "vimdiff", "rvim", "rview"})
+
+
 def reads_piped_commands(prog: str, args: Sequence[str]) -> bool:
     """Whether ``prog ARGS`` takes its commands from its standard input (a pipe's,
-    which the line does not show): ``ed``, ``ftp``, ``sftp`` without a batch file,
-    ``lftp`` without ``-c`` or ``-f``."""
-    if prog in ("ed", "ftp"):
+    which the line does not show): ``ed``, ``ex`` and vim in Ex mode (``vim -es``),
+    vim's typed keys from it (``vim -s /dev/stdin``), ``ftp``, ``sftp`` without a
+    batch file, ``lftp`` without ``-c`` or ``-f``."""
+    if prog in ("ed", "ftp", "ex"):
         return True
+    if prog in _VI_FAMILY:
+        shorts = [a for a in args if a.startswith("-") and not a.startswith("--")]
+        if any(set(a[1:2]) & {"e", "E"} for a in shorts):
+            return True  # -e, -E, -es, -Es: Ex mode
+        return any(a == "-s" and b in _STDIN for a, b in itertools.pairwise(args))
     if prog == "sftp":
         batch = read_options(args, _SFTP).values("-b")
         return not batch or _STDIN.issuperset(batch)

@@ -247,8 +247,9 @@ def find_named(parsed: ParsedLine, place: Place | None = None) -> Finding | None
 
     Reverse shells, exfiltration, /dev/tcp, secret reads, persistence, privileged
     containers, code-loading variables, destructive commands with computed targets,
-    programs told to run a command (``sed 1e``, ``make --eval``) and inline
-    interpreter code that starts programs (docs/security.md#code-carriers).
+    programs told to run a command (``sed 1e``, ``make --eval``), inline
+    interpreter code that starts programs (docs/security.md#code-carriers) and code
+    piped or downloaded into a shell or interpreter.
     """
     here = place or _NOWHERE
     # The gate asks twice (allowlist step, then detection): once per decision.
@@ -270,6 +271,18 @@ def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     yield from each_unseen_arguments(parsed)
     # docs/security.md#code-carriers: code a program is told to run is never allowlisted.
     yield from each_code_carrier(parsed)
+    yield from _each_fed_code(parsed)
+
+
+def _each_fed_code(parsed: ParsedLine) -> Iterator[Finding]:
+    """A shell or interpreter running what a pipe or a download hands it (``curl URL |
+    python3``, ``echo CODE | perl``): code that is not its words, so ``python3 *``
+    never vouches for it (docs/allowlist.md#what-an-allow-rule-never-covers)."""
+    commands = all_commands(parsed)
+    for k, cmd in enumerate(commands):
+        found = _download_exec(cmd) if cmd.argv else None
+        if found is not None:
+            yield Finding(found, evidence(cmd), pipeline_text(commands, k))
 
 
 def find_dangerous(
