@@ -32,7 +32,15 @@ the code carriers are; an interpreter given a script of its own (``git diff | py
 tools/filter.py``) still is. Likewise ``ex`` and vim in Ex mode read their commands
 from a pipe (``echo '!CMD' | ex -s f``, ``vim -es``) and ``vim -s /dev/stdin`` the keys
 typed (``script-exec``, as ``ed`` was), and ``vim -s FILE`` types keys the line does
-not show: no rule vouches for it.
+not show: no rule vouches for it. 7-Zip's archive is written by ``7z a|u|d|rn
+ARCHIVE`` (``7z a AGENTS.md src``), as zip's and tar's were.
+
+Infrastructure removed by the tool that made it: ``terragrunt destroy`` (also
+``run-all``), ``pulumi down`` (pulumi's alias of destroy), ``cdk destroy``, ``sst
+remove``, ``serverless``/``sls remove``, ``docker compose down -v`` (the named volumes;
+compose's own options before ``down``), ``kubectl replace --force`` and ``kubectl apply
+--prune`` (``infra-destroy``, as ``terraform destroy`` and ``kubectl delete`` were);
+``kubectl drain`` evicts every pod of a node (``service-stop``, as ``scale --replicas=0``).
 
 Before the fix every hostile case here was approved in a manual profile allowlisting
 ``git *`` (or, for fed code, in a strict profile whose rules matched every command),
@@ -112,6 +120,38 @@ RUNS_FROM_ELSEWHERE = [
     "git -c color.ui=always -c core.pager='sh -c id' log",
     "git -C sub -c core.pager='sh -c id' log",
 ]
+# 7-Zip's archive is the file it writes (7z a|u|d|rn ARCHIVE …), as zip's and tar's are.
+ARCHIVES_WRITTEN = ["7z a AGENTS.md src", "7za a -tzip AGENTS.md src", "7z u AGENTS.md x"]
+ARCHIVES_WRITTEN += ["7z d AGENTS.md member", "7zz rn AGENTS.md a b"]
+ARCHIVES_READ = ["7z a backup.7z AGENTS.md", "7z l AGENTS.md", "7z t AGENTS.md"]
+INFRA_REMOVED = [
+    "terragrunt destroy",
+    "terragrunt run-all destroy",
+    "pulumi down -y",
+    "cdk destroy --force",
+    "sst remove --stage prod",
+    "serverless remove",
+    "sls remove -s prod",
+    "amplify delete",
+    "docker compose down -v",
+    "docker compose -f prod.yml down --volumes",
+    "docker-compose -p shop down -v",
+    "kubectl replace --force -f web.yaml",
+    "kubectl apply --prune -l app=web -f manifests/",
+    "kubectl apply --prune=true --all -f manifests/",
+]
+INFRA_KEPT = [
+    "terragrunt plan",
+    "terragrunt run-all apply",
+    "pulumi up",
+    "cdk deploy",
+    "sls deploy",
+    "docker compose down",
+    "docker-compose up -d",
+    "kubectl replace -f web.yaml",
+    "kubectl apply -f manifests/",
+    "kubectl cordon node1",
+]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -119,8 +159,11 @@ HOSTILE = [
     *((line, "script-exec") for line in RUNS_FROM_ELSEWHERE),
     *((line, "download-exec") for line in ALIASES),
     ("git up --upload-pack='rm -rf ./build' origin", "recursive-delete"),
+    *((line, "protected-file") for line in ARCHIVES_WRITTEN),
+    *((line, "infra-destroy") for line in INFRA_REMOVED),
+    ("kubectl drain node1 --ignore-daemonsets", "service-stop"),
 ]
-NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN]
+NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT]
 
 
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(

@@ -30,14 +30,22 @@ _DELETE_VERBS = {
     "influx": ("delete",), "etcdctl": ("del", "delete"), "consul": ("delete",),
     "vault": ("disable", "destroy", "delete"), "gh": ("delete",), "glab": ("delete",),
     "npm": ("unpublish",), "cargo": ("yank",), "gem": ("yank",), "pnpm": ("unpublish",),
-    "yarn": ("unpublish",),
+    "yarn": ("unpublish",), "cdk": ("destroy",), "sst": ("remove",), "serverless": ("remove",),
+    "sls": ("remove",), "amplify": ("delete",), "copilot": ("delete",),
 }  # fmt: skip
 # Programs of _DELETE_VERBS that another branch below also judges.
 _SHARED = frozenset({"docker", "podman", "kubectl", "oc", "helm", "aws", "gcloud", "az"})
+_COMPOSE = frozenset({"docker-compose", "podman-compose"})
 INFRA = frozenset(
     {"kubectl", "oc", "helm", "docker", "podman", "nerdctl", "terraform", "tofu", "pulumi", "aws",
-     "gcloud", "az", "gsutil", *_DELETE_VERBS}
+     "gcloud", "az", "gsutil", "terragrunt", *_COMPOSE, *_DELETE_VERBS}
 )  # fmt: skip
+
+
+def _compose_down(words: list[str]) -> bool:
+    """``compose … down``: compose's own options before ``down`` may take values
+    (``-f prod.yml``, ``-p NAME``), read here as words."""
+    return "compose" in words and "down" in words[words.index("compose") + 1 :]
 
 
 def package_check(prog: str, args: Sequence[str]) -> Pattern | None:
@@ -116,21 +124,35 @@ def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
     if verbs and prog not in _SHARED and not any(v in args for v in verbs):
         return None  # (a C-speed test: most of their commands name no deleting verb)
     words = [a.lower() for a in operands(args)]
-    if prog in ("kubectl", "oc") and words[:1] == ["delete"]:
+    if (
+        prog in ("kubectl", "oc")
+        and (
+            words[:1] == ["delete"]
+            or (words[:1] == ["replace"] and "--force" in args)  # deleted, then made anew
+            or (words[:1] == ["apply"] and any(a.partition("=")[0] == "--prune" for a in args))
+        )
+    ):  # apply --prune: what the manifests no longer name is deleted
         return INFRA_DESTROY
     if prog == "helm" and words[:1] in (["uninstall"], ["delete"], ["del"], ["un"]):
         return INFRA_DESTROY
-    if prog in ("docker", "podman", "nerdctl") and (
+    if prog in _COMPOSE:
+        words = ["compose", *words]  # docker-compose down -v is docker compose down -v
+    if prog in ("docker", "podman", "nerdctl", *_COMPOSE) and (
         "prune" in words
         or words[:2] in (["volume", "rm"], ["system", "reset"])
+        or (_compose_down(words) and bool({"-v", "--volumes"} & set(args)))
         or (_removes(words) and any("$(" in a or "`" in a for a in args))  # rm $(docker ps -aq)
     ):
         return INFRA_DESTROY
-    if prog in ("terraform", "tofu", "pulumi") and (
-        "destroy" in words
-        or "-destroy" in args
-        or words[:2] in (["state", "rm"], ["stack", "rm"], ["workspace", "delete"])
-        or any(a.startswith(("-replace=", "--replace=")) for a in args)  # destroyed, made anew
+    if (
+        prog in ("terraform", "tofu", "pulumi", "terragrunt")
+        and (
+            "destroy" in words
+            or (prog == "pulumi" and words[:1] == ["down"])  # pulumi's alias of destroy
+            or "-destroy" in args
+            or words[:2] in (["state", "rm"], ["stack", "rm"], ["workspace", "delete"])
+            or any(a.startswith(("-replace=", "--replace=")) for a in args)  # destroyed, made anew
+        )
     ):
         return INFRA_DESTROY
     if prog == "aws" and (

@@ -91,6 +91,8 @@ def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return SERVICE_STOP if any("$(" in a or "`" in a for a in args) else None
     if prog in ("kubectl", "oc") and words[:1] == ["scale"]:  # --replicas=0: the workload stops
         return SERVICE_STOP if "0" in option_values(args, ("--replicas",)) else None
+    if prog in ("kubectl", "oc") and words[:1] == ["drain"]:  # every pod of the node evicted
+        return SERVICE_STOP
     return None
 
 

@@ -265,9 +265,10 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
         listing = any(a.startswith("-") and set(a[1:]) & set("lptvZ") for a in args)
         ops = [a for i, a in enumerate(args) if not a.startswith("-") and args[i - 1] != "-d"]
         yield from ([] if listing else ops[1:])  # the members named are written over
-    elif prog in ("7z", "7za", "7zz") and tuple(args[:1]) in (("x",), ("e",)):
-        yield from [a for a in args[1:] if not a.startswith("-")][1:]  # 7z x A.7z MEMBER
-        yield from (a[2:] for a in args[1:] if a.startswith("-o") and len(a) > 2)  # -oDIR
+    elif prog in ("7z", "7za", "7zz") and args[:1] and args[0] in ("x", "e", "a", "u", "d", "rn"):
+        given = [a for a in args[1:] if not a.startswith("-")]  # 7z a A: A; 7z x A MEMBER: MEMBER
+        yield from given[1:] if args[0] in "xe" else given[:1]
+        yield from (a[2:] for a in args[1:] if args[0] in "xe" and a.startswith("-o") and a[2:])
     elif prog == "cpio" and any(a in ("-i", "--extract") or a.startswith("-i") for a in args):
         yield from operands(args)  # cpio -i PATTERN: the members it extracts
     elif prog == "uniq":
