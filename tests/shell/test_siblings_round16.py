@@ -42,6 +42,11 @@ compose's own options before ``down``), ``kubectl replace --force`` and ``kubect
 --prune`` (``infra-destroy``, as ``terraform destroy`` and ``kubectl delete`` were);
 ``kubectl drain`` evicts every pod of a node (``service-stop``, as ``scale --replicas=0``).
 
+More credential stores: an MCP client's server list holds its servers' API keys in their
+``env`` (``~/.cursor/mcp.json``, ``~/.claude.json``), Twilio's and IBM Cloud's tokens,
+WireGuard and Tailscale keys in the home, atuin's sync key, and by their names a
+service-account key, a Firebase admin key, ``.htpasswd`` and ``wp-config.php``.
+
 Before the fix every hostile case here was approved in a manual profile allowlisting
 ``git *`` (or, for fed code, in a strict profile whose rules matched every command),
 or named only ``secret-read``.
@@ -152,6 +157,29 @@ INFRA_KEPT = [
     "kubectl apply -f manifests/",
     "kubectl cordon node1",
 ]
+STORES = [
+    "cat ~/.cursor/mcp.json",
+    "jq .mcpServers ~/.claude.json",
+    "cat ~/.codeium/windsurf/mcp_config.json",
+    "cat ~/.config/Claude/claude_desktop_config.json",
+    "cat ~/.twilio-cli/config.json",
+    "cat ~/.bluemix/config.json",
+    "cat ~/.wireguard/wg0.conf",
+    "cat ~/.tailscale/tailscaled.state",
+    "cat ~/.config/atuin/key",
+    "cat deploy/service-account.json",
+    "cat gcp_service_account_key.json",
+    "cat shop-firebase-adminsdk-x1y2z-0123456789.json",
+    "cat public/.htpasswd",
+    "grep DB_PASSWORD wp-config.php",
+]
+NOT_STORES = [
+    "cat k8s/service-account.yaml",
+    "cat .cursor/rules.md",
+    "cat ~/.claude/settings.json",
+    "cat docs/htpasswd.md",
+    "cat wp-config-sample.php",
+]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -162,8 +190,9 @@ HOSTILE = [
     *((line, "protected-file") for line in ARCHIVES_WRITTEN),
     *((line, "infra-destroy") for line in INFRA_REMOVED),
     ("kubectl drain node1 --ignore-daemonsets", "service-stop"),
+    *((line, "secret-read") for line in STORES),
 ]
-NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT]
+NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT, *NOT_STORES]
 
 
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(

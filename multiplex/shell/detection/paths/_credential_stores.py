@@ -92,6 +92,12 @@ SECRETS = (
     "~/.bunfig.toml", "~/.config/pip/pip.conf", "~/.pip/pip.conf", "~/.vault_pass*",
     "*/.vault_pass*", "~/.ansible/vault_pass*", "~/.chef/credentials", "~/.chef/*.pem",
     "~/.config/scw/*", "~/.linode-cli",
+    # more: an MCP client's servers (their env holds API keys), VPN and tunnel keys, a
+    # cloud's tokens, service-account keys and a site's database password by their names
+    "~/.cursor/mcp.json", "~/.claude.json", "~/.codeium/windsurf/mcp_config.json",
+    "~/.config/Claude/claude_desktop_config.json", "~/.twilio-cli/*", "~/.bluemix/*",
+    "~/.wireguard/*", "~/.tailscale/*", "~/.config/atuin/key", "*service-account*.json",
+    "*service_account*.json", "*firebase-adminsdk*.json", "*/.htpasswd", "*/wp-config.php",
     # the kernel's memory, every process's secrets in it
     "/proc/kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/proc/*/mem",
 )  # fmt: skip
@@ -116,5 +122,7 @@ SECRET_KEYS = (
     "Local State", "Bitwarden", "Keychains", "huggingface", "kaggle", ".gemini", "pypoetry",
     "stripe", "doppler", "wallet.dat", "ethereum", "solana", "adbkey", "filezilla", "purple",
     "weechat", "DBeaver", "kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/mem", "bunfig",
-    "pip.conf", "vault_pass", ".chef", "scw/",
+    "pip.conf", "vault_pass", ".chef", "scw/", "cursor/mcp", ".claude.json", "windsurf",
+    "claude_desktop", "twilio", "bluemix", "service-account", "service_account",
+    "firebase-adminsdk", ".htpasswd", "wp-config",
 )  # fmt: skip
