@@ -47,6 +47,12 @@ More credential stores: an MCP client's server list holds its servers' API keys 
 WireGuard and Tailscale keys in the home, atuin's sync key, and by their names a
 service-account key, a Firebase admin key, ``.htpasswd`` and ``wp-config.php``.
 
+More start-up code (``persistence``): nushell's and PowerShell's profiles, gdb's XDG
+init files and ``~/.gdbearlyinit``, IRB's XDG rc, ``~/.npm-init.js`` (``npm init`` runs
+it), ``~/.pythonrc`` (PYTHONSTARTUP's usual name), terminals that start the shell their
+config names (kitty, alacritty; wezterm's config is Lua it runs) and VS Code Server's
+settings.
+
 Before the fix every hostile case here was approved in a manual profile allowlisting
 ``git *`` (or, for fed code, in a strict profile whose rules matched every command),
 or named only ``secret-read``.
@@ -180,6 +186,20 @@ NOT_STORES = [
     "cat docs/htpasswd.md",
     "cat wp-config-sample.php",
 ]
+STARTUP_CODE = [
+    "echo 'x' >> ~/.config/nushell/config.nu",
+    "echo 'x' >> ~/.config/powershell/Microsoft.PowerShell_profile.ps1",
+    "echo 'x' >> ~/.config/gdb/gdbinit",
+    "echo 'x' >> ~/.gdbearlyinit",
+    "echo 'x' >> ~/.config/irb/irbrc",
+    "echo 'x' > ~/.npm-init.js",
+    "echo 'x' > ~/.pythonrc.py",
+    "cp my.lua ~/.wezterm.lua",
+    "echo 'shell /tmp/x' >> ~/.config/kitty/kitty.conf",
+    "cp a.toml ~/.config/alacritty/alacritty.toml",
+    "echo '{}' > ~/.vscode-server/data/Machine/settings.json",
+]
+STARTUP_READ = ["cat ~/.config/kitty/kitty.conf", "echo x > notes/pythonrc.md"]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -191,8 +211,9 @@ HOSTILE = [
     *((line, "infra-destroy") for line in INFRA_REMOVED),
     ("kubectl drain node1 --ignore-daemonsets", "service-stop"),
     *((line, "secret-read") for line in STORES),
+    *((line, "persistence") for line in STARTUP_CODE),
 ]
-NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT, *NOT_STORES]
+NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT, *NOT_STORES, *STARTUP_READ]
 
 
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(

@@ -120,6 +120,11 @@ _PERSISTENCE = (
     "~/.config/autostart-scripts", "~/.config/autostart-scripts/*", "~/.xbindkeysrc*",
     "~/.config/mimeapps.list", "~/.local/share/applications/mimeapps.list",
     "~/.config/ipython/profile_*/startup/*",
+    # more shells' and tools' start-up code: nushell, PowerShell, gdb's XDG files, IRB's,
+    # npm init's module, terminals that run a shell they name (wezterm's is Lua code)
+    "~/.config/nushell/*", "~/.config/powershell/*", "~/.config/gdb/*", "~/.config/irb/*",
+    "~/.npm-init.js", "~/.wezterm.lua", "~/.config/wezterm/*", "~/.config/kitty/*",
+    "~/.config/alacritty/*", "~/.vscode-server/data/*/settings.json",
 )  # fmt: skip
 # The shells' own start-up files (also sensitive places: _writes.py).
 SHELL_START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
@@ -172,6 +177,9 @@ _STARTUP = frozenset(
         ".ocamlinit",
         ".swiplrc",
         ".bash_completion",
+        ".gdbearlyinit",
+        ".pythonrc",
+        ".pythonrc.py",
     ]
 )
 
@@ -189,7 +197,9 @@ _PERSISTENCE_KEYS = (
     ".terraform.d", "zprezto", ".claude", ".mcp.json", ".gemini", ".codex", ".cursor",
     "vscode/mcp", "windsurf", ".continue", "shims", "go/bin", ".nvm/", "npm-global",
     "plasma", "openbox", "lxsession", "Autostart", "i3/", "sway/", "hypr/", "tasks.json",
-    ".devcontainer", "lesskey", "/.less", "xbindkeys", "mimeapps", "ipython/",
+    ".devcontainer", "lesskey", "/.less", "xbindkeys", "mimeapps", "ipython/", "nushell",
+    "powershell", "/gdb/", "irb/", "npm-init", "wezterm", "kitty/", "alacritty",
+    "vscode-server", ".gdbearlyinit", ".pythonrc",
 )  # fmt: skip
 
 
