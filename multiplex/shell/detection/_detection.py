@@ -103,8 +103,11 @@ __all__ = [
 ]
 
 _EXEC_SINKS = SHELLS | {"eval", "source", ".", "perl", "ruby", "node", "nodejs", "php", "bun"}
-_DOWNLOADERS = frozenset({"curl", "wget", "aria2c", "fetch", "lwp-download", "http", "xh"})
-_DOWNLOAD_WORD = re.compile(r"(?<![\w.-])(curl|wget|aria2c|lwp-download)\b")
+_EXEC_SINKS |= {"lua", "luajit", "tclsh", "wish", "Rscript", "R", "julia", "pwsh", "deno", "irb"}
+_DOWNLOADERS = frozenset(
+    {"curl", "wget", "aria2c", "fetch", "lwp-download", "http", "xh", "websocat", "nc", "ncat"}
+)
+_DOWNLOAD_WORD = re.compile(r"(?<![\w.-])(curl|wget|aria2c|lwp-download|websocat|nc|ncat)\b")
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git"})
 # Linear-time fork-bomb text checks: every pattern starts at a literal and no two
 # quantifiers can match the same characters (docs/security.md#linear-time).

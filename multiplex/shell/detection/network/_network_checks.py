@@ -55,9 +55,15 @@ __all__ = [
 _NC = NC
 _NET = NETWORK_TOOLS
 _LISTENERS = _NC | {"socat", "telnet", "openssl", "ssh"}  # a shell on either side is remote
-_SOCKET_SHELL = re.compile(r"\bsocket\b")
+# A socket opened by inline code, in each language's spelling (php's fsockopen, ruby's
+# TCPSocket, node's net module, lua's socket.tcp, perl's IO::Socket, awk's /inet/tcp/).
+_SOCKET_SHELL = re.compile(
+    r"\bsocket\b|fsockopen|TCPSocket|\bIO::Socket|require\(\s*['\"]net['\"]\s*\)"
+    r"|\bnet\.(?:connect|createConnection|Socket)\b|/inet6?/tcp/"
+)
 _SHELL_HINT = re.compile(
     r"/bin/(?:ba|z|da)?sh\b|\bpty\b|\bdup2\b|\bsubprocess\b|\bspawn\b|\bexec\b"
+    r"|\bos\.execute\b|['\"](?:ba|z|da)?sh(?: -i)?['\"]|\|&\s*getline"
 )
 
 

@@ -8,7 +8,9 @@ Named ``reverse-shell`` as a shell bound to a socket is: a terminal served over 
 (``node --inspect=0.0.0.0``, ``python -m debugpy --listen 0.0.0.0:5678``, ``jupyter
 --ip=0.0.0.0`` with an empty token, ``dockerd -H tcp://0.0.0.0:2375``), and a login port
 tunnelled out (``ngrok tcp 22``, ``bore local 22``, ``cloudflared tunnel --url
-ssh://…``, ``ssh -R 2222:localhost:22 HOST``). A pure leaf.
+ssh://…``, ``ssh -R 2222:localhost:22 HOST``, ``chisel client SERVER R:2222:localhost:22``), or
+every port of this machine (a reverse SOCKS proxy: ``ssh -R 1080 HOST``, ``chisel client
+SERVER R:socks``). A pure leaf.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ _TOKENS = ("--NotebookApp.token", "--ServerApp.token", "--IdentityProvider.token
 # Every program serves_remote_access looks at (and python*): the callers' first test.
 SERVERS = frozenset({*_ALWAYS, *_NODES, *_JUPYTER, "busybox", "code-server",
                      "openvscode-server", "dockerd", "ngrok", "bore", "cloudflared", "ssh",
-                     "autossh", "socat", "kubectl", "oc"})  # fmt: skip
+                     "autossh", "socat", "kubectl", "oc", "chisel"})  # fmt: skip
 # A container engine's socket: whoever reaches it is root on the host.
 _ENGINE_SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
 
@@ -107,5 +109,9 @@ def _tunnels_a_shell(prog: str, args: Sequence[str]) -> bool:
             for key, _, value in (o.replace("=", " ", 1).partition(" ") for o in settings)
             if key.lower() == "remoteforward"
         ]
-        return any(_shell_behind(f.replace(" ", ":")) for f in forwards)
+        # -R [BIND:]PORT alone is a reverse SOCKS proxy: the far end reaches everything here
+        return any(_shell_behind(f.replace(" ", ":")) or f.count(":") < 2 for f in forwards)
+    if prog == "chisel":  # chisel client SERVER R:socks | R:2222:localhost:22
+        remotes = [o[2:] for o in ops[1:] if o.startswith("R:")] if ops[:1] == ["client"] else []
+        return any(r.startswith("socks") or _shell_behind(r) for r in remotes)
     return False
