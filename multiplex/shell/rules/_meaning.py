@@ -142,10 +142,10 @@ def _systemctl(argv: Argv, i: int) -> list[Argv]:
 
 
 # Programs that are another's drop-in, for what a deny rule names (podman is docker's CLI,
-# OpenTofu terraform's, oc kubectl's, hub git's).
+# OpenTofu terraform's, oc kubectl's and kubecolor its wrapper, hub git's, helm3 helm).
 _SAME_PROGRAM = {"podman": "docker", "nerdctl": "docker", "tofu": "terraform", "oc": "kubectl",
                  "hub": "git", "buildah": "docker", "podman-compose": "docker-compose",
-                 "gmake": "make"}  # fmt: skip
+                 "gmake": "make", "kubecolor": "kubectl", "helm3": "helm"}  # fmt: skip
 # Publishing to the npm registry through another client is npm publish.
 _PUBLISHERS = frozenset({"pnpm", "yarn", "bun"})
 _NPX_VALUE = frozenset({"-p", "--package", "-c", "--call", "-w", "--workspace"})
