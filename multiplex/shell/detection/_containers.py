@@ -35,6 +35,9 @@ _ESCAPING_CAPS = frozenset(
 )  # fmt: skip
 _UNCONFINED = ("seccomp=unconfined", "apparmor=unconfined", "label=disable",
                "systempaths=unconfined", "seccomp:unconfined", "apparmor:unconfined")  # fmt: skip
+# Folders holding an engine's socket or its containers' files: mounted, the host's root.
+_HOST_RUNTIME = frozenset({"/run", "/var/run", "/var/lib/docker", "/var/lib/containers",
+                           "/run/containerd", "/var/lib/containerd"})  # fmt: skip
 _HOST_POWERS = re.compile(r'"(?:hostPID|hostNetwork|hostIPC|privileged)"\s*:\s*true')
 
 
@@ -77,20 +80,30 @@ def _host_given(args: Sequence[str], i: int, place: Place) -> str | None:
     device = _value(args, i, ("--device",))
     if device is not None and is_block_device(device.split(":", 1)[0]):
         return PRIVILEGED_CONTAINER.name
+    rule = _value(args, i, ("--device-cgroup-rule",))  # 'a *:* rwm', 'b 8:* rwm': the disks
+    if rule is not None and rule.strip("'\" ").startswith(("a", "b")):
+        return PRIVILEGED_CONTAINER.name
     mount = _value(args, i, ("-v", "--volume", "--mount"))
     source = _mount_source(mount) if mount else None
     if source is None:
         return None
     paths = resolved(source, place) or [source]
-    if any(p.endswith(_SOCKETS) or p in ("~", "/") or catastrophic_path(p) for p in paths):
+    if any(
+        p.endswith(_SOCKETS)
+        or p in ("~", "/")
+        or p.rstrip("/") in _HOST_RUNTIME
+        or catastrophic_path(p)
+        for p in paths
+    ):
         return PRIVILEGED_CONTAINER.name
     return SECRET_READ.name if any(is_secret_path(p) for p in paths) else None
 
 
 def _kubectl(args: Sequence[str]) -> bool:
     """``kubectl run --privileged``, an override asking for host namespaces, ``debug node/``."""
-    if list(args[:1]) == ["debug"]:
-        return any(a.startswith("node/") for a in args[1:])
+    if list(args[:1]) == ["debug"]:  # a node's host, or a pod's with every power (sysadmin)
+        profile = option_values(args, ("--profile",))
+        return any(a.startswith("node/") for a in args[1:]) or "sysadmin" in profile
     if not args or args[0] not in ("run", "create"):
         return False
     return (
@@ -116,7 +129,9 @@ def _machine(prog: str, args: Sequence[str]) -> bool:
         sources = [r for r in roots if r] + [b.split(":", 1)[0] for b in binds if b]
         return any(catastrophic_path(s) for s in sources)
     if args[:2] in (("config", "set"),) and len(args) >= 4:
-        return bool(_LXC_POWERS.match(args[3])) and args[4:5] != ("false",)
+        key, eq, value = args[3].partition("=")  # incus config set C key=value
+        value = value if eq else (args[4] if len(args) > 4 else "")
+        return bool(_LXC_POWERS.match(key)) and value != "false"
     return False
 
 
