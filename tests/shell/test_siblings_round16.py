@@ -65,6 +65,11 @@ Containers given the host: every device allowed by a cgroup rule (``--device-cgr
 mounted (``-v /run:/run``, ``/var/lib/docker``), ``kubectl debug --profile=sysadmin``
 (a privileged debug container) and incus's ``KEY=VALUE`` spelling of ``security.privileged``.
 
+A credential's name printed, not its value: ``echo '$GITHUB_TOKEN'`` (single quotes,
+``$'…'``, an escaped ``\\$``) shows the name and was read as if expanded; it no longer
+asks. Carried inside double quotes (``bash -c "echo '$GITHUB_TOKEN'"``) the outer shell
+expands it first: still ``secret-read``.
+
 Deny rules: ``kubecolor`` runs kubectl with its words and ``helm3`` is helm under another
 name: ``kubectl delete *`` and ``helm uninstall *`` reach them.
 
@@ -268,6 +273,19 @@ HOST_KEPT = [
     "incus config set c1 security.privileged=false",
     "lxc config set c1 limits.cpu 2",
 ]
+NAME_ONLY = [
+    "echo '$GITHUB_TOKEN'",
+    "printf '$DB_PASSWORD\\n'",
+    "echo $'$API_KEY'",
+    "echo \\$GITHUB_TOKEN",
+    "echo 'set GITHUB_TOKEN: export GITHUB_TOKEN=$GITHUB_TOKEN'",
+]
+VALUE_SHOWN = [
+    'echo "$GITHUB_TOKEN"',
+    "echo 'token: '\"$GITHUB_TOKEN\"",
+    'echo "it\'s $GITHUB_TOKEN"',
+    "bash -c \"echo '$GITHUB_TOKEN'\"",
+]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -284,9 +302,16 @@ HOSTILE = [
     *((line, "download-exec") for line in CODE_FROM_THE_NETWORK),
     ("echo 'os.execute(\"id\")' | lua -", "pipe-to-shell"),
     *((line, "privileged-container") for line in HOST_GIVEN),
+    *((line, "secret-read") for line in VALUE_SHOWN),
 ]
 NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT, *NOT_STORES, *STARTUP_READ]
-NOTHING += [*HOST_KEPT, *TUNNELS_PLAIN, "lua script.lua", "echo hi | nc -q0 localhost 9000"]
+NOTHING += [
+    *NAME_ONLY,
+    *HOST_KEPT,
+    *TUNNELS_PLAIN,
+    "lua script.lua",
+    "echo hi | nc -q0 localhost 9000",
+]
 
 
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(

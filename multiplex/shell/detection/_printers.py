@@ -177,12 +177,36 @@ def _given(arg: str, option: str) -> bool:
     return short and option[1] in arg[1:]
 
 
+def _expanded(text: str) -> list[str]:
+    """The variables ``text`` expands (``$NAME``, ``${NAME…}``): not inside single quotes
+    (``'$NAME'``, ``$'…'``) and not escaped (``\\$NAME``). One pass, left to right."""
+    names: list[str] = []
+    single = double = False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if single:
+            single = c != "'"
+        elif c == "\\":
+            i += 1  # the next character is literal
+        elif c == "'" and not double:
+            single = True
+        elif c == '"':
+            double = not double
+        elif c == "$" and (found := _EXPANDED.match(text, i)) is not None:
+            names.append(found.group(1))
+        i += 1
+    return names
+
+
 def echoes_credential(cmd: SimpleCommand, line: str) -> bool:
     """``echo "$AWS_SECRET_ACCESS_KEY"`` (or printf) into the output, as ``printenv`` prints
     it; not piped on (``echo "$GITHUB_TOKEN" | gh auth login --with-token``) or into a file."""
     if cmd.program not in ("echo", "printf") or any(r.writes_file for r in cmd.redirects):
         return False
-    if not any(_credential_variable(v) for a in cmd.argv[1:] for v in _EXPANDED.findall(a)):
+    # Carried (bash -c "echo '$X'"), the outer quoting decided what expands: every $NAME counts.
+    words = [v for a in cmd.argv[1:] for v in _EXPANDED.findall(a)]
+    if not any(_credential_variable(v) for v in (words if cmd.wrapped_by else _expanded(cmd.text))):
         return False
     at = line.find(cmd.text)
     after = line[at + len(cmd.text) :].lstrip() if at >= 0 else ""
