@@ -70,6 +70,11 @@ A credential's name printed, not its value: ``echo '$GITHUB_TOKEN'`` (single quo
 asks. Carried inside double quotes (``bash -c "echo '$GITHUB_TOKEN'"``) the outer shell
 expands it first: still ``secret-read``.
 
+Files database clients write: psql's ``\\copy … to 'F'``, ``\\o F``, ``\\w F``, ``-o F``,
+mysql's ``INTO OUTFILE|DUMPFILE 'F'`` and ``--tee=F`` were unjudged; they are judged where
+they land, as sqlite3's ``.output`` was. And a file name glob holding a key's word
+(``cat id_*``, ``*key*``, ``*secret*``) may name a private key: ``secret-read``.
+
 Deny rules: ``kubecolor`` runs kubectl with its words and ``helm3`` is helm under another
 name: ``kubectl delete *`` and ``helm uninstall *`` reach them.
 
@@ -286,6 +291,24 @@ VALUE_SHOWN = [
     'echo "it\'s $GITHUB_TOKEN"',
     "bash -c \"echo '$GITHUB_TOKEN'\"",
 ]
+CLIENT_WRITES = [
+    ("psql -c \"\\copy t to '/root/.bashrc'\"", "persistence"),
+    ("psql -c \"\\copy (select 1) to '~/.bashrc' csv\"", "persistence"),
+    ("psql -c '\\o /root/.bashrc' -c 'select 1'", "persistence"),
+    ("psql -o /root/.bashrc -c 'select 1'", "persistence"),
+    ("psql -c \"\\copy t to 'AGENTS.md'\"", "protected-file"),
+    ("mysql -e \"select 1 into outfile '/root/.bashrc'\"", "persistence"),
+    ("mysql -e \"select 1 into dumpfile '/etc/cron.d/x'\"", "persistence"),
+    ("mysql --tee=/root/.bashrc -e 'select 1'", "persistence"),
+]
+CLIENT_READS = [
+    'psql -c "\\copy t to stdout"',
+    "psql -c \"\\copy t to 'out.csv' csv\"",
+    "psql -c \"\\copy t from 'in.csv'\"",
+    "mysql -e 'select * from t'",
+]
+KEY_GLOBS = ["cat id_*", "cat *key*", "cat *secret*", "cat deploy/*_key.pem"]
+NOT_KEY_GLOBS = ["cat *", "cat *.json", "cat monkey*", "cat *keys*.md", "wc -l src/*"]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -303,6 +326,8 @@ HOSTILE = [
     ("echo 'os.execute(\"id\")' | lua -", "pipe-to-shell"),
     *((line, "privileged-container") for line in HOST_GIVEN),
     *((line, "secret-read") for line in VALUE_SHOWN),
+    *CLIENT_WRITES,
+    *((line, "secret-read") for line in KEY_GLOBS),
 ]
 NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT, *NOT_STORES, *STARTUP_READ]
 NOTHING += [

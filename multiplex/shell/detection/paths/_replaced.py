@@ -67,11 +67,21 @@ _COMPILERS = frozenset({"cc", "gcc", "g++", "c++", "clang", "clang++", "cpp", "t
 # sqlite3's dot-commands that write a file (".output F", ".once F", ".save F", ".backup F").
 _SQLITE_WRITES = (".output", ".once", ".save", ".backup", ".excel")
 _WRITEFILE = re.compile(r"\bwritefile\s*\(\s*'((?:[^']|'')*)'", re.IGNORECASE)
+# psql's meta-commands that write a file: \o F, \out F, \w F, \g F (not \o |cmd).
+_PSQL_OUTPUTS = frozenset({"o", "out", "w", "write", "g", "gx"})
+# mysql's: SELECT … INTO OUTFILE|DUMPFILE 'F' (the server writes it), tee F, \T F.
+_MYSQL_WRITES = re.compile(
+    r"\binto[ \t]+(?:out|dump)file[ \t]+'([^']*)'|(?:^|[;\s])(?:tee|\\T)[ \t]+([^\s;]+)",
+    re.IGNORECASE,
+)
+# Their options that name a file written (psql -o F, -L F; mysql --tee=F).
+_SQL_CLIENTS = {"psql": ("-o", "--output", "-L", "--log-file"), "mysql": ("--tee",),
+                "mariadb": ("--tee",)}  # fmt: skip
 
 REPLACERS = frozenset(
     {*_COMPRESSORS, "zstd", "unzstd", "lz4", "brotli", "ruby", "awk", "gawk", "sqlite3", "script",
      "ssh-keygen", "mount", "umount", "npm", "cmake", "pdftk", "qpdf", "make", "gmake", "go",
-     *_CP_CLIS, *_ALWAYS, *_WITH_FLAG, *_VERBS, *_COMPILERS}
+     *_CP_CLIS, *_ALWAYS, *_WITH_FLAG, *_VERBS, *_COMPILERS, *_SQL_CLIENTS}
 )  # fmt: skip
 
 
@@ -118,6 +128,13 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
                     yield words[-1]
             if "writefile" in text.lower():  # select writefile('F', …): the CLI's own function
                 yield from (m.group(1).replace("''", "'") for m in _WRITEFILE.finditer(text))
+    elif prog in _SQL_CLIENTS:  # psql -c '\o F', mysql -e "… INTO OUTFILE 'F'", --tee=F
+        yield from option_values(args, _SQL_CLIENTS[prog])
+        for text in args:
+            if prog == "psql":
+                yield from _psql_writes(text)
+            else:
+                yield from (m.group(1) or m.group(2) for m in _MYSQL_WRITES.finditer(text))
     elif prog == "script":
         yield from _script(args)
     elif prog == "ssh-keygen":
@@ -136,6 +153,22 @@ def replaced(prog: str, args: Sequence[str]) -> Iterator[str]:
 
 
 _NOT_WRITING = ("--stdout", "--to-stdout", "--list", "--test")
+_NOT_A_FILE = frozenset({"program", "stdout", "pstdout"})
+
+
+def _psql_writes(text: str) -> Iterator[str]:
+    """The files psql's meta-commands in ``text`` write: ``\\o F``, ``\\w F``, ``\\g F`` and
+    ``\\copy … to 'F'`` (not ``to program 'cmd'``, ``to stdout``). Word by word, no regex."""
+    for chunk in text.split("\\")[1:]:
+        words = chunk.split()
+        verb = words[0].lower() if words else ""
+        if verb in _PSQL_OUTPUTS and len(words) > 1 and not words[1].startswith("|"):
+            yield words[1].strip("'\";")
+        elif verb == "copy":
+            tos = [k for k, w in enumerate(words) if w.lower() == "to" and k + 1 < len(words)]
+            target = words[tos[-1] + 1].strip("'\";") if tos else ""
+            if target and target.lower() not in _NOT_A_FILE:
+                yield target
 
 
 # make's options whose value is the next word (-C DIR, -f FILE, -I DIR, -o FILE …).

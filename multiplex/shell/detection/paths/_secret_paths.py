@@ -301,7 +301,9 @@ def is_secret_path(path: str) -> bool:
 def _own_secret_path(path: str) -> bool:
     if ".env" in path and _ENV_FILE.search(path):
         return not _NOT_SECRET.search(path)
-    if ("*" in path or "?" in path or "[" in path) and _glob_reaches_secret(path):
+    if ("*" in path or "?" in path or "[" in path) and (
+        _glob_reaches_secret(path) or _glob_names_a_key(path.rpartition("/")[2])
+    ):
         return True
     if _NOT_SECRET.search(path) or _SSH_PUBLIC.search(path):
         return False
@@ -351,6 +353,20 @@ def _glob_reaches_secret(path: str) -> bool:
 
 
 _GLOB_CHAR = re.compile(r"[*?\[]")
+# A file name glob's own words that mean a key (id_*, *key*, *secret*): only such a glob is
+# matched against the names of _BY_NAME (``*.json`` could name x.secrets.json, as any word).
+_KEYISH = ("id_", "key", "priv", "secret", "cred", "token", ".p12", ".pfx", ".jks", "tfstate")
+_KEY_NAMES = tuple(p.rpartition("/")[2].replace("*", "x") for p in _BY_NAME)
+
+
+@functools.lru_cache(maxsize=256)
+def _glob_names_a_key(name: str) -> bool:
+    """The last component ``name``, a glob holding a key's word, may name a private key or
+    secrets file (``id_*``, ``*key*``, ``*secret*``)."""
+    words = _GLOB_CHAR.sub(" ", name.split("]")[-1]).lower()
+    if not any(w in words for w in _KEYISH):
+        return False
+    return any(fnmatch.fnmatchcase(example, name) for example in _KEY_NAMES)
 
 
 def _expands_to(globs: list[str], names: tuple[str, ...]) -> bool:
