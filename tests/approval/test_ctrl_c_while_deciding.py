@@ -60,18 +60,28 @@ def _records(home: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_ctrl_c_as_the_answer_is_recorded_keeps_the_record_and_the_command_from_starting(
-    make_home: HomeFactory, supervisor_of: Callable[..., Supervisor]
-) -> None:
+@contextmanager
+def _asked(
+    make_home: HomeFactory, supervisor_of: Callable[..., Supervisor], event: str
+) -> Iterator[tuple[Path, Supervisor, list[str], IO[str], TerminalPrompter]]:
+    """A manual home, its supervisor with a terminal prompter on pipes, and a SIGINT
+    sent once the gate emits ``event``: (home, supervisor, sent, keyboard, prompter)."""
     home = make_home("p", ASKS, files={"work/build/x": "x\n"})
     sup = supervisor_of("profiles_dir: profiles\n")
-    sent = _sigint_on(sup, "approval.resolved")
+    sent = _sigint_on(sup, event)
     with _terminal() as (stdin, keys, screen):
         prompter = TerminalPrompter(stdin, screen)
         sup.gate.set_prompter(prompter)
+        yield home, sup, sent, keys, prompter
+
+
+def test_ctrl_c_as_the_answer_is_recorded_keeps_the_record_and_the_command_from_starting(
+    make_home: HomeFactory, supervisor_of: Callable[..., Supervisor]
+) -> None:
+    with _asked(make_home, supervisor_of, "approval.resolved") as (home, sup, sent, keys, tty):
         keys.write("o\n")  # answered as soon as asked
         keys.flush()
-        with pytest.raises(KeyboardInterrupt), prompter.interrupts() as held:
+        with pytest.raises(KeyboardInterrupt), tty.interrupts() as held:
             sup.run(LINE, profile="p", session="s", context="interactive", on_decided=held.decided)
     assert sent == [threading.main_thread().name]  # the SIGINT came while the answer was recorded
     assert [(r["outcome"], r.get("choice")) for r in _records(home)] == [("approved", "once")]
@@ -83,16 +93,11 @@ def test_ctrl_c_as_the_answer_is_recorded_keeps_the_record_and_the_command_from_
 def test_ctrl_c_as_a_prompt_opens_cancels_it_recorded(
     make_home: HomeFactory, supervisor_of: Callable[..., Supervisor]
 ) -> None:
-    home = make_home("p", ASKS, files={"work/build/x": "x\n"})
-    sup = supervisor_of("profiles_dir: profiles\n")
-    sent = _sigint_on(sup, "approval.request")
-    with _terminal() as (stdin, _keys, screen):
-        prompter = TerminalPrompter(stdin, screen)
-        sup.gate.set_prompter(prompter)
-        with prompter.interrupts() as held:
-            result = sup.run(
-                LINE, profile="p", session="s", context="interactive", on_decided=held.decided
-            )
+    asked = _asked(make_home, supervisor_of, "approval.request")
+    with asked as (home, sup, sent, _keys, tty), tty.interrupts() as held:
+        result = sup.run(
+            LINE, profile="p", session="s", context="interactive", on_decided=held.decided
+        )
     assert sent
     assert (result.decision.outcome.value, result.decision.cause) == ("cancelled", "interrupted")
     assert [(r["outcome"], r["cause"]) for r in _records(home)] == [("cancelled", "interrupted")]
