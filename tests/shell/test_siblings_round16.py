@@ -82,6 +82,10 @@ commands and the registry logins a pull hands over; ``YARN_RC_FILENAME`` and ``C
 read settings from elsewhere; CMake's compiler launchers and compiler flags with a
 plugin, wrapper or ``-B DIR`` run another program.
 
+The gateway's operator endpoints asked over HTTP (``curl -X POST …/v1/runs/RUN/approval -d
+'{"choice":"always"}'``, a session's yolo or grants, a reload) act as the operator, as the
+CLI does: ``supervisor-control``. Reading runs and approvals is not.
+
 Deny rules: ``kubecolor`` runs kubectl with its words and ``helm3`` is helm under another
 name: ``kubectl delete *`` and ``helm uninstall *`` reach them.
 
@@ -345,6 +349,20 @@ VARIABLES_PLAIN = [
     "CFLAGS='-O2 -g' make",
     "LDFLAGS='-Wl,-Bsymbolic -fuse-ld=lld' make",
 ]
+OPERATOR_CALLS = [
+    'curl -X POST http://127.0.0.1:8787/v1/runs/run-abc/approval -d \'{"choice":"always"}\'',
+    'curl -sX POST "$MX/v1/runs/run-abc/approval" -d \'{"choice":"once"}\'',
+    "http POST :8787/v1/sessions/research/s1 yolo:=true",
+    "curl -X POST http://localhost:8787/v1/sessions/research/s1/revoke",
+    "curl -X POST http://localhost:8787/v1/admin/reload",
+    "wget --post-data='{}' http://gw:8787/v1/runs/run-1/approval",
+]
+GATEWAY_READS = [
+    "curl http://localhost:8787/v1/runs",
+    "curl http://localhost:8787/v1/approvals",
+    "curl http://localhost:8787/v1/runs/run-1",
+    "curl https://api.example.com/v1/admin/users",
+]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -365,6 +383,7 @@ HOSTILE = [
     *CLIENT_WRITES,
     *((line, "secret-read") for line in KEY_GLOBS),
     *((line, "command-variable") for line in VARIABLES),
+    *((line, "supervisor-control") for line in OPERATOR_CALLS),
 ]
 NOTHING = [*REMOTE_KEPT, *ALIASES_PLAIN, *ARCHIVES_READ, *INFRA_KEPT, *NOT_STORES, *STARTUP_READ]
 NOTHING += [

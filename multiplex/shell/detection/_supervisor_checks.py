@@ -17,6 +17,7 @@ leaf: stdlib and the shell leaves it imports.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import SUPERVISOR_CONTROL, Finding
@@ -34,7 +35,7 @@ _STATE = ".multiplex"
 def each_supervisor_control(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each command that runs the supervisor's CLI or writes what the supervisor keeps."""
     for cmd, here in placed(parsed, place):
-        if _runs_cli(cmd):
+        if _runs_cli(cmd) or _calls_the_gateway(cmd):
             yield Finding(SUPERVISOR_CONTROL, evidence(cmd), cmd.text)
             continue
         for target in write_targets(cmd):
@@ -63,6 +64,22 @@ def _runs_cli(cmd: SimpleCommand) -> bool:
         return False
     words = [a for a in args if not a.startswith("-")]
     return bool(words) and words[0].split("@")[0].split("==")[0] == _CLI
+
+
+# The gateway's operator endpoints (docs/gateway.md): an answer to a prompt, a session's
+# grants and yolo, a reload. Asked over HTTP they act as the operator, as the CLI does.
+_OPERATOR_CALL = re.compile(
+    r"/v1/(?:runs/[^/\s?#]+/approval|admin/reload|sessions/[^/\s?#]+/[^/\s?#]+)(?:[/?#]|$)"
+)
+_HTTP_CLIENTS = frozenset({"curl", "wget", "http", "https", "xh", "xhs", "curlie"})
+
+
+def _calls_the_gateway(cmd: SimpleCommand) -> bool:
+    """``curl -X POST …/v1/runs/RUN/approval -d '{"choice":"always"}'``: the agent
+    answering its own prompt (or granting its session) through the gateway's API."""
+    return cmd.program in _HTTP_CLIENTS and any(
+        "/v1/" in a and _OPERATOR_CALL.search(a) is not None for a in cmd.argv[1:]
+    )
 
 
 def _kept(target: str, place: Place) -> bool:
