@@ -86,6 +86,11 @@ The gateway's operator endpoints asked over HTTP (``curl -X POST …/v1/runs/RUN
 '{"choice":"always"}'``, a session's yolo or grants, a reload) act as the operator, as the
 CLI does: ``supervisor-control``. Reading runs and approvals is not.
 
+Launchers that ran their command unjudged: ``nvm exec VERSION CMD``, ``micromamba run``,
+``guix shell PKGS -- CMD``, ``schroot -c NAME -- CMD``, ``scl enable COLLECTION 'CMD'``,
+Lima's ``lima CMD`` and ``limactl shell NAME CMD``, ``colima ssh -- CMD``: hardline inside
+them was approved in a manual profile.
+
 Deny rules: ``kubecolor`` runs kubectl with its words and ``helm3`` is helm under another
 name: ``kubectl delete *`` and ``helm uninstall *`` reach them.
 
@@ -103,6 +108,7 @@ import pytest
 from multiplex import Supervisor
 from tests.shell._carriers import (
     assert_named,
+    hardline_tests,
     homes_fixture,
     judged,
     one_home,
@@ -363,6 +369,18 @@ GATEWAY_READS = [
     "curl http://localhost:8787/v1/runs/run-1",
     "curl https://api.example.com/v1/admin/users",
 ]
+LAUNCHED = [
+    "nvm exec 18 rm -rf ~",
+    "micromamba run -n base rm -rf ~",
+    "guix shell coreutils -- rm -rf ~",
+    "schroot -c jammy -- rm -rf ~",
+    "scl enable devtoolset-9 'rm -rf ~'",
+    "scl enable devtoolset-9 -- rm -rf ~",
+    "lima rm -rf ~",
+    "limactl shell default rm -rf ~",
+    "colima ssh -- rm -rf ~",
+]
+LAUNCHED_PLAIN = ["nvm use 18", "nvm exec 18 node -v", "scl enable devtoolset-9 'make -j4'"]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),
@@ -395,6 +413,9 @@ NOTHING += [
 ]
 
 
+test_a_launched_hardline_is_hardline, test_a_launched_build_is_not = hardline_tests(
+    LAUNCHED, LAUNCHED_PLAIN
+)
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
     HOSTILE, NOTHING
 )

@@ -34,20 +34,18 @@ from multiplex.shell.parsing.runs._verbs import GLOBAL_OPTIONS, verb_index
 
 __all__ = ["LAUNCHERS", "RUNNERS", "SSH_OPTS", "find_exec", "launched", "remote_lines"]
 
+_UV_RUN = opts("--with -p --python --project --directory --env-file --group --extra --package "
+               "--from")  # fmt: skip
 # "<tool> run|exec PROGRAM …" runners: the program is checked too.
 RUNNERS: dict[str, tuple[str, frozenset[str]]] = {
-    "uv": (
-        "run",
-        opts(
-            "--with -p --python --project --directory --env-file --group --extra --package --from"
-        ),
-    ),
+    "uv": ("run", _UV_RUN),
     "poetry": ("run", opts("-C --directory -P --project")),
     "pipenv": ("run", frozenset()),
     "pdm": ("run", opts("-p --project")),
     "bundle": ("exec", frozenset()),
     "conda": ("run", opts("-n --name -p --prefix")),
     "mamba": ("run", opts("-n --name -p --prefix")),
+    "micromamba": ("run", opts("-n --name -p --prefix")),
     "hatch": ("run", opts("-e --env")),
     "rye": ("run", frozenset()),
     "pixi": ("run", opts("-e --environment --manifest-path")),
@@ -105,6 +103,9 @@ _PLAIN: dict[str, tuple[frozenset[str], int]] = {
     "nq": (frozenset(), 0),
     "tsp": (opts("-L -D -N -W"), 0),
     "direnv": (frozenset(), 2),  # direnv exec DIR CMD
+    "nvm": (opts("--silent --lts"), 2),  # nvm exec VERSION CMD
+    "schroot": (opts("-c --chroot -u --user -d --directory -n --session-name -o --option"), 0),
+    "lima": (frozenset(), 0),  # lima CMD: in the default Lima machine
     "dtach": (opts("-n -c -A -a -p -e -r"), 0),  # dtach -n SOCKET CMD: detached
     "abduco": (opts("-n -c -A -a -e"), 0),
     # cgroups, sleep inhibitors, s6's and daemontools' user switches, a host from a sandbox
@@ -121,9 +122,9 @@ _TERMINALS = frozenset({"xterm", "uxterm", "urxvt", "rxvt", "alacritty", "konsol
 # "TOOL VERB [opts] -- CMD": secret injectors and env loaders run CMD with secrets set.
 _DASHED = {"aws-vault": "exec", "op": "run", "doppler": "run", "dotenv": "", "infisical": "run",
            "envchain": "", "chamber": "exec", "teller": "run", "sops": "exec-env", "mise": "exec",
-           "rtx": "exec", "reflex": ""}  # fmt: skip
+           "rtx": "exec", "reflex": "", "guix": "shell"}  # fmt: skip
 # Shell lines they run: every operand of hyperfine, pueue add's, nix-shell --run's.
-_SHELL_LINES = frozenset({"hyperfine", "pueue", "nix-shell", "nix"})
+_SHELL_LINES = frozenset({"hyperfine", "pueue", "nix-shell", "nix", "scl"})
 
 # Multiplexers' and terminals' "open a pane running CMD": "TOOL VERB… [opts] [--] CMD…".
 _PANES = {"zellij": (("run",), ("action", "new-pane")), "kitty": (("@", "launch"),),
@@ -138,7 +139,7 @@ _TYPISTS = frozenset({"screen", "xdotool", "ydotool"})
 _TYPING_OPTS = opts("--delay --window --clearmodifiers --file --terminator --key-delay -d")
 # Containers, machines and hosts a command is run in: "TOOL exec NAME [--] CMD…".
 _MACHINES = {"lxc": "exec", "incus": "exec", "multipass": "exec", "machinectl": "shell",
-             "distrobox": "enter"}  # fmt: skip
+             "distrobox": "enter", "limactl": "shell", "colima": "ssh"}  # fmt: skip
 _COMPOSE = opts("-e --env -u --user -w --workdir --index --name --entrypoint -l --label -p --publish "
                 "-v --volume")  # fmt: skip
 # Tools that run a shell line on remote hosts: the option (or operand) holding it.
@@ -249,7 +250,7 @@ def launched(prog: str, args: Sequence[str]) -> NextStep | None:
         return _ansible(args)
     elif prog in _PLAIN:
         with_arg, skip = _PLAIN[prog]
-        if prog == "direnv" and args[:1] != ("exec",):
+        if prog in ("direnv", "nvm") and args[:1] != ("exec",):
             return None
         k = operand_index(args, with_arg) + skip
         inner = tuple(args[k:]) if k < len(args) else None
@@ -317,7 +318,8 @@ def _watchexec(args: Sequence[str]) -> NextStep | None:
 
 
 def _shell_lines(prog: str, args: Sequence[str]) -> NextStep | None:
-    """``hyperfine CMD…``, ``pueue add CMD``, ``nix-shell --run CMD``, ``nix develop -c CMD``."""
+    """``hyperfine CMD…``, ``pueue add CMD``, ``nix-shell --run CMD``, ``nix develop -c CMD``,
+    ``scl enable COLLECTION… CMD``."""
     if prog == "hyperfine":
         valued = opts("-w --warmup -m --min-runs -M --max-runs -r --runs -p --prepare -c "
                       "--cleanup -s --setup --export-json --export-csv --export-markdown -S "
@@ -334,6 +336,10 @@ def _shell_lines(prog: str, args: Sequence[str]) -> NextStep | None:
         lines = [" ".join(a for a in args[1:] if a[:1] != "-")]
     elif prog == "nix-shell":
         lines = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--run", "--command")]
+    elif prog == "scl" and args[:1] in (("enable",), ("run",)):  # scl enable COLL… CMD
+        if "--" in args:
+            return NextStep(inner=tuple(args[list(args).index("--") + 1 :]) or None)
+        lines = list(args[-1:]) if len(args) > 2 else []
     elif prog == "nix" and args[:1] in (("develop",), ("shell",)):
         for i, a in enumerate(args):
             if a in ("-c", "--command") and i + 1 < len(args):
