@@ -88,8 +88,9 @@ CLI does: ``supervisor-control``. Reading runs and approvals is not.
 
 Launchers that ran their command unjudged: ``nvm exec VERSION CMD``, ``micromamba run``,
 ``guix shell PKGS -- CMD``, ``schroot -c NAME -- CMD``, ``scl enable COLLECTION 'CMD'``,
-Lima's ``lima CMD`` and ``limactl shell NAME CMD``, ``colima ssh -- CMD``: hardline inside
-them was approved in a manual profile.
+Lima's ``lima CMD`` and ``limactl shell NAME CMD``, ``colima ssh -- CMD``, Ubuntu's
+``run-one``, ``retry``, ``gpg-agent --daemon CMD``, ``empty -f CMD``, ``minijail0`` and
+``sandbox-exec``: hardline inside them was approved in a manual profile.
 
 Deny rules: ``kubecolor`` runs kubectl with its words and ``helm3`` is helm under another
 name: ``kubectl delete *`` and ``helm uninstall *`` reach them.
@@ -379,8 +380,16 @@ LAUNCHED = [
     "lima rm -rf ~",
     "limactl shell default rm -rf ~",
     "colima ssh -- rm -rf ~",
+    "run-one rm -rf ~",
+    "run-this-one rm -rf ~",
+    "retry -t 3 -- rm -rf ~",
+    "gpg-agent --daemon rm -rf ~",
+    "empty -f rm -rf ~",
+    "minijail0 -u nobody rm -rf ~",
+    "sandbox-exec -p '(version 1)' rm -rf ~",
 ]
 LAUNCHED_PLAIN = ["nvm use 18", "nvm exec 18 node -v", "scl enable devtoolset-9 'make -j4'"]
+LAUNCHED_PLAIN += ["gpg-agent --daemon", "retry -t 3 -- make test", "run-one make test"]
 
 HOSTILE = [
     *((line, "exfiltration") for line in REMOTE_SENT_ELSEWHERE),

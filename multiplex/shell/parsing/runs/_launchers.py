@@ -89,7 +89,6 @@ _PLAIN: dict[str, tuple[frozenset[str], int]] = {
     "mpiexec": (opts("-n -np -N -H --host --hostfile --machinefile -x --map-by --bind-to --wdir"), 0),
     "srun": (opts("-n --ntasks -N --nodes -p --partition -t --time -c --cpus-per-task -J "
                   "--job-name -A --account --mem -w --nodelist -D --chdir -o --output"), 0),
-    "ifne": (frozenset(), 0),
     "systemd-nspawn": (opts(
         "-D --directory -i --image -M --machine -u --user --chdir -E --setenv --bind --bind-ro "
         "--tmpfs --overlay --overlay-ro --property -p --port --capability --drop-capability "
@@ -100,8 +99,10 @@ _PLAIN: dict[str, tuple[frozenset[str], int]] = {
         "--root-hash --root-hash-sig --verity-data --bind-user --load-credential --set-credential "
         "--inaccessible --notify-ready --private-users-ownership --ephemeral-from"), 0),
     "systemd-cat": (opts("-t --identifier -p --priority --stderr-priority"), 0),
-    "nq": (frozenset(), 0),
-    "tsp": (opts("-L -D -N -W"), 0),
+    "nq": (frozenset(), 0), "tsp": (opts("-L -D -N -W"), 0), "ifne": (frozenset(), 0),
+    "run-one": (frozenset(), 0), "run-this-one": (frozenset(), 0), "gpg-agent": (frozenset(), 0),
+    "retry": (opts("-t --times -d --delay -m --min -x --max"), 0), "empty": (opts("-i -o -L"), 0),
+    "minijail0": (opts("-u -g -c -S -P -b -k -T -V"), 0), "sandbox-exec": (opts("-p -f -n"), 0),
     "direnv": (frozenset(), 2),  # direnv exec DIR CMD
     "nvm": (opts("--silent --lts"), 2),  # nvm exec VERSION CMD
     "schroot": (opts("-c --chroot -u --user -d --directory -n --session-name -o --option"), 0),
