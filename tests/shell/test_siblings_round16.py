@@ -45,7 +45,9 @@ compose's own options before ``down``), ``kubectl replace --force`` and ``kubect
 More credential stores: an MCP client's server list holds its servers' API keys in their
 ``env`` (``~/.cursor/mcp.json``, ``~/.claude.json``), Twilio's and IBM Cloud's tokens,
 WireGuard and Tailscale keys in the home, atuin's sync key, and by their names a
-service-account key, a Firebase admin key, ``.htpasswd`` and ``wp-config.php``.
+service-account key, a Firebase admin key, ``.htpasswd``, ``wp-config.php``, a
+``secrets.toml``, ``.secrets``, wrangler's ``.dev.vars``, direnv's ``.envrc``, Google's
+OAuth ``client_secret*.json`` and the ``credentials.json``/``token.json`` its quickstarts keep.
 
 More start-up code (``persistence``): nushell's and PowerShell's profiles, gdb's XDG
 init files and ``~/.gdbearlyinit``, IRB's XDG rc, ``~/.npm-init.js`` (``npm init`` runs
@@ -230,6 +232,13 @@ STORES = [
     "cat shop-firebase-adminsdk-x1y2z-0123456789.json",
     "cat public/.htpasswd",
     "grep DB_PASSWORD wp-config.php",
+    "cat .streamlit/secrets.toml",
+    "cat .secrets",
+    "cat .dev.vars",
+    "cat .envrc",
+    "cat client_secret_1234-abcd.apps.googleusercontent.com.json",
+    "cat credentials.json",
+    "cat token.json",
 ]
 NOT_STORES = [
     "cat k8s/service-account.yaml",
@@ -237,6 +246,12 @@ NOT_STORES = [
     "cat ~/.claude/settings.json",
     "cat docs/htpasswd.md",
     "cat wp-config-sample.php",
+    "cat pyproject.toml",
+    "cat secrets.example.toml",
+    "cat docs/credentials.md",
+    "cat src/token.json.md",
+    "cat credentials.json.example",
+    "cat package.json",
 ]
 STARTUP_CODE = [
     "echo 'x' >> ~/.config/nushell/config.nu",

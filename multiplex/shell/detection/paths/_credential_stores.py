@@ -124,5 +124,6 @@ SECRET_KEYS = (
     "weechat", "DBeaver", "kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/mem", "bunfig",
     "pip.conf", "vault_pass", ".chef", "scw/", "cursor/mcp", ".claude.json", "windsurf",
     "claude_desktop", "twilio", "bluemix", "service-account", "service_account",
-    "firebase-adminsdk", ".htpasswd", "wp-config",
+    "firebase-adminsdk", ".htpasswd", "wp-config", "dev.vars", "token.json", "client_secret",
+    ".envrc",
 )  # fmt: skip

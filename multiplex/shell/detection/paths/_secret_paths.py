@@ -39,13 +39,18 @@ _BY_NAME = (
     "*.keystore", "*privkey*.pem", "*private*.pem", "key.pem", "*-key.pem", "*_key.pem",
     "*.key.pem", "*secrets.yaml",
     "*secrets.yml", "*secrets.json", "*.tfstate", "*.tfstate.backup",
+    # wrangler's .dev.vars, direnv's exports, Google's OAuth client and its quickstarts' token
+    "*secrets.toml", "*/.secrets", "*/.dev.vars", "*/.envrc", "*/client_secret*.json",
+    "*/credentials.json", "*/token.json",
 )  # fmt: skip
 _NAMED = re.compile(
     r"(?:id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:key|p12|pfx|jks|keystore|tfstate|tfstate\.backup)"
-    r"|.*(?:privkey|private).*\.pem|(?:.*[-_.])?key\.pem|.*secrets\.(?:yaml|yml|json))"
+    r"|.*(?:privkey|private).*\.pem|(?:.*[-_.])?key\.pem|.*secrets\.(?:yaml|yml|json|toml)"
+    r"|\.secrets|\.dev\.vars|\.envrc|client_secret.*\.json|credentials\.json|token\.json)"
 )
 _NAMED_ENDS = ("_rsa", "_dsa", "_ecdsa", "_ed25519", ".key", ".p12", ".pfx", ".jks", "keystore",
-               ".tfstate", ".backup", ".pem", ".yaml", ".yml", ".json")  # fmt: skip
+               ".tfstate", ".backup", ".pem", ".yaml", ".yml", ".json", ".toml", ".secrets",
+               ".vars", ".envrc")  # fmt: skip
 # What a .ssh folder holds that is public: its client config, the hosts' and the users'
 # public keys.
 _SSH_PUBLIC = re.compile(r"/\.ssh/(?:config|known_hosts2?(?:\.old)?|authorized_keys2?)$")
