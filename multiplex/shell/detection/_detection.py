@@ -236,8 +236,7 @@ def _dangerous_command(cmd: SimpleCommand) -> Pattern | None:
     found = dangerous_check(prog, cmd.argv[1:])
     if found is None and ("$" in cmd.argv[0] or "`" in cmd.argv[0] or is_glob_program(prog)):
         found = DYNAMIC_PROGRAM  # (a glob's name is the file it matches when the line runs)
-    if found is None:
-        found = _download_exec(cmd)
+    # (Code piped or downloaded into a shell is a named pattern: _each_fed_code found it.)
     if found is None and writes_sensitive(cmd):
         found = SENSITIVE_WRITE
     if found is None and _sql(cmd):
@@ -320,12 +319,10 @@ def _each_dangerous(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[F
     # A wrapper like sudo is reported only when what it runs shows nothing more specific.
     escalations: list[Finding] = []
     commands = all_commands(parsed)
-    for k, cmd in enumerate(commands):
+    for cmd in commands:
         found = _dangerous_command(cmd)
         if found is PRIVILEGE:
             escalations.append(Finding(found, evidence(cmd), cmd.text))
-        elif found is DOWNLOAD_EXEC or found is PIPE_TO_SHELL:
-            yield Finding(found, evidence(cmd), pipeline_text(commands, k))
         elif found is not None:
             yield Finding(found, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:

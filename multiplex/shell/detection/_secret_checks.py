@@ -52,7 +52,7 @@ from multiplex.shell.detection.paths._writes import (
 )
 from multiplex.shell.parsing._argv import fed_text, program_name
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
-from multiplex.shell.parsing.runs._git import git_config_payload
+from multiplex.shell.parsing.runs._git import GIT_GLOBAL_VALUE, git_config_payload
 
 __all__ = [
     "each_code_carrier",
@@ -304,11 +304,8 @@ def _git_runs(args: Sequence[str]) -> bool:
         command = git_config_payload(key, value) if key else None
         if command is not None and not loads_code_safely(command):
             return True
-        i += 2 if arg in _GIT_VALUED else 1
+        i += 2 if arg in GIT_GLOBAL_VALUE else 1
     return False
-
-
-_GIT_VALUED = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
 def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from multiplex.shell.parsing._argv import NextStep, opts
 from multiplex.shell.parsing._getopt import read_options, table
 
-__all__ = ["GIT_COMMANDS", "OFF_WORDS", "git_config_payload", "git_config_write", "git_step"]
+__all__ = [
+    "GIT_COMMANDS",
+    "GIT_GLOBAL_VALUE",
+    "OFF_WORDS",
+    "git_config_payload",
+    "git_config_write",
+    "git_step",
+]
 
 # git's own subcommands (git --list-cmds=main, and the usual add-ons): any other is an alias.
 GIT_COMMANDS = opts(
@@ -58,7 +65,8 @@ _GIT_COMMAND_KEY = re.compile(
 )
 
 
-_GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
+# git's own options before the subcommand that take a value (git -C DIR, -c KEY=VALUE).
+GIT_GLOBAL_VALUE = opts("-C -c --git-dir --work-tree --namespace --exec-path --config-env")
 
 
 def git_config_payload(key: str, value: str) -> str | None:
@@ -196,7 +204,7 @@ def git_step(args: Sequence[str]) -> NextStep:
             payloads.append(arg[12:])
         elif arg == "--exec-path" and i + 2 < len(args):  # (alone, it prints the folder)
             payloads.append(args[i + 1])
-        if arg in _GIT_GLOBAL_VALUE:
+        if arg in GIT_GLOBAL_VALUE:
             i += 2
             continue
         if not arg.startswith("-"):
