@@ -13,9 +13,9 @@ import os
 import select
 import time
 from collections.abc import Callable
-from typing import IO
+from typing import Protocol
 
-__all__ = ["OUTPUT_CAP", "Captured", "OnOutput", "pump"]
+__all__ = ["OUTPUT_CAP", "Captured", "OnOutput", "Pipe", "Stream", "pump"]
 
 OUTPUT_CAP = 1024 * 1024  # bytes per stream (docs/execution.md)
 
@@ -26,10 +26,36 @@ OnOutput = Callable[[str, bytes], None]
 _POLL_FALLBACK = 0.05  # seconds between exit checks when there is no fd to wait on
 
 
+class Stream(Protocol):
+    """What ``Captured`` reads: a pipe's fd, and closing it."""
+
+    def fileno(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class Pipe:
+    """A pipe's read end as a ``Stream``, without the file object ``open`` builds (and its
+    three system calls) for a pipe read only through its fd."""
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+
 class Captured:
     """One output pipe: the first ``OUTPUT_CAP`` bytes, and whether more came."""
 
-    def __init__(self, stream: IO[bytes], name: str, on_output: OnOutput | None) -> None:
+    def __init__(self, stream: Stream, name: str, on_output: OnOutput | None) -> None:
         self.data = bytearray()
         self.truncated = False
         self.open = True

@@ -197,6 +197,7 @@ def _spare(control: socket.socket, notify: int, quit_r: int) -> int:
     _signal.pthread_sigmask(_signal.SIG_BLOCK, wanted)
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)  # the helper ignores it (auto-reap)
     home = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    pid_line = f"P{os.getpid()}\n"  # its group, for the supervisor's stops
     # Exclusive: a request wakes one idle sub-reaper, not every one of them.
     poller = select.epoll()
     poller.register(control, select.EPOLLIN | select.EPOLLEXCLUSIVE)
@@ -228,13 +229,15 @@ def _spare(control: socket.socket, notify: int, quit_r: int) -> int:
             with socket.socket(fileno=fds[0]) as conn:
                 conn.sendall(b"E cannot become a child sub-reaper\n")
             return 126
-        _one(socket.socket(fileno=fds[0]), fds[1:], message, (wanted, notify))
+        # Its kind given: asked of the fd, it would cost three system calls.
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fds[0])
+        _one(conn, fds[1:], message, (wanted, notify, pid_line))
         os.fchdir(home)
         os.write(notify, b"i")  # idle again
 
 
 def _one(
-    conn: socket.socket, stdio: list[int], message: bytes, state: tuple[set[int], int]
+    conn: socket.socket, stdio: list[int], message: bytes, state: tuple[set[int], int, str]
 ) -> None:
     """One command: start it, report its pid, wait, end its tree, report its status.
 
@@ -243,7 +246,7 @@ def _one(
     signals the group only while that is open, so every signal of this run is
     pending by then, and taken before the next command starts.
     """
-    wanted, notify = state
+    wanted, notify, pid_line = state
     # A stop meant for a run before (or sent to an idle sub-reaper) never reaches this one.
     while _signal.sigtimedwait(wanted, 0) is not None:
         pass
@@ -259,9 +262,10 @@ def _one(
         finally:
             for fd in stdio:
                 os.close(fd)
+        if child is not None:
+            _say(conn, pid_line)
         os.write(notify, b"t")  # busy (after the start: the helper forks while the command runs)
         if child is not None:
-            _say(conn, f"P{os.getpid()}\n")
             code = _wait_for(child, wanted)
             end_tree()
             _say(conn, f"S{code}\n")

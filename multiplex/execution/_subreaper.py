@@ -27,7 +27,8 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
+
+from multiplex.execution._output import Pipe
 
 __all__ = ["Reaped", "spawn_reaped"]
 
@@ -85,16 +86,16 @@ class Reaped:
 
     def __init__(self, conn: socket.socket) -> None:
         self.pid = 0
-        self.stdout: IO[bytes] | None = None
-        self.stderr: IO[bytes] | None = None
-        self.stdin: IO[bytes] | None = None
+        self.stdout: Pipe | None = None
+        self.stderr: Pipe | None = None
+        self.stdin: Pipe | None = None
         self.returncode: int | None = None
         self._conn = conn
         self._buffer = b""
         self._lock = threading.Lock()
         self._closed = False
 
-    def started(self, pid: int, stdout: IO[bytes], stderr: IO[bytes]) -> Reaped:
+    def started(self, pid: int, stdout: Pipe, stderr: Pipe) -> Reaped:
         """The command runs: its sub-reaper's pid (its group) and the command's output pipes."""
         self.pid, self.stdout, self.stderr = pid, stdout, stderr
         return self
@@ -205,4 +206,4 @@ def spawn_reaped(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | Non
         os.close(err_r)
         why = line[2:].decode("utf-8", "replace").strip() or "the sub-reaper did not start"
         raise OSError(why)
-    return reaped.started(int(line[1:]), open(out_r, "rb"), open(err_r, "rb"))
+    return reaped.started(int(line[1:]), Pipe(out_r), Pipe(err_r))
