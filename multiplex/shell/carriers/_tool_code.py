@@ -364,6 +364,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "ncat": nc_code, "nc": nc_code, "netcat": nc_code, "lftp": lftp_code, "ftp": ftp_code,
     # docs/security.md#code-carriers: consoles, other languages' hosts and debuggers
     "emacs": emacs_code, "emacs-nox": emacs_code, "lldb": lldb_code, "sqlite3": sqlite_code,
+    "sqlite": sqlite_code, "duckdb": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
     "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
     "wish": tcl_code, **MEDIA_READERS, **UTILITY_READERS, **CONFIG_READERS,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from multiplex.shell.carriers._stdin_code import STDIN_CODE_PROGRAMS, stdin_code
 from multiplex.shell.carriers._tool_code import endless_spawn
 from multiplex.shell.detection._attach_checks import each_process_attach
 from multiplex.shell.detection._catalogue import (
@@ -103,7 +104,8 @@ __all__ = [
 ]
 
 _EXEC_SINKS = SHELLS | {"eval", "source", ".", "perl", "ruby", "node", "nodejs", "php", "bun"}
-_EXEC_SINKS |= {"lua", "luajit", "tclsh", "wish", "Rscript", "R", "julia", "pwsh", "deno", "irb"}
+# (Lower-cased: the names are matched against SimpleCommand.program.)
+_EXEC_SINKS |= {"lua", "luajit", "tclsh", "wish", "rscript", "r", "julia", "pwsh", "deno", "irb"}
 _DOWNLOADERS = frozenset(
     {"curl", "wget", "aria2c", "fetch", "lwp-download", "http", "xh", "websocat", "nc", "ncat"}
 )
@@ -201,7 +203,15 @@ def _each_hardline(parsed: ParsedLine, _depth: int, place: Place) -> Iterator[Fi
 def _download_exec(cmd: SimpleCommand) -> Pattern | None:
     prog = cmd.program
     if prog not in _EXEC_SINKS and not prog.startswith("python"):
-        return None
+        # The others that run what stdin hands them (carriers._stdin_code): "code" whoever
+        # pipes it, "sql" (a database client) only from a download.
+        kind = (
+            stdin_code(prog, cmd.argv[1:]) if prog in STDIN_CODE_PROGRAMS and cmd.upstream else None
+        )
+        if kind is None:
+            return None
+        fed = PIPE_TO_SHELL if kind == "code" else None
+        return DOWNLOAD_EXEC if set(cmd.upstream) & _DOWNLOADERS else fed
     if set(cmd.upstream) & _DOWNLOADERS:
         return DOWNLOAD_EXEC
     for word in cmd.argv[1:]:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from multiplex.shell.carriers._sed import sed_facts
+from multiplex.shell.carriers._stdin_code import printed
 from multiplex.shell.carriers._tool_code import CARRYING, carried
 from multiplex.shell.carriers._transfers import reads_piped_commands
 from multiplex.shell.detection._catalogue import (
@@ -362,7 +363,8 @@ def each_script_exec(parsed: ParsedLine) -> Iterator[Finding]:
 def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
     """Each program told to run a shell command by its options or input (``sed 1e``,
     ``vim +!``, ``gdb -ex shell``, ``ssh -o ProxyCommand``, ``make --eval`` …)."""
-    for cmd in all_commands(parsed):
+    commands = all_commands(parsed)
+    for k, cmd in enumerate(commands):
         if (
             cmd.argv
             and cmd.program == "git"
@@ -379,6 +381,8 @@ def each_code_carrier(parsed: ParsedLine) -> Iterator[Finding]:
         if fed is None and cmd.upstream and reads_piped_commands(prog, cmd.argv[1:]):
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)  # "… | ed": commands piped in
             continue
+        if fed is None and cmd.upstream and k:  # echo '.shell CMD' | sqlite3 app.db
+            fed = printed(commands[k - 1], cmd)
         found = carried(prog, cmd.argv[1:], fed)
         if found.runs is not None:
             yield Finding(SCRIPT_EXEC, evidence(cmd), cmd.text)
