@@ -17,6 +17,14 @@ command (each line it reads is one). A database client's input may escape to a s
 '.shell CMD'`` was). Given a script of its own (``Rscript analysis.R``, ``cat data |
 awk -f prog.awk``, ``ls | parallel gzip``), each stays ordinary, and no allow rule
 vouches for what a pipe hands it.
+
+More histories that hold what was typed (vim's ``~/.viminfo`` and neovim's shada, less's
+``~/.lesshst``, zsh's ``~/.histfile``, ``~/.zhistory`` and XDG history, R's, Octave's,
+Julia's, IPython's, the mongo shell's, atuin's database, macOS's per-session histories),
+as ``~/.bash_history`` and ``~/.*_history`` were; and hosting platforms' variables printed
+or pulled by their CLIs (``vercel env pull``, ``netlify env:get``, ``netlify env:list
+--plain``, ``railway variables``, ``pulumi config --show-secrets``): ``secret-read``. Their
+listings of names (``vercel env ls``, ``netlify env:list``, ``pulumi config``) are not.
 """
 
 from __future__ import annotations
@@ -140,13 +148,54 @@ GIVEN_ITS_OWN = [
     "duckdb app.db 'select 42'",
 ]
 
+# Histories that hold what was typed (a pasted token, a password given on a command
+# line), as ~/.bash_history and ~/.*_history were; and hosting platforms' variables.
+STORES = [
+    "cat ~/.viminfo",
+    "cat ~/.lesshst",
+    "cat ~/.histfile",
+    "cat ~/.zhistory",
+    "cat ~/.local/state/zsh/history",
+    "cat ~/.local/share/nvim/shada/main.shada",
+    "strings ~/.local/state/nvim/shada/main.shada",
+    "cat ~/.Rhistory",
+    "cat ~/.octave_hist",
+    "cat ~/.julia/logs/repl_history.jl",
+    "sqlite3 ~/.ipython/profile_default/history.sqlite 'select source from history'",
+    "cat ~/.dbshell",
+    "sqlite3 ~/.local/share/atuin/history.db 'select command from history'",
+    "cat ~/.zsh_sessions/A1B2.history",
+    "cat ~/.bash_sessions/A1B2.history",
+    "vercel env pull",
+    "vercel pull --yes",
+    "netlify env:get API_KEY",
+    "netlify env:list --plain",
+    "railway variables",
+    "railway variables --kv",
+    "pulumi config --show-secrets",
+    "pulumi stack output --show-secrets",
+]
+NOT_STORES = [
+    "heroku apps",
+    "vercel env ls",
+    "netlify env:list",
+    "pulumi config",
+    "pulumi stack output",
+    "supabase secrets list",
+    "wrangler secret list",
+    "cat docs/zsh/history.md",
+    "vim notes.txt",
+    "less README.md",
+]
+
 HOSTILE = [
+    *((line, "secret-read") for line in STORES),
     *((line, "download-exec") for line in DOWNLOADED),
     *((line, "pipe-to-shell") for line in PIPED),
     *((line, "script-exec") for line in ECHOED_ESCAPES),
 ]
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
-    HOSTILE, GIVEN_ITS_OWN
+    HOSTILE, [*GIVEN_ITS_OWN, *NOT_STORES]
 )
 
 RULES = ["curl *", "echo *", "cat *", "racket *", "Rscript *", "sqlite3 *", "parallel *"]

@@ -64,7 +64,11 @@ _CREDENTIAL_PRINTERS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], .
     "flyctl": ((("auth", "token"), ()),),
     "fly": ((("auth", "token"), ()),),
     "firebase": ((("login:ci",), ()),),
-    "netlify": ((("status",), ("--json",)),),
+    "netlify": ((("status",), ("--json",)), (("env:get",), ()), (("env:list",), ("--plain", "--json"))),
+    # a hosting platform's variables in the clear (their secrets among them), and pulled
+    "vercel": ((("env", "pull"), ()), (("pull",), ())),
+    "railway": ((("variables",), ()), (("run",), ("--command",))),
+    "pulumi": ((("config",), ("--show-secrets",)), (("stack", "output"), ("--show-secrets",))),
     "doctl": ((("auth", "token"), ()),),
     "keyring": ((("get",), ()),),  # python's keyring CLI: keyring get SERVICE USER
     "glab": ((("auth", "status"), ("-t", "--show-token")),),

@@ -48,7 +48,11 @@ SECRETS = (
     "~/.supabase/access-token", "~/.snowflake/*", "~/.travis/config.yml", "~/.jfrog/*",
     # every REPL's and client's history (redis AUTH, a pasted token); more package
     # registries' and clouds' credentials; VPN, TLS and tunnel keys; mail clients' passwords
-    "~/.*_history", "~/.ivy2/.credentials", "~/.sbt/.credentials", "~/.nuget/NuGet/NuGet.Config",
+    "~/.*_history", "~/.histfile", "~/.zhistory", "~/.local/state/zsh/history", "~/.viminfo",
+    "~/.lesshst", "~/.local/share/nvim/shada/*", "~/.local/state/nvim/shada/*", "~/.Rhistory",
+    "*/.Rhistory", "~/.octave_hist", "~/.julia/logs/repl_history.jl", "~/.dbshell",
+    "~/.ipython/profile_*/history.sqlite", "~/.local/share/atuin/history.db",
+    "~/.zsh_sessions/*", "~/.bash_sessions/*", "~/.ivy2/.credentials", "~/.sbt/.credentials", "~/.nuget/NuGet/NuGet.Config",
     "~/.composer/auth.json", "~/.config/composer/auth.json", "*/auth.json", "~/.bundle/config",
     "~/.config/helm/repositories.yaml", "~/.config/argocd/config", "~/.ibmcloud/*",
     "~/.aliyun/*", "~/.config/linode-cli", "~/.config/scaleway/*", "~/.config/exoscale/*",
@@ -125,5 +129,6 @@ SECRET_KEYS = (
     "pip.conf", "vault_pass", ".chef", "scw/", "cursor/mcp", ".claude.json", "windsurf",
     "claude_desktop", "twilio", "bluemix", "service-account", "service_account",
     "firebase-adminsdk", ".htpasswd", "wp-config", "dev.vars", "token.json", "client_secret",
-    ".envrc",
+    ".envrc", "histfile", "zhistory", "zsh/history", "viminfo", "lesshst", "shada", "Rhistory",
+    "octave_hist", "dbshell", "history.sqlite", "_sessions/",
 )  # fmt: skip
