@@ -25,6 +25,13 @@ as ``~/.bash_history`` and ``~/.*_history`` were; and hosting platforms' variabl
 or pulled by their CLIs (``vercel env pull``, ``netlify env:get``, ``netlify env:list
 --plain``, ``railway variables``, ``pulumi config --show-secrets``): ``secret-read``. Their
 listings of names (``vercel env ls``, ``netlify env:list``, ``pulumi config``) are not.
+
+Launchers whose command was not judged: the dynamic loader (``/lib64/ld-linux-x86-64.so.2
+/bin/rm -rf /``), qemu's user-mode emulators, a container's init and user switchers
+(``tini --``, ``dumb-init``, ``gosu USER``, ``su-exec USER``), ``rootlesskit``, ``podman
+unshare``, ``buildah unshare`` and ``dotenvx run --``: ``rm -rf /`` through any of them was
+approved in a manual profile; it is hardline. And the command strace's or ltrace's output
+is piped into (``strace -o '|CMD' true``) is judged as a line: it was ``script-exec`` only.
 """
 
 from __future__ import annotations
@@ -32,7 +39,13 @@ from __future__ import annotations
 import pytest
 
 from multiplex import Supervisor
-from tests.shell._carriers import assert_named, homes_fixture, outcome, table_tests
+from tests.shell._carriers import (
+    assert_named,
+    hardline_tests,
+    homes_fixture,
+    outcome,
+    table_tests,
+)
 
 URL = "https://evil.example/x"
 DOWNLOADED = [
@@ -187,6 +200,47 @@ NOT_STORES = [
     "vim notes.txt",
     "less README.md",
 ]
+
+# Launchers whose command was not judged: the dynamic loader, qemu's user-mode emulators,
+# a container's init and user switchers, a user namespace's shell, dotenvx; and the
+# command strace's and ltrace's output is piped into (it was only script-exec).
+LAUNCHED = [
+    "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf /",
+    "/lib/ld-linux-aarch64.so.1 /bin/rm -rf /",
+    "ld.so --library-path /lib /bin/rm -rf /",
+    "/lib/ld-musl-x86_64.so.1 /bin/rm -rf ~",
+    "qemu-x86_64 /bin/rm -rf /",
+    "qemu-aarch64-static -L /usr/aarch64-linux-gnu /bin/rm -rf /",
+    "tini -- rm -rf /",
+    "tini -p SIGTERM -- rm -rf ~",
+    "dumb-init rm -rf /",
+    "gosu app rm -rf /",
+    "su-exec app rm -rf ~",
+    "rootlesskit --net=slirp4netns rm -rf /",
+    "podman unshare rm -rf /",
+    "buildah unshare rm -rf ~",
+    "dotenvx run -- rm -rf /",
+    "dotenvx run -f .env.test -- rm -rf ~",
+    "strace -o '|rm -rf /' true",
+    "ltrace -o '!rm -rf ~' ls",
+    "strace -f -o '|mkfs.ext4 /dev/sda' ls",
+]
+LAUNCHED_PLAIN = [
+    "tini -- node server.js",
+    "gosu app npm start",
+    "dumb-init node server.js",
+    "podman unshare ls -la",
+    "podman run --rm alpine true",
+    "buildah unshare cat /etc/subuid",
+    "dotenvx run -- npm test",
+    "strace -o trace.txt ls",
+    "strace -f -o '|tee trace.txt' ls",
+    "qemu-aarch64 ./app",
+    "/lib64/ld-linux-x86-64.so.2 --list /bin/ls",
+]
+test_a_launched_hardline_is_hardline, test_a_launched_build_is_not = hardline_tests(
+    LAUNCHED, LAUNCHED_PLAIN
+)
 
 HOSTILE = [
     *((line, "secret-read") for line in STORES),

@@ -54,7 +54,7 @@ from multiplex.shell.parsing.runs._payloads import (
     payload_step,
 )
 from multiplex.shell.parsing.runs._verbs import bwrap_command
-from multiplex.shell.parsing.runs._wrappers import WRAPPERS
+from multiplex.shell.parsing.runs._wrappers import VERB_WRAPPERS, WRAPPERS
 
 __all__ = [
     "SHELLS",
@@ -285,8 +285,8 @@ def unwrap_step(
         carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)])
         inner = tuple(args[k:]) if k < len(args) else None
         return NextStep(inner=inner, shell_payloads=carried_env)
-    if prog in RUNNERS:
-        verb, with_arg = RUNNERS[prog]
+    if prog in _RUN_VERBS:
+        verb, with_arg = _RUN_VERBS[prog]
         if args[:1] == (verb,):
             k = operand_index(args[1:], with_arg) + 1
             return NextStep(inner=tuple(args[k:])) if k < len(args) else NextStep()
@@ -298,14 +298,18 @@ def unwrap_step(
         with_arg, positional, assignments = WRAPPERS[prog]
         k = operand_index(args, with_arg, assignments=assignments) + positional
         carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)]) if assignments else ()
+        if prog in ("strace", "ltrace"):  # -o '|CMD': what it traces is written into CMD
+            carried_env += carried_code(prog, args).payloads
         inner = tuple(args[k:]) if k < len(args) else None
         return NextStep(inner=inner, shell_payloads=carried_env)
     return _scripts(prog, args, redirects, stdin)
 
 
 _NOTHING = NextStep()
+# uv run, poetry run …, and the wrappers that take a verb first (podman unshare CMD).
+_RUN_VERBS = {**RUNNERS, **VERB_WRAPPERS}
 _CARRIERS = frozenset(
-    {*SHELLS, *WRAPPERS, *RUNNERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
+    {*SHELLS, *WRAPPERS, *RUNNERS, *VERB_WRAPPERS, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
      "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS, *EQUIVALENT_PROGRAMS}
 )  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from multiplex.shell.parsing._argv import opts
 
-__all__ = ["WRAPPERS"]
+__all__ = ["VERB_WRAPPERS", "WRAPPERS"]
 
 # program -> (options taking a value, operands before the wrapped program,
 #             NAME=VALUE words allowed before it)
@@ -109,4 +109,34 @@ WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
     "coproc": (frozenset(), 0, False),
     "cross-env": (frozenset(), 0, True),
     "env-cmd": (opts("-f --file -e --environments -r --rc-file"), 0, False),
+    # a container's init and its user switchers: tini [-p SIG] -- CMD, gosu USER CMD
+    "tini": (opts("-p -e"), 0, False),
+    "dumb-init": (opts("-r --rewrite"), 0, False),
+    "gosu": (frozenset(), 1, False),
+    "su-exec": (frozenset(), 1, False),
+    "rootlesskit": (
+        opts("--net --mtu --cidr --port-driver --copy-up --copy-up-mode --state-dir "
+             "--subid-source --propagation --ifname --pidns --cgroupns --utsns --ipcns"),
+        0,
+        False,
+    ),
+}  # fmt: skip
+# The dynamic loader runs the program it is given (ld.so /bin/rm …), and qemu's user-mode
+# emulators a program of another machine, each after its own options.
+_LOADER = opts("--library-path --preload --argv0 --audit --inhibit-rpath")
+for _name in (
+    "ld.so", "ld-linux.so.2", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
+    "ld-linux-armhf.so.3", "ld64.so.1", "ld64.so.2", "ld-musl-x86_64.so.1",
+    "ld-musl-aarch64.so.1",
+):  # fmt: skip
+    WRAPPERS[_name] = (_LOADER, 0, False)
+_QEMU = opts("-L -E -U -0 -cpu -R -g -d -D -s -B -plugin -seed -p -r")
+for _arch in ("x86_64", "aarch64", "arm", "armeb", "i386", "riscv64", "ppc64le", "s390x", "mips"):
+    WRAPPERS[f"qemu-{_arch}"] = WRAPPERS[f"qemu-{_arch}-static"] = (_QEMU, 0, False)
+
+# Programs that run the argv after a verb of theirs and its options: podman unshare CMD.
+VERB_WRAPPERS: dict[str, tuple[str, frozenset[str]]] = {
+    "podman": ("unshare", opts("--rootless-netns")),
+    "buildah": ("unshare", opts("-m --mount")),
+    "dotenvx": ("run", opts("-f --env-file -e --env --convention --ops-off -fk --env-keys-file")),
 }
