@@ -36,6 +36,8 @@ is piped into (``strace -o '|CMD' true``) is judged as a line: it was ``script-e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from multiplex import Supervisor
@@ -43,6 +45,7 @@ from tests.shell._carriers import (
     assert_named,
     hardline_tests,
     homes_fixture,
+    one_home,
     outcome,
     table_tests,
 )
@@ -242,7 +245,17 @@ test_a_launched_hardline_is_hardline, test_a_launched_build_is_not = hardline_te
     LAUNCHED, LAUNCHED_PLAIN
 )
 
+# The tools a Kubernetes distribution ships, run by their name as its verb.
+BUNDLED = [
+    ("microk8s kubectl delete ns prod", "infra-destroy"),
+    ("k3s kubectl get secret db -o yaml", "secret-read"),
+    ("minikube kubectl -- delete pod web", "infra-destroy"),
+    ("microk8s helm uninstall web", "infra-destroy"),
+]
+NOT_STORES += ["microk8s status", "microk8s kubectl get pods", "minikube start"]
+
 HOSTILE = [
+    *BUNDLED,
     *((line, "secret-read") for line in STORES),
     *((line, "download-exec") for line in DOWNLOADED),
     *((line, "pipe-to-shell") for line in PIPED),
@@ -281,3 +294,18 @@ def test_what_a_pipe_hands_them_is_never_vouched_for(
 )
 def test_given_a_script_of_its_own_a_rule_still_vouches(sup: Supervisor, line: str) -> None:
     assert outcome(sup, "strict", line) == "approved"
+
+
+def test_deny_rules_reach_the_kubectl_a_distribution_ships(tmp_path: Path) -> None:
+    """microk8s, k3s, k0s and minikube run kubectl (and helm) by its name as their verb."""
+    config = "approvals:\n  mode: 'off'\n  deny: ['kubectl delete *', 'helm uninstall *']\n"
+    with one_home(tmp_path, config) as deny:
+        for line in (
+            "microk8s kubectl delete pod web",
+            "k3s kubectl delete pod web",
+            "k0s kubectl delete pod web",
+            "minikube kubectl -- delete pod web",
+            "microk8s helm3 uninstall web",
+        ):
+            assert outcome(deny, "p", line) == "blocked", line
+        assert outcome(deny, "p", "microk8s kubectl get pods") == "approved"

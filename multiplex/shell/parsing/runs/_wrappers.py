@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from multiplex.shell.parsing._argv import opts
 
-__all__ = ["VERB_WRAPPERS", "WRAPPERS"]
+__all__ = ["BUNDLED", "VERB_WRAPPERS", "WRAPPERS"]
 
 # program -> (options taking a value, operands before the wrapped program,
 #             NAME=VALUE words allowed before it)
@@ -139,4 +139,14 @@ VERB_WRAPPERS: dict[str, tuple[str, frozenset[str]]] = {
     "podman": ("unshare", opts("--rootless-netns")),
     "buildah": ("unshare", opts("-m --mount")),
     "dotenvx": ("run", opts("-f --env-file -e --env --convention --ops-off -fk --env-keys-file")),
+}
+
+# Distributions that ship a tool and run it by its name as their verb: microk8s kubectl
+# delete … is kubectl delete … (minikube's takes its words after a "--").
+BUNDLED: dict[str, frozenset[str]] = {
+    "microk8s": frozenset({"kubectl", "helm", "helm3", "ctr", "istioctl", "linkerd"}),
+    "k3s": frozenset({"kubectl", "crictl", "ctr"}),
+    "k0s": frozenset({"kubectl", "ctr"}),
+    "minikube": frozenset({"kubectl"}),
+    "rke2": frozenset({"kubectl"}),
 }
