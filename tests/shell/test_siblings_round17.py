@@ -32,6 +32,8 @@ Launchers whose command was not judged: the dynamic loader (``/lib64/ld-linux-x8
 unshare``, ``buildah unshare`` and ``dotenvx run --``: ``rm -rf /`` through any of them was
 approved in a manual profile; it is hardline. And the command strace's or ltrace's output
 is piped into (``strace -o '|CMD' true``) is judged as a line: it was ``script-exec`` only.
+An archiver that deletes what it archived deletes it (``tar --remove-files``, ``zip -m``
+and its bundles, ``7z -sdel``): of the home or ``/etc`` that is ``delete-system``.
 """
 
 from __future__ import annotations
@@ -240,6 +242,25 @@ LAUNCHED_PLAIN = [
     "strace -f -o '|tee trace.txt' ls",
     "qemu-aarch64 ./app",
     "/lib64/ld-linux-x86-64.so.2 --list /bin/ls",
+]
+# Archivers that delete what they archived: tar --remove-files, zip -m, 7z -sdel.
+LAUNCHED += [
+    "tar --remove-files -cf /tmp/x.tar ~",
+    "tar cf /tmp/x.tar --remove-files ~",
+    "tar --remove-f -czf /tmp/x.tgz /etc",
+    "zip -rm /tmp/x.zip ~",
+    "zip -r -m /tmp/x.zip /etc",
+    "zip -9rm /tmp/x.zip ~ -x '*.git*'",
+    "zip --move -r /tmp/x.zip ~",
+    "7z a -sdel /tmp/x.7z ~",
+]
+LAUNCHED_PLAIN += [
+    "tar --remove-files -cf /tmp/x.tar build/",
+    "tar -czf /tmp/x.tgz ~/project",
+    "zip -rm x.zip build",
+    "zip -r x.zip src -x '*.pyc'",
+    "zip -b /tmp -r x.zip src",
+    "7z a x.7z build",
 ]
 test_a_launched_hardline_is_hardline, test_a_launched_build_is_not = hardline_tests(
     LAUNCHED, LAUNCHED_PLAIN

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import NextStep, positional
 
-__all__ = ["EQUIVALENT_PROGRAMS", "equivalent", "is_equivalent", "rsync_removes"]
+__all__ = ["EQUIVALENT_PROGRAMS", "archived_away", "equivalent", "is_equivalent", "rsync_removes"]
 
 # cmake -E VERB: the coreutils argv it performs, its own arguments following.
 _CMAKE = {
@@ -205,6 +205,39 @@ def rsync_removes(args: Sequence[str]) -> str | None:
 
 
 _REMOTE = re.compile(r"^(?:rsync://|[^/:]+:)")  # host:path, user@host:path, rsync://
+
+# zip's options that take the next word, and those that take the rest of the line (lists).
+_ZIP_VALUES = frozenset({"-b", "-n", "-t", "-tt", "-P", "-O", "-s", "-sp", "-Z", "-ds", "-FS"})
+_ZIP_LISTS = frozenset({"-x", "-i", "--exclude", "--include"})
+
+
+def archived_away(prog: str, args: Sequence[str]) -> tuple[str, ...]:
+    """The files an archiver removes once it has put them in the archive: ``zip -m`` (also
+    in a bundle, ``-rm``; ``--move``) and 7-Zip's ``-sdel``; () for any other run."""
+    if prog in ("7z", "7za", "7zr"):
+        if "-sdel" not in args:
+            return ()
+        words = [a for a in args if not a.startswith("-")]
+        return tuple(words[2:])  # 7z a ARCHIVE FILES…
+    if prog != "zip":
+        return ()
+    moves = "--move" in args or any(
+        a[:1] == "-" and a[1:2] != "-" and "m" in a[1:] and a not in _ZIP_VALUES for a in args
+    )
+    if not moves:
+        return ()
+    words: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _ZIP_LISTS:
+            break
+        elif arg in _ZIP_VALUES:
+            skip = True
+        elif not arg.startswith("-"):
+            words.append(arg)
+    return tuple(words[1:])  # zip ZIPFILE FILES…
 
 
 def is_equivalent(prog: str) -> bool:

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Sequence
 
 from multiplex.shell.carriers._tool_code import awk_program
+from multiplex.shell.carriers._tool_code import TAR_OPTIONS
 from multiplex.shell.carriers._tool_code import carried as carried_code
 from multiplex.shell.parsing._argv import (
     ASSIGN,
@@ -30,6 +31,7 @@ from multiplex.shell.parsing._argv import (
 from multiplex.shell.parsing._getopt import read_options, table
 from multiplex.shell.parsing.runs._equivalents import (
     EQUIVALENT_PROGRAMS,
+    archived_away,
     equivalent,
     is_equivalent,
     rsync_removes,
@@ -240,6 +242,16 @@ def unwrap_step(
     if prog == "rsync" and (emptied := rsync_removes(args)) is not None:  # --delete SRC/ DEST
         extra = carried or NextStep()
         return NextStep(extra.inner, extra.shell_payloads, (("rm", "-rf", emptied),), extra.scripts)
+    removed: tuple[str, ...] = ()  # what an archiver deletes once archived
+    if prog in ("tar", "gtar") and "--rem" in " ".join(args):  # --remove-files
+        parsed = read_options(args, TAR_OPTIONS)
+        removed = parsed.operands if parsed.has("--remove-files") else ()
+    elif prog in ("zip", "7z", "7za", "7zr"):  # zip -m, 7z -sdel
+        removed = archived_away(prog, args)
+    if removed:
+        extra = carried or NextStep()
+        gone = ("rm", "-rf", *removed)
+        return NextStep(extra.inner, extra.shell_payloads, (gone,), extra.scripts)
     # perf record, docker exec, kubectl exec --, npx, nodemon --exec …; npx --script-shell=…
     if prog in LAUNCHERS and (started := launched(prog, args)) is not None:
         extra = carried or NextStep()
@@ -315,6 +327,6 @@ _NOTHING = NextStep()
 _RUN_VERBS = {**RUNNERS, **VERB_WRAPPERS}
 _CARRIERS = frozenset(
     {*SHELLS, *WRAPPERS, *RUNNERS, *VERB_WRAPPERS, *BUNDLED, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
-     "find", "su", "bwrap", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
+     "find", "su", "bwrap", "zip", "7z", "7za", "7zr", "tar", "gtar", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS, *EQUIVALENT_PROGRAMS}
 )  # fmt: skip
