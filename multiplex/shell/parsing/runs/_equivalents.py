@@ -217,8 +217,7 @@ def archived_away(prog: str, args: Sequence[str]) -> tuple[str, ...]:
     if prog in ("7z", "7za", "7zr"):
         if "-sdel" not in args:
             return ()
-        words = [a for a in args if not a.startswith("-")]
-        return tuple(words[2:])  # 7z a ARCHIVE FILES…
+        return tuple([a for a in args if not a.startswith("-")][2:])  # 7z a ARCHIVE FILES…
     if prog != "zip":
         return ()
     moves = "--move" in args or any(

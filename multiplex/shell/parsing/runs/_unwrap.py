@@ -15,8 +15,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from multiplex.shell.carriers._tool_code import awk_program
-from multiplex.shell.carriers._tool_code import TAR_OPTIONS
+from multiplex.shell.carriers._tool_code import TAR_OPTIONS, awk_program
 from multiplex.shell.carriers._tool_code import carried as carried_code
 from multiplex.shell.parsing._argv import (
     ASSIGN,
