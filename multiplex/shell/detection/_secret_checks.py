@@ -27,6 +27,7 @@ from multiplex.shell.detection._lasting_settings import settings_persist
 from multiplex.shell.detection._printers import echoes_credential, prints_credentials
 from multiplex.shell.detection._schedules import schedules
 from multiplex.shell.detection._variables import DECLARE, loads_code_safely
+from multiplex.shell.detection.network._code_sends import reads_a_secret
 from multiplex.shell.detection.network._uploads import (
     COPIERS,
     copier_operands,
@@ -44,7 +45,6 @@ from multiplex.shell.detection.paths._targets import Place, device_at, path_word
 from multiplex.shell.detection.paths._writes import (
     UNPACKERS,
     all_commands,
-    code_literals,
     evidence,
     script_writes,
     unpacks,
@@ -186,11 +186,8 @@ def each_secret_read(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
         ):
             yield Finding(SECRET_READ, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:
-        for literal in code_literals(payload):
-            if not literal or not may_be_secret(literal, place):
-                continue
-            if any(is_secret_path(p) for p in resolved(literal, place)):
-                yield Finding(SECRET_READ, payload)
+        if reads_a_secret(payload, place):
+            yield Finding(SECRET_READ, payload)
 
 
 # Programs that read a whole tree: always (rg, tar c), or with a recursive option.

@@ -21,6 +21,7 @@ from multiplex.shell.detection._catalogue import (
 )
 from multiplex.shell.detection._command_checks import operands, short_flags
 from multiplex.shell.detection._printers import prints_credentials
+from multiplex.shell.detection.network._code_sends import sends_a_secret
 from multiplex.shell.detection.network._from_network import FROM_THE_NETWORK, runs_from_the_network
 from multiplex.shell.detection.network._remote_access import SERVERS, serves_remote_access
 from multiplex.shell.detection.network._uploads import (
@@ -274,6 +275,8 @@ def each_network(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     for payload in parsed.script_payloads:
         if _SOCKET_SHELL.search(payload) and _SHELL_HINT.search(payload):
             yield Finding(REVERSE_SHELL, payload)
+        if sends_a_secret(payload, place):  # requests.post(URL, data=open(".env").read())
+            yield Finding(EXFILTRATION, payload)
     readers_of_secrets: bool | None = None  # looked for once a network tool reads a pipe
     dumped: set[str] = set()  # files a dump or a credential's copy wrote earlier on the line
     staged = False  # a credential (or its copy) git-added earlier on the line

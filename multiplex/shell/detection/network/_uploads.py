@@ -111,7 +111,7 @@ _CLOUD = frozenset({"aws", "gsutil", "gcloud", "az", "azcopy", "s3cmd", "gh", "d
                     "podman", "kubectl", "oc", "lxc", "incus", "multipass", "croc",
                     "wormhole", "pastebinit", "wgetpaste", "mail", "mailx", "s-nail", "mutt",
                     "neomutt", "dig", "npm", "twine", "gem", "vagrant", "restic", "borg",
-                    "ffsend", "socat"})  # fmt: skip
+                    "ffsend", "socat", "mc", "b2"})  # fmt: skip
 _BUCKET = re.compile(r"^(?:s3|gs|az|https?)://", re.IGNORECASE)
 _CONTAINER_PATH = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?:")
 # (mail's and mailx's -a is an attachment in BSD mailx and s-nail, a header in mailutils:
@@ -183,6 +183,12 @@ def _cloud_uploads(prog: str, args: Sequence[str]) -> list[str]:
                 if a.lower().startswith(_SOCAT_FILE)
             ]
         return []
+    if prog == "mc":  # MinIO's client: mc cp|mirror F ALIAS/BUCKET (the last, a remote)
+        return ops[1:-1] if verbs[:1] in (("cp",), ("mirror",), ("mv",)) and len(ops) > 2 else []
+    if prog == "b2":  # Backblaze: b2 upload-file BUCKET F NAME, b2 sync DIR b2://BUCKET
+        if verbs[:1] in (("upload-file",), ("file", "upload")):
+            return ops[2:3] if verbs[0] == "upload-file" else ops[3:4]
+        return ops[1:-1] if verbs[:1] == ("sync",) and ops[-1].startswith("b2://") else []
     if prog in ("pastebinit", "wgetpaste"):
         return ops + option_values(args, ("-i",))
     if prog in _MAIL_ATTACH:
@@ -336,6 +342,8 @@ def uploads(cmd: SimpleCommand) -> Iterator[str]:
                     yield args[i + 1]
     if prog in _FILE_CLIENTS:  # sftp <<< 'put .env', lftp -e 'put .env', tftp -c put .env
         yield from _client_puts(prog, args, cmd.redirects)
+        if prog == "ftp" and "-u" in args:  # ftp -u URL F…: each file uploaded to URL
+            yield from operands(args)[1:]
     elif prog in _COPIERS:
         ops = copier_operands(prog, args)
         if len(ops) > 1 and (_REMOTE.match(ops[-1]) or prog == "rclone"):
