@@ -39,6 +39,11 @@ A credential sent: by ``ftp -u URL F``, MinIO's ``mc cp|mirror``, Backblaze's ``
 upload-file|sync``, and by inline code that names a credential file and calls a network
 client (``requests.post``, ``urlopen``, ``fetch``, ``Net::HTTP``, ``HTTP::Tiny`` …): it
 was only ``secret-read``; now ``exfiltration`` too.
+
+What the supervisor keeps, written by inline code (``open('../config.yaml', 'a')``,
+``appendFileSync``, ``File.write('../.env')``, ``shutil.copy(…, '../config.yaml')``): it
+was judged only where a command wrote it. And the home's ``credentials/``, which every run
+mounts as it finds it, is the supervisor's as ``.env`` is (``supervisor-control``).
 """
 
 from __future__ import annotations
@@ -305,8 +310,28 @@ NOT_SENT = [
     "python3 -c \"import json; json.load(open('config.json'))\"",
 ]
 
+# What the supervisor reads this profile from, written by inline code (it was only judged
+# where a command wrote it), and the credential files every run mounts.
+KEPT_WRITTEN = [
+    "python3 -c \"open('../config.yaml','a').write('x')\"",
+    "python3 -c \"open('../logs/decisions.jsonl','w')\"",
+    "node -e \"require('fs').appendFileSync('../config.yaml','x')\"",
+    "ruby -e \"File.write('../.env','x')\"",
+    "python3 -c \"import shutil; shutil.copy('/tmp/x','../config.yaml')\"",
+    "echo x > ../credentials/token.txt",
+    "cp /tmp/t ../credentials/token.txt",
+    "rm -rf ../credentials",
+]
+NOT_KEPT = [
+    "python3 -c \"open('out.txt','w').write('x')\"",
+    "cat ../config.yaml",
+    "echo x > credentials.md",
+    "mkdir -p credentials && echo x > credentials/a",
+]
+
 HOSTILE = [
     *BUNDLED,
+    *((line, "supervisor-control") for line in KEPT_WRITTEN),
     *((line, "exfiltration") for line in SENT),
     *((line, "secret-read") for line in STORES),
     *((line, "download-exec") for line in DOWNLOADED),
@@ -314,7 +339,7 @@ HOSTILE = [
     *((line, "script-exec") for line in ECHOED_ESCAPES),
 ]
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
-    HOSTILE, [*GIVEN_ITS_OWN, *NOT_STORES, *NOT_SENT]
+    HOSTILE, [*GIVEN_ITS_OWN, *NOT_STORES, *NOT_SENT, *NOT_KEPT]
 )
 
 RULES = ["curl *", "echo *", "cat *", "racket *", "Rscript *", "sqlite3 *", "parallel *"]

@@ -7,8 +7,9 @@ supervisor's configuration (``multiplex.yaml``), its state folder
 (``.multiplex/``: the running gateways and their admin tokens, the journal),
 this profile's records (the ``logs/`` folder of its home: the decision log,
 the cell log, kept output) or what the supervisor reads this profile from (its
-home's ``config.yaml``: its rules; its ``.env``: its gateway token), whatever
-``approvals.protected_files`` says. Under the sandbox these are hidden or read-only;
+home's ``config.yaml``: its rules; its ``.env``: its gateway token; its
+``credentials/``: what every run mounts), whatever ``approvals.protected_files``
+says; also from inline code (``open("../config.yaml", "a")``). Under the sandbox these are hidden or read-only;
 without it only this check stands between an agent and its own approvals.
 Reading the state folder is a ``secret-read`` (``_secret_paths``). A pure
 leaf: stdlib and the shell leaves it imports.
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import SUPERVISOR_CONTROL, Finding
 from multiplex.shell.detection.paths._targets import Place, candidates, placed
-from multiplex.shell.detection.paths._writes import evidence, write_targets
+from multiplex.shell.detection.paths._writes import evidence, script_writes, write_targets
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
 __all__ = ["each_supervisor_control"]
@@ -42,6 +43,9 @@ def each_supervisor_control(parsed: ParsedLine, place: Place) -> Iterator[Findin
             if _kept(target, here):
                 yield Finding(SUPERVISOR_CONTROL, evidence(cmd), cmd.text)
                 break
+    for payload in parsed.script_payloads:  # open("../config.yaml", "a") in inline code
+        if any(_kept(literal, place) for literal in script_writes(payload)):
+            yield Finding(SUPERVISOR_CONTROL, payload)
 
 
 def _runs_cli(cmd: SimpleCommand) -> bool:
@@ -88,13 +92,14 @@ def _kept(target: str, place: Place) -> bool:
     ``config.yaml`` and ``.env``, whatever ``approvals.protected_files`` says)."""
     values, _ = candidates(target, place)
     home = place.normal_homes[-1] if place.normal_homes else None
-    records = posixpath.join(home, "logs") if home else None
     inputs = (posixpath.join(home, "config.yaml"), posixpath.join(home, ".env")) if home else ()
+    # Its records (logs/) and its credential files, which every run mounts as they are.
+    folders = tuple(posixpath.join(home, f) for f in ("logs", "credentials")) if home else ()
     for value in values:
         norm = posixpath.normpath(value) if value else value
         parts = norm.split("/")
         if parts[-1] == _CONFIG or _STATE in parts or norm in inputs:
             return True
-        if records and (norm == records or norm.startswith(records + "/")):
+        if any(norm == f or norm.startswith(f + "/") for f in folders):
             return True
     return False
