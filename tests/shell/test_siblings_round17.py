@@ -44,6 +44,12 @@ What the supervisor keeps, written by inline code (``open('../config.yaml', 'a')
 ``appendFileSync``, ``File.write('../.env')``, ``shutil.copy(…, '../config.yaml')``): it
 was judged only where a command wrote it. And the home's ``credentials/``, which every run
 mounts as it finds it, is the supervisor's as ``.env`` is (``supervisor-control``).
+
+The host reached: containerd's ``ctr run`` given ``--privileged``, the host's network
+(``--net-host``), a host namespace (``--with-ns``) or a capability that escapes
+(``privileged-container``, as docker's and podman's were); ``pstack``, ``gstack`` and
+``eu-stack -p`` attach to a process (``process-attach``, as gdb and gcore did); ``bpftool
+prog load|attach`` runs code in the kernel (``privilege-escalation``, as insmod did).
 """
 
 from __future__ import annotations
@@ -329,8 +335,30 @@ NOT_KEPT = [
     "mkdir -p credentials && echo x > credentials/a",
 ]
 
+# containerd's ctr given the host, a stack dumper attached to a process, eBPF code loaded.
+HOST_REACHED = [
+    ("ctr run --privileged docker.io/library/alpine:latest x sh", "privileged-container"),
+    ("ctr run --net-host docker.io/library/alpine:latest x sh", "privileged-container"),
+    ("ctr run --with-ns pid:/proc/1/ns/pid img x sh", "privileged-container"),
+    ("ctr run --cap-add CAP_SYS_ADMIN img x sh", "privileged-container"),
+    ("pstack 1", "process-attach"),
+    ("gstack 1", "process-attach"),
+    ("eu-stack -p 1", "process-attach"),
+    ("bpftool prog load x.o /sys/fs/bpf/x", "privilege-escalation"),
+    ("bpftool prog attach id 3 xdp dev eth0", "privilege-escalation"),
+    ("bpftool cgroup attach /sys/fs/cgroup ingress id 3", "privilege-escalation"),
+]
+NOT_REACHED = [
+    "ctr run --rm docker.io/library/alpine:latest x true",
+    "ctr images ls",
+    "eu-stack --help",
+    "bpftool prog show",
+    "bpftool map dump id 3",
+]
+
 HOSTILE = [
     *BUNDLED,
+    *HOST_REACHED,
     *((line, "supervisor-control") for line in KEPT_WRITTEN),
     *((line, "exfiltration") for line in SENT),
     *((line, "secret-read") for line in STORES),
@@ -339,7 +367,7 @@ HOSTILE = [
     *((line, "script-exec") for line in ECHOED_ESCAPES),
 ]
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
-    HOSTILE, [*GIVEN_ITS_OWN, *NOT_STORES, *NOT_SENT, *NOT_KEPT]
+    HOSTILE, [*GIVEN_ITS_OWN, *NOT_STORES, *NOT_SENT, *NOT_KEPT, *NOT_REACHED]
 )
 
 RULES = ["curl *", "echo *", "cat *", "racket *", "Rscript *", "sqlite3 *", "parallel *"]

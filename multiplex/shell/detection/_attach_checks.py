@@ -27,12 +27,12 @@ _PID_OPTIONS = {
     "--attach-name"), "strace": ("-p", "--attach"), "ltrace": ("-p",), "perf": ("-p", "--pid"),
     "py-spy": ("-p", "--pid"), "rbspy": ("-p", "--pid"), "rbtrace": ("-p", "--pid"),
     "austin": ("-p", "--pid"), "memray": ("-p",), "async-profiler": ("-p",),
-    "jcmd": (), "jstack": (), "jmap": (), "jattach": (),
+    "jcmd": (), "jstack": (), "jmap": (), "jattach": (), "eu-stack": ("-p", "--pid"),
 }  # fmt: skip
 # Programs whose every use reaches into a running process (jstack PID, gcore PID …).
 _ALWAYS = frozenset(
     {"gcore", "pyrasite", "pyrasite-shell", "bpftrace", "jstack", "jmap", "jcmd", "jattach",
-     "gdbserver"}
+     "gdbserver", "gstack", "pstack"}
 )  # fmt: skip
 # A debugger's own command that attaches (gdb -ex 'attach N', lldb -o 'process attach …').
 _ATTACH_COMMAND = re.compile(r"^\s*(?:process\s+)?at(?:t(?:a(?:c(?:h)?)?)?)?\s+\S")

@@ -26,7 +26,7 @@ from multiplex.shell.parsing._parsed import ParsedLine
 
 __all__ = ["each_privileged_container", "find_privileged_container"]
 
-_CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch"})
+_CONTAINER_CLI = frozenset({"docker", "podman", "nerdctl", "finch", "ctr"})
 _SOCKETS = ("docker.sock", "podman.sock", "containerd.sock", "crio.sock")
 _HOST_NS = re.compile(r"^--(?:pid|ipc|uts|userns|cgroupns|net|network)(?:=|$)")
 _ESCAPING_CAPS = frozenset(
@@ -71,6 +71,8 @@ def _host_given(args: Sequence[str], i: int, place: Place) -> str | None:
         return PRIVILEGED_CONTAINER.name
     if _HOST_NS.match(arg) and "host" in (arg + " ".join(args[i + 1 : i + 2])):
         return PRIVILEGED_CONTAINER.name
+    if arg in ("--net-host", "--privileged-without-host-devices") or arg.startswith("--with-ns"):
+        return PRIVILEGED_CONTAINER.name  # containerd's ctr: the host's network, a host namespace
     cap = _value(args, i, ("--cap-add",))
     if cap is not None and cap.upper().removeprefix("CAP_") in _ESCAPING_CAPS:
         return PRIVILEGED_CONTAINER.name

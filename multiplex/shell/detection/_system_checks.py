@@ -50,7 +50,10 @@ _SUPERVISORS = {"sv": ("stop", "down", "kill", "exit", "force-stop", "force-shut
                 "pm2": ("stop", "delete", "kill", "del")}  # fmt: skip
 
 # Code loaded into the running kernel (or a new kernel booted): root's powers and more.
-_KERNEL = frozenset({"insmod", "modprobe", "kexec"})
+_KERNEL = frozenset({"insmod", "modprobe", "kexec", "bpftool"})
+# bpftool's verbs that load a program into the kernel or attach one (its reads are not).
+_BPF_LOADS = (("prog", "load"), ("prog", "loadall"), ("prog", "attach"), ("net", "attach"),
+              ("cgroup", "attach"), ("struct_ops", "register"), ("link", "pin"))  # fmt: skip
 _MODPROBE_READS = frozenset({"-n", "--dry-run", "-c", "--showconfig", "--show-depends", "-D",
                              "--show-modversions", "--dump-modversions", "-h", "--help"})  # fmt: skip
 # Groups whose members are root in all but name: the container engines', the disks'.
@@ -76,6 +79,8 @@ def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return SYSTEM_SETTING if _sets(prog, args, words) else None
     if prog == "nsenter" and _enters_init(args):
         return PRIVILEGE
+    if prog == "bpftool":  # bpftool prog load x.o /sys/fs/bpf/x: code run in the kernel
+        return PRIVILEGE if tuple(words[:2]) in _BPF_LOADS else None
     if prog in _KERNEL:  # insmod x.ko, modprobe evil, kexec -l: not modprobe -n, --show-depends
         return None if prog == "modprobe" and _MODPROBE_READS & set(args) else PRIVILEGE
     if prog in ("newgrp", "sg") and words[:1] and words[0] in _ROOT_GROUPS:
