@@ -63,6 +63,7 @@ from multiplex.shell.carriers._sed import sed_facts
 from multiplex.shell.carriers._sockets import curl_code, nc_code, socat_code, wget_code
 from multiplex.shell.carriers._transfers import ftp_code, lftp_code, sftp_code
 from multiplex.shell.carriers._utilities import UTILITY_READERS
+from multiplex.shell.carriers._vcs import VCS_READERS
 from multiplex.shell.parsing._argv import ENDLESS, huge_count
 from multiplex.shell.parsing._getopt import read_options, table
 
@@ -367,7 +368,7 @@ _READERS: dict[str, Callable[[Sequence[str], str | None], Carried]] = {
     "sqlite": sqlite_code, "duckdb": sqlite_code,
     "psql": psql_code, "mysql": mysql_code, "mariadb": mysql_code, "osascript": osascript_code,
     "julia": julia_code, "pwsh": pwsh_code, "powershell": pwsh_code, "tclsh": tcl_code,
-    "wish": tcl_code, **MEDIA_READERS, **UTILITY_READERS, **CONFIG_READERS,
+    "wish": tcl_code, **MEDIA_READERS, **UTILITY_READERS, **CONFIG_READERS, **VCS_READERS,
     # docs/security.md#code-carriers: build and package tools' command options
     "go": go_code, "cargo": cargo_code, "apt": apt_code, "apt-get": apt_code, "dpkg": dpkg_code, "mvn": mvn_code,
     "mvnw": mvn_code, "dotnet": dotnet_code, "latexmk": latexmk_code, "pdflatex": tex_code,

@@ -33,7 +33,7 @@ _URL_PACKAGE = re.compile(r"^(?:[\w.\[\],-]+\s*@\s*)?(?:git\+|https?:|ftp:|hg\+|
 _PIP = re.compile(r"pip[0-9.]*")
 _MODULE = re.compile(r"-[A-Za-z]*m")  # python -m, -Im, -Bm …: the module follows
 FROM_THE_NETWORK = frozenset(
-    {"deno", "bun", "go", "uv", "cargo", "pip3", *_PACKAGE_RUNNERS, *_INSTALLERS}
+    {"deno", "bun", "go", "uv", "cargo", "pip3", "pre-commit", *_PACKAGE_RUNNERS, *_INSTALLERS}
 )
 
 
@@ -101,6 +101,8 @@ def runs_from_the_network(cmd: SimpleCommand) -> bool:
     if _installs_from_the_network(prog, list(args)):
         return True
     ops = operands(args)
+    if prog == "pre-commit":  # pre-commit try-repo URL: the hooks of a repository it clones
+        return ops[:1] == ["try-repo"] and any("://" in o or o.startswith("git@") for o in ops[1:2])
     if prog in ("deno", "bun"):
         url = ops[1:2] if ops[:1] in (["run"], ["x"]) else ops[:1]
         return any(o.startswith(("https://", "http://")) for o in url)
