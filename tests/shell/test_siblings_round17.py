@@ -58,6 +58,13 @@ programs, a ``!`` alias; an extension loaded from a path), Subversion's
 ``-C linker=PROG``; each command is judged as a line (``rm -rf /`` there is hardline).
 And ``pre-commit try-repo URL`` runs the hooks of a repository it clones
 (``download-exec``).
+
+History and work thrown away by what was not read: the BFG repo-cleaner, ``git replace
+OBJ REPLACEMENT`` (and ``--graft``), ``git update-ref REF ANCESTOR`` (a branch moved back),
+``git switch|checkout -f`` and ``--discard-changes``, ``git worktree remove --force``
+(``git-history-rewrite``); Supabase's and Firebase's deletes, ``kafka-topics --delete``,
+``rabbitmqctl delete_queue|reset`` (``infra-destroy``); ``flatpak uninstall``
+(``package-removal``).
 """
 
 from __future__ import annotations
@@ -396,8 +403,50 @@ SETTINGS_RUN = [
 ]
 NOT_REACHED += ["pre-commit try-repo ../local-hooks", "pre-commit run --all-files"]
 
+# History and work thrown away, resources deleted, packages removed, by tools and verbs
+# that were not read.
+DISCARDED = [
+    ("bfg --delete-files x", "git-history-rewrite"),
+    ("bfg --replace-text passwords.txt", "git-history-rewrite"),
+    ("bfg --strip-blobs-bigger-than 50M", "git-history-rewrite"),
+    ("git replace HEAD HEAD~5", "git-history-rewrite"),
+    ("git replace --graft HEAD HEAD~3", "git-history-rewrite"),
+    ("git update-ref refs/heads/main HEAD~10", "git-history-rewrite"),
+    ("git update-ref refs/heads/main main^^", "git-history-rewrite"),
+    ("git update-ref refs/heads/main 'main@{3}'", "git-history-rewrite"),
+    ("git switch -f main", "git-history-rewrite"),
+    ("git switch --discard-changes main", "git-history-rewrite"),
+    ("git checkout -f main", "git-history-rewrite"),
+    ("git checkout --force main", "git-history-rewrite"),
+    ("git worktree remove --force ../x", "git-history-rewrite"),
+    ("supabase projects delete x", "infra-destroy"),
+    ("firebase projects:delete x", "infra-destroy"),
+    ("firebase firestore:delete --all-collections", "infra-destroy"),
+    ("kafka-topics --delete --topic t --bootstrap-server x", "infra-destroy"),
+    ("rabbitmqctl delete_queue q", "infra-destroy"),
+    ("rabbitmqctl reset", "infra-destroy"),
+    ("flatpak uninstall --all", "package-removal"),
+    ("flatpak uninstall org.x.App", "package-removal"),
+]
+NOT_DISCARDED = [
+    "bfg --help",
+    "git replace -l",
+    "git replace -d abc123",
+    "git update-ref refs/heads/x HEAD",
+    "git switch main",
+    "git checkout -b feature",
+    "git worktree remove ../x",
+    "git worktree add ../x",
+    "firebase deploy",
+    "kafka-topics --list --bootstrap-server x",
+    "rabbitmqctl list_queues",
+    "flatpak install org.x.App",
+]
+NOT_REACHED += NOT_DISCARDED
+
 HOSTILE = [
     *BUNDLED,
+    *DISCARDED,
     *SETTINGS_RUN,
     *HOST_REACHED,
     *((line, "supervisor-control") for line in KEPT_WRITTEN),

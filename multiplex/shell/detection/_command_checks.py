@@ -21,6 +21,7 @@ from multiplex.shell.detection._catalogue import (
     DELETE_SYSTEM,
     DISK_TOOL,
     FIND_DELETE,
+    GIT_HISTORY,
     KILL_ALL,
     MKFS,
     PERMISSIONS,
@@ -292,7 +293,7 @@ def _chmod(prog: str, args: Sequence[str]) -> Pattern | None:
 # Every program a branch of dangerous_check, package_check, infra_check or system_check looks at.
 _JUDGED = frozenset(
     {"rm", "find", "shred", "wipe", "srm", "dd", "systemctl", *CHMODS,
-     "service", "rc-service", "launchctl", "kill", "crontab", "git", "journalctl", "setcap",
+     "service", "rc-service", "launchctl", "kill", "crontab", "git", "bfg", "journalctl", "setcap",
      "machinectl", "systemd-run",
      *_DISK, *_KILLERS, *_ACCOUNTS, *_SUDO, *PACKAGERS, *INFRA, *SYSTEM_PROGRAMS}
 )  # fmt: skip
@@ -354,6 +355,12 @@ def dangerous_check(prog: str, args: Sequence[str]) -> Pattern | None:
             return CRONTAB
     elif prog == "git":
         return git_check(args)
+    elif prog == "bfg":  # the BFG repo-cleaner: every commit rewritten without what it names
+        return (
+            GIT_HISTORY
+            if any(a.startswith(("--delete", "--replace", "--strip")) for a in args)
+            else None
+        )
     elif prog in _ACCOUNTS:
         return ACCOUNT
     elif prog in _SUDO or (prog == "setcap" and "-v" not in args and "-r" not in args):

@@ -34,7 +34,10 @@ def git_check(args: Sequence[str]) -> Pattern | None:
         or (sub == "clean" and has_long(rest, "force"))
         or (sub == "branch" and ("D" in flags or ("d" in flags and has_long(rest, "force"))))
         or (sub == "reflog" and operands(rest)[:1] in (["expire"], ["delete"]))
-        or (sub == "update-ref" and "d" in flags)  # git update-ref -d refs/heads/main
+        or (sub == "update-ref" and ("d" in flags or _moved_back(operands(rest))))
+        or (sub == "replace" and (len(operands(rest)) >= 2 or has_long(rest, "graft")))
+        or (sub in ("checkout", "switch") and _forced(rest, flags))  # uncommitted work dropped
+        or (sub == "worktree" and operands(rest)[:1] == ["remove"] and _forced(rest, flags))
         or (sub in ("checkout", "restore") and _whole_tree(sub, rest) and _worktree(rest))
         or (sub == "checkout-index" and _over_every_file(rest, flags))
         or (sub == "stash" and operands(rest)[:1] in (["drop"], ["clear"]))  # stashed work gone
@@ -64,6 +67,17 @@ def _whole_tree(sub: str, rest: Sequence[str]) -> bool:
         [":"],
         [":/"],
     )
+
+
+def _moved_back(ops: Sequence[str]) -> bool:
+    """``git update-ref refs/heads/main HEAD~10``: a ref set to an ancestor (``~``, ``^``,
+    ``@{…}``), the commits after it dropped (a ref made at ``HEAD`` is not)."""
+    return len(ops) >= 2 and any(c in ops[1] for c in "~^@")
+
+
+def _forced(rest: Sequence[str], flags: str) -> bool:
+    """``-f``, ``--force`` or switch's ``--discard-changes``: local changes thrown away."""
+    return "f" in flags or has_long(rest, "force") or has_long(rest, "discard-changes")
 
 
 def _over_every_file(rest: Sequence[str], flags: str) -> bool:

@@ -18,7 +18,7 @@ __all__ = ["INFRA", "PACKAGERS", "infra_check", "package_check"]
 PACKAGERS = frozenset(
     {"apt", "apt-get", "aptitude", "yum", "dnf", "microdnf", "zypper", "brew", "port", "gem",
      "cargo", "snap", "conda", "mamba", "uv", "npm", "pnpm", "yarn", "pacman", "apk", "dpkg",
-     "rpm"}
+     "rpm", "flatpak"}
 )  # fmt: skip
 # Hosting, database and registry CLIs whose verbs delete what they name: the verb words.
 _DELETE_VERBS = {
@@ -32,6 +32,10 @@ _DELETE_VERBS = {
     "npm": ("unpublish",), "cargo": ("yank",), "gem": ("yank",), "pnpm": ("unpublish",),
     "yarn": ("unpublish",), "cdk": ("destroy",), "sst": ("remove",), "serverless": ("remove",),
     "sls": ("remove",), "amplify": ("delete",), "copilot": ("delete",),
+    "supabase": ("delete",), "firebase": ("projects:delete", "hosting:disable", "database:remove",
+    "firestore:delete", "functions:delete"), "kafka-topics": ("--delete",),
+    "kafka-topics.sh": ("--delete",), "rabbitmqctl": ("delete_queue", "delete_vhost", "reset",
+    "force_reset", "purge_queue"),
 }  # fmt: skip
 # Programs of _DELETE_VERBS that another branch below also judges.
 _SHARED = frozenset({"docker", "podman", "kubectl", "oc", "helm", "aws", "gcloud", "az"})
@@ -62,7 +66,11 @@ def package_check(prog: str, args: Sequence[str]) -> Pattern | None:
         "rm",
     ):
         return PACKAGE_REMOVAL
-    if prog in ("brew", "port", "gem", "cargo", "snap") and verb in ("uninstall", "remove", "rm"):
+    if prog in ("brew", "port", "gem", "cargo", "snap", "flatpak") and verb in (
+        "uninstall",
+        "remove",
+        "rm",
+    ):
         return PACKAGE_REMOVAL
     if prog in ("conda", "mamba") and verb in ("remove", "uninstall"):
         return PACKAGE_REMOVAL
@@ -163,7 +171,10 @@ def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return INFRA_DESTROY
     if prog in _DELETE_VERBS:  # dropdb NAME: its only verb
         verbs = _DELETE_VERBS[prog]
-        return INFRA_DESTROY if not verbs or any(w in verbs for w in words[:3]) else None
+        named = any(w in verbs for w in words[:3]) or any(
+            v[:2] == "--" and v in args for v in verbs
+        )
+        return INFRA_DESTROY if not verbs or named else None  # (kafka-topics --delete)
     if prog in ("gcloud", "az", "gsutil") and any(w in ("delete", "rm", "rb") for w in words):
         return INFRA_DESTROY
     return None
