@@ -24,7 +24,10 @@ Julia's, IPython's, the mongo shell's, atuin's database, macOS's per-session his
 as ``~/.bash_history`` and ``~/.*_history`` were; and hosting platforms' variables printed
 or pulled by their CLIs (``vercel env pull``, ``netlify env:get``, ``netlify env:list
 --plain``, ``railway variables``, ``pulumi config --show-secrets``): ``secret-read``. Their
-listings of names (``vercel env ls``, ``netlify env:list``, ``pulumi config``) are not.
+listings of names (``vercel env ls``, ``netlify env:list``, ``pulumi config``) are not. A
+database server's own file readers given a credential file (PostgreSQL's ``pg_read_file``,
+``pg_read_binary_file``, ``lo_import``; MySQL's ``load_file``, ``LOAD DATA INFILE``) read
+it, as sqlite3's ``readfile`` did.
 
 Launchers whose command was not judged: the dynamic loader (``/lib64/ld-linux-x86-64.so.2
 /bin/rm -rf /``), qemu's user-mode emulators, a container's init and user switchers
@@ -223,6 +226,12 @@ STORES = [
     "railway variables --kv",
     "pulumi config --show-secrets",
     "pulumi stack output --show-secrets",
+    # a database server's own file readers, given a credential file (as sqlite3's readfile)
+    "psql -c \"select pg_read_file('/root/.pgpass')\"",
+    "psql -c \"SELECT PG_READ_BINARY_FILE('/root/.ssh/id_rsa')\"",
+    "psql -c \"select lo_import('/root/.aws/credentials')\"",
+    "mysql -e \"select load_file('/root/.my.cnf')\"",
+    "mysql -e \"LOAD DATA INFILE '/root/.netrc' INTO TABLE t\"",
 ]
 NOT_STORES = [
     "heroku apps",
@@ -235,6 +244,8 @@ NOT_STORES = [
     "cat docs/zsh/history.md",
     "vim notes.txt",
     "less README.md",
+    "psql -c \"select pg_read_file('postgresql.conf')\"",
+    "mysql -e \"LOAD DATA INFILE 'data.csv' INTO TABLE t\"",
 ]
 
 # Launchers whose command was not judged: the dynamic loader, qemu's user-mode emulators,

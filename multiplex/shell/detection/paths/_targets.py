@@ -314,12 +314,17 @@ def path_words(argv: Sequence[str]) -> Iterator[str]:
         if prog == "git" and ":" in arg and "://" not in arg:  # git show HEAD:.env, :0:.env
             yield arg.split(":", 1)[1]
             yield arg.rsplit(":", 1)[1]
-        elif prog == "sqlite3" and "readfile" in arg:  # select readfile('.env')
-            yield from _READFILE.findall(arg)
+        elif prog in _SQL_READERS and ("file" in arg.lower() or "lo_import" in arg.lower()):
+            yield from (a or b for a, b in _READFILE.findall(arg))
 
 
-# sqlite3's CLI function that reads a file: readfile('F').
-_READFILE = re.compile(r"readfile\s*\(\s*'([^']*)'")
+# SQL functions that read a file: sqlite3's readfile('F'), PostgreSQL's pg_read_file,
+# pg_read_binary_file and lo_import, MySQL's load_file and LOAD DATA INFILE.
+_SQL_READERS = frozenset({"sqlite3", "sqlite", "duckdb", "psql", "mysql", "mariadb"})
+_READFILE = re.compile(
+    r"(?i)(?:readfile|pg_read_(?:binary_)?file|lo_import|load_file)\s*\(\s*'([^']*)'"
+    r"|infile\s+'([^']*)'"
+)
 # Programs whose operands name their files as KEY=PATH.
 _NAMED_OPERANDS = frozenset({"dd", "dcfldd"})
 _FILE_NAMED = re.compile(r"(?:^|=)@|^(?:fileb?://|(?:g?open|file|create):)", re.IGNORECASE)
