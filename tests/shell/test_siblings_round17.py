@@ -68,6 +68,13 @@ OBJ REPLACEMENT`` (and ``--graft``), ``git update-ref REF ANCESTOR`` (a branch m
 (``git-history-rewrite``); Supabase's and Firebase's deletes, ``kafka-topics --delete``,
 ``rabbitmqctl delete_queue|reset`` (``infra-destroy``); ``flatpak uninstall``
 (``package-removal``).
+
+The kernel's guards switched off (``setenforce 0``, ``semanage permissive -a``,
+``aa-disable``, ``aa-complain``, ``aa-teardown``, ``apparmor_parser -R``, ``auditctl -D``
+and ``-e 0``) and swap (``swapoff``): ``system-setting``; the network taken down by more
+tools (``nmcli con down``, ``networkctl down``, ``wg-quick down``, ``tailscale
+down|logout``): ``network-change``; a user's sessions killed (``loginctl
+terminate-user|kill-session``): ``process-kill``.
 """
 
 from __future__ import annotations
@@ -455,7 +462,47 @@ NOT_DISCARDED = [
 ]
 NOT_REACHED += NOT_DISCARDED
 
+# The kernel's guards switched off, the network taken down by more tools, a user's
+# sessions killed.
+MACHINE = [
+    ("setenforce 0", "system-setting"),
+    ("setenforce Permissive", "system-setting"),
+    ("semanage permissive -a httpd_t", "system-setting"),
+    ("aa-disable /etc/apparmor.d/usr.sbin.nginx", "system-setting"),
+    ("aa-complain /etc/apparmor.d/usr.sbin.nginx", "system-setting"),
+    ("aa-teardown", "system-setting"),
+    ("apparmor_parser -R /etc/apparmor.d/x", "system-setting"),
+    ("auditctl -D", "system-setting"),
+    ("auditctl -e 0", "system-setting"),
+    ("swapoff -a", "system-setting"),
+    ("nmcli con down id office-vpn", "network-change"),
+    ("nmcli connection down eth0", "network-change"),
+    ("networkctl down eth0", "network-change"),
+    ("wg-quick down wg0", "network-change"),
+    ("tailscale down", "network-change"),
+    ("tailscale logout", "network-change"),
+    ("loginctl terminate-user root", "process-kill"),
+    ("loginctl kill-session 1", "process-kill"),
+]
+NOT_REACHED += [
+    "setenforce 1",
+    "getenforce",
+    "semanage port -l",
+    "aa-status",
+    "auditctl -l",
+    "apparmor_parser -r /etc/apparmor.d/x",
+    "networkctl status",
+    "wg-quick up wg0",
+    "tailscale status",
+    "tailscale up",
+    "nmcli con show",
+    "nmcli con up id office-vpn",
+    "loginctl list-sessions",
+    "swapon -a",
+]
+
 HOSTILE = [
+    *MACHINE,
     *BUNDLED,
     *DISCARDED,
     *SETTINGS_RUN,

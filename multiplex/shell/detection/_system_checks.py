@@ -11,6 +11,7 @@ leaf: stdlib, the catalogue and ``shell.parsing._argv``.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -35,14 +36,20 @@ _POOLS = {"zpool": (("destroy",), ("labelclear",)), "zfs": (("destroy",),),
           "btrfs": (("subvolume", "delete"), ("device", "delete"), ("device", "remove")),
           "lvm": (("lvremove",), ("vgremove",), ("pvremove",))}  # fmt: skip
 # Network tools: the words that take an interface down or remove routes and addresses.
-_NETWORK = frozenset({"ip", "ifconfig", "ifdown", "nmcli", "route"})
+_NETWORK = frozenset(
+    {"ip", "ifconfig", "ifdown", "nmcli", "route", "networkctl", "wg-quick", "tailscale"}
+)
 # What narrows an iptables rule to some traffic: without one, -j DROP drops everything.
 _NARROWING = frozenset(
     {"-s", "--source", "-d", "--destination", "-p", "--protocol", "-i", "--in-interface",
      "-o", "--out-interface", "--dport", "--sport", "-m", "--match"}
 )  # fmt: skip
 _CLOSED = frozenset({"drop", "reject"})
-_SETTINGS = frozenset({"sysctl", "date", "timedatectl", "hwclock", "hostnamectl", "hostname"})
+_SETTINGS = frozenset({"sysctl", "date", "timedatectl", "hwclock", "hostnamectl", "hostname",
+                       "swapoff", *("setenforce", "semanage", "auditctl", "apparmor_parser"),
+                       *("aa-disable", "aa-complain", "aa-teardown")})  # fmt: skip
+# The kernel's own guards switched off: SELinux, AppArmor, the audit log.
+_GUARDS_OFF = frozenset({"aa-disable", "aa-complain", "aa-teardown", "swapoff"})
 
 # Process supervisors' verbs that stop what they run (runit's sv, supervisord, pm2).
 _SUPERVISORS = {"sv": ("stop", "down", "kill", "exit", "force-stop", "force-shutdown"),
@@ -61,7 +68,7 @@ _ROOT_GROUPS = frozenset({"root", "docker", "lxd", "incus-admin", "libvirt", "di
                           "sudo", "admin", "shadow", "kvm", "podman"})  # fmt: skip
 SYSTEM_PROGRAMS = frozenset(
     {*_FIREWALLS, *_POOLS, *_NETWORK, *_SETTINGS, *_SUPERVISORS, *_KERNEL, "nsenter", "fuser",
-     "newgrp", "sg", "install"}
+     "newgrp", "sg", "install", "loginctl"}
 )  # fmt: skip
 
 
@@ -91,6 +98,8 @@ def system_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return SERVICE_STOP if words[:1] and words[0] in _SUPERVISORS[prog] else None
     if prog == "fuser":  # fuser -k PORT/FILE: every process using it killed
         return PROCESS_KILL if any(a.startswith("-") and "k" in a[1:] for a in args) else None
+    if prog == "loginctl" and words[:1] and words[0].startswith(("terminate-", "kill-")):
+        return PROCESS_KILL  # loginctl terminate-user NAME: every process of the user's
     if prog in ("docker", "podman") and words[:1] in (["stop"], ["kill"]):
         # docker stop $(docker ps -q): every running container
         return SERVICE_STOP if any("$(" in a or "`" in a for a in args) else None
@@ -137,7 +146,13 @@ def _takes_down(prog: str, words: list[str]) -> bool:
         return "down" in words[1:]
     if prog == "route":
         return words[:1] == ["del"] and "default" in words
+    if prog in ("networkctl", "wg-quick"):  # an interface (or a VPN's) taken down
+        return words[:1] == ["down"]
+    if prog == "tailscale":  # off the tailnet: the way in to this machine may be that one
+        return words[:1] in (["down"], ["logout"])
     if prog == "nmcli":
+        if words[:1] in (["connection"], ["con"], ["c"]) and words[1:2] == ["down"]:
+            return True
         off = words[:1] in (["networking"], ["n"], ["radio"], ["r"]) and "off" in words[1:3]
         return off or words[:2] in (
             ["device", "disconnect"],
@@ -168,6 +183,16 @@ def _sets(prog: str, args: Sequence[str], words: list[str]) -> bool:
         return any(a in ("--set", "-w", "--systohc", "-s", "--hctosys") for a in args)
     if prog == "hostnamectl":
         return words[:1] in (["set-hostname"], ["hostname"]) and len(words) > 1
+    if prog in _GUARDS_OFF:
+        return True
+    if prog == "setenforce":  # SELinux permissive: its policy no longer enforced
+        return words[:1] in (["0"], ["permissive"])
+    if prog == "semanage":  # semanage permissive -a DOMAIN
+        return words[:1] == ["permissive"] and ("-a" in args or "--add" in args)
+    if prog == "apparmor_parser":  # -R: a profile unloaded
+        return "-R" in args or "--remove" in args
+    if prog == "auditctl":  # -D: every rule deleted; -e 0: auditing off
+        return "-D" in args or any(a == "-e" and b == "0" for a, b in itertools.pairwise(args))
     return prog == "hostname" and bool(words) and not args[0].startswith("-")
 
 
