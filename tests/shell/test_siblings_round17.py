@@ -67,7 +67,8 @@ OBJ REPLACEMENT`` (and ``--graft``), ``git update-ref REF ANCESTOR`` (a branch m
 ``git switch|checkout -f`` and ``--discard-changes``, ``git worktree remove --force``
 (``git-history-rewrite``); Supabase's and Firebase's deletes, ``kafka-topics --delete``,
 ``rabbitmqctl delete_queue|reset`` (``infra-destroy``); ``flatpak uninstall``
-(``package-removal``).
+(``package-removal``). Deny rules reach ``docker buildx imagetools create -t IMG`` (IMG
+pushed: ``docker push``) and ``ipython SCRIPT`` (``python SCRIPT``).
 
 The kernel's guards switched off (``setenforce 0``, ``semanage permissive -a``,
 ``aa-disable``, ``aa-complain``, ``aa-teardown``, ``apparmor_parser -R``, ``auditctl -D``
@@ -562,3 +563,18 @@ def test_deny_rules_reach_the_kubectl_a_distribution_ships(tmp_path: Path) -> No
         ):
             assert outcome(deny, "p", line) == "blocked", line
         assert outcome(deny, "p", "microk8s kubectl get pods") == "approved"
+
+
+def test_deny_rules_reach_imagetools_and_ipython(tmp_path: Path) -> None:
+    """``docker buildx imagetools create -t IMG`` pushes IMG; ``ipython deploy.py`` runs it."""
+    config = "approvals:\n  mode: 'off'\n  deny: ['docker push *', 'python deploy.py *']\n"
+    with one_home(tmp_path, config) as deny:
+        for line in (
+            "docker buildx imagetools create -t reg/img:x reg/img:y",
+            "docker buildx imagetools create --tag=reg/img:x reg/img:y",
+            "ipython deploy.py --prod",
+            "ipython3 ./deploy.py",
+        ):
+            assert outcome(deny, "p", line) == "blocked", line
+        for line in ("docker buildx imagetools inspect reg/img", "ipython notebook.py"):
+            assert outcome(deny, "p", line) == "approved", line

@@ -64,10 +64,16 @@ def compose(argv: Argv, i: int) -> Argv | None:
 
 
 def docker_push(argv: Argv, i: int) -> Argv | None:
-    """``docker buildx build --push -t IMG``, ``docker compose push``: a push."""
+    """``docker buildx build --push -t IMG``, ``docker compose push``, ``docker buildx
+    imagetools create -t IMG``: a push."""
     verbs = argv[i : i + 2]
     if verbs[:1] == ("compose",) and "push" in argv[i + 1 :]:
         return ("docker", "push", *argv[argv.index("push", i + 1) + 1 :])
+    if verbs == ("buildx", "imagetools") and argv[i + 2 : i + 3] == ("create",):
+        # buildx imagetools create -t IMG SRC…: a manifest made from SRC pushed as IMG
+        made = [argv[k + 1] for k in range(i, len(argv) - 1) if argv[k] in ("-t", "--tag")]
+        made += [a.partition("=")[2] for a in argv if a.startswith("--tag=")]
+        return ("docker", "push", *made) if made and "--dry-run" not in argv else None
     building = verbs[:1] == ("build",) or verbs in (("buildx", "build"), ("buildx", "bake"))
     building = building or (verbs == ("compose", "build"))  # compose build --push
     pushing = "--push" in argv or any(a.startswith("--output=type=registry") for a in argv)

@@ -145,7 +145,8 @@ def _systemctl(argv: Argv, i: int) -> list[Argv]:
 # OpenTofu terraform's, oc kubectl's and kubecolor its wrapper, hub git's, helm3 helm).
 _SAME_PROGRAM = {"podman": "docker", "nerdctl": "docker", "tofu": "terraform", "oc": "kubectl",
                  "hub": "git", "buildah": "docker", "podman-compose": "docker-compose",
-                 "gmake": "make", "kubecolor": "kubectl", "helm3": "helm"}  # fmt: skip
+                 "gmake": "make", "kubecolor": "kubectl", "helm3": "helm",
+                 "ipython": "python", "ipython3": "python"}  # fmt: skip
 # Publishing to the npm registry through another client is npm publish.
 _PUBLISHERS = frozenset({"pnpm", "yarn", "bun"})
 _NPX_VALUE = frozenset({"-p", "--package", "-c", "--call", "-w", "--workspace"})
