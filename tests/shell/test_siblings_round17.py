@@ -550,31 +550,33 @@ def test_given_a_script_of_its_own_a_rule_still_vouches(sup: Supervisor, line: s
     assert outcome(sup, "strict", line) == "approved"
 
 
-def test_deny_rules_reach_the_kubectl_a_distribution_ships(tmp_path: Path) -> None:
-    """microk8s, k3s, k0s and minikube run kubectl (and helm) by its name as their verb."""
-    config = "approvals:\n  mode: 'off'\n  deny: ['kubectl delete *', 'helm uninstall *']\n"
-    with one_home(tmp_path, config) as deny:
-        for line in (
-            "microk8s kubectl delete pod web",
-            "k3s kubectl delete pod web",
-            "k0s kubectl delete pod web",
-            "minikube kubectl -- delete pod web",
-            "microk8s helm3 uninstall web",
-        ):
-            assert outcome(deny, "p", line) == "blocked", line
-        assert outcome(deny, "p", "microk8s kubectl get pods") == "approved"
+# Deny rules by meaning: the kubectl and helm a distribution ships, imagetools' push,
+# ipython's script. Each case: its rules, the lines they block, the lines they leave.
+DENY_REACH = [
+    (
+        ["kubectl delete *", "helm uninstall *"],
+        ["microk8s kubectl delete pod web", "k3s kubectl delete pod web",
+         "k0s kubectl delete pod web", "minikube kubectl -- delete pod web",
+         "microk8s helm3 uninstall web"],
+        ["microk8s kubectl get pods"],
+    ),
+    (
+        ["docker push *", "python deploy.py *"],
+        ["docker buildx imagetools create -t reg/img:x reg/img:y",
+         "docker buildx imagetools create --tag=reg/img:x reg/img:y",
+         "ipython deploy.py --prod", "ipython3 ./deploy.py"],
+        ["docker buildx imagetools inspect reg/img", "ipython notebook.py"],
+    ),
+]  # fmt: skip
 
 
-def test_deny_rules_reach_imagetools_and_ipython(tmp_path: Path) -> None:
-    """``docker buildx imagetools create -t IMG`` pushes IMG; ``ipython deploy.py`` runs it."""
-    config = "approvals:\n  mode: 'off'\n  deny: ['docker push *', 'python deploy.py *']\n"
-    with one_home(tmp_path, config) as deny:
-        for line in (
-            "docker buildx imagetools create -t reg/img:x reg/img:y",
-            "docker buildx imagetools create --tag=reg/img:x reg/img:y",
-            "ipython deploy.py --prod",
-            "ipython3 ./deploy.py",
-        ):
-            assert outcome(deny, "p", line) == "blocked", line
-        for line in ("docker buildx imagetools inspect reg/img", "ipython notebook.py"):
-            assert outcome(deny, "p", line) == "approved", line
+@pytest.mark.parametrize(("rules", "blocked", "left"), DENY_REACH)
+def test_deny_rules_reach_their_meanings(
+    tmp_path: Path, rules: list[str], blocked: list[str], left: list[str]
+) -> None:
+    deny = "".join(f"'{r}', " for r in rules)
+    with one_home(tmp_path, f"approvals:\n  mode: 'off'\n  deny: [{deny}]\n") as sup:
+        for line in blocked:
+            assert outcome(sup, "p", line) == "blocked", line
+        for line in left:
+            assert outcome(sup, "p", line) == "approved", line

@@ -225,18 +225,9 @@ def archived_away(prog: str, args: Sequence[str]) -> tuple[str, ...]:
     )
     if not moves:
         return ()
-    words: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg in _ZIP_LISTS:
-            break
-        elif arg in _ZIP_VALUES:
-            skip = True
-        elif not arg.startswith("-"):
-            words.append(arg)
-    return tuple(words[1:])  # zip ZIPFILE FILES…
+    # The lists of -x and -i run to the end of the line: their patterns are no files.
+    ends = [k for k, a in enumerate(args) if a in _ZIP_LISTS]
+    return tuple(positional(args[: ends[0]] if ends else args, _ZIP_VALUES)[1:])  # ZIPFILE FILES…
 
 
 def is_equivalent(prog: str) -> bool:
