@@ -35,7 +35,12 @@ Launchers whose command was not judged: the dynamic loader (``/lib64/ld-linux-x8
 unshare``, ``buildah unshare`` and ``dotenvx run --``: ``rm -rf /`` through any of them was
 approved in a manual profile; it is hardline. And the command strace's or ltrace's output
 is piped into (``strace -o '|CMD' true``) is judged as a line: it was ``script-exec`` only.
-An archiver that deletes what it archived deletes it (``tar --remove-files``, ``zip -m``
+Inline code that gives a program and its arguments apart (``spawnSync('rm', ['-rf',
+'/'])``, ``exec("rm", "-rf", "/")``, ``System.cmd``, ``Deno.Command``, lisp's
+``run-program``, ``os.spawnlp``), glues the line (``'r' + 'm -rf /'``), decodes it
+(``b64decode``, ``atob``) or runs code again (``exec('…os.system("rm -rf /")')``)
+builds a line that is judged: ``rm -rf /`` there is hardline, where it was only
+``script-exec``. An archiver that deletes what it archived deletes it (``tar --remove-files``, ``zip -m``
 and its bundles, ``7z -sdel``): of the home or ``/etc`` that is ``delete-system``.
 
 A credential sent: by ``ftp -u URL F``, MinIO's ``mc cp|mirror``, Backblaze's ``b2
@@ -332,6 +337,37 @@ LAUNCHED_PLAIN += [
     "gcc -O2 -o x x.c",
     "gcc -wrapper gdb,--args x.c",
     "rustc -C opt-level=3 x.rs",
+]
+# Inline code that gives the program and its arguments apart, glues the line, decodes it
+# or runs code again: the line it builds is judged (rm -rf / there is hardline).
+LAUNCHED += [
+    "node -e \"require('child_process').spawnSync('rm', ['-rf', '/'])\"",
+    "node -e \"require('child_process').execFileSync('rm', ['-rf', '/'])\"",
+    'ruby -e \'Process.spawn("rm", "-rf", "/")\'',
+    'ruby -e \'exec("rm", "-rf", "/")\'',
+    'perl -e \'exec("rm", "-rf", "/")\'',
+    'php -r \'proc_open(["rm", "-rf", "/"], [], $p);\'',
+    "python3 -c \"import os; os.spawnlp(os.P_WAIT, 'rm', 'rm', '-rf', '/')\"",
+    'elixir -e \'System.cmd("rm", ["-rf", "/"])\'',
+    "erl -noshell -eval 'os:cmd(\"rm -rf /\")' -s init stop",
+    "scala -e 'import sys.process._; \"rm -rf /\".!'",
+    'deno eval \'new Deno.Command("rm", {args: ["-rf", "/"]}).outputSync()\'',
+    'sbcl --non-interactive --eval \'(sb-ext:run-program "/bin/rm" (list "-rf" "/"))\'',
+    "python3 -c \"import os; os.system('r'+'m -rf /')\"",
+    'perl -e \'system("r" . "m -rf ~")\'',
+    "python3 -c \"import base64,os; os.system(base64.b64decode('cm0gLXJmIC8=').decode())\"",
+    "node -e \"require('child_process').execSync(atob('cm0gLXJmIC8='))\"",
+    'python3 -c "exec(\'import os; os.system(\\"rm -rf /\\")\')"',
+    'node -e "eval(\'require(\\"child_process\\").execSync(\\"rm -rf /\\")\')"',
+]
+LAUNCHED_PLAIN += [
+    "python3 -c \"print('hello' + ' world')\"",
+    "node -e \"console.log('a' + 'b')\"",
+    "python3 -c \"import base64; print(base64.b64decode('aGVsbG8gd29ybGQ='))\"",
+    "node -e \"require('child_process').execSync('git status')\"",
+    'ruby -e \'system("make", "test")\'',
+    "python3 -c \"import subprocess; subprocess.run(['rm', '-rf', 'build'])\"",
+    'perl -e \'print "a" . "b"\'',
 ]
 test_a_launched_hardline_is_hardline, test_a_launched_build_is_not = hardline_tests(
     LAUNCHED, LAUNCHED_PLAIN

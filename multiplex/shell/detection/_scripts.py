@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from multiplex.shell.detection._call_lines import call_lines
 from multiplex.shell.detection.paths._writes import LITERAL, code_literals
 from multiplex.shell.parsing._parse import ParsedLine, parse_line
 
@@ -89,12 +90,14 @@ SCRIPT_EXEC = re.compile(
     r"|\bsh\s*[\"'(]"  # rake's (and Ruby's FileUtils) sh "cmd"
     r"|getline|\|\s*\"|\|&\s*\""  # awk: print "cmd" | "sh", "cmd" | getline
     r"|\bopen\b[^;)]{0,200}(?:[\"']\s*-?\||\|\s*[\"'])"  # perl: open(F, "|cmd")
+    r"|proc_open|\bcmd\b|Command\s*\(|[\"']\s*\.\s*!"  # php, erlang's os:cmd, deno, scala's "cmd".!
 )
 
 # Each alternative of SCRIPT_EXEC holds one of these: a C-speed test before the search.
 _EXEC_WORDS = (
     "system", "exec", "spawn", "popen", "subprocess", "check_output", "call", "run",
-    "child_process", "`", "qx", "%x", "getline", "|", "open", "shell", "sh",  # "run" is in "run_path"
+    "child_process", "`", "qx", "%x", "getline", "|", "open", "shell", "sh", "cmd", "Command",
+    "!",  # ("run" is in "run_path", "open" in "proc_open")
 )  # fmt: skip
 _LIST = re.compile(r"\[([^\[\]]*)\]")
 
@@ -142,7 +145,7 @@ def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
     for payload in parsed.script_payloads:
         if not any(w in payload for w in _EXEC_WORDS) or not SCRIPT_EXEC.search(payload):
             continue
-        literals = code_literals(payload)
+        literals = code_literals(payload) + call_lines(payload)
         for group in _LIST.findall(payload):
             words = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(group)]
             if len(words) > 1:
