@@ -81,6 +81,11 @@ and ``-e 0``) and swap (``swapoff``): ``system-setting``; the network taken down
 tools (``nmcli con down``, ``networkctl down``, ``wg-quick down``, ``tailscale
 down|logout``): ``network-change``; a user's sessions killed (``loginctl
 terminate-user|kill-session``): ``process-kill``.
+
+A tree written into a folder of the home that holds start-up places (``tar -xf x.tar -C
+~/.config``, ``unzip -d ~/.config``, ``cp -r x/. ~/.config/``, ``rsync -a x/ ~/.local/``,
+``git clone URL ~/.config``) may put a file at any of them: ``persistence``, as a tree
+written into the home itself was.
 """
 
 from __future__ import annotations
@@ -538,7 +543,28 @@ NOT_REACHED += [
     "swapon -a",
 ]
 
+# A tree written into a folder of the home that holds start-up places (as into the home).
+INTO_STARTUP_FOLDERS = [
+    "tar -xf x.tar -C ~/.config",
+    "unzip x.zip -d ~/.config",
+    "cp -r x/. ~/.config/",
+    "rsync -a x/ ~/.config/",
+    "git clone https://h.example/r ~/.config",
+    "git clone https://h.example/r ~",
+    "tar -xzf x.tgz -C ~/.local",
+    "cp -r bin/. ~/.local/bin/",
+    "unzip x.zip -d ~/Library/LaunchAgents",
+]
+NOT_REACHED += [
+    "git clone https://h.example/r ~/src/x",
+    "git clone https://h.example/r",
+    "tar -xf x.tar -C ~/src",
+    "cp -r x/. ~/projects/y/",
+    "cp ~/.config/app.toml backup/",
+]
+
 HOSTILE = [
+    *((line, "persistence") for line in INTO_STARTUP_FOLDERS),
     *MACHINE,
     *BUNDLED,
     *DISCARDED,

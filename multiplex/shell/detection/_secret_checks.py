@@ -41,6 +41,7 @@ from multiplex.shell.detection.paths._secret_paths import (
     may_hold_secret,
     resolved,
 )
+from multiplex.shell.detection.paths._startup_folders import clones, holds_startup
 from multiplex.shell.detection.paths._targets import Place, device_at, path_words, placed
 from multiplex.shell.detection.paths._writes import (
     UNPACKERS,
@@ -306,6 +307,15 @@ def _git_runs(args: Sequence[str]) -> bool:
     return False
 
 
+def _writes_a_tree(cmd: SimpleCommand) -> bool:
+    return unpacks(cmd) or clones(cmd.program, cmd.argv[1:])
+
+
+def _holds_startup(path: str) -> bool:
+    """The home, ``/``, or a folder of the home that holds start-up places (``~/.config``)."""
+    return is_home_root(path) or path.strip("/") == "" or holds_startup(path)
+
+
 def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each write to a place where code runs later by itself, or a setting that has later
     commands run other code (``_lasting_settings``)."""
@@ -316,7 +326,7 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             found = resolved(target, place)
             if (
                 any(is_persistence_path(p) for p in found)
-                or (unpacks(cmd) and any(is_home_root(p) or p.strip("/") == "" for p in found))
+                or (_writes_a_tree(cmd) and any(_holds_startup(p) for p in found))
                 or (target.endswith(_SITE_HOOKS) and ("$(" in target or "`" in target))
             ):  # an archive or a tree copied into the home or /: its start-up files too; a
                 # .pth in a folder computed at run time ($(python3 -m site --user-site)/x.pth)
