@@ -85,7 +85,9 @@ terminate-user|kill-session``): ``process-kill``.
 A tree written into a folder of the home that holds start-up places (``tar -xf x.tar -C
 ~/.config``, ``unzip -d ~/.config``, ``cp -r x/. ~/.config/``, ``rsync -a x/ ~/.local/``,
 ``git clone URL ~/.config``) may put a file at any of them: ``persistence``, as a tree
-written into the home itself was.
+written into the home itself was. A key added to the forge account the CLI is signed in
+to (``gh ssh-key add``, ``gh gpg-key add``, ``gh repo deploy-key add``, ``glab ssh-key
+add``) lets whoever holds it sign in: ``account-change``.
 """
 
 from __future__ import annotations
@@ -563,7 +565,18 @@ NOT_REACHED += [
     "cp ~/.config/app.toml backup/",
 ]
 
+# A key added to the forge account the CLI is signed in to: whoever holds it signs in.
+KEYS_ADDED = [
+    "gh ssh-key add ~/.ssh/x.pub",
+    "gh ssh-key add x.pub --title x",
+    "gh gpg-key add key.asc",
+    "gh repo deploy-key add x.pub --allow-write",
+    "glab ssh-key add x.pub",
+]
+NOT_REACHED += ["gh ssh-key list", "gh repo deploy-key list", "gh gpg-key list"]
+
 HOSTILE = [
+    *((line, "account-change") for line in KEYS_ADDED),
     *((line, "persistence") for line in INTO_STARTUP_FOLDERS),
     *MACHINE,
     *BUNDLED,

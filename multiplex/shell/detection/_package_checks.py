@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from multiplex.shell.detection._catalogue import INFRA_DESTROY, PACKAGE_REMOVAL, PRIVILEGE, Pattern
+from multiplex.shell.detection._catalogue import (
+    ACCOUNT,
+    INFRA_DESTROY,
+    PACKAGE_REMOVAL,
+    PRIVILEGE,
+    Pattern,
+)
 from multiplex.shell.parsing._argv import first_operand, operands
 from multiplex.shell.parsing.runs._verbs import kube_words
 
@@ -37,6 +43,8 @@ _DELETE_VERBS = {
     "kafka-topics.sh": ("--delete",), "rabbitmqctl": ("delete_queue", "delete_vhost", "reset",
     "force_reset", "purge_queue"),
 }  # fmt: skip
+# A key added to the forge account the CLI is signed in to.
+_KEY_ADDS = (["ssh-key", "add"], ["gpg-key", "add"], ["deploy-key", "add"])
 # Programs of _DELETE_VERBS that another branch below also judges.
 _SHARED = frozenset({"docker", "podman", "kubectl", "oc", "helm", "aws", "gcloud", "az"})
 _COMPOSE = frozenset({"docker-compose", "podman-compose"})
@@ -120,6 +128,11 @@ def _method_delete(args: Sequence[str]) -> bool:
     return any(m.upper() == "DELETE" for m in methods)
 
 
+def _adds_a_key(ops: list[str]) -> bool:
+    """``ssh-key add``, ``gpg-key add``, ``repo deploy-key add``."""
+    return ops[:2] in _KEY_ADDS or ops[1:3] in _KEY_ADDS
+
+
 def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
     """``infra-destroy``: cluster, container or cloud resources deleted (helm's aliases too)."""
     if prog not in INFRA:
@@ -128,6 +141,8 @@ def infra_check(prog: str, args: Sequence[str]) -> Pattern | None:
         return PRIVILEGE
     if prog in ("gh", "glab") and "api" in args and _method_delete(args):
         return INFRA_DESTROY  # gh api -X DELETE repos/o/r: what gh repo delete does
+    if prog in ("gh", "glab") and "add" in args and _adds_a_key(operands(args)[:3]):
+        return ACCOUNT  # gh ssh-key add KEY.pub: whoever holds KEY signs in as the account
     verbs = _DELETE_VERBS.get(prog)
     if verbs and prog not in _SHARED and not any(v in args for v in verbs):
         return None  # (a C-speed test: most of their commands name no deleting verb)
