@@ -380,14 +380,20 @@ test_a_launched_hardline_is_hardline, test_a_launched_build_is_not = hardline_te
     LAUNCHED, LAUNCHED_PLAIN
 )
 
-# The tools a Kubernetes distribution ships, run by their name as its verb.
+# The tools a Kubernetes distribution ships, run by their name as its verb; kubectl's and
+# helm's other names (deny rules reached them; the checks did not).
 BUNDLED = [
+    ("kubecolor delete ns prod", "infra-destroy"),
+    ("kubecolor get secret db -o yaml", "secret-read"),
+    ("helm3 uninstall web", "infra-destroy"),
+    ("helm3 get values web", "secret-read"),
     ("microk8s kubectl delete ns prod", "infra-destroy"),
     ("k3s kubectl get secret db -o yaml", "secret-read"),
     ("minikube kubectl -- delete pod web", "infra-destroy"),
     ("microk8s helm uninstall web", "infra-destroy"),
 ]
 NOT_STORES += ["microk8s status", "microk8s kubectl get pods", "minikube start"]
+NOT_STORES += ["kubecolor get pods", "helm3 list"]
 
 # A credential sent by more uploaders, and by inline code that reads it and calls a
 # network client (it was only secret-read).

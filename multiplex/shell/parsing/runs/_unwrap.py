@@ -55,7 +55,7 @@ from multiplex.shell.parsing.runs._payloads import (
     payload_step,
 )
 from multiplex.shell.parsing.runs._verbs import bwrap_command
-from multiplex.shell.parsing.runs._wrappers import BUNDLED, VERB_WRAPPERS, WRAPPERS
+from multiplex.shell.parsing.runs._wrappers import BUNDLED, RENAMED, VERB_WRAPPERS, WRAPPERS
 
 __all__ = [
     "SHELLS",
@@ -296,6 +296,8 @@ def unwrap_step(
         carried_env = env_payloads([a for a in args[:k] if ASSIGN.match(a)])
         inner = tuple(args[k:]) if k < len(args) else None
         return NextStep(inner=inner, shell_payloads=carried_env)
+    if prog in RENAMED:  # kubecolor delete ns x: kubectl delete ns x
+        return NextStep(inner=(RENAMED[prog], *args))
     if prog in BUNDLED:  # microk8s kubectl delete pod x: kubectl delete pod x
         if args[:1] and args[0] in BUNDLED[prog]:
             rest = args[2:] if args[1:2] == ("--",) else args[1:]
@@ -325,7 +327,7 @@ _NOTHING = NextStep()
 # uv run, poetry run …, and the wrappers that take a verb first (podman unshare CMD).
 _RUN_VERBS = {**RUNNERS, **VERB_WRAPPERS}
 _CARRIERS = frozenset(
-    {*SHELLS, *WRAPPERS, *RUNNERS, *VERB_WRAPPERS, *BUNDLED, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
+    {*SHELLS, *WRAPPERS, *RUNNERS, *VERB_WRAPPERS, *BUNDLED, *RENAMED, *_AWK, *PAYLOAD_PROGRAMS, *INLINE_HOSTS, "eval", "xargs",
      "find", "su", "bwrap", "zip", "7z", "7za", "7zr", "tar", "gtar", "runuser", "script", "flock", "watch", "ssh", "autossh", "env", "node", "nodejs", "bun", "deno", "perl",
      "ruby", "lua", "luajit", "rscript", "r", "php", *LAUNCHERS, *EQUIVALENT_PROGRAMS}
 )  # fmt: skip

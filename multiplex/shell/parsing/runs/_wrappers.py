@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from multiplex.shell.parsing._argv import opts
 
-__all__ = ["BUNDLED", "VERB_WRAPPERS", "WRAPPERS"]
+__all__ = ["BUNDLED", "RENAMED", "VERB_WRAPPERS", "WRAPPERS"]
 
 # program -> (options taking a value, operands before the wrapped program,
 #             NAME=VALUE words allowed before it)
@@ -150,3 +150,7 @@ BUNDLED: dict[str, frozenset[str]] = {
     "minikube": frozenset({"kubectl"}),
     "rke2": frozenset({"kubectl"}),
 }
+
+# Another name for a program, run with the same words: kubectl's colouring wrapper, helm 3
+# as some distributions install it.
+RENAMED = {"kubecolor": "kubectl", "helm3": "helm"}
