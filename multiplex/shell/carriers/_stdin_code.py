@@ -15,11 +15,11 @@ A pure leaf: stdlib and the option reader only.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Sequence
 from typing import Protocol
 
 from multiplex.shell.parsing._getopt import OptionTable, read_options, table
+from multiplex.shell.parsing._printed import stdin_text_after
 
 __all__ = ["STDIN_CODE_PROGRAMS", "printed", "stdin_code"]
 
@@ -187,25 +187,12 @@ def stdin_code(prog: str, args: Sequence[str]) -> str | None:
 
 
 _PRINTERS = frozenset({"echo", "printf"})
-# The escapes echo -e and printf read: a character by its octal or hex code, a newline, a tab.
-_ESCAPE = re.compile(r"\\(0?[0-7]{1,3}|x[0-9A-Fa-f]{1,2}|[\\nt])")
-_NAMED_ESCAPES = {"\\": "\\", "n": "\n", "t": "\t"}
-
-
-def _unescaped(match: re.Match[str]) -> str:
-    code = match.group(1)
-    if code in _NAMED_ESCAPES:
-        return _NAMED_ESCAPES[code]
-    return chr(int(code[1:], 16) if code[0] == "x" else int(code, 8))
 
 
 def printed(before: SimpleCommandLike, cmd: SimpleCommandLike) -> str | None:
-    """What ``before`` (``echo`` or ``printf`` with its text in its words, the stage right
-    before ``cmd`` in its pipeline) hands ``cmd`` on stdin, its words joined and their
-    escapes read as ``echo -e`` and ``printf`` read them; None for any other stage."""
+    """What ``before`` (``echo`` or ``printf``, the stage right before ``cmd`` in its
+    pipeline) hands ``cmd`` on stdin, as the parser reads what a stage prints; None for
+    any other stage."""
     if before.program not in _PRINTERS or cmd.upstream[-1:] != (before.program,):
         return None
-    words = list(before.argv[1:])
-    if before.program == "echo":
-        words = [w for w in words if not (w[:1] == "-" and set(w[1:]) <= {"e", "n", "E"})]
-    return _ESCAPE.sub(_unescaped, " ".join(words))
+    return stdin_text_after(before.argv, None)

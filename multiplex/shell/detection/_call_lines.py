@@ -18,7 +18,7 @@ import base64
 import binascii
 import re
 
-from multiplex.shell.detection.paths._writes import LITERAL
+from multiplex.shell.detection.paths._writes import code_literals
 
 __all__ = ["call_lines"]
 
@@ -33,10 +33,6 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]{8,}={0,2}$")
 _DECODERS = ("b64decode", "atob", "base64", "decode64", "Base64")
 _MAX_CALLS = 32
 _REACH = 400
-
-
-def _literals(text: str) -> list[str]:
-    return [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(text)]
 
 
 def _arguments(payload: str, start: int) -> str:
@@ -74,10 +70,10 @@ def call_lines(payload: str, nested: bool = True) -> list[str]:
     for count, match in enumerate(_CALL.finditer(code)):
         if count == _MAX_CALLS:
             break
-        words = _literals(_arguments(code, match.end()))
+        words = code_literals(_arguments(code, match.end()))
         if len(words) > 1:
             lines.append(" ".join(words))
-    literals = _literals(code)
+    literals = code_literals(code)
     if code is not payload:
         lines += literals  # 'r' + 'm -rf /' glued: now one literal
     if any(d in payload for d in _DECODERS):
@@ -86,5 +82,5 @@ def call_lines(payload: str, nested: bool = True) -> list[str]:
         for literal in literals:
             if _CALL.search(literal) and ("'" in literal or '"' in literal):
                 inner = literal.replace('\\"', '"').replace("\\'", "'")
-                lines += _literals(inner) + call_lines(inner, nested=False)
+                lines += code_literals(inner) + call_lines(inner, nested=False)
     return lines

@@ -145,7 +145,8 @@ def _parsed_literals(parsed: ParsedLine, depth: int) -> Iterator[ParsedLine]:
     for payload in parsed.script_payloads:
         if not any(w in payload for w in _EXEC_WORDS) or not SCRIPT_EXEC.search(payload):
             continue
-        literals = code_literals(payload) + call_lines(payload)
+        # (a line once: what a call builds may be one of the literals as written)
+        literals = list(dict.fromkeys(code_literals(payload) + call_lines(payload)))
         for group in _LIST.findall(payload):
             words = [next(g for g in m.groups() if g is not None) for m in LITERAL.finditer(group)]
             if len(words) > 1:
