@@ -103,17 +103,19 @@ def test_metadata_and_sql_first_tests_let_through_all_the_regexes_match() -> Non
 def test_deny_rules_skip_only_commands_no_rule_or_meaning_can_match(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A command whose program no deny rule names is not matched at all: the same rules as
-    when every command is matched in every meaning (programs, paths, scripts, aliases)."""
+    """A command whose program no deny rule names is not matched at all, nor a spelling that
+    holds no rule's first literal word: the same rules as when every command is matched in
+    every meaning (programs, paths, scripts, aliases, glob words, case)."""
     programs = ["git", "Git", "/usr/bin/git", "npm", "docker", "docker-compose", "service",
                 "systemctl", "/etc/init.d/nginx", "python", "python3", "./deploy.py", "deploy.py",
                 "ls", "make", "kubectl", "podman", "nginx", "rm", "find", "npx", "oc", "hub",
                 "tofu", "terraform", "terragrunt", "pnpm", "nerdctl"]  # fmt: skip
     words = ["push", "pub", "publish", "image", "compose", "up", "stop", "nginx", "-C", "x",
              "--force", "deploy.py", "-m", "deploy", "send-pack", "-u", "start", "*", "-rf",
-             "-r", "-delete", "apply", "exec", "--", "npm", "delete"]  # fmt: skip
+             "-r", "-delete", "apply", "exec", "--", "npm", "delete", "pu?h", "Push", "GIT",
+             "stage", "-m", "pip", "uninstall", "publis[h]", "image"]  # fmt: skip
     rng = random.Random(9)
-    for _ in range(300):
+    for _ in range(600):
         rules = []
         for _ in range(rng.randint(1, 4)):
             rule = [rng.choice(programs), *rng.choices(words, k=rng.randint(0, 2))]
@@ -126,7 +128,8 @@ def test_deny_rules_skip_only_commands_no_rule_or_meaning_can_match(
             parsed = parse_line(line)
             fast = deny_match(ruleset, parsed, cwd="/w")
             with monkeypatch.context() as patch:
-                patch.setattr(_deny, "_may_match", lambda argv, programs: True)
+                patch.setattr(_deny, "_may_match", lambda argv, words: True)
+                patch.setattr(_deny, "_may_hold", lambda form, words: True)
                 assert deny_match(ruleset, parsed, cwd="/w") == fast, (rules, line)
 
 

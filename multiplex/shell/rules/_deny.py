@@ -4,7 +4,9 @@ A deny rule ``git push *`` also blocks ``git -C dir push``, ``git --git-dir=x
 push`` and ``git -c k=v push``: before each literal word of the rule, option
 words of the command (and the value of an option known to take one, from the
 per-program table below) are skipped. Matching stays linear: each argv word is
-looked at once per candidate rule, and candidate rules are found by program name.
+looked at once per candidate rule, and candidate rules are found by program name;
+a spelling that holds none of its program's rules' first literal words (each must
+equal a word of it) is not matched at all.
 Commands inside inline scripts (``python -c 'os.system("curl …")'``) are matched
 too. A rule also holds against other spellings of the same action
 (``npm pub``, ``docker image push``, ``python -u ./deploy.py``, ``git send-pack``):
@@ -125,28 +127,56 @@ def _match_one(rules: RuleSet, argv: Sequence[str]) -> Rule | None:
 class _Meant:
     """Deny rules with their meanings added, each meaning naming the rule it came from.
 
-    ``programs``: every rule's program (casefolded, a path rule's whole path), or None
-    when a rule's program is a glob (then any program may match).
+    ``words``: by each rule's program (casefolded, a path rule's whole path), the words
+    one of which every command its rules match holds (each rule's first literal argument:
+    it matches only an equal word), None for a program one of whose rules has none; the
+    whole table None when a rule's program is a glob (then any program may match).
     """
 
     rules: RuleSet
     origin: dict[str, str]
-    programs: frozenset[str] | None
+    words: dict[str, frozenset[str] | None] | None
 
 
-def _programs(rules: RuleSet) -> frozenset[str] | None:
+def _words(rules: RuleSet) -> dict[str, frozenset[str] | None] | None:
     if any(_is_glob(rule.program) for rule in rules):
         return None
-    return frozenset(rule.program.casefold() for rule in rules)
+    found: dict[str, set[str] | None] = {}
+    for rule in rules:
+        program = rule.program.casefold()
+        rest = rule.tokens[1:-1] if rule.prefix else rule.tokens[1:]
+        literal = next((token for token in rest if not _is_glob(token)), None)
+        known = found.setdefault(program, set())
+        if literal is None or known is None:
+            found[program] = None
+        else:
+            known.add(literal)
+    return {k: None if v is None else frozenset(v) for k, v in found.items()}
 
 
-def _may_match(argv: Sequence[str], programs: frozenset[str]) -> bool:
+def _may_match(argv: Sequence[str], words: dict[str, frozenset[str] | None]) -> bool:
     """Some rule may match ``argv`` or one of its meanings: its program is a rule's, or
     meanings() may name another one (:func:`._meaning.may_rename`)."""
     word = argv[0]
-    if word.rpartition("/")[2].casefold() in programs:
+    if word.rpartition("/")[2].casefold() in words:
         return True
-    return ("/" in word and word.casefold() in programs) or may_rename(argv)
+    return ("/" in word and word.casefold() in words) or may_rename(argv)
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _may_hold(form: Sequence[str], words: dict[str, frozenset[str] | None]) -> bool:
+    """Some rule may match ``form`` itself: one names its program, and ``form`` holds that
+    rule's first literal word (every literal word of a rule must equal one of the command's)."""
+    word = form[0]
+    need = words.get(word.rpartition("/")[2].casefold(), _NONE)
+    if need is None or not need.isdisjoint(form):
+        return True
+    if "/" not in word:
+        return False
+    need = words.get(word.casefold(), _NONE)
+    return need is None or not need.isdisjoint(form)
 
 
 def _takes(program: str) -> frozenset[str]:
@@ -168,7 +198,7 @@ def _meant(rules: RuleSet, cwd: str | None) -> _Meant:
                 origin[text] = rule.text
                 extra.append(Rule(text, tokens))
     meant = RuleSet((*rules, *extra), ignore_case_program=True) if extra else rules
-    return _Meant(meant, origin, _programs(meant))
+    return _Meant(meant, origin, _words(meant))
 
 
 # The last rules and folder asked and their meanings: a profile's decisions ask the same
@@ -222,12 +252,15 @@ def deny_match(
     fed = _fed_scripts(parsed)
     if fed:
         argvs = [*argvs, *fed]
-    programs = meant.programs
+    words = meant.words
     for argv in argvs:
         # Most commands name a program no rule names: no meaning of theirs is looked for.
-        if programs is not None and not _may_match(argv, programs):
+        if words is not None and not _may_match(argv, words):
             continue
         for form in (argv, *meanings(argv, cwd=cwd, takes=_takes(argv[0]))):
+            # Most spellings hold no word a rule of their program needs: none is tried.
+            if words is not None and not _may_hold(form, words):
+                continue
             rule = _match_one(meant.rules, form)
             if rule is not None:
                 return meant.origin.get(rule.text, rule.text), argv
