@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-__all__ = ["Database", "backend", "disable", "engine_name", "escape", "pure_python"]
+__all__ = ["Database", "backend", "disable", "engine_name", "pure_python"]
 
 _log = logging.getLogger("multiplex.redaction")
 
@@ -86,18 +86,6 @@ def pure_python() -> Iterator[None]:
         yield
     finally:
         _State.forced_off = before
-
-
-_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-
-
-def escape(literal: bytes) -> bytes:
-    """A Hyperscan expression matching exactly ``literal``.
-
-    Every byte that is not a letter or digit is written ``\\xHH``: this also
-    carries NUL bytes, which the binding's literal mode would cut at.
-    """
-    return b"".join(bytes((c,)) if c in _PLAIN else b"\\x%02x" % c for c in literal)
 
 
 class Database:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from types import ModuleType
 
-from multiplex.redaction._engine import Database, escape
+from multiplex._literals import escape
+from multiplex.redaction._engine import Database
 
 __all__ = ["LiteralSet"]
 

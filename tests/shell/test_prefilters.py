@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 
 import pytest
 
+from multiplex._literals import LiteralSearch
 from multiplex.shell import RuleSet, deny_match, parse_line
 from multiplex.shell.detection import _scripts
 from multiplex.shell.detection.network import _metadata
@@ -21,7 +23,7 @@ from multiplex.shell.rules import _deny
 
 # The forms before: the secret prefilter had a character class first, the escapes and the
 # quoted word a look-around, the fork loops no literal prefix.
-OLD_MAY_SECRET = re.compile(f"[$`{{~*?\\[]|{_secret_paths._SECRET_KEY.pattern}")
+OLD_MAY_SECRET = re.compile(f"[$`{{~*?\\[]|{_secret_paths._SECRET_KEY.regex.pattern}")
 OLD_ESCAPES = re.compile(r"^[/~]|\.\.|[$`*?\[{]")
 OLD_ANY_ESCAPES = re.compile(OLD_ESCAPES.pattern, re.MULTILINE)
 OLD_EXPANDABLE = re.compile(r"[$`{~]|\.\*|^\.\.?$")
@@ -43,8 +45,44 @@ def _texts(alphabet: str, extra: tuple[str, ...], count: int = 20_000) -> list[s
 def test_may_be_secret_matches_where_the_class_first_form_did() -> None:
     keys = (*_secret_paths._SECRET_KEYS, ".env")
     for text in _texts("ab.sgc/$`{~*?[\n-_ hk", keys):
-        new = _secret_paths._MAY_SECRET.search(text) is not None
-        assert new == (OLD_MAY_SECRET.search(text) is not None), text
+        old = OLD_MAY_SECRET.search(text) is not None
+        assert _secret_paths._MAY_SECRET.search(text) == old, text
+        assert (_secret_paths._MAY_SECRET.regex.search(text) is not None) == old, text
+
+
+@pytest.mark.parametrize("engine", [True, False], ids=["hyperscan", "regex"])
+def test_literal_search_finds_a_literal_exactly_where_one_occurs(engine: bool) -> None:
+    """The key sets' one-scan search (and its regex without the wheel) answers as ``in`` does:
+    on any text, non-ASCII and lone surrogates included (docs/security.md#linear-time)."""
+    sets = {
+        "secret": (*_secret_paths._SECRET_KEYS, ".env"),
+        "persistence": _secret_paths._PERSISTENCE_KEYS,
+        "small": ("ab", "b/c", "ä/x", "\udcff", "a"),
+    }
+    for name, literals in sets.items():
+        search = LiteralSearch(literals, engine=engine)
+        pieces = (*literals[:40], *(lit[:-1] for lit in literals[:40] if len(lit) > 1))
+        for text in _texts("ab./c~$ä\udcff\n-_ sshk", pieces, count=4_000):
+            assert search.search(text) == any(lit in text for lit in literals), (name, text)
+
+
+def test_literal_search_scans_in_each_thread_and_without_the_wheel() -> None:
+    """Each thread scans with its own scratch space; a set the wheel cannot take (an empty
+    literal) answers by the regex, as one built without the engine does."""
+    search = LiteralSearch(("ssh", ".aws"))
+    results: list[bool] = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.extend(search.search(f"~/.ssh/{i}") for i in range(500))
+        )
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [True] * 2000
+    assert LiteralSearch(("", "x")).search("abc") and not LiteralSearch(()).search("abc")
 
 
 def test_any_escapes_matches_where_the_multiline_form_did() -> None:

@@ -13,7 +13,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-from multiplex._literals import trie_pattern
+from multiplex._literals import LiteralSearch
 from multiplex.shell.detection.paths._credential_stores import SECRET_KEYS, SECRETS
 from multiplex.shell.detection.paths._targets import Place, candidates
 
@@ -208,10 +208,9 @@ _PERSISTENCE_KEYS = (
 )  # fmt: skip
 
 
-# Trie-shaped: a flat alternation of the keys cost 4.6 us a line of the gate's corpus,
-# this 1.2 us (multiplex/_literals.py).
-_SECRET_KEY = re.compile(trie_pattern((*_SECRET_KEYS, ".env")) or "(?!)")
-_PERSISTENCE_KEY = re.compile(trie_pattern(_PERSISTENCE_KEYS) or "(?!)")
+# One Hyperscan scan each, or a trie regex without the wheel (multiplex/_literals.py).
+_SECRET_KEY = LiteralSearch((*_SECRET_KEYS, ".env"))
+_PERSISTENCE_KEY = LiteralSearch(_PERSISTENCE_KEYS)
 
 
 # The start-up files' names, public for the inert lines' first test.
@@ -220,7 +219,7 @@ STARTUP = _STARTUP
 
 def persistence_key(text: str) -> bool:
     """``text`` holds a key of some persistence place: only such paths can be one."""
-    return _PERSISTENCE_KEY.search(text) is not None
+    return _PERSISTENCE_KEY.search(text)
 
 
 # Each list in one regex: fnmatchcase(path, p) is translate(p) matched at the start.
@@ -229,15 +228,14 @@ _PERSISTENCE_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _
 _DYNAMIC = re.compile(r"[$`{~*?\[]")
 
 
-# _DYNAMIC or _SECRET_KEY, each of _DYNAMIC's characters an alternative of its own (a
-# character class among them made the engine try every position).
-_MAY_SECRET = re.compile("|".join(re.escape(c) for c in "$`{~*?[") + "|" + _SECRET_KEY.pattern)
+# _DYNAMIC's characters or a key of _SECRET_KEY.
+_MAY_SECRET = LiteralSearch((*"$`{~*?[", *_SECRET_KEYS, ".env"))
 
 
 @functools.lru_cache(maxsize=64)
 def _secret_cwd(cwd: str) -> bool:
     """A key in the folder, also one ending in a "/" ("age/" at its end)."""
-    return bool(_SECRET_KEY.search(cwd) or _SECRET_KEY.search(cwd + "/"))
+    return _SECRET_KEY.search(cwd) or _SECRET_KEY.search(cwd + "/")
 
 
 def may_be_secret(word: str, place: Place) -> bool:
@@ -253,7 +251,7 @@ def may_be_secret(word: str, place: Place) -> bool:
     # A key across the boundary: only those with a "/" inside ("/gh", "ssl/private"), in
     # each of the words may_hold_secret joined (cat x gh/hosts.yml in ~/.config).
     for one in word.split("\n") if "\n" in word else (word,):
-        if one.startswith(_STRADDLING) and _SECRET_KEY.search(cwd + "/" + one) is not None:
+        if one.startswith(_STRADDLING) and _SECRET_KEY.search(cwd + "/" + one):
             return True
     return False
 
