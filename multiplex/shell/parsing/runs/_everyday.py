@@ -110,28 +110,36 @@ def _git(args: Sequence[str]) -> list[str] | None:
 
 
 _REF_FLAGS = frozenset({"--stat", "--oneline", "--name-only", "--name-status", "--shortstat"})
+# Each reader's options, made once (a set built per call costs more than most reads).
+_STATUS_FLAGS = frozenset({"--short", "--branch", "--porcelain", "--long"})
+_DIFF_FLAGS = _REF_FLAGS | {"--cached", "--staged", "--numstat", "--no-color", "--color"}
+_LOG_FLAGS = _REF_FLAGS | {"--graph", "--decorate", "--all", "--no-merges", "--reverse"}
+_ADD_FLAGS = frozenset({"--all", "--update"})
+_PUSH_FLAGS = frozenset({"--set-upstream"})
+_FETCH_FLAGS = frozenset({"--all", "--prune"})
+_PULL_FLAGS = frozenset({"--rebase", "--ff-only"})
+_BRANCH_FLAGS = frozenset({"--list"})
+_COUNT = {"-n": _NUMBER}
 _GIT: dict[str, Reader] = {
-    "status": lambda a: _words(
-        a, letters="sb", flags=frozenset({"--short", "--branch", "--porcelain", "--long"})
-    ),
+    "status": lambda a: _words(a, letters="sb", flags=_STATUS_FLAGS),
     "diff": lambda a: _words(
         a,
         letters="w",
-        flags=_REF_FLAGS | {"--cached", "--staged", "--numstat", "--no-color", "--color"},
+        flags=_DIFF_FLAGS,
     ),
     "log": lambda a: _words(
         a,
         letters="p0123456789",
-        flags=_REF_FLAGS | {"--graph", "--decorate", "--all", "--no-merges", "--reverse"},
-        valued={"-n": _NUMBER},
+        flags=_LOG_FLAGS,
+        valued=_COUNT,
     ),
     "show": lambda a: _words(a, flags=_REF_FLAGS),
-    "add": lambda a: _words(a, letters="Au", flags=frozenset({"--all", "--update"})),
+    "add": lambda a: _words(a, letters="Au", flags=_ADD_FLAGS),
     "commit": lambda a: _commit(a),
-    "push": lambda a: _words(a, letters="u", flags=frozenset({"--set-upstream"}), first=_NAME),
-    "fetch": lambda a: _words(a, flags=frozenset({"--all", "--prune"}), operand=_NAME),
-    "pull": lambda a: _words(a, flags=frozenset({"--rebase", "--ff-only"}), operand=_path),
-    "branch": lambda a: _words(a, letters="avr", flags=frozenset({"--list"}), operand=_never),
+    "push": lambda a: _words(a, letters="u", flags=_PUSH_FLAGS, first=_NAME),
+    "fetch": lambda a: _words(a, flags=_FETCH_FLAGS, operand=_NAME),
+    "pull": lambda a: _words(a, flags=_PULL_FLAGS, operand=_path),
+    "branch": lambda a: _words(a, letters="avr", flags=_BRANCH_FLAGS, operand=_never),
 }
 
 
@@ -139,7 +147,10 @@ def _commit(args: Sequence[str]) -> list[str] | None:
     # Only with a message: without one git starts an editor.
     if "-m" not in args and "-am" not in args:
         return None
-    return _words(args, letters="aq", valued={"-m": _TEXT, "-am": _TEXT}, operand=_never)
+    return _words(args, letters="aq", valued=_MESSAGE, operand=_never)
+
+
+_MESSAGE = {"-m": _TEXT, "-am": _TEXT}
 
 
 def _python(args: Sequence[str]) -> list[str] | None:
@@ -161,14 +172,16 @@ _PACKAGE = re.compile(
 ).fullmatch
 
 
+_NPM_SAVE = frozenset({"--save-dev", "-D", "--save", "-S", "--save-exact", "-E"})
+
+
 def _npm(args: Sequence[str]) -> list[str] | None:
     if len(args) == 2 and args[0] in ("run", "run-script") and _SCRIPT(args[1]):
         return [args[1]]
     if tuple(args) in (("test",), ("ci",)):
         return []
     if args and args[0] in ("install", "i"):
-        flags = frozenset({"--save-dev", "-D", "--save", "-S", "--save-exact", "-E"})
-        return _words(args[1:], flags=flags, operand=_PACKAGE)
+        return _words(args[1:], flags=_NPM_SAVE, operand=_PACKAGE)
     return None
 
 
@@ -176,27 +189,36 @@ _PIP_PACKAGE = _NAME
 _EDITABLE = re.compile(r"\.(?:\[[a-z0-9_,-]+\])?").fullmatch
 
 
+_PIP_FLAGS = frozenset({"--upgrade"})
+_PIP_VALUED = {"-e": _EDITABLE}
+
+
 def _pip(args: Sequence[str]) -> list[str] | None:
     if not args or args[0] != "install":
         return None
     words = _words(
-        args[1:], letters="Uq", flags=frozenset({"--upgrade"}), valued={"-e": _EDITABLE},
+        args[1:], letters="Uq", flags=_PIP_FLAGS, valued=_PIP_VALUED,
         operand=_PIP_PACKAGE,
     )  # fmt: skip
     # The extras of ".[test]" name no file: the first tests see the names alone.
     return None if words is None else [w.replace("[", " ").replace("]", " ") for w in words]
 
 
+_CARGO_FLAGS = frozenset({"--release", "--all", "--workspace", "--all-targets", "--quiet"})
+
+
 def _cargo(args: Sequence[str]) -> list[str] | None:
     if not args or args[0] not in ("build", "test", "check", "clippy", "fmt"):
         return None
-    flags = frozenset({"--release", "--all", "--workspace", "--all-targets", "--quiet"})
-    return _words(args[1:], letters="q", flags=flags, operand=_never)
+    return _words(args[1:], letters="q", flags=_CARGO_FLAGS, operand=_never)
+
+
+_JOBS = {"-j": _NUMBER}
 
 
 def _make(args: Sequence[str]) -> list[str] | None:
     # Targets only: no NAME=VALUE (a variable may name a program), no -C, -f or --eval.
-    return _words(args, letters="ks", valued={"-j": _NUMBER}, operand=_NAME)
+    return _words(args, letters="ks", valued=_JOBS, operand=_NAME)
 
 
 def _docker(args: Sequence[str]) -> list[str] | None:
@@ -213,12 +235,18 @@ _KUBE_KINDS = frozenset(
 _KUBE_NAME = re.compile(r"[a-z0-9][a-z0-9.-]*").fullmatch
 
 
+_KUBE_FLAGS = frozenset({"-A", "--all-namespaces", "--show-labels"})
+_KUBE_VALUED = {
+    "-n": _KUBE_NAME,
+    "--namespace": _KUBE_NAME,
+    "-o": re.compile("wide|name").fullmatch,
+}
+
+
 def _kubectl(args: Sequence[str]) -> list[str] | None:
     if len(args) < 2 or args[0] != "get" or args[1] not in _KUBE_KINDS:
         return None
-    flags = frozenset({"-A", "--all-namespaces", "--show-labels"})
-    valued = {"-n": _KUBE_NAME, "--namespace": _KUBE_NAME, "-o": re.compile("wide|name").fullmatch}
-    return _words(args[2:], flags=flags, valued=valued, operand=_KUBE_NAME)
+    return _words(args[2:], flags=_KUBE_FLAGS, valued=_KUBE_VALUED, operand=_KUBE_NAME)
 
 
 _FIND_NAME = re.compile(
@@ -233,8 +261,11 @@ _FIND_TESTS = {
 }
 
 
+_FIND_FLAGS = frozenset({"-print"})
+
+
 def _find(args: Sequence[str]) -> list[str] | None:
-    words = _words(args, flags=frozenset({"-print"}), valued=_FIND_TESTS)
+    words = _words(args, flags=_FIND_FLAGS, valued=_FIND_TESTS)
     # "*.py" matches names in the tree; the first tests see the name without its "*".
     return None if words is None else [w.lstrip("*") for w in words]
 
@@ -301,8 +332,8 @@ _TABLE: dict[str, tuple[Reader, bool]] = {
     "git": (_git, False),
     "ls": (lambda a: _words(a, letters="lahAtrSd1F"), False),
     "cat": (lambda a: _words(a, letters="n"), True),
-    "head": (lambda a: _words(a, letters="0123456789", valued={"-n": _NUMBER}), True),
-    "tail": (lambda a: _words(a, letters="0123456789", valued={"-n": _NUMBER}), True),
+    "head": (lambda a: _words(a, letters="0123456789", valued=_COUNT), True),
+    "tail": (lambda a: _words(a, letters="0123456789", valued=_COUNT), True),
     "wc": (lambda a: _words(a, letters="lwcm"), True),
     "sort": (lambda a: _words(a, letters="nruh"), True),
     "uniq": (lambda a: _words(a, letters="cdu", most=1), True),
