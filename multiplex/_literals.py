@@ -78,6 +78,13 @@ def escape(literal: bytes) -> bytes:
     return b"".join(bytes((c,)) if c in _PLAIN else b"\\x%02x" % c for c in literal)
 
 
+def _alternation(literals: tuple[str, ...]) -> str:
+    pattern = trie_pattern(literals)
+    if pattern is None:  # too deep for a trie: the longest literal first at each position
+        return "|".join(map(re.escape, sorted(literals, key=len, reverse=True)))
+    return pattern
+
+
 def _stop(_id: int, _start: int, _end: int, _flags: int, _context: object) -> bool:
     return True  # the first occurrence answers: the scan ends
 
@@ -98,20 +105,26 @@ class LiteralSearch:
     self-synchronising; lone surrogates pass as they are), in C whatever the
     text's length: about 1 us for a path against 2-3 us for the trie regex,
     which answers without the wheel (``engine=False``, or a database or a scan
-    that fails). The database is compiled at the first search; each thread scans
-    with its own scratch space.
+    that fails). ``caseless`` literals (ASCII) match in any ASCII case. The
+    database is compiled at the first search; each thread scans with its own
+    scratch space.
     """
 
     __slots__ = ("_db", "_hs", "_literals", "_local", "_lock", "regex")
 
-    def __init__(self, literals: Iterable[str], *, engine: bool = True) -> None:
-        self._literals = tuple(dict.fromkeys(literals))
-        longest_first = sorted(self._literals, key=len, reverse=True)
-        pattern = trie_pattern(self._literals) if self._literals else "(?!)"
-        self.regex = re.compile(
-            pattern if pattern is not None else "|".join(map(re.escape, longest_first))
-        )
-        self._hs = _hyperscan() if engine and "" not in self._literals else None
+    def __init__(
+        self, literals: Iterable[str], *, caseless: Iterable[str] = (), engine: bool = True
+    ) -> None:
+        exact = tuple(dict.fromkeys(literals))
+        folded = tuple(dict.fromkeys(c.lower() for c in caseless))
+        if not all(map(str.isascii, folded)):
+            raise ValueError("a literal matched in any case must be ASCII")
+        self._literals = (exact, folded)
+        parts = [_alternation(exact)] if exact else []
+        parts += [f"(?ai:{_alternation(folded)})"] if folded else []
+        self.regex = re.compile("|".join(parts) or "(?!)")
+        empty = "" in exact or "" in folded
+        self._hs = _hyperscan() if engine and not empty else None
         self._db: Any = None if self._hs is not None else False  # False: the regex answers
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -120,14 +133,16 @@ class LiteralSearch:
         with self._lock:
             if self._db is None:
                 hs: Any = self._hs
-                forms = [escape(f.encode("utf-8", "surrogatepass")) for f in self._literals]
+                exact, folded = self._literals
+                forms = [escape(f.encode("utf-8", "surrogatepass")) for f in (*exact, *folded)]
+                once, anycase = hs.HS_FLAG_SINGLEMATCH, hs.HS_FLAG_SINGLEMATCH | hs.HS_FLAG_CASELESS
                 try:
                     db = hs.Database(mode=hs.HS_MODE_BLOCK)
                     db.compile(
                         expressions=forms,
                         ids=list(range(len(forms))),
                         elements=len(forms),
-                        flags=[hs.HS_FLAG_SINGLEMATCH] * len(forms),
+                        flags=[once] * len(exact) + [anycase] * len(folded),
                     )
                 except Exception:  # any failure of the wheel: the regex answers
                     db = False

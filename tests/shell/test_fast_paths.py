@@ -76,7 +76,7 @@ def _tilde(path: str, place: Place) -> str:
 
 
 def _is_persistence_path(path: str) -> bool:
-    if posixpath.basename(path) in _secret_paths._STARTUP:
+    if posixpath.basename(path) in _secret_paths.STARTUP:
         return True
     if not _secret_paths._PERSISTENCE_KEY.search(path):
         return False

@@ -15,7 +15,7 @@ import pytest
 
 from multiplex._literals import LiteralSearch
 from multiplex.shell import RuleSet, deny_match, parse_line
-from multiplex.shell.detection import _scripts
+from multiplex.shell.detection import _inert, _scripts
 from multiplex.shell.detection.network import _metadata
 from multiplex.shell.detection.paths import _secret_paths, _target_checks, _targets
 from multiplex.shell.parsing import _variants
@@ -56,7 +56,7 @@ def test_literal_search_finds_a_literal_exactly_where_one_occurs(engine: bool) -
     on any text, non-ASCII and lone surrogates included (docs/security.md#linear-time)."""
     sets = {
         "secret": (*_secret_paths._SECRET_KEYS, ".env"),
-        "persistence": _secret_paths._PERSISTENCE_KEYS,
+        "persistence": _secret_paths.PERSISTENCE_KEYS,
         "small": ("ab", "b/c", "ä/x", "\udcff", "a"),
     }
     for name, literals in sets.items():
@@ -123,11 +123,11 @@ def test_fork_text_finds_what_the_regexes_alone_find() -> None:
 
 
 def test_metadata_and_sql_first_tests_let_through_all_the_regexes_match() -> None:
-    words = (*_metadata._METADATA_WORDS, "DROP TABLE x", "delete from t", "UPDATE t SET a=1",
+    words = (*_metadata.METADATA_WORDS, "DROP TABLE x", "delete from t", "UPDATE t SET a=1",
              "TRUNCATE t", "FLUSHALL", "x.dropDatabase()", "169.254.169.254", "METADATA.google.internal",
              "169.254.170.2", "Metadata.Goog", "FD00:EC2::23")  # fmt: skip
     for text in _texts("abdrop.:0125 \n;", words):
-        before = any(w in text.lower() for w in _metadata._METADATA_WORDS)
+        before = any(w in text.lower() for w in _metadata.METADATA_WORDS)
         assert before == (_metadata._METADATA_WORD.search(text.lower()) is not None), text
         if _metadata._METADATA.search(text):  # the first test never hides a match
             assert _metadata.metadata_text(text) is not None, text
@@ -182,3 +182,46 @@ def test_a_program_that_may_not_destroy_has_no_destructive_targets() -> None:
         program = argv[0][argv[0].rfind("/") + 1 :].lower()  # SimpleCommand.program
         if not _targets.may_destroy(program):
             assert list(_targets.destructive_targets(argv)) == [], argv
+
+
+def test_str_lower_makes_ascii_letters_only_of_ascii_ones_and_of_i_and_k() -> None:
+    """The first tests of SQL and of the metadata service read ``text.lower()``; the inert
+    lines' one scan matches their words in ASCII case instead. The same, since no other
+    character lower-cases to an ASCII letter and none of the words holds "i" or "k"."""
+    made = {
+        letter
+        for code in range(0x80, 0x110000)
+        for letter in chr(code).lower()
+        if letter.isascii() and letter.isalpha()
+    }
+    assert made <= {"i", "k"}, made
+    for word in (*_scripts.SQL_ANY_WORDS, *_metadata.METADATA_WORDS):
+        assert not {"i", "k"} & set(word.lower()), word
+
+
+@pytest.mark.parametrize("engine", [True, False], ids=["hyperscan", "regex"])
+def test_the_inert_lines_one_scan_misses_only_what_each_first_test_misses(engine: bool) -> None:
+    """Words placed in the folder, with keys, SQL and metadata words in any case, non-ASCII
+    letters and "~": where the one scan finds nothing, no family's first test finds anything
+    in the words joined (docs/security.md#inert-lines)."""
+    first = _inert._FIRST_WORDS
+    if not engine:
+        exact, folded = first._literals
+        first = LiteralSearch(exact, caseless=folded, engine=False)
+    pieces = ("ssh", ".ssh", "DROP", "dRoP", "Metadata", "169.254", "profile", "bashrc",
+              "cron", "\u212a", "\u0130", "ä", "~", "FLU", "update", "src", "/bin/")  # fmt: skip
+    rng = random.Random(11)
+    for _ in range(6_000):
+        words = [
+            "".join(rng.choices([*pieces, "a", "b", "/", ".", "_"], k=rng.randint(1, 5)))
+            for _ in range(rng.randint(1, 3))
+        ]
+        at = rng.choice(["~/src/", "~/w~1/", "~/x/ssl/", "~/a/.b/", "~/i3/"])  # _neutral's
+        joined, placed = "\n".join(words), at + ("\n" + at).join(words)
+        if first.search(at[1:] + ("\n" + at[1:]).join(words)):  # as inert() asks it
+            continue
+        assert not _secret_paths._MAY_SECRET.search(joined), words
+        lowered = joined.lower()  # (what sql_text and metadata_text search first)
+        assert not _scripts._SQL_ANY_WORD.search(lowered), words
+        assert not _metadata._METADATA_WORD.search(lowered), words
+        assert not _secret_paths.persistence_key(placed), (at, words)

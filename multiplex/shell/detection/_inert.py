@@ -35,14 +35,18 @@ from __future__ import annotations
 import functools
 import posixpath
 
-from multiplex.shell.detection._scripts import sql_text
-from multiplex.shell.detection.network._metadata import metadata_text
+from multiplex._literals import LiteralSearch
+from multiplex.shell.detection._scripts import SQL_ANY_WORDS, sql_text
+from multiplex.shell.detection.network._metadata import METADATA_WORDS, metadata_text
 from multiplex.shell.detection.paths._protected import protected_globs
 from multiplex.shell.detection.paths._secret_paths import (
+    MAY_SECRET_WORDS,
+    PERSISTENCE_KEYS,
     STARTUP,
     is_persistence_path,
     may_be_secret,
     persistence_key,
+    secret_by_folder,
 )
 from multiplex.shell.detection.paths._targets import Place
 from multiplex.shell.detection.paths._writes import SENSITIVE_NAMES
@@ -77,7 +81,15 @@ def inert(parsed: ParsedLine, place: Place, protected: tuple[str, ...]) -> bool:
     if not words:
         return True
     joined = "\n".join(words)  # (no key holds a newline: a match lies inside one word)
-    if may_be_secret(joined, place) or sql_text(joined) or metadata_text(joined):
+    # Each word where it is read: a key may take in the folder's own name (~/x/bin/…).
+    at = rel + "/"
+    # One scan for the families' first word tests: what it misses, each of them misses. It
+    # reads the folder without its "~" (_neutral's "~/…"): of their words only one of
+    # MAY_SECRET_WORDS holds a "~", and that is asked of the words themselves.
+    keyed = _FIRST_WORDS.search(at[1:] + ("\n" + at[1:]).join(words))
+    if keyed and (may_be_secret(joined, place) or sql_text(joined) or metadata_text(joined)):
+        return False
+    if not keyed and secret_by_folder(joined, place):
         return False
     match = protected_globs(protected).match if protected else None
     for word in words:
@@ -91,14 +103,20 @@ def inert(parsed: ParsedLine, place: Place, protected: tuple[str, ...]) -> bool:
             return False
         if match is not None and (match(name) or match(bare) or (word is not bare and match(word))):
             return False
-    # Each word where it is read: a key may take in the folder's own name (~/x/bin/…).
-    at = rel + "/"
-    if not persistence_key(at + ("\n" + at).join(words)):
+    if not keyed or not persistence_key(at + ("\n" + at).join(words)):
         return True
     return not any(is_persistence_path(at + word) for word in words)
 
 
 _NAMED = SENSITIVE_NAMES | STARTUP
+# Every word some family's first test looks for in the words (placed in the folder): a
+# secret key or a character that may expand to one, SQL's and the metadata service's words
+# in any case (str.lower() makes an ASCII letter of no other character but "i" and "k",
+# which none holds), a persistence key. A word holds no newline: a key found in the words
+# joined lies inside one word, found there too where they are placed.
+_FIRST_WORDS = LiteralSearch(
+    (*MAY_SECRET_WORDS, *PERSISTENCE_KEYS), caseless=(*SQL_ANY_WORDS, *METADATA_WORDS)
+)
 
 
 @functools.lru_cache(maxsize=64)

@@ -24,7 +24,7 @@ from multiplex.shell.detection._catalogue import CLOUD_METADATA, Finding
 from multiplex.shell.detection.paths._writes import all_commands
 from multiplex.shell.parsing._parsed import ParsedLine
 
-__all__ = ["each_metadata", "metadata_text"]
+__all__ = ["METADATA_WORDS", "each_metadata", "metadata_text"]
 
 _METADATA = re.compile(
     r"169\.254\.\d{1,3}\.\d{1,3}|metadata\.google\.internal|metadata\.goog\b|fd00:ec2::"
@@ -32,9 +32,9 @@ _METADATA = re.compile(
     re.IGNORECASE,
 )
 # Each alternative of _METADATA holds one of these, lower-cased: one search in C first.
-_METADATA_WORDS = ("169.254", "metadata", "fd00:ec2::", "100.100.100.200", "2852039166",
+METADATA_WORDS = ("169.254", "metadata", "fd00:ec2::", "100.100.100.200", "2852039166",
                    "0xa9fea9fe", "0251.0376.0251.0376")  # fmt: skip
-_METADATA_WORD = re.compile("|".join(re.escape(w) for w in _METADATA_WORDS))
+_METADATA_WORD = re.compile("|".join(re.escape(w) for w in METADATA_WORDS))
 
 
 def metadata_text(text: str) -> re.Match[str] | None:

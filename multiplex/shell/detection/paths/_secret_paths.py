@@ -18,6 +18,8 @@ from multiplex.shell.detection.paths._credential_stores import SECRET_KEYS, SECR
 from multiplex.shell.detection.paths._targets import Place, candidates
 
 __all__ = [
+    "MAY_SECRET_WORDS",
+    "PERSISTENCE_KEYS",
     "SHELL_START_UP",
     "STARTUP",
     "is_home_root",
@@ -27,6 +29,7 @@ __all__ = [
     "may_hold_secret",
     "persistence_key",
     "resolved",
+    "secret_by_folder",
 ]
 
 _SECRETS = SECRETS  # the stores themselves: _credential_stores.py
@@ -134,7 +137,7 @@ _PERSISTENCE = (
 # The shells' own start-up files (also sensitive places: _writes.py).
 SHELL_START_UP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                   ".zshrc", ".zprofile", ".zshenv", ".zlogin")  # fmt: skip
-_STARTUP = frozenset(
+STARTUP = frozenset(
     [
         *SHELL_START_UP,
         ".zlogout",
@@ -191,7 +194,7 @@ _STARTUP = frozenset(
 
 # Substrings every secret / persistence pattern contains: a C-speed prefilter before fnmatch.
 _SECRET_KEYS = SECRET_KEYS
-_PERSISTENCE_KEYS = (
+PERSISTENCE_KEYS = (
     ".git", "autostart", "systemd", "init.d", "cron", "Launch", "rc.local", "profile", "bashrc",
     "zsh", "fish", "ld.so.preload", ".ssh", "applications", "environment.d", "pam_environment",
     "/git/", ".local/bin", "-packages/", ".npmrc", ".envrc", "gitconfig", ".vim/", "nvim/",
@@ -208,13 +211,12 @@ _PERSISTENCE_KEYS = (
 )  # fmt: skip
 
 
-# One Hyperscan scan each, or a trie regex without the wheel (multiplex/_literals.py).
+# One Hyperscan scan each, or a trie regex without the wheel (multiplex/_literals.py); what
+# a word that may name a secret holds: a character that may expand to one, or a key.
 _SECRET_KEY = LiteralSearch((*_SECRET_KEYS, ".env"))
-_PERSISTENCE_KEY = LiteralSearch(_PERSISTENCE_KEYS)
-
-
-# The start-up files' names, public for the inert lines' first test.
-STARTUP = _STARTUP
+_PERSISTENCE_KEY = LiteralSearch(PERSISTENCE_KEYS)
+MAY_SECRET_WORDS = (*"$`{~*?[", *_SECRET_KEYS, ".env")
+_MAY_SECRET = LiteralSearch(MAY_SECRET_WORDS)
 
 
 def persistence_key(text: str) -> bool:
@@ -225,11 +227,6 @@ def persistence_key(text: str) -> bool:
 # Each list in one regex: fnmatchcase(path, p) is translate(p) matched at the start.
 _SECRETS_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _SECRETS))
 _PERSISTENCE_GLOB = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in _PERSISTENCE))
-_DYNAMIC = re.compile(r"[$`{~*?\[]")
-
-
-# _DYNAMIC's characters or a key of _SECRET_KEY.
-_MAY_SECRET = LiteralSearch((*"$`{~*?[", *_SECRET_KEYS, ".env"))
 
 
 @functools.lru_cache(maxsize=64)
@@ -241,8 +238,12 @@ def _secret_cwd(cwd: str) -> bool:
 def may_be_secret(word: str, place: Place) -> bool:
     """Cheap first test: only such words can resolve to a secret path (a relative word
     together with the folder it is read in: ``gh/hosts.yml`` in ``~/.config``)."""
-    if _MAY_SECRET.search(word):
-        return True
+    return _MAY_SECRET.search(word) or secret_by_folder(word, place)
+
+
+def secret_by_folder(word: str, place: Place) -> bool:
+    """:func:`may_be_secret` but its search of ``word`` for :data:`MAY_SECRET_WORDS`: a key
+    in the folder, or across the folder's end and a word."""
     cwd = place.cwd
     if not cwd:
         return False
@@ -383,7 +384,7 @@ def _expands_to(globs: list[str], names: tuple[str, ...]) -> bool:
 
 def is_persistence_path(path: str) -> bool:
     """Writing ``path`` (``~/…`` form) installs something that runs later by itself."""
-    if path.rpartition("/")[2] in _STARTUP:  # its basename
+    if path.rpartition("/")[2] in STARTUP:  # its basename
         return True
     if not _PERSISTENCE_KEY.search(path):
         return False
