@@ -376,14 +376,15 @@ def _verb_forms(argv: Argv, prog: str, cwd: str | None, takes: frozenset[str]) -
         managed = managed_verb(canonical, i) or compose(canonical, i)  # image push; compose -f x
         pushed = docker_push(managed or canonical, i)
         return tuple(f for f in (managed, pushed) if f is not None)
-    elif prog == "git":
+    elif prog == "git":  # the alias's words, then each spelling with its options first
         via_alias = _git(canonical, i)
-        forms = [f for f in (via_alias,) if f is not None]
-        for spelled in (canonical, *forms):
-            at = verb_index(spelled, takes)
-            first = git_options_first(spelled, at) if at is not None else None
-            forms += [first] if first is not None else []
-        return tuple(dict.fromkeys(forms))
+        if via_alias is None:  # (most commands)
+            first = git_options_first(canonical, i)
+            return () if first is None else (first,)
+        at = verb_index(via_alias, takes)
+        forms = (via_alias, git_options_first(canonical, i),
+                 git_options_first(via_alias, at) if at is not None else None)  # fmt: skip
+        return tuple(dict.fromkeys(f for f in forms if f is not None))
     elif prog == "systemctl":
         return tuple(_systemctl(canonical, i))
     elif prog in VERB_ALIASES:

@@ -72,10 +72,15 @@ def git_options_first(argv: Argv, i: int) -> Argv | None:
     longs = _LONGS.get(verb)
     if longs is None:
         return None
+    rest = argv[i + 1 :]
+    for word in rest:  # (most commands: no option and no +REF, nothing to move)
+        if word[:1] == "-" or word[:1] == "+":
+            break
+    else:
+        return None
     shorts = _SHORT[verb]
     options: list[str] = []
     operands: list[str] = []
-    rest = argv[i + 1 :]
     for k, word in enumerate(rest):
         if word == "--":
             operands += rest[k:]
