@@ -204,6 +204,8 @@ def test_the_inert_lines_one_scan_misses_only_what_each_first_test_misses(engine
     """Words placed in the folder, with keys, SQL and metadata words in any case, non-ASCII
     letters and "~": where the one scan finds nothing, no family's first test finds anything
     in the words joined (docs/security.md#inert-lines)."""
+    # The scan reads the folder without its "~": no key read with the folder may hold one.
+    assert not any("~" in key for key in _secret_paths.PERSISTENCE_KEYS)
     first = _inert._FIRST_WORDS
     if not engine:
         exact, folded = first._literals
