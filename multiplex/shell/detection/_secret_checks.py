@@ -41,15 +41,14 @@ from multiplex.shell.detection.paths._secret_paths import (
     may_hold_secret,
     resolved,
 )
-from multiplex.shell.detection.paths._startup_folders import clones, holds_startup
+from multiplex.shell.detection.paths._startup_folders import holds_startup
 from multiplex.shell.detection.paths._targets import Place, device_at, path_words, placed
+from multiplex.shell.detection.paths._trees import UNPACKERS, clones, unpacks_anywhere
 from multiplex.shell.detection.paths._writes import (
-    UNPACKERS,
     all_commands,
     evidence,
     script_writes,
     unpacks,
-    unpacks_anywhere,
     write_targets,
 )
 from multiplex.shell.parsing._argv import fed_text, program_name

@@ -3,8 +3,9 @@
 
 ``coverage xml -o F``, ``mypy --junit-xml F``, ``ruff check -o F``, ``tsc --outDir D``,
 ``go test -coverprofile=F``, ``docker save -o F``, ``pg_dump -f F``, ``helm package -d
-D``: an allowlisted tool pointed at ``AGENTS.md`` or ``.git/hooks`` writes it as ``cp``
-would. Each program's options are read as its parser reads them: ``--opt F``,
+D``, and the folder a tree is checked out or extracted into (``hg clone URL D``,
+``dpkg-deb -x X.deb D``): an allowlisted
+tool pointed at ``AGENTS.md`` or ``.git/hooks`` writes it as ``cp`` would. Each program's options are read as its parser reads them: ``--opt F``,
 ``--opt=F``, a short option glued to its value (``-oF``), go's single-dash long options,
 and pytest-cov's ``--cov-report=TYPE:PATH``. A pure leaf: stdlib and ``shell.parsing._argv``.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from multiplex.shell.detection.paths._trees import TREE_WRITERS, written_into
 from multiplex.shell.parsing._argv import positional
 
 __all__ = ["REPORTERS", "reported"]
@@ -61,7 +63,7 @@ _REPORTS["jest"] = (("", ("--outputFile", "--coverageDirectory")),)
 _REPORTS["vitest"] = (("", ("--outputFile", "--coverage.reportsDirectory")),)
 # go's flags take one dash or two
 _REPORTS["go"] = (("test", tuple(f for o in _REPORTS["go"][0][1] for f in (o, "-" + o))),)
-REPORTERS = frozenset({*_REPORTS, "pytest", "py.test", "sphinx-build"})
+REPORTERS = frozenset({*_REPORTS, *TREE_WRITERS, "pytest", "py.test", "sphinx-build"})
 _SPHINX_VALUES = frozenset({"-b", "-M", "-d", "-c", "-D", "-t", "-j", "-w", "-A", "--jobs"})
 
 
@@ -84,6 +86,9 @@ def reported(prog: str, args: Sequence[str]) -> Iterator[str]:
             kind, _, path = value.partition(":")
             if path and kind in ("xml", "html", "json", "lcov", "annotate", "markdown"):
                 yield path
+        return
+    if prog in TREE_WRITERS:  # hg clone URL DIR, dpkg-deb -x X DIR: the tree's folder
+        yield from written_into(prog, args)
         return
     if prog == "sphinx-build":  # sphinx-build [options] SOURCE OUTPUT, -w F, -d DIR
         operands = positional(args, _SPHINX_VALUES)

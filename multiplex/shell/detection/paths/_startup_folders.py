@@ -10,9 +10,8 @@ write counts as a write of each of them, as one into the home itself does. A pur
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
 
-__all__ = ["clones", "holds_startup"]
+__all__ = ["holds_startup"]
 
 _FOLDERS = frozenset(
     {"~/.config", "~/.local", "~/.local/share", "~/.local/bin", "~/.config/systemd",
@@ -27,8 +26,3 @@ def holds_startup(path: str) -> bool:
         return False
     norm = posixpath.normpath(path)
     return norm in _FOLDERS or norm.removesuffix("/*") in _FOLDERS
-
-
-def clones(prog: str, args: Sequence[str]) -> bool:
-    """``git clone URL DIR``: a whole tree written into DIR."""
-    return prog == "git" and "clone" in args[:4]

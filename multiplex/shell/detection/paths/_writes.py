@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from multiplex.shell.carriers._tool_code import CARRYING, awk_program, carried, git_writes
 from multiplex.shell.detection._catalogue import SENSITIVE_WRITE, Finding
@@ -33,6 +33,7 @@ from multiplex.shell.detection.paths._py_modules import (
 from multiplex.shell.detection.paths._replaced import REPLACERS, diff_targets, replaced
 from multiplex.shell.detection.paths._reports import REPORTERS, reported
 from multiplex.shell.detection.paths._secret_paths import SHELL_START_UP
+from multiplex.shell.detection.paths._trees import UNPACKERS
 from multiplex.shell.parsing._argv import (
     FOLDER,
     URL_NAME,
@@ -48,7 +49,6 @@ __all__ = [
     "DOWNLOAD_OPTIONS",
     "LITERAL",
     "SENSITIVE_NAMES",
-    "UNPACKERS",
     "all_commands",
     "code_literals",
     "diff_targets",
@@ -57,7 +57,6 @@ __all__ = [
     "script_writes",
     "sensitive",
     "unpacks",
-    "unpacks_anywhere",
     "write_targets",
     "writes_sensitive",
 ]
@@ -357,29 +356,6 @@ def script_writes(payload: str) -> list[str]:
         return []
     # A mode in front of the path (perl's open F, ">>F") is not part of it.
     return [literal.lstrip("<>+| \t") for literal in code_literals(payload)]
-
-
-UNPACKERS = frozenset(
-    {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "rsync", "ditto", "unrar"}
-)
-
-
-def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
-    """An archive extracted where its members' own paths say, absolute and ``..`` kept:
-    ``tar -xPf``/``--absolute-names``, ``unzip -:``, ``7z x -spf``."""
-    if prog in ("tar", "gtar", "bsdtar"):
-        bundle = args[0] if args and not args[0].startswith("-") else ""
-        flags = bundle + "".join(a[1:] for a in args if a.startswith("-") and a[1:2] != "-")
-        longs = [a for a in args if a.startswith("--")]
-        extracts = "x" in flags or any("--extract".startswith(a) or a == "--get" for a in longs)
-        return extracts and ("P" in flags or any(a.startswith("--abs") for a in longs))
-    if prog == "unzip":
-        return "-:" in args
-    return (
-        prog in ("7z", "7za", "7zz")
-        and args[:1] == ("x",)
-        and any(a.startswith("-spf") for a in args)
-    )
 
 
 def unpacks(cmd: SimpleCommand) -> bool:

@@ -1,0 +1,115 @@
+"""Commands that write a whole tree at once: archives extracted, repositories checked out
+(docs/security.md, ``persistence``).
+
+What such a command writes is not on the line: an archive's members, a repository's
+files. Where it writes them is: the folder it extracts or clones into (a start-up place,
+or a folder holding some: ``shell.detection.paths._startup_folders``), or, for an
+archive extracted where its members' own paths say, anywhere. A pure leaf: stdlib only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["CHECKOUTS", "TREE_WRITERS", "UNPACKERS", "clones", "unpacks_anywhere", "written_into"]
+
+UNPACKERS = frozenset(
+    {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "bsdcpio", "rsync", "ditto",
+     "unrar", "pax"}
+)  # fmt: skip
+
+
+def _short_flags(args: Sequence[str]) -> str:
+    return "".join(a[1:] for a in args if a.startswith("-") and a[1:2] != "-")
+
+
+def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
+    """An archive extracted where its members' own paths say, absolute and ``..`` kept:
+    ``tar -xPf``/``--absolute-names``, ``unzip -:``, ``7z x -spf``, GNU ``cpio -i`` (it
+    keeps absolute names unless told ``--no-absolute-filenames``), ``bsdcpio -i
+    --insecure``, ``pax -r`` (absolute names as the archive holds them)."""
+    if prog in ("tar", "gtar", "bsdtar"):
+        bundle = args[0] if args and not args[0].startswith("-") else ""
+        flags = bundle + _short_flags(args)
+        longs = [a for a in args if a.startswith("--")]
+        extracts = "x" in flags or any("--extract".startswith(a) or a == "--get" for a in longs)
+        return extracts and ("P" in flags or any(a.startswith("--abs") for a in longs))
+    if prog in ("cpio", "bsdcpio"):
+        flags = _short_flags(args)
+        extracts = "i" in flags or "--extract" in args
+        listing = "t" in flags or "--list" in args
+        kept = "--no-absolute-filenames" not in args if prog == "cpio" else "--insecure" in args
+        return extracts and not listing and kept
+    if prog == "pax":  # -r alone reads an archive; -rw copies files into a folder
+        flags = _short_flags(args)
+        return "r" in flags and "w" not in flags
+    if prog == "unzip":
+        return "-:" in args
+    return (
+        prog in ("7z", "7za", "7zz")
+        and args[:1] == ("x",)
+        and any(a.startswith("-spf") for a in args)
+    )
+
+
+# The verbs that check a repository out into a folder, by program (git's: git_writes).
+CHECKOUTS = {
+    "hg": ("clone",),
+    "svn": ("checkout", "co", "export"),
+    "bzr": ("branch", "checkout", "co"),
+    "brz": ("branch", "checkout", "co"),
+    "gh": ("repo", "clone"),
+    "glab": ("repo", "clone"),
+}
+# Tools that extract or restore a tree into a folder they are given, by program: the words
+# or options that make them do it (none: any), the options whose value is the folder, and
+# whether the folder is the word after the archive or source instead.
+_EXTRACTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
+    "dpkg-deb": (("-x", "--extract", "-X", "--vextract", "-R", "--raw-extract"), (), True),
+    "dpkg": (("-x", "--extract", "-X", "--vextract"), (), True),
+    "unsquashfs": ((), ("-d", "-dest"), False),
+    "unar": ((), ("-o", "-output-directory"), False),
+    "aunpack": ((), ("-X", "--extract-to"), False),
+    "rclone": (("copy", "sync", "move", "copyto", "moveto"), (), True),
+    "restic": (("restore",), ("-t", "--target"), False),
+    "duplicity": (("restore",), (), True),
+    "gem": (("unpack",), ("--target",), False),
+}
+TREE_WRITERS = frozenset({*CHECKOUTS, *_EXTRACTS})
+
+
+def clones(prog: str, args: Sequence[str]) -> bool:
+    """A whole tree written into a folder the line names: ``git clone URL DIR``, ``hg clone
+    URL DIR``, ``svn checkout URL DIR``, ``dpkg-deb -x X.deb DIR``, ``rclone copy SRC DIR``,
+    ``restic restore ID --target DIR`` …"""
+    if prog == "git":
+        return "clone" in args[:4]
+    return bool(written_into(prog, args))
+
+
+def written_into(prog: str, args: Sequence[str]) -> list[str]:
+    """The folders ``prog ARGS`` (one of :data:`TREE_WRITERS`) may write a whole tree into.
+
+    A folder given by position is every word after the repository, archive or source
+    but options (an option's value among them: more folders asked about, none missed),
+    up to a ``--``."""
+    given = args[: args.index("--")] if "--" in args else args
+    words = [a for a in given if not a.startswith("-")]
+    if prog in CHECKOUTS:
+        verbs = CHECKOUTS[prog]
+        if len(verbs) == 2:  # gh repo clone REPO [DIR]
+            return words[3:] if words[:2] == list(verbs) else []
+        return words[2:] if words[:1] and words[0] in verbs else []
+    if prog not in _EXTRACTS:
+        return []
+    verbs, options, positional = _EXTRACTS[prog]
+    by_option = any(a in verbs for a in given if a[:1] == "-")  # dpkg-deb -x X.deb DIR
+    at = next((i for i, w in enumerate(words) if w in verbs), -1)  # rclone copy SRC DIR
+    if verbs and not by_option and at < 0:
+        return []
+    valued = tuple(o + "=" for o in options)
+    found = [given[i + 1] for i, a in enumerate(given[:-1]) if a in options]
+    found += [a.partition("=")[2] for a in given if valued and a.startswith(valued)]
+    if positional:
+        found += words[1:] if by_option else words[at + 2 :]
+    return found

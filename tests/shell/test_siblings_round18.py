@@ -1,0 +1,149 @@
+"""The gate's eighteenth round: trees written where the line does not say.
+
+An archive extracted where its members' own paths say was ``persistence`` for tar
+(``-P``, ``--absolute-names``), unzip (``-:``) and 7z (``-spf``): a ``.bashrc`` among
+them lands in the home. GNU cpio does that by default in copy-in mode (it keeps absolute
+names unless told ``--no-absolute-filenames``): ``cpio -idm < x.cpio`` and ``cpio -i
+--absolute-filenames`` were approved in a manual profile, as were ``bsdcpio -i
+--insecure`` and ``pax -r`` (absolute names as the archive holds them). Listing
+(``cpio -it``, ``pax -f``), writing an archive (``cpio -o``, ``pax -w``), copying into a
+folder (``cpio -p``, ``pax -rw``) and bsdcpio's default stay ordinary.
+
+A repository cloned into a folder of the home that holds start-up places was
+``persistence`` for ``git clone``; Mercurial's ``hg clone URL DIR``, Subversion's
+``svn checkout|co|export URL DIR``, Breezy's ``bzr|brz branch|checkout``, ``gh repo
+clone`` and ``glab repo clone`` were approved. Their folder is now a write target as
+git clone's is (``svn checkout URL .git/hooks`` writes hooks; ``hg clone URL AGENTS.md``
+a protected file), and a tree written there a start-up place's.
+
+So are the folders tools extract or restore a tree into: ``dpkg-deb -x|-R X.deb DIR``,
+``dpkg -x``, ``unsquashfs -d DIR``, ``unar -o DIR``, ``aunpack -X DIR``, ``rclone
+copy|sync|move SRC DIR``, ``restic restore --target DIR``, ``duplicity restore URL DIR``,
+``gem unpack --target DIR``: into the home or a folder of it that holds start-up places,
+``persistence`` (``dpkg-deb -x x.deb ~`` was approved); into a folder of the project,
+ordinary.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from multiplex import Supervisor
+from tests.shell._carriers import assert_named, homes_fixture, outcome, table_tests
+
+URL = "https://h.example/r"
+ANYWHERE = [
+    "cpio -idm < evil.cpio",
+    "cpio -idv < backup.cpio",
+    "cpio -i < x.cpio",
+    "cpio --extract --make-directories < backup.cpio",
+    "cpio -idm --absolute-filenames < evil.cpio",
+    "cpio -i --absolute-filenames -F evil.cpio",
+    "cat x.cpio | cpio -id",
+    "bsdcpio -i --insecure < x.cpio",
+    "pax -r -f x.pax",
+    "pax -rf x.pax",
+    "pax -r < x.pax",
+]
+NOT_ANYWHERE = [
+    "cpio -idv --no-absolute-filenames < backup.cpio",
+    "cpio -it < backup.cpio",
+    "cpio -i --list < backup.cpio",
+    "cpio -ov < list.txt > out.cpio",
+    "find src | cpio -o > out.cpio",
+    "find src | cpio -pdm ../dest",
+    "bsdcpio -i < x.cpio",
+    "pax -f x.pax",
+    "pax -w -f out.pax src",
+    "pax -rw src ../dest",
+]
+
+CLONED = [
+    f"hg clone {URL} ~/.config/autostart",
+    f"hg clone -u default {URL} ~/.local/bin",
+    f"hg clone {URL} ~/.config",
+    f"hg clone {URL} ~",
+    f"svn checkout {URL} ~/.local/bin",
+    f"svn co -r 5 {URL} ~/.config",
+    f"svn export {URL} ~/.bashrc.d",
+    f"svn checkout {URL} .git/hooks",
+    "bzr branch lp:x ~/.config",
+    "brz checkout lp:x ~/.local",
+    "gh repo clone o/r ~/.local/bin",
+    "gh repo clone o/r ~/.config -- --depth 1",
+    "glab repo clone g/r ~/.config",
+]
+NOT_CLONED = [
+    f"hg clone {URL} vendor/r",
+    f"hg clone {URL}",
+    f"svn checkout {URL} vendor/r",
+    f"svn co -r 5 {URL} vendor/r",
+    f"svn export {URL} build/r",
+    "bzr branch lp:x src/x",
+    "gh repo clone o/r",
+    "gh repo clone o/r vendor/r -- --depth 1",
+    "glab repo clone g/r src/r",
+    "gh repo view o/r",
+    "svn update",
+    "hg pull",
+]
+
+EXTRACTED = [
+    "dpkg-deb -x x.deb ~",
+    "dpkg-deb -x x.deb ~/.config",
+    "dpkg -x x.deb ~/.local",
+    "dpkg-deb -R x.deb ~/.local",
+    "dpkg-deb --extract x.deb ~/.local/bin",
+    "unsquashfs -d ~/.config x.sqfs",
+    "unsquashfs -f -d ~ x.sqfs",
+    "unar -o ~/.config x.zip",
+    "aunpack -X ~/.config x.tgz",
+    "aunpack --extract-to=~/.config x.tgz",
+    "rclone copy remote:x ~/.config",
+    "rclone sync remote:x ~/.local/bin",
+    "restic restore latest --target ~",
+    "restic -r repo restore latest --target ~/.config",
+    "restic restore latest --target=~/.local",
+    "duplicity restore file:///b ~/.config",
+    "gem unpack x.gem --target ~/.config",
+]
+NOT_EXTRACTED = [
+    "dpkg-deb -x x.deb build/x",
+    "dpkg-deb -c x.deb",
+    "dpkg -l",
+    "unsquashfs -d out x.sqfs",
+    "unsquashfs -l x.sqfs",
+    "unar -o out x.zip",
+    "rclone copy remote:x backup/x",
+    "rclone ls remote:",
+    "restic restore latest --target restored",
+    "restic snapshots",
+    "duplicity restore file:///b restored",
+    "gem unpack x.gem --target vendor",
+]
+
+HOSTILE = [
+    *((line, "persistence") for line in ANYWHERE),
+    *((line, "persistence") for line in CLONED),
+    *((line, "persistence") for line in EXTRACTED),
+    (f"hg clone {URL} AGENTS.md", "protected-file"),
+]
+test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
+    HOSTILE, [*NOT_ANYWHERE, *NOT_CLONED, *NOT_EXTRACTED]
+)
+
+sup = homes_fixture("round18", ["cpio *", "bsdcpio *", "pax *", "hg *", "svn *", "gh *"])
+
+
+@pytest.mark.parametrize(
+    "line", ["cpio -idm < evil.cpio", "pax -rf x.pax", f"hg clone {URL} ~/.config"]
+)
+def test_an_allow_rule_never_vouches_for_a_tree_written_anywhere(
+    sup: Supervisor, line: str
+) -> None:
+    assert_named(sup, line, "persistence", profiles=("strict", "manual"))
+
+
+@pytest.mark.parametrize("line", ["cpio -it < x.cpio", f"hg clone {URL} vendor/r", "pax -f x.pax"])
+def test_their_plain_siblings_are_vouched_for(sup: Supervisor, line: str) -> None:
+    assert outcome(sup, "strict", line) == "approved"
