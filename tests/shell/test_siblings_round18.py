@@ -22,6 +22,13 @@ copy|sync|move SRC DIR``, ``restic restore --target DIR``, ``duplicity restore U
 ``gem unpack --target DIR``: into the home or a folder of it that holds start-up places,
 ``persistence`` (``dpkg-deb -x x.deb ~`` was approved); into a folder of the project,
 ordinary.
+
+And the folder a command runs in: a tree extracted or cloned with no folder named lands
+where a ``cd`` took it (``cd ~ && tar -xzf dotfiles.tgz``, ``cd ~/.config && git clone
+URL``, ``cd ~/.local/bin && unzip tools.zip``), and a folder named from there is read from
+there (``cd ~ && cp -r evil/. .``, ``cd ~ && tar -xf x.tar -C .``): each was approved,
+each is ``persistence``. A turn whose own folder is the home asks the same of ``tar -xf
+x.tar``; one below it (``cd src && tar -xf x.tar``) stays ordinary.
 """
 
 from __future__ import annotations
@@ -122,14 +129,50 @@ NOT_EXTRACTED = [
     "gem unpack x.gem --target vendor",
 ]
 
+# A tree written into the folder the command runs in, where a cd took it (the tests' turns
+# run in a folder below the home).
+WHERE_IT_RUNS = [
+    "cd ~/.config && tar -xf x.tar",
+    "cd ~ && tar -xzf dotfiles.tgz",
+    "cd && tar -xzf dotfiles.tgz",
+    "cd $HOME && unzip x.zip",
+    "cd ~ && unzip x.zip",
+    "cd ~/.local/bin && unzip -o tools.zip",
+    "cd ~ && 7z x x.7z",
+    "cd ~ && cpio -id --no-absolute-filenames < x.cpio",
+    "cd ~ && borg extract repo::arch",
+    "cd ~ && jar xf x.jar",
+    "cd ~/.config && git clone https://h.example/r",
+    f"cd ~/.config && hg clone {URL}",
+    "pushd ~/.config && tar -xf x.tar",
+    "cd ~/.config; tar -xf x.tar",
+    "cd ~ && cp -r evil/. .",
+    "cd ~ && tar -xf x.tar -C .",
+    "cd ~/.local && rsync -a x/ ./",
+]
+NOT_WHERE_IT_RUNS = [
+    "cd src && tar -xf x.tar",
+    "cd ~/src/app && unzip x.zip",
+    "cd ~ && tar -czf backup.tgz src",
+    "cd ~ && tar -tf x.tar",
+    "cd ~ && unzip -l x.zip",
+    "cd ~ && tar -xf x.tar -C src",
+    "cd ~ && unzip x.zip -d build",
+    "cd ~/.config && ls",
+    "cd ~ && git clone https://h.example/r src/r",
+    "tar -xf x.tar",
+    "unzip x.zip",
+]
+
 HOSTILE = [
     *((line, "persistence") for line in ANYWHERE),
     *((line, "persistence") for line in CLONED),
     *((line, "persistence") for line in EXTRACTED),
+    *((line, "persistence") for line in WHERE_IT_RUNS),
     (f"hg clone {URL} AGENTS.md", "protected-file"),
 ]
 test_each_hostile_line_names_its_danger, test_each_plain_sibling_names_nothing = table_tests(
-    HOSTILE, [*NOT_ANYWHERE, *NOT_CLONED, *NOT_EXTRACTED]
+    HOSTILE, [*NOT_ANYWHERE, *NOT_CLONED, *NOT_EXTRACTED, *NOT_WHERE_IT_RUNS]
 )
 
 sup = homes_fixture("round18", ["cpio *", "bsdcpio *", "pax *", "hg *", "svn *", "gh *"])

@@ -41,14 +41,17 @@ from multiplex.shell.detection.paths._secret_paths import (
     may_hold_secret,
     resolved,
 )
-from multiplex.shell.detection.paths._startup_folders import holds_startup
+from multiplex.shell.detection.paths._startup_folders import (
+    is_startup_root,
+    trees_into_startup,
+    writes_a_tree,
+)
 from multiplex.shell.detection.paths._targets import Place, device_at, path_words, placed
-from multiplex.shell.detection.paths._trees import UNPACKERS, clones, unpacks_anywhere
+from multiplex.shell.detection.paths._trees import UNPACKERS, unpacks_anywhere
 from multiplex.shell.detection.paths._writes import (
     all_commands,
     evidence,
     script_writes,
-    unpacks,
     write_targets,
 )
 from multiplex.shell.parsing._argv import fed_text, program_name
@@ -306,15 +309,6 @@ def _git_runs(args: Sequence[str]) -> bool:
     return False
 
 
-def _writes_a_tree(cmd: SimpleCommand) -> bool:
-    return unpacks(cmd) or clones(cmd.program, cmd.argv[1:])
-
-
-def _holds_startup(path: str) -> bool:
-    """The home, ``/``, or a folder of the home that holds start-up places (``~/.config``)."""
-    return is_home_root(path) or path.strip("/") == "" or holds_startup(path)
-
-
 def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     """Each write to a place where code runs later by itself, or a setting that has later
     commands run other code (``_lasting_settings``)."""
@@ -325,7 +319,7 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             found = resolved(target, place)
             if (
                 any(is_persistence_path(p) for p in found)
-                or (_writes_a_tree(cmd) and any(_holds_startup(p) for p in found))
+                or (writes_a_tree(cmd) and any(is_startup_root(p) for p in found))
                 or (target.endswith(_SITE_HOOKS) and ("$(" in target or "`" in target))
             ):  # an archive or a tree copied into the home or /: its start-up files too; a
                 # .pth in a folder computed at run time ($(python3 -m site --user-site)/x.pth)
@@ -334,6 +328,8 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)  # tar -xPf: where members say
         if cmd.argv and schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
+    for cmd in trees_into_startup(parsed, place):  # cd ~ && tar -xf x.tar: where it runs
+        yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:  # open(os.path.expanduser("~/.bashrc"), "a")
         for literal in script_writes(payload):
             if any(is_persistence_path(p) for p in resolved(literal, place)):

@@ -4,14 +4,23 @@ An archive extracted, a tree copied or a repository cloned into one of these
 may put a file at any place below it: ``~/.config/autostart/x.desktop``,
 ``~/.config/systemd/user/x.service``, ``~/.config/fish/conf.d/x.fish``,
 ``~/.local/bin/git`` (ahead of the real one on PATH), ``~/Library/LaunchAgents``. Such a
-write counts as a write of each of them, as one into the home itself does. A pure leaf.
+write counts as a write of each of them, as one into the home itself does; so does a
+tree written into the folder a command runs in, where a ``cd`` took it (``cd ~ && tar -xf
+x.tar``) or where the turn runs. A pure leaf: stdlib and the paths leaves.
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 
-__all__ = ["holds_startup"]
+from multiplex.shell.detection.paths._secret_paths import is_home_root, resolved
+from multiplex.shell.detection.paths._targets import Place, placed
+from multiplex.shell.detection.paths._trees import clones, extracts_here
+from multiplex.shell.detection.paths._writes import unpacks, write_targets
+from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
+
+__all__ = ["holds_startup", "is_startup_root", "trees_into_startup", "writes_a_tree"]
 
 _FOLDERS = frozenset(
     {"~/.config", "~/.local", "~/.local/share", "~/.local/bin", "~/.config/systemd",
@@ -26,3 +35,28 @@ def holds_startup(path: str) -> bool:
         return False
     norm = posixpath.normpath(path)
     return norm in _FOLDERS or norm.removesuffix("/*") in _FOLDERS
+
+
+def is_startup_root(path: str) -> bool:
+    """The home, ``/``, or a folder of the home that holds start-up places (``~/.config``)."""
+    return is_home_root(path) or path.strip("/") == "" or holds_startup(path)
+
+
+def writes_a_tree(cmd: SimpleCommand) -> bool:
+    """An archive extracted, a tree copied, a repository cloned: files the line does not name."""
+    return unpacks(cmd) or clones(cmd.program, cmd.argv[1:])
+
+
+def trees_into_startup(parsed: ParsedLine, place: Place) -> Iterator[SimpleCommand]:
+    """Each command that writes a tree into a start-up root where it runs: into the folder
+    itself, none other named (``cd ~ && tar -xf x.tar``, ``tar -xf x.tar`` in a turn whose
+    folder is the home), or into a folder named from where a ``cd`` took it (``cd ~ &&
+    cp -r x/. .``; at the turn's own folder the write checks judge those)."""
+    for cmd, here in placed(parsed, place):
+        if not cmd.argv or not writes_a_tree(cmd):
+            continue
+        folders = ["."] if extracts_here(cmd.program, cmd.argv[1:]) else []
+        if here is not place:
+            folders += write_targets(cmd)
+        if any(is_startup_root(path) for folder in folders for path in resolved(folder, here)):
+            yield cmd

@@ -11,11 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["CHECKOUTS", "TREE_WRITERS", "UNPACKERS", "clones", "unpacks_anywhere", "written_into"]
+__all__ = [
+    "CHECKOUTS",
+    "TREE_WRITERS",
+    "UNPACKERS",
+    "clones",
+    "extracts_here",
+    "unpacks_anywhere",
+    "written_into",
+]
 
 UNPACKERS = frozenset(
     {"unzip", "tar", "gtar", "bsdtar", "7z", "7za", "7zz", "cpio", "bsdcpio", "rsync", "ditto",
-     "unrar", "pax"}
+     "unrar", "pax", "borg", "jar", "ar"}
 )  # fmt: skip
 
 
@@ -84,7 +92,7 @@ def clones(prog: str, args: Sequence[str]) -> bool:
     ``restic restore ID --target DIR`` …"""
     if prog == "git":
         return "clone" in args[:4]
-    return bool(written_into(prog, args))
+    return bool(written_into(prog, args)) or (prog in CHECKOUTS and extracts_here(prog, args))
 
 
 def written_into(prog: str, args: Sequence[str]) -> list[str]:
@@ -113,3 +121,40 @@ def written_into(prog: str, args: Sequence[str]) -> list[str]:
     if positional:
         found += words[1:] if by_option else words[at + 2 :]
     return found
+
+
+def extracts_here(prog: str, args: Sequence[str]) -> bool:
+    """A tree written into the folder the command runs in, no other named: an archive
+    extracted with no folder given (``tar -xf A``, ``unzip A``, ``7z x A``, ``cpio -i``,
+    ``borg extract``, ``jar xf``, ``ar x``), a repository cloned with none (into a folder
+    of its name there)."""
+    words = [a for a in args if not a.startswith("-")]
+    if prog in ("tar", "gtar", "bsdtar"):
+        bundle = args[0] if args and not args[0].startswith("-") else ""
+        flags = bundle + _short_flags(args)
+        longs = [a for a in args if a.startswith("--")]
+        extracts = "x" in flags or any("--extract".startswith(a) or a == "--get" for a in longs)
+        return extracts and "C" not in flags and not any(a.startswith("--dir") for a in longs)
+    if prog == "unzip":  # not -l, -t, -p, -z (a listing, a test, to stdout, the comment)
+        flags = _short_flags(args)
+        return not any(a.startswith("-d") for a in args) and not set(flags) & set("ltpzZ")
+    if prog in ("7z", "7za", "7zz", "unrar"):
+        given = words[2:] if prog == "unrar" else []  # unrar x A.rar DIR/
+        return (
+            words[:1] in (["x"], ["e"]) and not given and not any(a.startswith("-o") for a in args)
+        )
+    if prog in ("cpio", "bsdcpio"):
+        flags = _short_flags(args)
+        return ("i" in flags or "--extract" in args) and "t" not in flags and "--list" not in args
+    if prog == "git":
+        return words[:1] == ["clone"] and len(words) < 3
+    if prog in CHECKOUTS:
+        verbs = CHECKOUTS[prog]
+        if len(verbs) == 2:  # gh repo clone REPO
+            return words[:2] == list(verbs) and len(words) < 4
+        return words[:1] != [] and words[0] in verbs and len(words) < 3
+    if prog == "borg":
+        return "extract" in words[:1]
+    if prog in ("jar", "ar"):
+        return bool(args) and "x" in args[0].lstrip("-")  # jar xf A.jar, ar x A.a: the key letters
+    return False
