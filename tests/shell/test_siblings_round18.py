@@ -26,7 +26,9 @@ ordinary.
 And the folder a command runs in: a tree extracted or cloned with no folder named lands
 where a ``cd`` took it (``cd ~ && tar -xzf dotfiles.tgz``, ``cd ~/.config && git clone
 URL``, ``cd ~/.local/bin && unzip tools.zip``), and a folder named from there is read from
-there (``cd ~ && cp -r evil/. .``, ``cd ~ && tar -xf x.tar -C .``): each was approved,
+there (``cd ~ && cp -r evil/. .``, ``cd ~ && tar -xf x.tar -C .``, ``cd ~/.config && git
+clone URL autostart``), as where git's ``-C`` took it (``git -C ~ clone URL``, ``git -C
+~/.config clone URL autostart``): each was approved,
 each is ``persistence``. A turn whose own folder is the home asks the same of ``tar -xf
 x.tar``; one below it (``cd src && tar -xf x.tar``) stays ordinary.
 """
@@ -149,6 +151,13 @@ WHERE_IT_RUNS = [
     "cd ~ && cp -r evil/. .",
     "cd ~ && tar -xf x.tar -C .",
     "cd ~/.local && rsync -a x/ ./",
+    "git -C ~ clone https://h.example/r",
+    "git -C ~/.config clone https://h.example/r",
+    "git -C ~ -c x=y clone https://h.example/r",
+    "cd ~ && git -C . clone https://h.example/r",
+    "git -C ~/.config clone https://h.example/r autostart",
+    "cd ~/.config && git clone https://h.example/r autostart",
+    "cd ~/.config && cp -r x/. autostart/",
 ]
 NOT_WHERE_IT_RUNS = [
     "cd src && tar -xf x.tar",
@@ -162,6 +171,10 @@ NOT_WHERE_IT_RUNS = [
     "cd ~ && git clone https://h.example/r src/r",
     "tar -xf x.tar",
     "unzip x.zip",
+    "git -C src clone https://h.example/r",
+    "git -C ~/.config clone https://h.example/r x",
+    "git -C ~ status",
+    "cd ~ && cp -r x src/",
 ]
 
 HOSTILE = [

@@ -5,8 +5,8 @@ may put a file at any place below it: ``~/.config/autostart/x.desktop``,
 ``~/.config/systemd/user/x.service``, ``~/.config/fish/conf.d/x.fish``,
 ``~/.local/bin/git`` (ahead of the real one on PATH), ``~/Library/LaunchAgents``. Such a
 write counts as a write of each of them, as one into the home itself does; so does a
-tree written into the folder a command runs in, where a ``cd`` took it (``cd ~ && tar -xf
-x.tar``) or where the turn runs. A pure leaf: stdlib and the paths leaves.
+tree written into the folder a command runs in, where a ``cd`` or git's ``-C`` took it
+(``cd ~ && tar -xf x.tar``, ``git -C ~ clone URL``) or where the turn runs. A pure leaf: stdlib and the paths leaves.
 """
 
 from __future__ import annotations
@@ -14,9 +14,13 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from multiplex.shell.detection.paths._secret_paths import is_home_root, resolved
+from multiplex.shell.detection.paths._secret_paths import (
+    is_home_root,
+    is_persistence_path,
+    resolved,
+)
 from multiplex.shell.detection.paths._targets import Place, placed
-from multiplex.shell.detection.paths._trees import clones, extracts_here
+from multiplex.shell.detection.paths._trees import clones, extracts_here, git_folder
 from multiplex.shell.detection.paths._writes import unpacks, write_targets
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
@@ -56,7 +60,11 @@ def trees_into_startup(parsed: ParsedLine, place: Place) -> Iterator[SimpleComma
         if not cmd.argv or not writes_a_tree(cmd):
             continue
         folders = ["."] if extracts_here(cmd.program, cmd.argv[1:]) else []
-        if here is not place:
+        base = git_folder(cmd.argv[1:]) if cmd.program == "git" else None  # git -C DIR clone
+        if here is not place or base is not None:
             folders += write_targets(cmd)
-        if any(is_startup_root(path) for folder in folders for path in resolved(folder, here)):
+        if base is not None:
+            folders = [posixpath.join(base, folder) for folder in folders]
+        paths = [path for folder in folders for path in resolved(folder, here)]
+        if any(is_startup_root(path) or is_persistence_path(path) for path in paths):
             yield cmd

@@ -4,12 +4,16 @@
 What such a command writes is not on the line: an archive's members, a repository's
 files. Where it writes them is: the folder it extracts or clones into (a start-up place,
 or a folder holding some: ``shell.detection.paths._startup_folders``), or, for an
-archive extracted where its members' own paths say, anywhere. A pure leaf: stdlib only.
+archive extracted where its members' own paths say, anywhere. A pure leaf: stdlib and
+``shell.parsing._argv``.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
+
+from multiplex.shell.parsing._argv import git_subcommand
 
 __all__ = [
     "CHECKOUTS",
@@ -17,6 +21,7 @@ __all__ = [
     "UNPACKERS",
     "clones",
     "extracts_here",
+    "git_folder",
     "unpacks_anywhere",
     "written_into",
 ]
@@ -91,8 +96,22 @@ def clones(prog: str, args: Sequence[str]) -> bool:
     URL DIR``, ``svn checkout URL DIR``, ``dpkg-deb -x X.deb DIR``, ``rclone copy SRC DIR``,
     ``restic restore ID --target DIR`` …"""
     if prog == "git":
-        return "clone" in args[:4]
+        return git_subcommand(args)[0] == "clone"
     return bool(written_into(prog, args)) or (prog in CHECKOUTS and extracts_here(prog, args))
+
+
+def git_folder(args: Sequence[str]) -> str | None:
+    """The folder ``git -C DIR …`` runs in (each ``-C`` from the one before), or None."""
+    folder = None
+    for i, arg in enumerate(args[:-1]):
+        if arg == "-C":
+            folder = posixpath.join(folder, args[i + 1]) if folder else args[i + 1]
+        elif not arg.startswith("-") and (i == 0 or args[i - 1] not in _GIT_VALUED):
+            break  # the subcommand: a -C after it is its own option
+    return folder
+
+
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
 def written_into(prog: str, args: Sequence[str]) -> list[str]:
@@ -146,8 +165,9 @@ def extracts_here(prog: str, args: Sequence[str]) -> bool:
     if prog in ("cpio", "bsdcpio"):
         flags = _short_flags(args)
         return ("i" in flags or "--extract" in args) and "t" not in flags and "--list" not in args
-    if prog == "git":
-        return words[:1] == ["clone"] and len(words) < 3
+    if prog == "git":  # git [-C DIR] clone URL: a folder of its name, there
+        sub, rest = git_subcommand(args)
+        return sub == "clone" and len([a for a in rest if not a.startswith("-")]) < 2
     if prog in CHECKOUTS:
         verbs = CHECKOUTS[prog]
         if len(verbs) == 2:  # gh repo clone REPO
