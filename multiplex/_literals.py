@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["LiteralSearch", "escape", "trie_pattern"]
+__all__ = ["Database", "LiteralSearch", "OnMatch", "escape", "trie_pattern"]
 
 # Beyond this many nested branch points the trie pattern would nest groups too
 # deeply for the regex compiler; such (contrived) sets use a flat alternation.
@@ -78,6 +78,43 @@ def escape(literal: bytes) -> bytes:
     return b"".join(bytes((c,)) if c in _PLAIN else b"\\x%02x" % c for c in literal)
 
 
+# Hyperscan's callback: (expression id, start, end, flags, context) -> stop?
+OnMatch = Callable[[int, int, int, int, Any], bool | None]
+
+
+class Database:
+    """A compiled Hyperscan database with one scratch space per thread.
+
+    Hyperscan's scratch space may be used by one scan at a time, and the binding
+    releases the GIL while it scans, so each thread gets its own.
+    """
+
+    __slots__ = ("_db", "_hs", "_local")
+
+    def __init__(self, hs: ModuleType, expressions: Sequence[bytes], flags: Sequence[int]) -> None:
+        db = hs.Database()
+        db.compile(
+            expressions=list(expressions),
+            ids=list(range(len(expressions))),
+            elements=len(expressions),
+            flags=list(flags),
+        )
+        self._hs = hs
+        self._db = db
+        self._local = threading.local()
+
+    def scan(self, data: bytes, on_match: OnMatch, context: object) -> bool:
+        """Call ``on_match`` for every match; False if it stopped the scan early."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._hs.Scratch(self._db)
+        try:
+            self._db.scan(data, match_event_handler=on_match, context=context, scratch=scratch)
+        except self._hs.ScanTerminated:
+            return False
+        return True
+
+
 def _alternation(literals: tuple[str, ...]) -> str:
     pattern = trie_pattern(literals)
     if pattern is None:  # too deep for a trie: the longest literal first at each position
@@ -110,7 +147,7 @@ class LiteralSearch:
     scratch space.
     """
 
-    __slots__ = ("_db", "_hs", "_literals", "_local", "_lock", "regex")
+    __slots__ = ("_db", "_hs", "_literals", "_lock", "regex")
 
     def __init__(
         self, literals: Iterable[str], *, caseless: Iterable[str] = (), engine: bool = True
@@ -125,11 +162,11 @@ class LiteralSearch:
         self.regex = re.compile("|".join(parts) or "(?!)")
         empty = "" in exact or "" in folded
         self._hs = _hyperscan() if engine and not empty else None
-        self._db: Any = None if self._hs is not None else False  # False: the regex answers
-        self._local = threading.local()
+        # None: compiled at the first search; False: the regex answers.
+        self._db: Database | Literal[False] | None = None if self._hs is not None else False
         self._lock = threading.Lock()
 
-    def _database(self) -> Any:
+    def _database(self) -> Database | Literal[False]:
         with self._lock:
             if self._db is None:
                 hs: Any = self._hs
@@ -137,39 +174,17 @@ class LiteralSearch:
                 forms = [escape(f.encode("utf-8", "surrogatepass")) for f in (*exact, *folded)]
                 once, anycase = hs.HS_FLAG_SINGLEMATCH, hs.HS_FLAG_SINGLEMATCH | hs.HS_FLAG_CASELESS
                 try:
-                    db = hs.Database(mode=hs.HS_MODE_BLOCK)
-                    db.compile(
-                        expressions=forms,
-                        ids=list(range(len(forms))),
-                        elements=len(forms),
-                        flags=[once] * len(exact) + [anycase] * len(folded),
-                    )
+                    self._db = Database(hs, forms, [once] * len(exact) + [anycase] * len(folded))
                 except Exception:  # any failure of the wheel: the regex answers
-                    db = False
-                self._db = db
+                    self._db = False
             return self._db
 
     def search(self, text: str) -> bool:
         """Whether some literal of the set occurs in ``text``."""
-        db = self._db
-        if db is None:
-            db = self._database()
-        if db is False or not text:
+        db = self._db if self._db is not None else self._database()
+        if not isinstance(db, Database) or not text:
             return self.regex.search(text) is not None
-        local = self._local
-        try:
-            scratch = local.scratch
-        except AttributeError:
-            scratch = None
-        hs: Any = self._hs
-        try:
-            if scratch is None:
-                scratch = local.scratch = hs.Scratch(db)
-            db.scan(
-                text.encode("utf-8", "surrogatepass"), match_event_handler=_stop, scratch=scratch
-            )
-        except hs.ScanTerminated:
-            return True
+        try:  # the first occurrence stops the scan
+            return not db.scan(text.encode("utf-8", "surrogatepass"), _stop, None)
         except Exception:  # a failed scan never hides a literal: the regex answers
             return self.regex.search(text) is not None
-        return False

@@ -12,17 +12,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any
 
-__all__ = ["Database", "backend", "disable", "engine_name", "pure_python"]
+__all__ = ["backend", "disable", "engine_name", "pure_python"]
 
 _log = logging.getLogger("multiplex.redaction")
-
-# Hyperscan's callback: (expression id, start, end, flags, context) -> stop?
-OnMatch = Callable[[int, int, int, int, Any], bool | None]
 
 
 class _State:
@@ -86,36 +82,3 @@ def pure_python() -> Iterator[None]:
         yield
     finally:
         _State.forced_off = before
-
-
-class Database:
-    """A compiled Hyperscan database with one scratch space per thread.
-
-    Hyperscan's scratch space may be used by one scan at a time, and the binding
-    releases the GIL while it scans, so each thread gets its own.
-    """
-
-    __slots__ = ("_db", "_hs", "_local")
-
-    def __init__(self, hs: ModuleType, expressions: Sequence[bytes], flags: Sequence[int]) -> None:
-        db = hs.Database()
-        db.compile(
-            expressions=list(expressions),
-            ids=list(range(len(expressions))),
-            elements=len(expressions),
-            flags=list(flags),
-        )
-        self._hs = hs
-        self._db = db
-        self._local = threading.local()
-
-    def scan(self, data: bytes, on_match: OnMatch, context: object) -> bool:
-        """Call ``on_match`` for every match; False if it stopped the scan early."""
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = self._hs.Scratch(self._db)
-        try:
-            self._db.scan(data, match_event_handler=on_match, context=context, scratch=scratch)
-        except self._hs.ScanTerminated:
-            return False
-        return True

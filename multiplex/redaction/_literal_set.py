@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from types import ModuleType
 
-from multiplex._literals import escape
-from multiplex.redaction._engine import Database
+from multiplex._literals import Database, escape
 
 __all__ = ["LiteralSet"]
 

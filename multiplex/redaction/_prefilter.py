@@ -23,10 +23,9 @@ import threading
 from collections.abc import Iterator
 from types import ModuleType
 
-from multiplex._literals import escape
+from multiplex._literals import Database, escape
 from multiplex.redaction import _engine
 from multiplex.redaction._assignment import assignment_at
-from multiplex.redaction._engine import Database
 from multiplex.redaction._left import split_starts
 from multiplex.redaction._patterns import (
     KINDS,

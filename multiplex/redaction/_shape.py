@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from multiplex._literals import escape
-from multiplex.redaction._engine import Database
+from multiplex._literals import Database, escape
 from multiplex.redaction._left import cased
 from multiplex.redaction._patterns import SecretPattern
 
