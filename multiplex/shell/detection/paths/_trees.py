@@ -5,7 +5,7 @@ What such a command writes is not on the line: an archive's members, a repositor
 files. Where it writes them is: the folder it extracts or clones into (a start-up place,
 or a folder holding some: ``shell.detection.paths._startup_folders``), or, for an
 archive extracted where its members' own paths say, anywhere. A pure leaf: stdlib and
-``shell.parsing._argv``.
+the parsing leaves.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import posixpath
 from collections.abc import Sequence
 
 from multiplex.shell.parsing._argv import git_subcommand
+from multiplex.shell.parsing.runs._git import GIT_GLOBAL_VALUE
 
 __all__ = [
     "CHECKOUTS",
@@ -36,23 +37,36 @@ def _short_flags(args: Sequence[str]) -> str:
     return "".join(a[1:] for a in args if a.startswith("-") and a[1:2] != "-")
 
 
+def _tar(args: Sequence[str]) -> tuple[str, list[str], bool]:
+    """tar's short flags (its first word's bundle too), its long options, and whether it
+    extracts."""
+    bundle = args[0] if args and not args[0].startswith("-") else ""
+    flags = bundle + _short_flags(args)
+    longs = [a for a in args if a.startswith("--")]
+    return (
+        flags,
+        longs,
+        "x" in flags or any("--extract".startswith(a) or a == "--get" for a in longs),
+    )
+
+
+def _cpio_extracts(args: Sequence[str]) -> bool:
+    """cpio's copy-in mode, not a listing of the archive."""
+    flags = _short_flags(args)
+    return ("i" in flags or "--extract" in args) and "t" not in flags and "--list" not in args
+
+
 def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
     """An archive extracted where its members' own paths say, absolute and ``..`` kept:
     ``tar -xPf``/``--absolute-names``, ``unzip -:``, ``7z x -spf``, GNU ``cpio -i`` (it
     keeps absolute names unless told ``--no-absolute-filenames``), ``bsdcpio -i
     --insecure``, ``pax -r`` (absolute names as the archive holds them)."""
     if prog in ("tar", "gtar", "bsdtar"):
-        bundle = args[0] if args and not args[0].startswith("-") else ""
-        flags = bundle + _short_flags(args)
-        longs = [a for a in args if a.startswith("--")]
-        extracts = "x" in flags or any("--extract".startswith(a) or a == "--get" for a in longs)
+        flags, longs, extracts = _tar(args)
         return extracts and ("P" in flags or any(a.startswith("--abs") for a in longs))
     if prog in ("cpio", "bsdcpio"):
-        flags = _short_flags(args)
-        extracts = "i" in flags or "--extract" in args
-        listing = "t" in flags or "--list" in args
         kept = "--no-absolute-filenames" not in args if prog == "cpio" else "--insecure" in args
-        return extracts and not listing and kept
+        return _cpio_extracts(args) and kept
     if prog == "pax":  # -r alone reads an archive; -rw copies files into a folder
         flags = _short_flags(args)
         return "r" in flags and "w" not in flags
@@ -91,6 +105,14 @@ _EXTRACTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
 TREE_WRITERS = frozenset({*CHECKOUTS, *_EXTRACTS})
 
 
+def _checked_out(prog: str, words: list[str]) -> list[str] | None:
+    """The words after a checkout's verb (the repository first), or None for another verb."""
+    verbs = CHECKOUTS[prog]
+    if len(verbs) == 2:  # gh repo clone REPO [DIR]
+        return words[2:] if words[:2] == list(verbs) else None
+    return words[1:] if words[:1] and words[0] in verbs else None
+
+
 def clones(prog: str, args: Sequence[str]) -> bool:
     """A whole tree written into a folder the line names: ``git clone URL DIR``, ``hg clone
     URL DIR``, ``svn checkout URL DIR``, ``dpkg-deb -x X.deb DIR``, ``rclone copy SRC DIR``,
@@ -106,12 +128,9 @@ def git_folder(args: Sequence[str]) -> str | None:
     for i, arg in enumerate(args[:-1]):
         if arg == "-C":
             folder = posixpath.join(folder, args[i + 1]) if folder else args[i + 1]
-        elif not arg.startswith("-") and (i == 0 or args[i - 1] not in _GIT_VALUED):
+        elif not arg.startswith("-") and (i == 0 or args[i - 1] not in GIT_GLOBAL_VALUE):
             break  # the subcommand: a -C after it is its own option
     return folder
-
-
-_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
 def written_into(prog: str, args: Sequence[str]) -> list[str]:
@@ -123,10 +142,8 @@ def written_into(prog: str, args: Sequence[str]) -> list[str]:
     given = args[: args.index("--")] if "--" in args else args
     words = [a for a in given if not a.startswith("-")]
     if prog in CHECKOUTS:
-        verbs = CHECKOUTS[prog]
-        if len(verbs) == 2:  # gh repo clone REPO [DIR]
-            return words[3:] if words[:2] == list(verbs) else []
-        return words[2:] if words[:1] and words[0] in verbs else []
+        rest = _checked_out(prog, words)
+        return rest[1:] if rest is not None else []
     if prog not in _EXTRACTS:
         return []
     verbs, options, positional = _EXTRACTS[prog]
@@ -149,10 +166,7 @@ def extracts_here(prog: str, args: Sequence[str]) -> bool:
     of its name there)."""
     words = [a for a in args if not a.startswith("-")]
     if prog in ("tar", "gtar", "bsdtar"):
-        bundle = args[0] if args and not args[0].startswith("-") else ""
-        flags = bundle + _short_flags(args)
-        longs = [a for a in args if a.startswith("--")]
-        extracts = "x" in flags or any("--extract".startswith(a) or a == "--get" for a in longs)
+        flags, longs, extracts = _tar(args)
         return extracts and "C" not in flags and not any(a.startswith("--dir") for a in longs)
     if prog == "unzip":  # not -l, -t, -p, -z (a listing, a test, to stdout, the comment)
         flags = _short_flags(args)
@@ -163,16 +177,13 @@ def extracts_here(prog: str, args: Sequence[str]) -> bool:
             words[:1] in (["x"], ["e"]) and not given and not any(a.startswith("-o") for a in args)
         )
     if prog in ("cpio", "bsdcpio"):
-        flags = _short_flags(args)
-        return ("i" in flags or "--extract" in args) and "t" not in flags and "--list" not in args
+        return _cpio_extracts(args)
     if prog == "git":  # git [-C DIR] clone URL: a folder of its name, there
         sub, rest = git_subcommand(args)
         return sub == "clone" and len([a for a in rest if not a.startswith("-")]) < 2
     if prog in CHECKOUTS:
-        verbs = CHECKOUTS[prog]
-        if len(verbs) == 2:  # gh repo clone REPO
-            return words[:2] == list(verbs) and len(words) < 4
-        return words[:1] != [] and words[0] in verbs and len(words) < 3
+        after = _checked_out(prog, words)
+        return after is not None and len(after) < 2
     if prog == "borg":
         return "extract" in words[:1]
     if prog in ("jar", "ar"):
