@@ -304,7 +304,9 @@ def run_static_checks(
             None,
         )
     trace.append(_NOT_SEALED if data.backend not in CONTAINER_BACKENDS else _HOST_MOUNTS)
-    protected = None if quiet else find_protected_write(parsed, approvals.protected_files)
+    protected = (
+        None if quiet else find_protected_write(parsed, approvals.protected_files, data.place)
+    )
     # 6. session grants and the permanent allowlist; a named pattern is never vouched for
     named = None if quiet or protected is not None else find_named(parsed, data.place)
     allowed = None if protected is not None or named is not None else _allow_match(data, quiet)

@@ -73,7 +73,7 @@ PROTECTED = (DEFAULT_PROTECTED, ("*.md", "docs/**", "Makefile", "src/*"), ())
 
 def _found(line: str, place: Place, protected: tuple[str, ...]) -> list[object]:
     """What each check the gate leaves out for an inert line finds in ``line``."""
-    return [*_found_anywhere(line, place), *_found_protected(line, protected)]
+    return [*_found_anywhere(line, place), *_found_protected(line, protected, place)]
 
 
 def _found_anywhere(line: str, place: Place) -> list[object]:
@@ -90,8 +90,8 @@ def _found_anywhere(line: str, place: Place) -> list[object]:
     return [f for f in found if f is not None]
 
 
-def _found_protected(line: str, protected: tuple[str, ...]) -> list[object]:
-    found = find_protected_write(parse_line(line), protected)
+def _found_protected(line: str, protected: tuple[str, ...], place: Place) -> list[object]:
+    found = find_protected_write(parse_line(line), protected, place)
     return [] if found is None else [found]
 
 
@@ -129,7 +129,7 @@ def _admitted_but_found(
         ]
         anywhere = _found_anywhere(line, place)  # (the protected files aside, as at any place)
         for protected in admitted:
-            found = anywhere + _found_protected(line, protected)
+            found = anywhere + _found_protected(line, protected, place)
             if found:
                 wrong.append((line, place.cwd, protected, found[0]))
     return wrong

@@ -276,7 +276,7 @@ def _each_named(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
     yield from each_privileged_container(parsed, place)
     yield from each_supervisor_control(parsed, place)
     yield from each_process_attach(parsed)
-    yield from each_sensitive_write(parsed)
+    yield from each_sensitive_write(parsed, place)
     yield from each_command_variable(parsed)
     yield from each_dynamic_target(parsed, place)
     yield from each_unseen_xargs(parsed)

@@ -43,11 +43,11 @@ from multiplex.shell.detection.paths._secret_paths import (
 )
 from multiplex.shell.detection.paths._startup_folders import (
     is_startup_root,
-    trees_into_startup,
+    startup_writes_where_run,
     writes_a_tree,
 )
 from multiplex.shell.detection.paths._targets import Place, device_at, path_words, placed
-from multiplex.shell.detection.paths._trees import UNPACKERS, unpacks_anywhere
+from multiplex.shell.detection.paths._trees import unpacks_anywhere
 from multiplex.shell.detection.paths._writes import (
     all_commands,
     evidence,
@@ -324,11 +324,12 @@ def each_persistence(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
             ):  # an archive or a tree copied into the home or /: its start-up files too; a
                 # .pth in a folder computed at run time ($(python3 -m site --user-site)/x.pth)
                 yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
-        if cmd.argv and cmd.program in UNPACKERS and unpacks_anywhere(cmd.program, cmd.argv[1:]):
+        if cmd.argv and unpacks_anywhere(cmd.program, cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)  # tar -xPf: where members say
         if cmd.argv and schedules(program_name(cmd.argv[0]), cmd.argv[1:]):
             yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
-    for cmd in trees_into_startup(parsed, place):  # cd ~ && tar -xf x.tar: where it runs
+    # cd ~ && tar -xf x.tar, cd ~/.config/autostart && cp x x.desktop: where it runs
+    for cmd in startup_writes_where_run(parsed, place):
         yield Finding(PERSISTENCE, evidence(cmd), cmd.text)
     for payload in parsed.script_payloads:  # open(os.path.expanduser("~/.bashrc"), "a")
         for literal in script_writes(payload):

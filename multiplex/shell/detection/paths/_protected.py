@@ -15,9 +15,11 @@ from collections.abc import Sequence
 
 from multiplex.shell.detection._catalogue import PROTECTED_FILE, Finding
 from multiplex.shell.detection._command_checks import expand_braces
+from multiplex.shell.detection.paths._targets import Place
 from multiplex.shell.detection.paths._writes import (
     all_commands,
     evidence,
+    moved_writes,
     script_writes,
     write_targets,
 )
@@ -59,12 +61,17 @@ def _example(pattern: str) -> str:
     return re.sub(r"\[[^\]]*\]", "x", name).replace("*", "").replace("?", "x") or "x"
 
 
-def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Finding | None:
+def find_protected_write(
+    parsed: ParsedLine, protected: Sequence[str], place: Place | None = None
+) -> Finding | None:
     """A write to a path matching one of the ``protected`` globs (docs/approvals.md#protected-files), or None.
 
     A glob matches the basename or the path; writes are output redirections, ``tee``,
     ``cp``/``mv``/``install``/``ln`` destinations, ``sed -i``/``perl -i`` files,
-    ``truncate``, ``dd of=``, ``chmod``/``chown`` targets, deletes and editors.
+    ``truncate``, ``dd of=``, ``chmod``/``chown`` targets, deletes and editors. A path
+    named from where a ``cd`` took the command is also matched as the path from the
+    turn's folder (``cd .github && cp x workflows/ci.yml`` writes
+    ``.github/workflows/ci.yml``).
     """
     if not protected:
         return None
@@ -76,4 +83,9 @@ def find_protected_write(parsed: ParsedLine, protected: Sequence[str]) -> Findin
     for payload in parsed.script_payloads:
         if any(_protected(literal, protected) for literal in script_writes(payload)):
             return Finding(PROTECTED_FILE, payload)
+    start = place.cwd if place is not None else None
+    for cmd, path in moved_writes(parsed, place) if place is not None and start else ():
+        moved = posixpath.relpath(path, start)  # as named from the turn's folder
+        if not moved.startswith("../") and _protected(moved, protected):
+            return Finding(PROTECTED_FILE, evidence(cmd))
     return None

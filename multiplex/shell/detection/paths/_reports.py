@@ -58,6 +58,7 @@ _REPORTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "pylint": (("", ("--output",)),),
     "bandit": (("", ("-o", "--output")),),
     "flake8": (("", ("--output-file",)),),
+    "uudecode": (("", ("-o", "--output-file")),),
 }  # fmt: skip
 _REPORTS["jest"] = (("", ("--outputFile", "--coverageDirectory")),)
 _REPORTS["vitest"] = (("", ("--outputFile", "--coverage.reportsDirectory")),)

@@ -24,7 +24,7 @@ from multiplex.shell.detection.paths._trees import clones, extracts_here, git_fo
 from multiplex.shell.detection.paths._writes import unpacks, write_targets
 from multiplex.shell.parsing._parsed import ParsedLine, SimpleCommand
 
-__all__ = ["holds_startup", "is_startup_root", "trees_into_startup", "writes_a_tree"]
+__all__ = ["holds_startup", "is_startup_root", "startup_writes_where_run", "writes_a_tree"]
 
 _FOLDERS = frozenset(
     {"~/.config", "~/.local", "~/.local/share", "~/.local/bin", "~/.config/systemd",
@@ -48,23 +48,27 @@ def is_startup_root(path: str) -> bool:
 
 def writes_a_tree(cmd: SimpleCommand) -> bool:
     """An archive extracted, a tree copied, a repository cloned: files the line does not name."""
-    return unpacks(cmd) or clones(cmd.program, cmd.argv[1:])
+    args = cmd.argv[1:]
+    return unpacks(cmd) or clones(cmd.program, args) or extracts_here(cmd.program, args)
 
 
-def trees_into_startup(parsed: ParsedLine, place: Place) -> Iterator[SimpleCommand]:
-    """Each command that writes a tree into a start-up root where it runs: into the folder
+def startup_writes_where_run(parsed: ParsedLine, place: Place) -> Iterator[SimpleCommand]:
+    """Each command that writes a start-up place judged from the folder it runs in, where a
+    ``cd`` or git's ``-C`` took it: a file named from there (``cd ~/.config/autostart &&
+    cp x x.desktop``, ``cd .git/hooks && cp x pre-commit``; from the turn's own folder the
+    write checks judge those), or a tree written into a start-up root there, into the folder
     itself, none other named (``cd ~ && tar -xf x.tar``, ``tar -xf x.tar`` in a turn whose
-    folder is the home), or into a folder named from where a ``cd`` took it (``cd ~ &&
-    cp -r x/. .``; at the turn's own folder the write checks judge those)."""
+    folder is the home), or into a folder named from there (``cd ~ && cp -r x/. .``)."""
     for cmd, here in placed(parsed, place):
-        if not cmd.argv or not writes_a_tree(cmd):
+        tree = bool(cmd.argv) and writes_a_tree(cmd)
+        if here is place and not tree:
             continue
-        folders = ["."] if extracts_here(cmd.program, cmd.argv[1:]) else []
-        base = git_folder(cmd.argv[1:]) if cmd.program == "git" else None  # git -C DIR clone
-        if here is not place or base is not None:
+        folders = ["."] if tree and extracts_here(cmd.program, cmd.argv[1:]) else []
+        base = git_folder(cmd.argv[1:]) if tree and cmd.program == "git" else None
+        if here is not place or base is not None:  # git -C DIR clone URL
             folders += write_targets(cmd)
         if base is not None:
             folders = [posixpath.join(base, folder) for folder in folders]
         paths = [path for folder in folders for path in resolved(folder, here)]
-        if any(is_startup_root(path) or is_persistence_path(path) for path in paths):
+        if any((tree and is_startup_root(path)) or is_persistence_path(path) for path in paths):
             yield cmd

@@ -60,7 +60,8 @@ def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
     """An archive extracted where its members' own paths say, absolute and ``..`` kept:
     ``tar -xPf``/``--absolute-names``, ``unzip -:``, ``7z x -spf``, GNU ``cpio -i`` (it
     keeps absolute names unless told ``--no-absolute-filenames``), ``bsdcpio -i
-    --insecure``, ``pax -r`` (absolute names as the archive holds them)."""
+    --insecure``, ``pax -r`` (absolute names as the archive holds them), ``uudecode``
+    without ``-o`` (the name its input's header says)."""
     if prog in ("tar", "gtar", "bsdtar"):
         flags, longs, extracts = _tar(args)
         return extracts and ("P" in flags or any(a.startswith("--abs") for a in longs))
@@ -72,6 +73,8 @@ def unpacks_anywhere(prog: str, args: Sequence[str]) -> bool:
         return "r" in flags and "w" not in flags
     if prog == "unzip":
         return "-:" in args
+    if prog == "uudecode":  # the file its input's header names, absolute or not
+        return not any(a.startswith(("-o", "--o")) for a in args)
     return (
         prog in ("7z", "7za", "7zz")
         and args[:1] == ("x",)
@@ -101,8 +104,11 @@ _EXTRACTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "restic": (("restore",), ("-t", "--target"), False),
     "duplicity": (("restore",), (), True),
     "gem": (("unpack",), ("--target",), False),
+    "cabextract": ((), ("-d", "--directory"), False),
+    "arj": (("x", "e"), (), True),  # arj x A.arj DIR/
+    "patch": ((), ("-d", "--directory"), False),  # the files its diff names, from DIR
 }
-TREE_WRITERS = frozenset({*CHECKOUTS, *_EXTRACTS})
+TREE_WRITERS = frozenset({*CHECKOUTS, *_EXTRACTS, "lha"})
 
 
 def _checked_out(prog: str, words: list[str]) -> list[str] | None:
@@ -116,9 +122,11 @@ def _checked_out(prog: str, words: list[str]) -> list[str] | None:
 def clones(prog: str, args: Sequence[str]) -> bool:
     """A whole tree written into a folder the line names: ``git clone URL DIR``, ``hg clone
     URL DIR``, ``svn checkout URL DIR``, ``dpkg-deb -x X.deb DIR``, ``rclone copy SRC DIR``,
-    ``restic restore ID --target DIR`` …"""
+    ``restic restore ID --target DIR``, ``wget -r -P DIR URL`` …"""
     if prog == "git":
         return git_subcommand(args)[0] == "clone"
+    if prog == "wget":  # wget -r -P DIR URL
+        return _mirrors(args)
     return bool(written_into(prog, args)) or (prog in CHECKOUTS and extracts_here(prog, args))
 
 
@@ -141,6 +149,8 @@ def written_into(prog: str, args: Sequence[str]) -> list[str]:
     up to a ``--``."""
     given = args[: args.index("--")] if "--" in args else args
     words = [a for a in given if not a.startswith("-")]
+    if prog == "lha":  # lha xw=DIR A.lzh: its command letters, then w= and the folder
+        return [args[0].partition("w=")[2]] if args and "w=" in args[0] else []
     if prog in CHECKOUTS:
         rest = _checked_out(prog, words)
         return rest[1:] if rest is not None else []
@@ -180,7 +190,8 @@ def extracts_here(prog: str, args: Sequence[str]) -> bool:
         return _cpio_extracts(args)
     if prog == "git":  # git [-C DIR] clone URL: a folder of its name, there
         sub, rest = git_subcommand(args)
-        return sub == "clone" and len([a for a in rest if not a.startswith("-")]) < 2
+        if sub == "clone":
+            return len([a for a in rest if not a.startswith("-")]) < 2
     if prog in CHECKOUTS:
         after = _checked_out(prog, words)
         return after is not None and len(after) < 2
@@ -188,4 +199,48 @@ def extracts_here(prog: str, args: Sequence[str]) -> bool:
         return "extract" in words[:1]
     if prog in ("jar", "ar"):
         return bool(args) and "x" in args[0].lstrip("-")  # jar xf A.jar, ar x A.a: the key letters
-    return False
+    return _here(prog, args, words)
+
+
+# Options that name the folder a tree goes to, or make the command write none.
+_ELSEWHERE = {
+    "cabextract": ("-d", "--directory", "-l", "--list", "-t", "--test", "-p", "--pipe"),
+    "unar": ("-o", "-output-directory", "--output-directory"),
+    "aunpack": ("-X", "--extract-to", "-l", "--list"),
+    "patch": ("-d", "--directory", "--dry-run", "-o", "--output"),
+    "wget": ("-P", "--directory-prefix"),
+}
+
+
+def _here(prog: str, args: Sequence[str], words: list[str]) -> bool:
+    """:func:`extracts_here` for the extractors, ``patch``, ``git apply`` and ``git am``
+    and a recursive ``wget``, none of which names the files it writes."""
+    if any(a.startswith(_ELSEWHERE.get(prog, ())) for a in args):
+        return False
+    flags = _short_flags(args)
+    if prog == "lha":  # lha x A.lzh, lha -e A.lzh (no w=DIR)
+        return bool(args) and args[0].lstrip("-")[:1] in ("x", "e") and "w=" not in args[0]
+    if prog == "arj":  # arj x A.arj (no DIR after it)
+        return words[:1] in (["x"], ["e"]) and len(words) < 3
+    if prog == "cabextract":
+        return not set(flags) & set("ltpd")
+    if prog == "patch":  # patch -p1 < D (no file named: those of the diff, from here)
+        return len(words) - sum(a in ("-i", "--input", "-p") for a in args) < 1
+    if prog == "git":  # git apply D, git am M: the files the patches name, from here
+        sub, rest = git_subcommand(args)
+        if sub == "apply":
+            return "--apply" in rest or not _CHECKS_ONLY.intersection(rest)
+        return sub == "am" and not {"--abort", "--quit", "--show-current-patch"} & set(rest)
+    if prog == "wget":  # wget -r -nH URL: the site's tree, from here
+        return _mirrors(args)
+    return prog in ("unar", "aunpack")
+
+
+def _mirrors(args: Sequence[str]) -> bool:
+    """wget's ``-r``/``--recursive`` or ``-m``/``--mirror``: a site's tree written."""
+    return bool(set(_short_flags(args)) & set("rm")) or any(
+        a in ("--recursive", "--mirror") for a in args
+    )
+
+
+_CHECKS_ONLY = frozenset({"--check", "--stat", "--numstat", "--summary", "--cached"})

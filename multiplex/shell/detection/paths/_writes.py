@@ -10,6 +10,7 @@ the same writes against ``approvals.protected_files``). A pure leaf: stdlib and
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import posixpath
 import re
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from multiplex.shell.detection._catalogue import SENSITIVE_WRITE, Finding
 from multiplex.shell.detection._command_checks import (
     CHMODS,
     dangerous_check,
+    expand_braces,
     operands,
     permission_operands,
     short_flags,
@@ -32,7 +34,8 @@ from multiplex.shell.detection.paths._py_modules import (
 )
 from multiplex.shell.detection.paths._replaced import REPLACERS, diff_targets, replaced
 from multiplex.shell.detection.paths._reports import REPORTERS, reported
-from multiplex.shell.detection.paths._secret_paths import SHELL_START_UP
+from multiplex.shell.detection.paths._secret_paths import SHELL_START_UP, resolved
+from multiplex.shell.detection.paths._targets import Place, placed
 from multiplex.shell.detection.paths._trees import UNPACKERS
 from multiplex.shell.parsing._argv import (
     FOLDER,
@@ -54,6 +57,7 @@ __all__ = [
     "diff_targets",
     "each_sensitive_write",
     "evidence",
+    "moved_writes",
     "script_writes",
     "sensitive",
     "unpacks",
@@ -321,14 +325,34 @@ def _write_targets(cmd: SimpleCommand) -> Iterator[str]:
             yield from replaced(prog, args if fed is None else (*args, fed))
 
 
-def each_sensitive_write(parsed: ParsedLine) -> Iterator[Finding]:
-    """Each command writing a sensitive place by its own targets (``cp x /etc/passwd``):
-    never approved by an allow rule, as a protected file's write is not. Named by the
-    command's own danger when it has one (``chmod 777 /etc/passwd``: system-permissions)."""
-    for cmd in all_commands(parsed):
-        if writes_sensitive(cmd):
-            own = dangerous_check(cmd.program, cmd.argv[1:]) if cmd.argv else None
-            yield Finding(own or SENSITIVE_WRITE, evidence(cmd), cmd.text)
+def each_sensitive_write(parsed: ParsedLine, place: Place | None = None) -> Iterator[Finding]:
+    """Each command writing a sensitive place by its own targets (``cp x /etc/passwd``),
+    also as named from where a ``cd`` took it (``cd /etc && echo x > passwd``): never
+    approved by an allow rule, as a protected file's write is not. Named by the command's
+    own danger when it has one (``chmod 777 /etc/passwd``: system-permissions)."""
+    found = list(filter(writes_sensitive, all_commands(parsed)))
+    # (In ``~/…`` form where under a home, as the words themselves are read.)
+    if place is not None:
+        at = place
+        moved = (
+            cmd for cmd, path in moved_writes(parsed, at) if any(map(sensitive, resolved(path, at)))
+        )
+        found += itertools.islice(moved, 1)
+    for cmd in found:
+        own = dangerous_check(cmd.program, cmd.argv[1:]) if cmd.argv else None
+        yield Finding(own or SENSITIVE_WRITE, evidence(cmd), cmd.text)
+
+
+def moved_writes(parsed: ParsedLine, place: Place) -> Iterator[tuple[SimpleCommand, str]]:
+    """Each relative write target of a command a ``cd`` took to a known folder, as the
+    absolute path it names from there (``cd /etc/sudoers.d && echo … > x``)."""
+    for cmd, here in placed(parsed, place):
+        if here is place or not here.cwd:
+            continue  # from the turn's folder: the targets as written are judged
+        for target in write_targets(cmd):
+            for variant in expand_braces(target):
+                if variant[:1] not in ("/", "~", "$", ""):
+                    yield cmd, posixpath.normpath(posixpath.join(here.cwd, variant))
 
 
 def writes_sensitive(cmd: SimpleCommand) -> bool:
