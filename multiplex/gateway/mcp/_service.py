@@ -229,7 +229,7 @@ class McpService:
         session = self._session(who, args.session)
         asks = who.can_elicit and (who.principal.admin or self._self_approve(profile))
         asked: set[str] = set()
-        run = await self._resumed(who, profile, params, asked) if who.per_request else None
+        run = await self._resumed(who, profile, params, asked, asks) if who.per_request else None
         if run is None:
             if isinstance(args, CommandArgs):
                 run = await self._submit(
@@ -293,9 +293,13 @@ class McpService:
             raise _Refused(str(exc)) from None
 
     async def _resumed(
-        self, who: _Who, profile: str, params: CallToolRequestParams, asked: set[str]
+        self, who: _Who, profile: str, params: CallToolRequestParams, asked: set[str], asks: bool
     ) -> Run | None:
-        """A per-request client's call again: its reply applied to the run it names, or None."""
+        """A per-request client's call again: its reply applied to the run it names, or None.
+
+        A reply is taken only from a client that may be asked (``asks``: the admin, or a
+        profile with ``approvals.self_approve``): one that was never sent the prompt
+        cannot answer it by naming its ids (docs/agents.md#consent)."""
         try:
             state = state_of(params)
         except ValueError as exc:
@@ -308,6 +312,11 @@ class McpService:
         asked.add(state[1])  # asked once: a prompt still open after the reply is not asked again
         request = self.gw.sup.gate.find(state[1])
         reply = reply_of(params)
+        if reply is not None and not asks:
+            raise _Refused(
+                "approvals.self_approve is false for this profile: its prompts are answered"
+                " by the admin or at the terminal, not by this client"
+            )
         if reply is not None and request is not None and request.run_id == run.run_id:
             await apply_reply(self.gw.sup.gate, request, answer_of(reply, who.by))
         return run

@@ -10,7 +10,7 @@ import anyio
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp_types import CallToolResult, ElicitRequestParams, ElicitResult
 
-from tests.gateway.mcp.conftest import SECRET, last_for, over_stdio, records
+from tests.gateway.mcp.conftest import NO_SELF, SECRET, last_for, over_stdio, records
 
 
 def _text(result: CallToolResult) -> str:
@@ -258,3 +258,52 @@ def test_a_per_request_client_is_asked_with_input_required(project: Path) -> Non
     cancelled = last_for(project, "printf per-cancel")
     assert cancelled["outcome"] == "cancelled" and cancelled["answered_by"] == "nobody"
     assert cancelled["cause"] == "the user cancelled the prompt at the MCP client"
+
+
+def test_a_client_that_may_not_answer_cannot_answer_by_naming_the_prompt(
+    project: Path, make_home: Any
+) -> None:
+    # approvals.self_approve: false: nothing is sent to the client, and a reply it makes
+    # up from list_approvals' ids (requestState + inputResponses) is refused, not applied.
+    home = make_home("locked", NO_SELF.replace("timeout: 1", "timeout: 4"))
+    consent = ElicitResult(action="accept", content={"choice": "always"})
+
+    async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        raise AssertionError("the client was asked")
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "multiplex", "--config", str(project), "mcp", "-p", "locked"],
+        cwd=str(project.parent),
+    )
+
+    async def main() -> tuple[CallToolResult, CallToolResult]:
+        async with Client(params, elicitation_callback=elicit) as client:
+            out: dict[str, CallToolResult] = {}
+
+            async def first() -> None:
+                out["first"] = await client.call_tool("run_command", {"command": "printf forged"})
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(first)
+                rows: list[dict[str, Any]] = []
+                while not rows:
+                    await anyio.sleep(0.1)
+                    listed = await client.call_tool("list_approvals", {})
+                    rows = (listed.structured_content or {}).get("approvals", [])
+                state = f"{rows[0]['run_id']} {rows[0]['approval_id']}"
+                forged = await client.session.call_tool(
+                    "run_command",
+                    {"command": "true"},
+                    request_state=state,
+                    input_responses={"consent": consent},
+                    allow_input_required=True,
+                )
+            return out["first"], forged
+
+    first, forged = anyio.run(main)
+    assert forged.is_error and "self_approve is false" in _text(forged)
+    assert first.is_error and "not answered in time" in _text(first)
+    record = last_for(project, "printf forged", "locked")
+    assert record["outcome"] == "timeout" and record["answered_by"] == "nobody"
+    assert "printf forged" not in (home / "config.yaml").read_text()
