@@ -262,3 +262,38 @@ def test_gemini_other_tools_and_garbage(project: Path) -> None:
     assert other.returncode == 0 and json.loads(other.stdout) == {}
     claude_payload = _hook(project, _claude("ls"), agent="gemini")  # a PreToolUse event
     assert claude_payload.returncode == 2 and "BeforeTool" in claude_payload.stderr
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "gemini"])
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
+def test_a_locale_that_cannot_write_the_answer_never_fails_open(
+    project: Path, agent: str, encoding: str
+) -> None:
+    # A command with characters the locale's encoding lacks (a Windows pipe in cp1252):
+    # the answer is still written (UTF-8) and the exit code is 0, never 1 (which lets the
+    # tool run); the hardline deny still reaches the agent.
+    command = "rm -rf / ./削除 é"
+    payload = _claude(command) if agent == "claude-code" else _gemini(command)
+    result = run_cli(
+        "--config", str(project), "hook", agent, "-p", "agent",
+        stdin=payload, env={"PYTHONIOENCODING": encoding},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    told = (
+        out["hookSpecificOutput"]["permissionDecision"]
+        if agent == "claude-code"
+        else out["decision"]
+    )
+    assert told == "deny"
+
+
+def test_a_lone_surrogate_in_the_command_is_judged_and_recorded(project: Path) -> None:
+    # JSON may carry "\udce9" (no character): the call is judged, and its record is a
+    # valid UTF-8 line that reads back as the same command.
+    command = "touch \udce9"
+    inner = _answer(_hook(project, _claude(command)))
+    assert inner["permissionDecision"] == "allow"
+    raw = (project.parent / "profiles/agent/logs/decisions.jsonl").read_bytes()
+    raw.decode("utf-8")  # strict: no surrogate written as bytes
+    assert _records(project)[-1]["command"] == command

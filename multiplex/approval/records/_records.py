@@ -311,7 +311,10 @@ class DecisionRecorder:
         # links, so a command cannot point the log at ~/.bashrc.
         try:
             line = json.dumps(entry, ensure_ascii=False) + "\n"
-            append_bytes(home, "logs/decisions.jsonl", line.encode("utf-8"), sync=sync)
+            # A lone surrogate (a command read from JSON's "\\udce9") as its JSON escape:
+            # the line stays valid UTF-8 and reads back as the same text.
+            data = line.encode("utf-8", "backslashreplace")
+            append_bytes(home, "logs/decisions.jsonl", data, sync=sync)
         except OSError as exc:
             log.warning("profile %s: cannot append logs/decisions.jsonl: %s", profile, exc)
             self.health.failed(home, unrecorded_cause(exc), exc.errno)

@@ -10,7 +10,7 @@ run (docs/agents.md#exit-codes).
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -38,15 +38,25 @@ def _answer(ctx: typer.Context, profile: str, agent: HookAgent) -> None:
             answer = answer_hook(sup, profile, raw, agent)
         finally:
             sup.close()
+        if answer.refusal is None:
+            _emit(sys.stdout, answer.stdout())
     except (Exception, KeyboardInterrupt) as exc:
         # Fail closed: an exit code other than 0 or 2 would let the tool run.
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        sys.stderr.write(f"multiplex hook {agent.value}: cannot judge the call: {detail}\n")
+        _emit(sys.stderr, f"multiplex hook {agent.value}: cannot judge the call: {detail}\n")
         raise typer.Exit(EXIT_REFUSED) from None
     if answer.refusal is not None:
-        sys.stderr.write(answer.refusal + "\n")
+        _emit(sys.stderr, answer.refusal + "\n")
         raise typer.Exit(EXIT_REFUSED)
-    sys.stdout.write(answer.stdout())
+
+
+def _emit(stream: TextIO, text: str) -> None:
+    """``text`` as UTF-8 bytes, whatever the locale's encoding (cp1252, ascii): the agents
+    read UTF-8 JSON, and a character the locale cannot write must not end the hook with
+    an exit code that lets the tool run. Written at once, so a closed pipe fails here."""
+    stream.flush()
+    stream.buffer.write(text.encode("utf-8", "backslashreplace"))
+    stream.buffer.flush()
 
 
 @hook_app.command("claude-code", cls=Command)

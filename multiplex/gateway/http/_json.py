@@ -20,7 +20,8 @@ def dumps(data: Any) -> bytes:
     try:
         return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
-        return json.dumps(data, ensure_ascii=False, default=str).encode()
+        # (A lone surrogate, which orjson refuses too, is written as its JSON escape.)
+        return json.dumps(data, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
 
 
 async def send_json(
