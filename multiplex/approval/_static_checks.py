@@ -14,6 +14,7 @@ from multiplex.shell import (
     Finding,
     ParsedLine,
     Place,
+    Rule,
     RuleSet,
     SimpleCommand,
     deny_match,
@@ -24,6 +25,7 @@ from multiplex.shell import (
     find_other_home,
     find_protected_write,
     inert,
+    literal_words,
 )
 
 __all__ = [
@@ -138,12 +140,22 @@ def _allow_match(data: CheckInput, quiet: bool = False) -> tuple[str, bool] | No
             by_grant = True
         if why is not None and not _names_the_path(rule.text, command, _moves(parsed)):
             return None
+        if rule.as_written and not _as_written(rule, command):
+            return None
         if rule.text not in matched:
             matched.append(rule.text)
     return "; ".join(matched), by_grant
 
 
 _MOVES = frozenset({"cd", "pushd", "popd"})
+
+
+def _as_written(rule: Rule, command: SimpleCommand) -> bool:
+    """Whether each of the rule's literal words that bash would expand if bare (``[*].bak``
+    saved from ``rm '*.bak'``, ``$HOME`` from ``echo '$HOME'``) is written literally in the
+    command too: ``rm *.bak`` is not what was approved (docs/allowlist.md#rules)."""
+    written = literal_words(command.text)
+    return all(written.get(word, False) for word in rule.as_written)
 
 
 def _moves(parsed: ParsedLine) -> bool:

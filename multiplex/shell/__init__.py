@@ -40,6 +40,7 @@ from multiplex.shell.parsing._parse import (
     SimpleCommand,
     parse_line,
 )
+from multiplex.shell.parsing._quoting import literal_words
 from multiplex.shell.parsing.runs._everyday import WRITES_BY_OPTION
 from multiplex.shell.rules._deny import deny_match
 from multiplex.shell.rules._rules import MAX_RULE_LENGTH, Rule, RuleSet, exact_rule, parse_rule
@@ -70,6 +71,7 @@ __all__ = [
     "find_other_home",
     "find_protected_write",
     "inert",
+    "literal_words",
     "parse_line",
     "parse_rule",
     "risky_option",

@@ -83,6 +83,9 @@ class Rule:
     _program_ci: _WordMatcher = field(init=False, repr=False, compare=False)
     _rest: tuple[_WordMatcher, ...] = field(init=False, repr=False, compare=False)
     _prefix: bool = field(init=False, repr=False, compare=False)
+    as_written: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """Its literal words that bash would expand if written bare (``[*].bak``, ``$HOME``,
+    ``~``): each covers only a word written literally (quoted) in a command."""
 
     def __post_init__(self) -> None:
         if not self.tokens or not self.tokens[0]:
@@ -96,6 +99,7 @@ class Rule:
         setattr_(self, "_program_ci", _compile(program.casefold()))
         setattr_(self, "_rest", tuple(_compile(token) for token in rest))
         setattr_(self, "_prefix", prefix)
+        setattr_(self, "as_written", _as_written(self.tokens[: len(self.tokens) - prefix]))
 
     @property
     def prefix(self) -> bool:
@@ -176,6 +180,22 @@ def _matches_everything(tokens: tuple[str, ...]) -> bool:
     # A program token of only stars matches any basename; with nothing after it
     # or only the prefix "*", the rule would approve (or deny) every command.
     return set(tokens[0]) == {"*"} and (len(tokens) == 1 or tokens[1:] == ("*",))
+
+
+_ESCAPED = re.compile(r"\[(.)\]")
+# A character that may make bash expand a word written bare.
+_MAY_EXPAND = re.compile(r"[*?\[{$`~]")
+
+
+def _as_written(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    found = []
+    for token in tokens:
+        if _is_glob(_ESCAPED.sub("", token)):
+            continue  # a pattern, not one word
+        literal = _ESCAPED.sub(r"\1", token)
+        if _MAY_EXPAND.search(literal):
+            found.append(literal)
+    return tuple(found)
 
 
 def _escape_glob(word: str) -> str:
