@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from multiplex._metrics import Metrics
 from multiplex.approval._decision import (
@@ -223,6 +224,7 @@ class Gate(Asking):
         by: str | None = None,
         *,
         dangers: tuple[Danger, ...] = (),
+        extra: dict[str, Any] | None = None,
     ) -> Decision:
         decision = self.recheck(scope, command, parsed, decision)
         record = functools.partial(
@@ -236,6 +238,7 @@ class Gate(Asking):
             choice=choice,
             by=by,
             dangers=dangers,
+            extra=extra,
         )
         failed = record(decision=decision)
         if failed is not None and decision.approved:

@@ -30,6 +30,7 @@ from multiplex import Supervisor
 from multiplex.execution import bwrap_status
 from multiplex.gateway import GatewayServer, create_app
 from multiplex.gateway.journal import RESTARTED, RESTARTED_PARKED
+from multiplex.gateway.journal._recovery import RESTARTED_ANSWERED, _ended
 from tests.conftest import write_home
 from tests.gateway.cluster_nodes import Node, make_cluster_homes
 from tests.gateway.conftest import ADMIN, Api, start_up
@@ -95,6 +96,12 @@ def test_a_kill_9_leaves_every_run_reported_and_nothing_runs_again(tmp_path: Pat
         assert api.wait(control)["status"] == "completed"
         assert (work / "ran-control.txt").read_text() == "control\n"
 
+        # Answered, and its command running when the gateway dies: failed, never "unanswered".
+        answered, asked = api.parked(
+            ["echo answered >> ran-answered.txt; sleep 30"], profile="work"
+        )
+        assert api.answer(answered, asked["approval_id"], "once").status_code == 200
+        _until(lambda: (work / "ran-answered.txt").exists(), "the answered command did not start")
         parked = dict(
             api.parked([f"echo parked-{n} >> ran-{n}.txt", "true"], profile="work")
             for n in range(3)
@@ -132,6 +139,10 @@ def test_a_kill_9_leaves_every_run_reported_and_nothing_runs_again(tmp_path: Pat
         for run_id in executing:
             doc = api.run(run_id)
             assert (doc["status"], doc["error"]) == ("failed", RESTARTED), doc
+        doc = api.run(answered)
+        assert (doc["status"], doc["error"], doc["pending_approval"]) == ("failed", RESTARTED, None)
+        its = [r for r in _records(homes["work"]) if r.get("approval_id") == asked["approval_id"]]
+        assert [(r["outcome"], r["answered_by"]) for r in its] == [("approved", "admin")], its
         done = api.run(control)
         assert done["status"] == "completed"
         assert done["results"][0]["decision"]["outcome"] == "approved"
@@ -164,6 +175,7 @@ def test_a_kill_9_leaves_every_run_reported_and_nothing_runs_again(tmp_path: Pat
         assert not [r for r in _records(homes["work"]) if r["outcome"] == "denied"]
         # Nothing ran again: no parked command, no executing one.
         assert not list(work.glob("ran-[0-9].txt"))
+        assert (work / "ran-answered.txt").read_text() == "answered\n"
         for n in range(3):
             assert (busy / f"started-{n}.txt").read_text() == "started\n"
         assert again.stop() == 0
@@ -379,4 +391,29 @@ def test_a_run_is_shown_finished_only_once_its_end_is_in_the_journal(tmp_path: P
     finally:
         release.set()
         server.stop()
+        sup.close()
+
+
+def test_a_prompt_answered_just_before_the_crash_is_not_said_unanswered(tmp_path: Path) -> None:
+    # The window between the answer's record and the run's line saying it runs again: the
+    # journal still shows the prompt, the records its answer. The run ends failed (its
+    # command never ran), and no record says nobody answered.
+    homes = _project(tmp_path)
+    sup = Supervisor.from_config(tmp_path / "multiplex.yaml")
+    try:
+        pending = {"approval_id": "ap-1", "command": "rm -rf x", "created_at": time.time() - 5}
+        line = {"ts": time.time() - 4, "approval_id": "ap-1", "outcome": "approved"}
+        line |= {"answered_by": "admin", "command": "rm -rf x", "run_id": "r-1"}
+        (homes["work"] / "logs").mkdir(exist_ok=True)
+        (homes["work"] / "logs/decisions.jsonl").write_text(json.dumps(line) + "\n")
+        run = {"run_id": "r-1", "profile": "work", "session_id": "s", "context": "api"}
+        run |= {"status": "waiting_for_approval", "pending_approval": pending, "results": []}
+        ended = _ended(sup, {"ts": time.time(), "run": run}, time.time())["run"]
+        assert (ended["status"], ended["error"]) == ("failed", RESTARTED_ANSWERED)
+        assert [r["approval_id"] for r in _records(homes["work"])] == ["ap-1"]
+        other = dict(run, run_id="r-2", pending_approval=dict(pending, approval_id="ap-2"))
+        ended = _ended(sup, {"ts": time.time(), "run": other}, time.time())["run"]
+        assert (ended["status"], ended["error"]) == ("cancelled", RESTARTED_PARKED)
+        assert _records(homes["work"])[-1]["answered_by"] == "nobody"
+    finally:
         sup.close()

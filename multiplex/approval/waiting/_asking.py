@@ -136,7 +136,7 @@ class Asking:
         parsed: ParsedLine,
         run_id: str | None,
         why: Why,
-        record: Callable[[Decision, str, str | None], Decision],
+        record: Callable[..., Decision],
     ) -> Parked:
         """Open (or join) the request; once resolved, ``record(decision, choice, by)``
         rechecks and records its decision (``Gate._conclude``)."""
@@ -178,7 +178,9 @@ class Asking:
                     self._metrics.answered(scope.name, approved, resolution.waited_ms / 1000)
             decision, choice = self._resolved(scope, view, parsed, resolution, leader, saved)
             by = resolution.answer.by if resolution.answer is not None else None
-            return record(decision, choice, by)
+            # Which prompt it answered: a restart reads it (docs/gateway.md#after-a-crash).
+            ids = {"approval_id": request.id, **({"run_id": run_id} if run_id else {})}
+            return record(decision, choice, by, extra=ids)
 
         return Parked(request, conclude, interrupted=interrupted)
 

@@ -4,7 +4,10 @@ At start the gateway reads its node's journal. A run that was queued or
 running ends ``failed`` with cause ``gateway restarted``; a run parked on a
 human ends ``cancelled`` with cause ``gateway restarted before the prompt was
 answered``, and its prompt gets the decision record it never had: outcome
-``cancelled``, decided and answered by nobody. The decision records are written
+``cancelled``, decided and answered by nobody; unless that record says it was
+answered (the crash came between the answer and the run's line saying it runs
+again): then the run ends ``failed``, ``gateway restarted after the prompt was
+answered, before its command ran``, and the answer's record stands alone. The decision records are written
 before the journal is compacted, so a second crash between the two repeats a
 record rather than losing one. Nothing is run again.
 """
@@ -16,6 +19,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from multiplex.approval import DecisionFilter, read_decisions
 from multiplex.approval._decision import Danger, DecidedBy, Decision, Outcome
 from multiplex.gateway.http._logs import log_event
 from multiplex.gateway.journal._replay import Entry, retained
@@ -31,6 +35,7 @@ log = logging.getLogger("multiplex.gateway")
 
 RESTARTED = "gateway restarted"
 RESTARTED_PARKED = "gateway restarted before the prompt was answered"
+RESTARTED_ANSWERED = "gateway restarted after the prompt was answered, before its command ran"
 
 
 def journal_file(sup: Supervisor) -> str:
@@ -83,14 +88,13 @@ def _ended(sup: Supervisor, entry: Entry, now: float) -> Entry:
     doc = dict(entry["run"])
     pending = doc.get("pending_approval")
     parked = doc["status"] == "waiting_for_approval" and isinstance(pending, dict)
-    status = "cancelled" if parked else "failed"
-    doc.update(
-        status=status,
-        error=RESTARTED_PARKED if parked else RESTARTED,
-        pending_approval=None,
-        finished_at=now,
-    )
-    if isinstance(pending, dict) and parked:
+    # Answered (its record is on disk) in the moment before the run was noted running again:
+    # its command never ran, and nobody may be said to have left it unanswered.
+    answered = isinstance(pending, dict) and parked and _answered(sup, doc["profile"], pending)
+    status = "cancelled" if parked and not answered else "failed"
+    error = RESTARTED_ANSWERED if answered else RESTARTED_PARKED if parked else RESTARTED
+    doc.update(status=status, error=error, pending_approval=None, finished_at=now)
+    if isinstance(pending, dict) and parked and not answered:
         _record_prompt(sup, doc, pending, entry.get("prompt"), now)
     sup.metrics.runs.labels(doc["profile"], status).inc()
     log_event(
@@ -103,6 +107,20 @@ def _ended(sup: Supervisor, entry: Entry, now: float) -> Entry:
         error=doc["error"],
     )
     return {"ts": now, "run": doc}
+
+
+def _answered(sup: Supervisor, name: str, pending: dict[str, Any]) -> bool:
+    """Whether the profile's decision records hold an answer to ``pending`` (read back from
+    the newest to the prompt's opening only)."""
+    profile = sup.profiles.get(name)
+    created = pending.get("created_at")
+    if profile is None or not isinstance(created, int | float):
+        return False
+    rows = read_decisions(
+        {name: profile.home}, keep=DecisionFilter(since=float(created)), limit=10_000
+    )
+    wanted = pending.get("approval_id")
+    return any(r.get("approval_id") == wanted and r.get("answered_by") != "nobody" for r in rows)
 
 
 def _record_prompt(
@@ -152,6 +170,8 @@ def restored(doc: dict[str, Any]) -> Run:
         run.created_at = float(created)
     run.finished_at = float(finished) if isinstance(finished, int | float) else None
     run.status = doc["status"]
+    asked_by = doc.get("asked_by")
+    run.asked_by = asked_by if isinstance(asked_by, str) else ""
     run.results = list(doc.get("results") or [])
     error = doc.get("error")
     run.error = error if isinstance(error, str) else None

@@ -178,6 +178,11 @@ class RunExecution(RunLifecycle):
             if run.parked is not parked:
                 return  # abandoned or handed over at shutdown
             run.parked, run.parked_index = None, None
+            # Settled: running again, set here (the settled event that also says so comes
+            # after this), so the line on disk is not the prompt's (docs/gateway.md#after-a-crash).
+            run.pending = None
+            if not run.finished:
+                run.status = "running"
         self._note(run)  # running again, on disk before the answered command runs
         try:
             result = parked.resume()
