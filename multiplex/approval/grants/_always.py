@@ -76,13 +76,18 @@ class AlwaysAnswers:
             asked = self._asked.get(target.id)
             if answer.choice is not Choice.ALWAYS or asked is None:
                 return target.answer(answer)
-            if not target.open:
+            # Held while the rule is saved: a timeout or cancel meanwhile comes after the
+            # answer, never between the saved rule and its acknowledgement.
+            if not target.claim():
                 return False
-            rules = rules_to_save(asked.parsed, answer)
-            if rules:
-                self._keep(target, asked, answer, rules)
-                self._saved[target.id] = rules
-            return target.answer(answer)
+            try:
+                rules = rules_to_save(asked.parsed, answer)
+                if rules:
+                    self._keep(target, asked, answer, rules)
+                    self._saved[target.id] = rules
+                return target.answer_claimed(answer)
+            finally:
+                target.release()
 
     def _keep(
         self, request: PendingApproval, asked: _Asked, answer: Answer, rules: list[str]

@@ -110,6 +110,8 @@ class PendingApproval:
         self.arbiter: Arbiter | None = None
         self.shared = False  # registered in the cluster already (docs/cluster.md#approvals)
         self._settled: list[Callable[[], None]] = []
+        self._claimed = False  # an answer is being saved: other endings wait for it
+        self._deferred: tuple[Resolution, bool] | None = None  # an ending that waits, decided
 
     @property
     def open(self) -> bool:
@@ -119,9 +121,17 @@ class PendingApproval:
     def resolution(self) -> Resolution | None:
         return self._resolution
 
-    def _resolve(self, resolution: Resolution, *, decided: bool = False) -> bool:
+    def _resolve(
+        self, resolution: Resolution, *, decided: bool = False, claimed: bool = False
+    ) -> bool:
         if self._resolution is not None:
             return False
+        if self._claimed and not claimed:
+            with self._lock:
+                if self._claimed and self._resolution is None:
+                    # An answer is being saved: this ending comes after it, if still due.
+                    self._deferred = self._deferred or (resolution, decided)
+                    return False
         if self.arbiter is not None and not decided and self.leader is None:
             resolution = self.arbiter(self, resolution)
         with self._lock:
@@ -156,6 +166,29 @@ class PendingApproval:
                 self._settled.append(callback)
                 return
         callback()
+
+    def claim(self) -> bool:
+        """Hold the open request while an answer is saved (an ``always`` rule written
+        before it is acknowledged): a timeout, cancel or other answer meanwhile waits, and
+        applies at :meth:`release` only if the held answer was not given. False if the
+        request is resolved or held already."""
+        with self._lock:
+            if self._resolution is not None or self._claimed:
+                return False
+            self._claimed = True
+            return True
+
+    def answer_claimed(self, answer: Answer) -> bool:
+        """The held answer (after :meth:`claim`)."""
+        return self._resolve(Resolution(answer=answer), claimed=True)
+
+    def release(self) -> None:
+        """End the hold; an ending that waited applies now if the request is still open."""
+        with self._lock:
+            self._claimed = False
+            deferred, self._deferred = self._deferred, None
+        if deferred is not None:
+            self._resolve(deferred[0], decided=deferred[1])
 
     def expire(self) -> None:
         """``approvals.timeout`` passed: time out the wait (and a shared prompt with it)."""
@@ -201,6 +234,7 @@ class PendingApproval:
         remaining = self._timeout - (time.monotonic() - self._started)
         if not self._done.wait(max(0.0, remaining)):
             self._resolve(Resolution(timed_out=True))
+            self._done.wait()  # held by an answer being saved: settled when the hold ends
         resolution = self._resolution
         assert resolution is not None
         return resolution
