@@ -86,14 +86,27 @@ class ServedProfiles:
         if last is not None and last[0] is profiles and last[1] is root:
             return last[2]
         homes = tuple((name, p.home) for name, p in profiles.items())
-        if self.mode == "multiplex":
+        # One profile of a multiplex.yaml served alone (``multiplex hook -p``, ``mcp -p``,
+        # ``exec -p``): the config's other homes are still another profile's.
+        alone = self.mode == "standalone" and self.config.source is not None
+        if self.mode == "multiplex" or alone:
             if root is None:  # resolved once
                 root = self._profiles_root = (
                     self.config.base_dir / self.config.profiles_dir
                 ).resolve()
+            if alone:
+                homes = (*homes, *self._neighbours(set(profiles)))
             homes = (*homes, ("", root))
         self._served_last = (profiles, root, homes)
         return homes
+
+    def _neighbours(self, served: set[str]) -> tuple[tuple[str, Path], ...]:
+        """The homes ``multiplex.yaml`` names besides the ones served (none if unreadable)."""
+        try:
+            found = self.config.found_homes()
+        except OSError:
+            return ()
+        return tuple((name, home) for name, (home, _) in found.items() if name not in served)
 
     def view(self, name: str) -> ProfileView:
         """The resolved settings of a routable profile at its current epoch."""

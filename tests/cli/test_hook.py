@@ -297,3 +297,23 @@ def test_a_lone_surrogate_in_the_command_is_judged_and_recorded(project: Path) -
     raw = (project.parent / "profiles/agent/logs/decisions.jsonl").read_bytes()
     raw.decode("utf-8")  # strict: no surrogate written as bytes
     assert _records(project)[-1]["command"] == command
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "gemini"])
+def test_another_profiles_home_is_denied_to_a_hook_serving_one_profile(
+    project: Path, agent: str
+) -> None:
+    # `hook -p agent` serves that one profile, but multiplex.yaml's other homes (and the
+    # profiles folder) are still another profile's: the hardline applies as in `up`.
+    other = project.parent / "profiles" / "lax"
+    for command in (f"cat {other}/config.yaml", f"ls {project.parent / 'profiles'}"):
+        payload = _claude(command) if agent == "claude-code" else _gemini(command)
+        result = _hook(project, payload, agent=agent)
+        assert result.returncode == 0, result.stderr
+        out = json.loads(result.stdout)
+        told = (
+            out["hookSpecificOutput"]["permissionDecision"]
+            if agent == "claude-code"
+            else out["decision"]
+        )
+        assert told == "deny", (command, out)
