@@ -384,21 +384,77 @@ def test_watch_after_start_and_home_created_later(
     assert calls.wait_count("late", 1)
 
 
-def test_deleted_lone_home_reports_not_alive_until_unwatched(
-    tmp_path: Path, make_watcher: Callable[..., ConfigWatcher]
+def test_a_deleted_lone_home_is_watched_again_when_it_returns(
+    tmp_path: Path, calls: Calls, make_watcher: Callable[..., ConfigWatcher]
 ) -> None:
+    # Its own watch ends with the folder; the watcher then watches the parent (where a
+    # home that does not exist yet appears) and is alive again, and the home's return
+    # (a backup extracted) calls back.
     alpha = make_home(tmp_path, "alpha")
     w = make_watcher("inotify")
     w.watch("alpha", alpha)
     w.start()
     assert w.alive
-    shutil.rmtree(alpha)  # a lone home's own watch ends with the directory
+    shutil.rmtree(alpha)
+    assert calls.wait_count("alpha", 1), "the home's removal never called back"
     deadline = time.monotonic() + WAIT
-    while w.alive and time.monotonic() < deadline:
+    while not w.alive and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not w.alive
-    w.unwatch("alpha")
     assert w.alive
+    before = calls.count("alpha")
+    make_home(tmp_path, "alpha", "approvals: {mode: strict}\n")
+    assert calls.wait_count("alpha", before + 1), "the home's return never called back"
+    settle(alpha, calls, "alpha")
+
+
+def _restore_by_swap(profiles: Path) -> None:
+    backup = profiles.parent / "backup"
+    shutil.copytree(profiles, backup)
+    os.rename(profiles, profiles.parent / "profiles.old")
+    subprocess.run(["cp", "-a", str(backup), str(profiles)], check=True)
+
+
+def _restore_by_extract(profiles: Path) -> None:
+    archive = profiles.parent / "backup.tgz"
+    subprocess.run(["tar", "czf", str(archive), "-C", str(profiles.parent), "profiles"], check=True)
+    shutil.rmtree(profiles)
+    subprocess.run(["tar", "xzf", str(archive), "-C", str(profiles.parent)], check=True)
+
+
+@pytest.mark.parametrize("restore", [_restore_by_swap, _restore_by_extract])
+def test_a_restored_profiles_folder_is_followed(
+    tmp_path: Path,
+    calls: Calls,
+    make_watcher: Callable[..., ConfigWatcher],
+    restore: Callable[[Path], None],
+) -> None:
+    # The folder a watch follows is an inode: restored from a backup, the new folder is
+    # watched instead of the old one (or none), every home is reloaded, and an edit
+    # after the restore (a rule removed by hand) is seen.
+    profiles = tmp_path / "profiles"
+    homes = {name: make_home(profiles, name) for name in ("alpha", "beta")}
+    config = tmp_path / "multiplex.yaml"
+    config.write_text("profiles_dir: profiles\n")
+    w = make_watcher("inotify")
+    w.watch_many(homes)
+    w.watch_supervisor(config, profiles)
+    w.start()
+    settle(homes["alpha"], calls, "alpha")
+    before = {name: calls.count(name) for name in ("alpha", "beta")}
+    restore(profiles)
+    for name in ("alpha", "beta"):
+        assert calls.wait_count(name, before[name] + 1), f"{name} was not reloaded"
+    settle(homes["beta"], calls, "beta")  # the restored folder's own file
+    deadline = time.monotonic() + WAIT  # (a watch of the folder gone may end a moment later)
+    while not w.alive and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert w.alive
+    old = tmp_path / "profiles.old" / "alpha"
+    if old.exists():  # the old folder is no longer followed
+        quiet = calls.count("alpha")
+        (old / "config.yaml").write_text("approvals: {mode: off}\n")
+        settle(homes["beta"], calls, "beta")
+        assert calls.count("alpha") == quiet
 
 
 # --- resources and shutdown ---------------------------------------------------------

@@ -21,7 +21,7 @@ from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyW
 from watchdog.observers.inotify_c import InotifyConstants, InotifyEvent, Mask
 from watchdog.observers.inotify_move_event_grouper import GroupedInotifyEvent
 
-from multiplex.watching._router import CREDENTIALS_DIR
+from multiplex.watching._units import CREDENTIALS_DIR
 
 __all__ = ["HomesObserver", "watched_below"]
 

@@ -21,13 +21,12 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from multiplex.profiles._settled import being_written
 from multiplex.watching._debounce import Debouncer
+from multiplex.watching._units import CREDENTIALS_DIR, REWATCH_KEY
 
-__all__ = ["CREDENTIALS_DIR", "SUPERVISOR_KEY", "WATCHED_FILES", "Router"]
+__all__ = ["SUPERVISOR_KEY", "WATCHED_FILES", "Router"]
 
 # docs/configuration.md#profile-home: the two files of a home that a reload reads.
 WATCHED_FILES: frozenset[str] = frozenset({"config.yaml", ".env"})
-# docs/security.md#credentials-checked-when-used: an edit under it reloads the known secrets.
-CREDENTIALS_DIR = "credentials"
 
 # The name ``on_change`` gets for multiplex.yaml or the profiles folder (no profile
 # name contains a NUL: names are directory names).
@@ -67,6 +66,8 @@ class Router(FileSystemEventHandler):
         self.waits_for_close = False
         # path -> when its writer started: files opened for writing and not yet closed.
         self.writing: dict[str, float] = {}
+        # The folders watched: one of them appearing, leaving or moved is a re-anchor.
+        self.roots: frozenset[str] = frozenset()
 
     def being_written(self, path: str) -> bool:
         """Whether a writer has ``path`` open (written, not closed) since less than a while
@@ -114,6 +115,11 @@ class Router(FileSystemEventHandler):
         # Leaving; a replace shows as delete-then-create in polling mode: gone only if it is.
         return not os.path.lexists(path)
 
+    def _anchor(self, path: str) -> bool:
+        """``path`` is a watched folder, or the profiles folder (``_anchors``)."""
+        followed = self.supervisor
+        return path in self.roots or (followed is not None and path == followed[1])
+
     def on_any_event(self, event: FileSystemEvent) -> None:
         names_by_home = self.names_by_home
         kind = event.event_type
@@ -127,6 +133,8 @@ class Router(FileSystemEventHandler):
             if not raw:
                 continue
             path = os.fsdecode(raw)
+            if event.is_directory and side != "modified" and self._anchor(path):
+                self._debouncer.poke(REWATCH_KEY)  # a watched folder replaced or removed
             if self._supervisor_event(path, side, names_by_home):
                 self._debouncer.poke(SUPERVISOR_KEY)
             names = names_by_home.get(path)  # the home directory itself

@@ -24,11 +24,12 @@ How homes are watched (one observer, one inotify instance, few watches):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -50,7 +51,8 @@ from watchdog.observers.polling import PollingObserver
 from multiplex._errors import ConfigError
 from multiplex.profiles._settled import being_written
 from multiplex.watching._debounce import Debouncer
-from multiplex.watching._router import CREDENTIALS_DIR, SUPERVISOR_KEY, Router
+from multiplex.watching._router import SUPERVISOR_KEY, Router
+from multiplex.watching._units import REWATCH_KEY, AnchorCheck, Unit, identity, plan
 
 __all__ = ["ConfigWatcher", "WatchMode"]
 
@@ -74,29 +76,6 @@ _EVENT_FILTER: list[type[FileSystemEvent]] = [
     DirMovedEvent,
     DirDeletedEvent,
 ]
-
-# A unit of watching: (directory, recursive).
-_Unit = tuple[str, bool]
-
-
-def _plan(homes: Mapping[str, str]) -> set[_Unit]:
-    """The watches that cover every home in ``homes`` (name -> absolute resolved dir)."""
-    by_parent: dict[str, set[str]] = {}
-    for home in homes.values():
-        by_parent.setdefault(os.path.dirname(home), set()).add(home)
-    units: set[_Unit] = set()
-    for parent, members in by_parent.items():
-        only = next(iter(members)) if len(members) == 1 else None
-        if only is not None and os.path.isdir(only):
-            units.add((only, False))
-            # A lone home's watch is not recursive: its credentials get their own.
-            credentials = os.path.join(only, CREDENTIALS_DIR)
-            if os.path.isdir(credentials):
-                units.add((credentials, True))
-        else:
-            # Shared directory, or a home that does not exist yet: its parent sees it appear.
-            units.add((parent, True))
-    return units
 
 
 class ConfigWatcher:
@@ -143,7 +122,10 @@ class ConfigWatcher:
         self._lock = threading.RLock()
         self._homes: dict[str, str] = {}
         self._observer: BaseObserver | None = None
-        self._scheduled: dict[_Unit, ObservedWatch] = {}
+        self._scheduled: dict[Unit, ObservedWatch] = {}
+        self._anchored: dict[Unit, tuple[int, int] | None] = {}  # each watch's folder, as made
+        self._unwatched: set[Unit] = set()  # wanted, not watched: no folder there (yet)
+        self._anchors = AnchorCheck(self._moved, lambda: self._debouncer.poke(REWATCH_KEY))
         self._started = False
         self._stopped = False
 
@@ -261,6 +243,7 @@ class ConfigWatcher:
             self._observer = self._new_observer()
             self._observer.start()
             self._reconcile()
+            self._anchors.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop and join every thread of the watcher; idempotent."""
@@ -270,6 +253,7 @@ class ConfigWatcher:
             self._stopped = True
             observer, self._observer = self._observer, None
             self._scheduled.clear()
+        self._anchors.stop(timeout)
         if observer is not None:
             observer.stop()
             if observer is not threading.current_thread():
@@ -285,8 +269,46 @@ class ConfigWatcher:
         # An event read before unwatch() published the new map may still poke a
         # dropped name; the dispatcher holds its delivery lock here, so this check
         # and unwatch()'s cancel() cannot interleave badly.
-        if name in self._homes or (name == SUPERVISOR_KEY and self._router.supervisor):
+        if name == REWATCH_KEY:
+            self._rewatch()
+        elif name in self._homes or (name == SUPERVISOR_KEY and self._router.supervisor):
             self._on_change(name)
+
+    def _moved(self) -> bool:
+        """Whether a watch follows a folder no longer at its path (moved away, or removed:
+        its watch then ends), or a folder that could not be watched is there now."""
+        with self._lock:
+            if self._observer is None:
+                return False
+            return bool(self._stale()) or any(os.path.isdir(p) for p, _ in self._unwatched)
+
+    def _stale(self) -> list[Unit]:
+        # (An inode number is reused at once by a folder made anew: a removed folder's
+        # watch is told by its end, a moved one's by the identity at its path.)
+        observer = self._observer
+        ended = {e.watch for e in observer.emitters if not e.is_alive()} if observer else set()
+        return [
+            unit
+            for unit, made in self._anchored.items()
+            if self._scheduled.get(unit) in ended or identity(unit[0]) != made
+        ]
+
+    def _rewatch(self) -> None:
+        """Drop the watches whose folder was replaced or removed, watch what is there now,
+        and reload every home and multiplex.yaml (their files may all be new)."""
+        with self._lock:
+            observer = self._observer
+            if observer is None:
+                return
+            for unit in self._stale():
+                del self._anchored[unit]
+                with contextlib.suppress(KeyError, OSError):
+                    observer.unschedule(self._scheduled.pop(unit))
+            self._reconcile()
+            names = [*self._homes, *([SUPERVISOR_KEY] if self._router.supervisor else [])]
+        logger.info("config watcher: a watched folder was replaced or removed; watching anew")
+        for name in names:
+            self._debouncer.poke(name)
 
     def _publish(self) -> None:
         names_by_home: dict[str, set[str]] = {}
@@ -325,24 +347,37 @@ class ConfigWatcher:
         observer = self._observer
         if observer is None:
             return  # not started (or "off"): start() reconciles
-        wanted = _plan(self._homes)
-        followed = self._router.supervisor
-        if followed is not None:
-            config, folder = followed
-            wanted.add((os.path.dirname(config), False))
-            if folder is not None and os.path.isdir(folder):
-                wanted.add((folder, True))
+        wanted = self._wanted()
         # New watches first, old ones after: an overlap, never a gap in coverage.
         for unit in sorted(wanted - self._scheduled.keys()):
             path, recursive = unit
+            made = identity(path)
             try:
                 self._scheduled[unit] = observer.schedule(
                     self._router, path, recursive=recursive, event_filter=_EVENT_FILTER
                 )
             except OSError as exc:
                 self._debouncer.record_error(f"cannot watch {path}: {exc.strerror or exc}")
+                continue
+            self._anchored[unit] = made
         for unit in self._scheduled.keys() - wanted:
+            self._anchored.pop(unit, None)
             observer.unschedule(self._scheduled.pop(unit))
+        self._router.roots = frozenset(path for path, _ in self._scheduled)
+        followed = self._router.supervisor
+        folder = followed[1] if followed is not None else None
+        self._unwatched = wanted - self._scheduled.keys() | (
+            {(folder, True)} if folder is not None and (folder, True) not in wanted else set()
+        )
+
+    def _wanted(self) -> set[Unit]:
+        wanted = plan(self._homes)
+        if (followed := self._router.supervisor) is not None:
+            config, folder = followed
+            wanted.add((os.path.dirname(config), False))
+            if folder is not None and os.path.isdir(folder):
+                wanted.add((folder, True))
+        return wanted
 
 
 def _resolve(mode: WatchMode) -> str:

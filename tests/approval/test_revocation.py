@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import threading
 import time
 
@@ -125,3 +127,37 @@ def test_own_writes_do_not_bump_the_epoch(live: Supervisor) -> None:
     profile.allowlist.grant("npm test")
     time.sleep(0.5)  # give the watcher time to see our own write
     assert profile.epoch == epoch and profile.status == "ok"
+
+
+@pytest.mark.parametrize("how", ["swap", "extract"])
+def test_a_rule_removed_after_the_profiles_folder_was_restored_is_revoked(
+    make_home,
+    supervisor_of,
+    tmp_path,
+    how: str,  # type: ignore[no-untyped-def]
+) -> None:
+    # An operator restores the profiles folder from a backup, then removes a rule by hand
+    # in the restored copy: the watcher follows the new folder, and the rule is revoked.
+    make_home("p", "command_allowlist:\n  - git status\n  - uptime\napprovals: {mode: strict}\n")
+    make_home("q", "approvals: {mode: strict}\n")
+    sup = supervisor_of(
+        "profiles_dir: profiles\ndefault_profile: p\nwatch: {mode: auto, debounce_ms: 20}\n"
+    )
+    sup.start()
+    profiles = tmp_path / "profiles"
+    assert sup.test("p", "uptime").outcome == "approved"
+    if how == "swap":
+        shutil.copytree(profiles, tmp_path / "backup")
+        profiles.rename(tmp_path / "profiles.old")
+        subprocess.run(["cp", "-a", str(tmp_path / "backup"), str(profiles)], check=True)
+    else:
+        archive = tmp_path / "backup.tgz"
+        subprocess.run(["tar", "czf", str(archive), "-C", str(tmp_path), "profiles"], check=True)
+        shutil.rmtree(profiles)
+        subprocess.run(["tar", "xzf", str(archive), "-C", str(tmp_path)], check=True)
+    time.sleep(0.3)  # the restore's own reload first: the edit comes after it, as by hand
+    edited = "command_allowlist:\n  - git status\napprovals: {mode: strict}\n"
+    atomic_write(profiles / "p" / "config.yaml", edited)
+    wait_for(lambda: sup.test("p", "uptime").outcome == "ask")
+    assert sup.test("p", "git status").outcome == "approved"
+    assert sup.watcher is not None and sup.watcher.alive
