@@ -24,6 +24,7 @@ from multiplex.cli._templates import config_template
 from multiplex.cli.remote._complete import complete_profile
 from multiplex.profiles import TOKEN_KEY
 from multiplex.supervision import describe_profile, profile_row
+from multiplex.supervision._homes import name_problem
 
 __all__ = ["profiles_app"]
 
@@ -177,13 +178,9 @@ def _branch(tree: Tree, key: str, value: Any) -> None:
 
 
 def _check_name(name: str) -> None:
-    if not name.strip():
-        raise ConfigError("a profile name must not be empty")
-    if "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
-        raise ConfigError(
-            f"invalid profile name {name!r}: no path separators, no leading dot "
-            "(use --home DIR for a home elsewhere)"
-        )
+    problem = name_problem(name)
+    if problem is not None:
+        raise ConfigError(f"{problem} (use --home DIR for a home elsewhere)")
 
 
 class InitMode(enum.StrEnum):

@@ -24,7 +24,7 @@ from multiplex._errors import ConfigError
 from multiplex.profiles._settled import BeingWritten, read_settled
 from multiplex.profiles._wording import plain_message
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
-from multiplex.supervision._homes import homes_in
+from multiplex.supervision._homes import homes_in, name_problem
 
 __all__ = [
     "CONFIG_ENV",
@@ -276,6 +276,27 @@ class SupervisorConfig(_Model):
     cluster: ClusterConfig | None = None
     source: Path | None = None
 
+    @field_validator("profiles")
+    @classmethod
+    def _names(
+        cls, profiles: tuple[str | ProfileEntry, ...] | None
+    ) -> tuple[str | ProfileEntry, ...] | None:
+        """Each listed profile's name is a valid one, and no name is listed twice (the
+        last would silently win: another home served under a profile's name)."""
+        seen: set[str] = set()
+        for entry in profiles or ():
+            if isinstance(entry, ProfileEntry):
+                name = entry.name
+            else:
+                name = os.path.basename(entry.rstrip("/")) if "/" in entry else entry
+            problem = name_problem(name)
+            if problem is not None:
+                raise ValueError(problem)
+            if name in seen:
+                raise ValueError(f"the profile {name!r} is listed twice")
+            seen.add(name)
+        return profiles
+
     @property
     def base_dir(self) -> Path:
         return self.source.parent if self.source is not None else Path.cwd()
@@ -306,6 +327,15 @@ class SupervisorConfig(_Model):
                 homes[path.name] = (path, True)
             else:
                 homes[entry] = (root / entry, False)
+        shared: dict[Path, str] = {}
+        for name, (home, _) in homes.items():
+            other = shared.setdefault(home.resolve(), name)
+            if other != name:  # one home, two profiles: no isolation between them
+                raise ConfigError(
+                    f"{other!r} and {name!r} share the home {home}",
+                    file=self.source,
+                    key="profiles",
+                )
         return homes
 
 

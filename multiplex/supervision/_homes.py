@@ -8,7 +8,7 @@ from pathlib import Path
 
 from multiplex.profiles._child import child
 
-__all__ = ["homes_in"]
+__all__ = ["homes_in", "name_problem"]
 
 _NO_FOLDER = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
@@ -36,3 +36,16 @@ def homes_in(root: Path) -> dict[str, tuple[Path, bool]]:
         if os.path.lexists(entry.path + "/config.yaml"):
             homes[entry.name] = (child(root, entry.name), not link)
     return homes
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a profile, or None: it names a folder and shows in every
+    listing, so no path separator, no leading dot, no blank or control character at all
+    and no space at its ends (``"default "`` would list as ``default``)."""
+    if not name.strip():
+        return "a profile name must not be empty"
+    if "/" in name or "\\" in name or name.startswith("."):
+        return f"invalid profile name {name!r}: no path separators, no leading dot"
+    if name != name.strip() or any(not ch.isprintable() for ch in name):
+        return f"invalid profile name {name!r}: no space at its ends, no control character"
+    return None
