@@ -106,11 +106,19 @@ class Gate(Asking):
         )
         return data, view
 
-    def evaluate(self, scope: ProfileScope, command: str) -> Verdict:
-        """What the gate would do (steps 1-9, then "ask"); writes nothing, asks nobody."""
+    def evaluate(self, scope: ProfileScope, command: str, *, spend: bool = False) -> Verdict:
+        """What the gate would do (steps 1-9, then "ask"); asks nobody. Writes nothing but,
+        with ``spend`` (an agent's hook: its ``allow`` runs the command), the use it takes
+        of each limited grant that approves it (docs/allowlist.md#uses)."""
         parsed = parse_line(command)
         data, view = self._inputs(scope, parsed)
         trace, end, finding = run_static_checks(data)
+        if spend and _by_allow_rules(end) and not self._spend(scope, parsed):
+            data, view = self._inputs(scope, parsed)  # another process took the last use
+            trace, end, finding = run_static_checks(data)
+            if _by_allow_rules(end) and not self._spend(scope, parsed):
+                trace.append(TraceStep("allowlist", "ask", "a use of the grant could not be taken"))
+                end = None
         dangers = dangers_of(data, finding, end)
         if end is None:
             if view.approvals.mode == "smart":

@@ -56,9 +56,13 @@ class GatedExecution:
         command: str,
         context: str | ContextKind = ContextKind.API,
         session: str = "test",
+        *,
+        spend: bool = False,
     ) -> Verdict:
-        """What the gate would do for ``command`` in ``profile``: pure, never asks."""
-        return self.gate.evaluate(self._scope_for(profile, session, context, None), command)
+        """What the gate would do for ``command`` in ``profile``: never asks, and pure
+        unless ``spend`` (the decision is acted on: a use of a limited grant is taken)."""
+        scope = self._scope_for(profile, session, context, None)
+        return self.gate.evaluate(scope, command, spend=spend)
 
     def test_is_warm(self, profile: str) -> bool:
         """Whether :meth:`test` for ``profile`` builds nothing first: its view is

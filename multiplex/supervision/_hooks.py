@@ -168,7 +168,10 @@ def answer_hook(sup: Supervisor, profile: str, raw: bytes, agent: HookAgent) -> 
         answer = HookAnswer(agent, "ask", reason)
         _record_ask(sup, name, call, call.command or "", reason, (), answer)
         return answer
-    verdict = sup.test(name, call.command, context=ContextKind.HOOK, session=call.session)
+    # The agent runs what is allowed: a limited grant's use is taken (docs/allowlist.md#uses).
+    verdict = sup.test(
+        name, call.command, context=ContextKind.HOOK, session=call.session, spend=True
+    )
     recorder = sup.gate.recorder
     dangers = "".join(
         f"; danger {d.pattern}: {recorder.redact(d.segment)}" for d in verdict.dangers

@@ -317,3 +317,17 @@ def test_another_profiles_home_is_denied_to_a_hook_serving_one_profile(
             else out["decision"]
         )
         assert told == "deny", (command, out)
+
+
+def test_a_hook_allow_takes_a_use_of_a_limited_grant(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
+    # The agent runs what the hook allows: the use is taken (not a dry run), and once
+    # the grant has none left the call is asked.
+    make_home(
+        "agent", "command_allowlist:\n  - {rule: 'ls /', uses: 1}\napprovals:\n  mode: strict\n"
+    )
+    config = write_config("profiles_dir: profiles\ndefault_profile: agent\n")
+    first = _answer(_hook(config, _claude("ls /")))
+    assert first["permissionDecision"] == "allow"
+    assert "uses: 0" in (config.parent / "profiles/agent/config.yaml").read_text()
+    second = _answer(_hook(config, _claude("ls /")))
+    assert second["permissionDecision"] == "ask"
