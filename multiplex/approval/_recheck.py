@@ -38,11 +38,11 @@ def recheck_decision(
                 decision.waited_ms,
             )
     if decision.decided_by is DecidedBy.RULE:
-        rest = [c for c in parsed.commands if not allowlist.matches(c.argv)]
+        rest = [c for c in parsed.commands if not allowlist.matches(c.assignments + c.argv)]
         # The session's grants are read only when the file's rules do not cover the
         # line (in a cluster that read is a Redis round trip: docs/cluster.md#cost).
         grants = session_grants() if rest else None
-        if grants is not None and not all(grants.matches(c.argv) for c in rest):
+        if grants is not None and not all(grants.matches(c.assignments + c.argv) for c in rest):
             return Decision(
                 Outcome.BLOCKED,
                 "revoked while waiting: allowlist rule removed",

@@ -94,3 +94,33 @@ def test_a_rule_that_is_a_pattern_still_matches_as_a_pattern(make_home, supervis
 )
 def test_words_written_as_taken(text: str, word: str, literal: bool) -> None:
     assert literal_words(text)[word] is literal
+
+
+def test_a_grant_keeps_the_assignments_the_human_approved(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    # The answer covered `DRY_RUN=1 sh -c …`; saving only `sh -c …` approved the same
+    # command without its prefix (not a dry run any more), and `FOO=1 echo hi` asked again.
+    make_home("s", "approvals:\n  mode: strict\n  timeout: 30\n")
+    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: s\n")
+    answers = iter([Answer(Choice.SESSION), Answer(Choice.ALWAYS)])
+    sup.gate.set_prompter(CallbackPrompter(lambda _r: next(answers)))
+    dry = "DRY_RUN=1 sh -c 'echo deploying'"
+    assert sup.run(dry, profile="s", session="g", context="interactive").decision.approved
+    assert sup.test("s", dry, session="g").outcome == "approved"
+    assert sup.test("s", "sh -c 'echo deploying'", session="g").outcome == "ask"
+    first = sup.run("FOO=1 echo hi", profile="s", context="interactive")
+    assert first.decision.approved and first.stdout == "hi\n"
+    config = (sup.profiles["s"].home / "config.yaml").read_text()
+    assert "FOO=1 echo hi" in config
+    again = sup.run("FOO=1 echo hi", profile="s", context="interactive")  # not asked again
+    assert again.decision.cause == "allowlisted", again.decision.cause
+    assert sup.test("s", "echo hi").outcome == "ask"
+
+
+def test_a_rule_with_an_assignment_is_not_said_revoked_while_waiting(
+    make_home, supervisor_of
+) -> None:  # type: ignore[no-untyped-def]
+    make_home("s", "command_allowlist: ['FOO=1 echo hi']\napprovals:\n  mode: strict\n")
+    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: s\n")
+    result = sup.run("FOO=1 echo hi", profile="s")
+    assert result.decision.approved, result.decision.cause
+    assert result.stdout == "hi\n"

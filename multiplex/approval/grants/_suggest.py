@@ -93,7 +93,7 @@ def _argvs(command: str) -> tuple[tuple[str, ...], ...]:
     parsed = parse_line(command)
     if parsed.error is not None:
         return ()
-    return tuple(tuple(c.argv) for c in parsed.commands)
+    return tuple(c.assignments + c.argv for c in parsed.commands)
 
 
 def _history(home: Path, name: str) -> list[tuple[tuple[str, ...], ...]]:
@@ -115,9 +115,9 @@ def suggest(
         return []
     simple = [c for c in parsed.commands if c.argv and not c.writes_file]
     if len(parsed.commands) == 1 and simple:
-        texts = candidates(simple[0].argv)
+        texts = candidates(simple[0].assignments + simple[0].argv)
     else:
-        texts = list(dict.fromkeys(exact_rule(c.argv).text for c in simple))
+        texts = list(dict.fromkeys(exact_rule(c.assignments + c.argv).text for c in simple))
     history = _history(home, name)
     out: list[Suggestion] = []
     for index, text in enumerate(texts):

@@ -26,7 +26,9 @@ def rules_to_save(parsed: ParsedLine, answer: Answer) -> list[str]:
     rules: list[str] = []
     for command in parsed.commands:
         if command.argv and not command.writes_file:
-            text = exact_rule(command.argv).text
+            # With its assignments (FOO=1 make deploy): the rule covers what was approved,
+            # as rules are matched (docs/allowlist.md#rules), not the bare command.
+            text = exact_rule(command.assignments + command.argv).text
             if text not in rules:
                 rules.append(text)
     return rules
