@@ -105,6 +105,17 @@ class _StrictLoader(_Base):  # type: ignore[misc]
             where[key] = (line, _bare_off(value_node))
         return mapping, where
 
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+        # A date that does not exist (2099-02-30) fails in the constructor, without a line.
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError):
+            raise ProfileConfigError(
+                f"{node.value!r} is not a date or time that exists",
+                file=self.file,
+                line=node.start_mark.line + 1,
+            ) from None
+
     def construct_document(self, node: yaml.Node) -> Any:
         # PyYAML's construction goes through several Python calls a node and a
         # queue of generators; a config is plain maps, lists and scalars, built
@@ -268,6 +279,9 @@ def load_yaml_located(data: bytes, *, file: Path | str) -> Located:
         ) from None
     finally:
         loader.dispose()
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)
 
 
 def load_yaml_bytes(data: bytes, *, file: Path | str) -> Any:

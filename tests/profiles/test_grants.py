@@ -63,6 +63,18 @@ def test_a_malformed_mapping_is_one_line_naming_the_file_and_key(tmp_path: Path)
         ("{rule: 'ls *', expires: soon}", "expires: 'soon' is neither a duration"),
         ("{rule: 'ls *', bind: {a.py: md5}}", "bind: a.py: expected sha256:<64 hex digits>"),
         ("{rules: 'ls *'}", "unknown key 'rules'"),
+        # A duration in the file starts anew at each load: the grant would never end.
+        ("{rule: 'ls *', expires: '3s'}", "expires: '3s' is a duration; config.yaml holds a date"),
+        ("{rule: 'ls *', expires: 8h}", "is a duration"),
+        ("{rule: 'ls *', expires: '\u0668h'}", "is neither a duration"),  # no Arabic-Indic 8
+        # A condition given empty is no condition: never an unconditional grant.
+        ("{rule: 'ls *', uses: }", "uses: expected a whole number >= 0, got None"),
+        ("{rule: 'ls *', expires: }", "expires: expected a duration (8h) or a date/time"),
+        ("{rule: 'ls *', bind: []}", "bind: expected a mapping"),
+        ("{rule: 'ls *', bind: {}}", "bind: expected a mapping"),
+        ("{rule: 'ls *', bind: ''}", "bind: expected a mapping"),
+        ("{rule: 'ls *', bind: false}", "bind: expected a mapping"),
+        ("{rule: 'ls *', expires: '9999-12-31T23:59:59-01:00'}", "is too far away"),
     ):
         home = tmp_path / str(abs(hash(entry)))
         home.mkdir()
@@ -181,3 +193,25 @@ def test_revoking_a_rule_removes_its_mapping_entries(tmp_path: Path) -> None:
     assert store.revoke("npm run *") and not store.allows(["npm", "run", "x"])
     assert "npm run" not in (home / "config.yaml").read_text()
     assert isinstance(GrantText("ls *", uses=1), str) and GrantText("ls *", uses=1) != "ls *"
+
+
+def test_a_date_that_does_not_exist_is_one_line_with_its_line(tmp_path: Path) -> None:
+    home = tmp_path / "p"
+    home.mkdir()
+    (home / "config.yaml").write_text(
+        "command_allowlist:\n  - {rule: 'ls *', expires: 2099-02-30}\n"
+    )
+    with pytest.raises(ProfileConfigError) as caught:
+        load_config(home / "config.yaml")
+    assert (
+        str(caught.value)
+        == f"{home / 'config.yaml'}:2: '2099-02-30' is not a date or time that exists"
+    )
+
+
+def test_a_huge_duration_on_the_command_line_is_refused_in_one_line(tmp_path: Path) -> None:
+    from multiplex.profiles.allowlist._grants import parse_expiry
+
+    with pytest.raises(ValueError, match="too far away"):
+        parse_expiry("99999999999999d")
+    assert parse_expiry("8h") > dt.datetime.now(dt.UTC)

@@ -29,7 +29,7 @@ __all__ = [
 
 _KEYS = ("rule", "expires", "uses", "bind")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_DURATION = re.compile(r"(\d+)([smhdw])")
+_DURATION = re.compile(r"([0-9]+)([smhdw])")  # ASCII digits only
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -127,13 +127,18 @@ def _render(
     return "{" + ", ".join(parts) + "}"
 
 
-def parse_expiry(value: object, *, now: dt.datetime | None = None) -> dt.datetime:
+def parse_expiry(
+    value: object, *, now: dt.datetime | None = None, relative: bool = True
+) -> dt.datetime:
     """An expiry as written: ``8h``/``30m``/``2d``/``1w`` from now, a date (its 00:00 UTC) or a time.
 
-    A time without a zone is UTC. Raises ``ValueError`` with a one-line reason.
+    A time without a zone is UTC. ``relative=False`` (what ``config.yaml`` holds) refuses a
+    duration: read at each load, it would start anew at every reload and never end. Raises
+    ``ValueError`` with a one-line reason.
     """
     if isinstance(value, dt.datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        return _representable(moment, value)
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
     if not isinstance(value, str) or not value.strip():
@@ -141,15 +146,34 @@ def parse_expiry(value: object, *, now: dt.datetime | None = None) -> dt.datetim
     text = value.strip()
     duration = _DURATION.fullmatch(text)
     if duration is not None:
+        if not relative:
+            raise ValueError(
+                f"expires: {text!r} is a duration; config.yaml holds a date or time (a duration"
+                " would start anew at each load): write it as allowlist add --expires does"
+            )
         start = now or dt.datetime.now(dt.UTC)
-        return start + dt.timedelta(seconds=int(duration[1]) * _UNIT[duration[2]])
+        try:
+            return start + dt.timedelta(seconds=int(duration[1]) * _UNIT[duration[2]])
+        except OverflowError:
+            raise ValueError(f"expires: {text!r} is too far away") from None
     try:
         moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(
             f"expires: {text!r} is neither a duration (8h, 30m, 2d, 1w) nor an ISO date/time"
         ) from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
+    return _representable(
+        moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC), text
+    )
+
+
+def _representable(moment: dt.datetime, written: object) -> dt.datetime:
+    """``moment``, if it can be compared and written in UTC (not past year 9999 there)."""
+    try:
+        moment.astimezone(dt.UTC).timestamp()
+    except (OverflowError, ValueError, OSError):
+        raise ValueError(f"expires: {written!r} is too far away") from None
+    return moment
 
 
 def grant_from_mapping(data: Mapping[Any, Any]) -> GrantText:
@@ -160,12 +184,14 @@ def grant_from_mapping(data: Mapping[Any, Any]) -> GrantText:
     rule = data.get("rule")
     if not isinstance(rule, str) or not rule.strip():
         raise ValueError("rule: expected the rule's text")
-    expires = parse_expiry(data["expires"]) if data.get("expires") is not None else None
+    # A key given empty (``uses:``, ``bind: []``) is a condition that says nothing: the
+    # file is invalid, never a grant with no condition (fail closed).
+    expires = parse_expiry(data["expires"], relative=False) if "expires" in data else None
     uses = data.get("uses")
-    if uses is not None and (type(uses) is not int or uses < 0):
+    if "uses" in data and (type(uses) is not int or uses < 0):
         raise ValueError(f"uses: expected a whole number >= 0, got {uses!r}")
-    bind = data.get("bind") or {}
-    if not isinstance(bind, Mapping):
+    bind = data.get("bind", {})
+    if not isinstance(bind, Mapping) or ("bind" in data and not bind):
         raise ValueError("bind: expected a mapping of file: sha256:<hex>")
     pairs: list[tuple[str, str]] = []
     for path, digest in bind.items():
