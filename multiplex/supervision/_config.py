@@ -126,6 +126,10 @@ class GatewayConfig(_Model):
     max_request_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     # docs/operations.md#connections-and-streams: the bounds that keep descriptors for runs.
     header_timeout_s: float = Field(default=10.0, gt=0, le=3600)
+    # A request head larger than this answers 431 and the connection is closed.
+    max_head_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
+    # From the end of a head to the end of its body; then the connection is closed.
+    body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     max_connections: int = Field(default_factory=default_max_connections, ge=1)
     max_connections_per_client: int = Field(
         default_factory=lambda data: _share(data.get("max_connections")), ge=1

@@ -211,6 +211,45 @@ def test_a_connection_that_does_not_finish_its_head_in_time_is_closed(
     _until(lambda: s.server.connections.total == 0, "every connection released")
 
 
+def test_a_head_past_max_head_bytes_is_answered_431_and_others_are_served(
+    serve: Callable[[str], Served],
+) -> None:
+    # One header streamed without end (no token needed) used to be gathered whole:
+    # memory, and the parser joining its pieces, on the event loop.
+    s = serve("max_head_bytes: 4096")
+    big = _connect(s.port, send=b"GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: ")
+    with big:
+        with contextlib.suppress(OSError):  # the server may close before all is sent
+            for _ in range(64):
+                big.sendall(b"a" * 1024)
+                time.sleep(0.005)  # a header streamed, not written at once
+        got = _until_closed(big)
+    assert got == b"" or got.startswith(b"HTTP/1.1 431 "), got
+    _until(lambda: s.server.connections.heads_too_large == 1, "the head answered 431")
+    assert _healthz(s.port).startswith(b"HTTP/1.1 200 ")  # a head under the cap is served
+    many = b"".join(b"X-H%d: v\r\n" % n for n in range(600))  # many small headers, too
+    with _connect(s.port, send=b"GET /healthz HTTP/1.1\r\nHost: t\r\n" + many + b"\r\n") as sock:
+        assert _until_closed(sock).startswith(b"HTTP/1.1 431 ")
+    _until(lambda: s.server.connections.total == 0, "every connection released")
+
+
+def test_a_body_that_does_not_arrive_in_time_closes_its_connection(
+    serve: Callable[[str], Served],
+) -> None:
+    # Ten bytes announced, none sent, no token: the connection was held for ever (the
+    # token is read after the body); a trickle of one byte now and then too.
+    s = serve("body_timeout_s: 1")
+    head = b"POST /v1/runs HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n"
+    silent = _connect(s.port, send=head)
+    trickle = _connect(s.port, send=head + b"{")
+    with silent, trickle:
+        _until_closed(silent)
+        _until_closed(trickle)
+    assert s.server.connections.body_timeouts == 2
+    assert _healthz(s.port).startswith(b"HTTP/1.1 200 ")  # a whole request in time is served
+    _until(lambda: s.server.connections.total == 0, "every connection released")
+
+
 # -- gateway.max_listeners_per_profile ------------------------------------------------------
 
 

@@ -14,7 +14,15 @@ itself, before uvicorn sees a byte:
 - **the time to send a head** (``gateway.header_timeout_s``): from the
   connection's start, and again from the first byte of each later request on a
   kept-alive connection, to the end of the head; a connection that takes longer
-  is aborted.
+  is aborted;
+- **the size of a head** (``gateway.max_head_bytes``): a head that grows past it
+  is answered 431 and the connection closed, before the parser has gathered
+  more (a header streamed for ever would cost memory and, the parser joining
+  its pieces, time);
+- **the time to send a body** (``gateway.body_timeout_s``): from the end of a
+  head to the end of its body (a client that announced ten bytes and sends
+  none held its connection for ever, unauthenticated: the token is read after
+  the body); a connection that takes longer is aborted.
 
 Both caps are read per connection, so a live reload applies to the next one.
 Everything here runs on the event loop's thread.
@@ -49,6 +57,17 @@ def _refusal(text: str) -> bytes:
     return head + body
 
 
+_TOO_LARGE = b"request head too large (gateway.max_head_bytes)\n"
+_HEAD_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(_TOO_LARGE), _TOO_LARGE)
+)
+
+
+class _HeadTooLarge(Exception):
+    """Raised in the parser's header callback: it stops parsing the head."""
+
+
 _REFUSED = {
     "per_client": _refusal(
         "too many connections from this address (gateway.max_connections_per_client)"
@@ -81,6 +100,8 @@ class ConnectionGuard:
         self.total = 0
         self.refused = {"per_client": 0, "total": 0}
         self.head_timeouts = 0
+        self.heads_too_large = 0
+        self.body_timeouts = 0
 
     def admit(self, key: str) -> str | None:
         """Count a new connection of ``key``; or the cap it is over (``total``, ``per_client``)."""
@@ -113,6 +134,14 @@ class ConnectionGuard:
     def header_timeout(self) -> float:
         return self._limits().header_timeout_s
 
+    @property
+    def body_timeout(self) -> float:
+        return self._limits().body_timeout_s
+
+    @property
+    def max_head_bytes(self) -> int:
+        return self._limits().max_head_bytes
+
 
 class GuardedHttp(GatheringHttp):
     """uvicorn's protocol behind the connection bounds; :meth:`bound` makes one for a guard."""
@@ -121,6 +150,11 @@ class GuardedHttp(GatheringHttp):
     _key: str | None = None  # set while the connection is counted
     _head_timer: asyncio.TimerHandle | None = None
     _head_begun = False  # a request's first byte is in, the end of its head is not
+    _in_head = True  # bytes received now are a head's (until its end)
+    _head_bytes = 0  # received while a head is not whole (one header sent without end)
+    _head_size = 0  # the head's URL and headers as parsed (a whole head of many headers)
+    _too_large = False
+    _body_timer: asyncio.TimerHandle | None = None
     _extensions: dict[str, Any]
 
     @classmethod
@@ -148,6 +182,7 @@ class GuardedHttp(GatheringHttp):
         if self._key is None:
             return  # refused
         self._disarm()
+        self._body_done()
         self.guard.release(self._key)
         self._key = None
         super().connection_lost(exc)
@@ -155,7 +190,14 @@ class GuardedHttp(GatheringHttp):
     def data_received(self, data: bytes) -> None:
         if self._key is None:
             return
+        if self.transport.is_closing():
+            return  # a head answered 431: nothing more of it is parsed
+        if self._in_head:
+            self._head_bytes += len(data)
         super().data_received(data)
+        if self._in_head and self._head_bytes > self.guard.max_head_bytes:
+            self._too_large, self._in_head = True, False  # (once: nothing more is read)
+            self.send_400_response("")
         # A later request on a kept-alive connection whose head is not all in: its head has
         # its own deadline, from this turn (a head that came whole needs no timer).
         if self._head_begun and self._head_timer is None and not self.transport.is_closing():
@@ -167,10 +209,48 @@ class GuardedHttp(GatheringHttp):
         # An event stream's events are written to the connection by the hub (_stream.py).
         self.scope["extensions"] = self._extensions
 
-    def on_headers_complete(self) -> None:
-        self._head_begun = False
+    def on_url(self, url: bytes) -> None:
+        self._head_size += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._head_size += len(name) + len(value) + 4
+        if self._head_size > self.guard.max_head_bytes:
+            self._too_large = True
+            raise _HeadTooLarge  # the parser stops; uvicorn answers through send_400_response
+        super().on_header(name, value)
+
+    def send_400_response(self, msg: str) -> None:
+        if not self._too_large:
+            super().send_400_response(msg)
+            return
+        self.guard.heads_too_large += 1
         self._disarm()
+        self.transport.write(_HEAD_TOO_LARGE)
+        self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        self._head_begun = self._in_head = False
+        self._head_bytes = self._head_size = 0
+        self._disarm()
+        # The body's deadline (a request with none completes at once, in this same turn).
+        self._body_timer = self.loop.call_later(self.guard.body_timeout, self._body_late)
         super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._body_done()
+        self._in_head = True  # what comes next on a kept-alive connection is a head
+        super().on_message_complete()
+
+    def _body_done(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_late(self) -> None:
+        self._body_timer = None
+        self.guard.body_timeouts += 1
+        self.transport.abort()
 
     def _arm(self) -> None:
         self._head_timer = self.loop.call_later(self.guard.header_timeout, self._head_late)
@@ -212,6 +292,16 @@ class ConnectionMetrics(Collector):
             "multiplex_gateway_header_timeouts",
             "Connections closed because their request head took longer than gateway.header_timeout_s.",
             value=float(self._guard.head_timeouts),
+        )
+        yield CounterMetricFamily(
+            "multiplex_gateway_heads_too_large",
+            "Requests answered 431: their head grew past gateway.max_head_bytes.",
+            value=float(self._guard.heads_too_large),
+        )
+        yield CounterMetricFamily(
+            "multiplex_gateway_body_timeouts",
+            "Connections closed because a request body took longer than gateway.body_timeout_s.",
+            value=float(self._guard.body_timeouts),
         )
         yield GaugeMetricFamily(
             "multiplex_gateway_event_streams",
