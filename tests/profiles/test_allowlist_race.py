@@ -122,3 +122,58 @@ def test_a_writer_killed_at_random_moments_never_corrupts_the_file(tmp_path: Pat
     # The next write cleans up a dead writer's temp file and drops its intent.
     assert temp_files(tmp_path) == temp_files(tmp_path, ".json") == []
     assert assert_intact(path)[-1] == "after"
+
+
+SPENDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from multiplex.profiles import AllowlistStore
+
+    path, stop, ready = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    store = AllowlistStore(path)
+    spent = 0
+    while not stop.exists():
+        store.reload()
+        spent += store.ruleset(None).spend([["true"]])
+        if spent == 1:
+            ready.touch()
+    print(spent)
+    """
+)
+
+
+def test_an_operators_saves_while_uses_are_taken_are_never_lost(tmp_path: Path) -> None:
+    # Taking a use rewrites config.yaml; an operator's editor takes no lock. A save that
+    # landed between that write's read and its rename was overwritten: a deny line gone
+    # from the file and from the running config. Each write now swaps its file in only
+    # if the one it read is still there, and reads again otherwise.
+    path = tmp_path / "config.yaml"
+    head = "command_allowlist:\n  - {rule: 'true', uses: 100000}\napprovals:\n  deny:\n"
+    path.write_text(head + "    - 'never-0 *'\n")
+    stop, ready = tmp_path / "stop", tmp_path / "ready"
+    spender = subprocess.Popen(
+        [sys.executable, "-c", SPENDER, str(path), str(stop), str(ready)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():  # spending in a tight loop from now on
+            assert time.monotonic() < deadline and spender.poll() is None, "no use was taken"
+            time.sleep(0.01)
+        for n in range(1, 41):
+            current = path.read_text()  # the editor's buffer: the file as it is now
+            edited = current + f"    - 'never-{n} *'\n"
+            temp = tmp_path / ".config.yaml.swp"
+            temp.write_text(edited)
+            os.replace(temp, path)  # its save: write a copy, rename it over
+            time.sleep(0.02)
+    finally:
+        stop.touch()
+        out, _ = spender.communicate(timeout=60)
+    assert int(out) > 10, "the spender took too few uses to race the saves"
+    text = path.read_text()
+    lost = [n for n in range(41) if f"'never-{n} *'" not in text]
+    assert lost == [], f"saves lost: {lost}"
+    yaml.safe_load(text)

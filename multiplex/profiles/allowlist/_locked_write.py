@@ -14,6 +14,7 @@ What makes an intent trusted is :mod:`multiplex.profiles.allowlist._intents`.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import stat
@@ -34,7 +35,7 @@ from multiplex.profiles.allowlist._intents import (
     warn_once,
 )
 
-__all__ = ["group_commit", "replace_durably", "sidecar_lock"]
+__all__ = ["ChangedMeanwhile", "group_commit", "replace_durably", "sidecar_lock", "signature"]
 
 _TEMP_INFIX = ".allowlist-"  # + pid-random.tmp: a temp file of a write in flight
 
@@ -136,12 +137,63 @@ def _commit(
         lock.release()
 
 
-def replace_durably(target: Path, data: bytes) -> None:
+Signature = tuple[int, int, int]
+
+
+class ChangedMeanwhile(OSError):
+    """The file changed since it was read (an operator's save, which takes no lock)."""
+
+
+def signature(target: Path) -> Signature | None:
+    """What tells one version of ``target`` from the next (None: no file)."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return None
+    # (Not its ctime: renaming a file changes it, and the exchange below renames it.)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_libc = ctypes.CDLL(None, use_errno=True)
+_renameat2 = getattr(_libc, "renameat2", None)
+
+
+def _swap_in(temp: str, target: Path, expected: Signature | None) -> None:
+    """``temp`` renamed over ``target`` only if ``target`` is still the version read.
+
+    Where the kernel exchanges two names at once (``renameat2(RENAME_EXCHANGE)``), the file
+    swapped out is the one that was there at that instant: a save made since is swapped
+    back at once and this write is made again on it. Elsewhere (no such call, or a file
+    system without it) the check comes just before the rename.
+    """
+    if expected is not None and _renameat2 is not None:
+        done = _renameat2(
+            _AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE
+        )
+        if done == 0:
+            if signature(Path(temp)) == expected:
+                os.unlink(temp)
+                return
+            os.replace(temp, target)  # a save landed meanwhile: it goes back in place
+            raise ChangedMeanwhile(str(target))
+    if signature(target) != expected:
+        raise ChangedMeanwhile(str(target))
+    os.replace(temp, target)
+
+
+def replace_durably(
+    target: Path, data: bytes, *, checked: bool = False, expected: Signature | None = None
+) -> None:
     """Make ``data`` the content of ``target``, all or nothing, surviving a crash.
 
     Call with :func:`sidecar_lock` held. The file keeps its mode and, where this
     process may give it, its owner. ``target`` must be a regular file or absent
     (the caller resolved links): one that became a link meanwhile raises ``OSError``.
+    ``checked``: ``expected`` is the :func:`signature` the caller read it at; a file changed
+    since raises :class:`ChangedMeanwhile` instead of being replaced: the last step
+    before the rename, so an edit saved while this one was made is read again, not lost.
     """
     prefix = f".{target.name}{_TEMP_INFIX}"
     _remove_stale_temps(target.parent, prefix)
@@ -162,7 +214,10 @@ def replace_durably(target: Path, data: bytes) -> None:
                 with contextlib.suppress(OSError):  # only root may give a file away
                     os.fchown(handle.fileno(), old.st_uid, old.st_gid)
             os.fsync(handle.fileno())
-        os.replace(temp, target)
+        if checked:
+            _swap_in(temp, target, expected)
+        else:
+            os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)

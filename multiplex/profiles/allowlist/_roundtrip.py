@@ -47,7 +47,14 @@ from multiplex.profiles.allowlist._linesplice import (
     render,
     splice_plan,
 )
-from multiplex.profiles.allowlist._locked_write import group_commit, replace_durably, sidecar_lock
+from multiplex.profiles.allowlist._locked_write import (
+    ChangedMeanwhile,
+    Signature,
+    group_commit,
+    replace_durably,
+    sidecar_lock,
+    signature,
+)
 from multiplex.shell import parse_rule
 
 __all__ = ["AllowlistMemo", "commit_grants", "update_allowlist"]
@@ -133,7 +140,26 @@ def _target(path: Path) -> Path:
 def _update_locked(
     target: Path, compute: Callable[[list[str]], list[str]], memo: AllowlistMemo
 ) -> list[str]:
+    # An operator's save takes no lock: one that lands while this write is made is read
+    # again and this change applied to it, never overwritten (docs/allowlist.md).
+    for _ in range(_ATTEMPTS - 1):
+        try:
+            return _update_once(target, compute, memo)
+        except ChangedMeanwhile:
+            memo.layout = None
+    return _update_once(target, compute, memo)  # (changed yet again: an OSError, not written)
+
+
+_ATTEMPTS = 5
+
+
+def _update_once(
+    target: Path, compute: Callable[[list[str]], list[str]], memo: AllowlistMemo
+) -> list[str]:
+    seen = signature(target)
     text = _read_text(target)
+    if signature(target) != seen:
+        raise ChangedMeanwhile(str(target))  # written while read
     layout = memo.layout and relayout(memo.layout, text)
     memo.layout = layout
     if layout is not None:  # valid: it differs from a verified text only in list lines
@@ -146,7 +172,7 @@ def _update_locked(
     rebuilt = rebuild(layout, new) if layout is not None else None
     memo.layout = None  # until the write below succeeds
     new_text, after = (rebuilt.text, rebuilt) if rebuilt else _whole_document(text, new, target)
-    _write(target, new_text)
+    _write(target, new_text, seen)
     memo.layout = after
     return new
 
@@ -173,13 +199,13 @@ def _read_text(target: Path) -> str:
         raise ProfileConfigError("not valid UTF-8", file=target) from None
 
 
-def _write(target: Path, text: str) -> None:
+def _write(target: Path, text: str, expected: Signature | None) -> None:
     data = text.encode("utf-8")
     if len(data) > MAX_CONFIG_BYTES:
         raise ProfileConfigError(
             "the list would make the file larger than 1 MiB", file=target, key=KEY
         )
-    replace_durably(target, data)
+    replace_durably(target, data, checked=True, expected=expected)
 
 
 # -- the whole document ------------------------------------------------------------
