@@ -146,4 +146,8 @@ def test_exec_asks_on_the_terminal(make_home, write_config) -> None:  # type: ig
         "--config", str(config), "exec", "-p", "p", "--", "rm -rf ./no-such-dir", stdin=""
     )
     assert eof.returncode == 5 and "not answered" in eof.stderr and "denied" not in eof.stderr
+    # Answers read from a pipe are a script's: the records say stdin, never a terminal.
+    records = (config.parent / "profiles/p/logs/decisions.jsonl").read_text().splitlines()
+    answered = [json.loads(r) for r in records if '"choice"' in r and '"by"' in r]
+    assert answered and {r["by"] for r in answered} == {"stdin"}
     assert "EOF" in eof.stderr

@@ -102,3 +102,6 @@ def test_the_prompt_speaks_to_the_person_at_the_terminal(make_home, write_config
     assert "multiplex: denied (denied by user): the command did not run" in screen
     for agent_words in ("Do not retry", "ask the user", "BLOCKED"):
         assert agent_words not in screen, screen
+    # A person at a terminal answered: the record says so (a pipe's answer says stdin).
+    last = (config.parent / "profiles/p/logs/decisions.jsonl").read_text().splitlines()[-1]
+    assert '"by": "terminal"' in last and '"answered_by": "terminal"' in last, last

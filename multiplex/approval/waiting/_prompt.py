@@ -99,6 +99,13 @@ class CallbackPrompter:
             request.answer(Answer(choice, by="terminal"))
 
 
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError, AttributeError):  # closed, or no such method
+        return False
+
+
 class TerminalPrompter:
     """Asks on a terminal: ``[o]nce [s]ession [a]lways [d]eny``, or the number of a
     suggested rule to save it "always" (docs/approvals.md#suggestions).
@@ -109,6 +116,9 @@ class TerminalPrompter:
     """
 
     def __init__(self, stdin: IO[str], stdout: IO[str], *, attempts: int = 3) -> None:
+        # Who answers: a person at a terminal, or whatever feeds a pipe (``yes | multiplex
+        # exec``): the record says which (docs/approvals.md#who-answered).
+        self._by = "terminal" if _is_terminal(stdin) else "stdin"
         self._in = stdin
         self._out = stdout
         self._attempts = attempts
@@ -144,11 +154,11 @@ class TerminalPrompter:
                     return
                 choice = parse_choice(line)
                 if choice is not None:
-                    request.answer(Answer(choice, by="terminal"))
+                    request.answer(Answer(choice, by=self._by))
                     return
                 rule = chosen.get(line.strip()) if len(chosen) > 1 else None
                 if rule is not None:
-                    request.answer(Answer(Choice.ALWAYS, rule=rule, by="terminal"))
+                    request.answer(Answer(Choice.ALWAYS, rule=rule, by=self._by))
                     return
                 self._out.write(f"please answer o, s, a or d{more}\n")
             request.cancel("no valid answer on the terminal")
