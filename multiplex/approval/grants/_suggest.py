@@ -73,7 +73,10 @@ def candidates(argv: Sequence[str]) -> list[str]:
     """Rule texts for ``argv`` from exact to wider, each once, all of which parse."""
     if not argv:
         return []
-    out = [exact_rule(argv).text]
+    try:
+        out = [exact_rule(argv).text]
+    except RuleSyntaxError:  # a word no rule can hold (a control character): none
+        return []
     for keep in range(len(argv), 1, -1):
         last = argv[keep - 1]
         if last.startswith("-"):
@@ -86,6 +89,14 @@ def candidates(argv: Sequence[str]) -> list[str]:
             out.append(stem + "*" + (" *" if keep < len(argv) else ""))
     # Each candidate must allow the command itself (a word glob never reaches the next word).
     return [t for t in dict.fromkeys(out) if (r := _rule(t)) is not None and r.matches(argv)]
+
+
+def _exact(argv: Sequence[str]) -> str | None:
+    """The exact rule of ``argv``, or None when no rule can hold one of its words."""
+    try:
+        return exact_rule(argv).text
+    except RuleSyntaxError:
+        return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -117,7 +128,7 @@ def suggest(
     if len(parsed.commands) == 1 and simple:
         texts = candidates(simple[0].assignments + simple[0].argv)
     else:
-        texts = list(dict.fromkeys(exact_rule(c.assignments + c.argv).text for c in simple))
+        texts = list(dict.fromkeys(filter(None, (_exact(c.assignments + c.argv) for c in simple))))
     history = _history(home, name)
     out: list[Suggestion] = []
     for index, text in enumerate(texts):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from multiplex._errors import RuleSyntaxError
 from multiplex.approval._decision import DecidedBy, Decision, Outcome
 from multiplex.approval.records._records import MCP_CLIENT
 from multiplex.approval.waiting._pending import Answer, Choice, Resolution
@@ -28,7 +29,10 @@ def rules_to_save(parsed: ParsedLine, answer: Answer) -> list[str]:
         if command.argv and not command.writes_file:
             # With its assignments (FOO=1 make deploy): the rule covers what was approved,
             # as rules are matched (docs/allowlist.md#rules), not the bare command.
-            text = exact_rule(command.assignments + command.argv).text
+            try:
+                text = exact_rule(command.assignments + command.argv).text
+            except RuleSyntaxError:  # a control character: no rule holds it, none is saved
+                continue
             if text not in rules:
                 rules.append(text)
     return rules

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from multiplex.approval.waiting._why import Why
+from multiplex.approval.waiting._why import Why, visible
 
 __all__ = [
     "Answer",
@@ -24,7 +24,14 @@ __all__ = [
     "PendingApproval",
     "PendingTable",
     "Resolution",
+    "command_block",
 ]
+
+
+def command_block(text: str, indent: str = "    ") -> str:
+    """A command as a prompt shows it: each of its lines indented (a line of its own can
+    never pass for the prompt's ``where:`` or ``why:``), its control characters escaped."""
+    return "\n".join(indent + visible(line) for line in text.split("\n"))
 
 
 class Choice(enum.StrEnum):

@@ -16,7 +16,7 @@ from types import FrameType
 from typing import IO, Protocol, runtime_checkable
 
 from multiplex.approval._decision import Decision
-from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
+from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval, command_block
 
 __all__ = [
     "CallbackPrompter",
@@ -234,7 +234,7 @@ def prompt_lines(request: PendingApproval) -> list[str]:
     return [
         "",
         f"The agent wants to run (profile {request.profile}, session {request.session}):",
-        f"    {request.display}",
+        command_block(request.display),
         f"  Asked:        at {asked}{who} (context {request.context})",
         *request.why.lines(),
     ]

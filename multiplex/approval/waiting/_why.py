@@ -71,12 +71,25 @@ class Why:
             out.append(
                 f"  Runs in:      sandbox {self.sandbox or 'unknown'}; network: {self.network_words()}"
             )
-        out.append(f"  Why you are asked: {self.because or self.reason or 'a human must approve'}")
+        why = self.because or self.reason or "a human must approve"
+        out.append(f"  Why you are asked: {visible(why)}")
         if len(self.dangers) > 1:  # each danger with the part of the line it is in
-            out.extend(f"    - {d.pattern}: {d.segment}" for d in self.dangers)
+            out.extend(f"    - {d.pattern}: {visible(d.segment)}" for d in self.dangers)
         numbered = len(self.suggestions) > 1  # a terminal answers N to save rule N
         out.extend(s.line(n if numbered else None) for n, s in enumerate(self.suggestions, 1))
         return out
+
+
+# Control characters shown as escapes (but tab): an ESC sequence in a command could move a
+# terminal's cursor and rewrite the lines a person reads before answering; a newline in
+# a one-line field would start a line that reads as the prompt's own.
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x09}
+_CONTROL.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029)})
+
+
+def visible(text: str) -> str:
+    """``text`` on one line, every control character shown as its escape."""
+    return text.translate(_CONTROL)
 
 
 def network_words(network: str, egress_allow: Sequence[str]) -> str:

@@ -24,7 +24,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, ElicitResult, RequestId
 
 from multiplex.approval import AnswerNotSaved, Gate
-from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval
+from multiplex.approval.waiting._pending import Answer, Choice, PendingApproval, command_block
+from multiplex.approval.waiting._why import visible
 
 __all__ = ["CONSENT_SCHEMA", "answer_of", "apply_reply", "ask_client", "consent_message"]
 
@@ -61,13 +62,13 @@ def consent_message(request: PendingApproval) -> str:
     why = request.why
     lines = [
         f"multiplex profile {request.profile!r} asks before running:",
-        f"    {request.display}",
+        command_block(request.display),
         f"where: {why.cwd} ({why.backend} backend), session {request.session!r}",
-        f"why: {why.step}: {why.reason}" if why.reason else f"why: {why.step}",
+        f"why: {why.step}: {visible(why.reason)}" if why.reason else f"why: {why.step}",
     ]
     if why.dangers:
         lines.append("dangers:")
-        lines.extend(f"  - {d.pattern}: {d.segment}" for d in why.dangers)
+        lines.extend(f"  - {d.pattern}: {visible(d.segment)}" for d in why.dangers)
     elif why.patterns:
         lines.extend(f"  - {name}: {sentence}" for name, sentence in why.patterns)
     saved = [s for s in why.suggestions if s.saves]  # docs/approvals.md#suggestions
