@@ -21,8 +21,10 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from multiplex._errors import RuleSyntaxError
 from multiplex.profiles._egress_patterns import parse_egress_pattern
 from multiplex.profiles.allowlist._grants import GrantText, grant_from_mapping
+from multiplex.shell.rules._rules import parse_rule
 
 __all__ = [
     "APPROVAL_TIMEOUT_MAX",
@@ -167,6 +169,18 @@ class ApprovalSettings(_Section):
     # docs/approvals.md#who-answered: false = this profile's own gateway token cannot
     # answer its approvals; the admin token or the terminal must.
     self_approve: StrictBool = True
+
+    @field_validator("deny")
+    @classmethod
+    def _rules(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # A deny rule that does not parse made every decision of the profile fail while
+        # the profile still read "ok": the file is invalid instead (the last good stays).
+        for rule in value:
+            try:
+                parse_rule(rule)
+            except RuleSyntaxError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("timeout", mode="before")
     @classmethod

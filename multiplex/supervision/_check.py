@@ -14,7 +14,7 @@ from typing import Any
 
 from multiplex._errors import ConfigError, RuleSyntaxError
 from multiplex.profiles import Profile
-from multiplex.profiles._yamlread import line_of, load_yaml_bytes
+from multiplex.profiles._yamlread import MAX_CONFIG_BYTES, line_of, load_yaml_bytes
 from multiplex.shell import parse_rule
 from multiplex.supervision._config import SupervisorConfig, load_supervisor_config
 
@@ -151,17 +151,22 @@ def _check_home(name: str, home: Path, report: CheckReport) -> None:
         return
     profile = Profile(name, home)
     result = profile.reload()
-    if result.error is not None:
-        report.errors.append(Finding(result.error, profile=name))
-    else:
+    found = len(report.errors)
+    _check_rules(name, config_file, report)
+    rules = [f.message for f in report.errors[found:]]
+    if result.error is not None and not any(m in result.error for m in rules):
+        report.errors.insert(found, Finding(result.error, profile=name))  # (a rule's: once)
+    elif result.error is None:
         for warning in profile.state.warnings:
             report.warnings.append(Finding(warning, profile=name))
-    _check_rules(name, config_file, report)
 
 
 def _check_rules(name: str, config_file: Path, report: CheckReport) -> None:
     # Each rule on its own, with its line: one bad rule must not hide behind another.
     try:
+        # A FIFO or a device (config.yaml -> /dev/zero) is never opened: the load said so.
+        if not config_file.is_file() or config_file.stat().st_size > MAX_CONFIG_BYTES:
+            return
         data = config_file.read_bytes()
         doc = load_yaml_bytes(data, file=config_file) if data.strip() else None
     except (OSError, ConfigError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,34 @@ def test_audit_json_reports_a_profile_it_could_not_audit(make_home, write_config
     assert [b["name"] for b in data["broken_profiles"]] == ["broken"]
     assert any("broken" in note for note in data["notes"])
     assert isinstance(data["skipped"], list)
+
+
+def test_a_deny_rule_that_does_not_parse_makes_the_profile_an_error_once(
+    make_home, write_config
+) -> None:  # type: ignore[no-untyped-def]
+    # It used to load "ok" while every decision of the profile failed on it.
+    make_home("p", 'approvals: {deny: ["", "git push *"]}\n')
+    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
+    result = run_cli("--config", str(config), "check")
+    assert result.returncode == 1
+    out = " ".join((result.stdout + result.stderr).split())  # (long paths wrap)
+    assert out.count("error:") == 1, out
+    assert "approvals.deny.0: invalid rule '': empty rule" in out, out
+    listed = run_cli("--config", str(config), "profiles", "list", "--json")
+    assert '"status": "error"' in listed.stdout.replace('":"', '": "')
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_config_that_is_no_regular_file_is_an_error_not_a_hang(
+    make_home, write_config, kind: str
+) -> None:  # type: ignore[no-untyped-def]
+    home = make_home("p", "")
+    (home / "config.yaml").unlink()
+    if kind == "fifo":
+        os.mkfifo(home / "config.yaml")
+    else:
+        (home / "config.yaml").symlink_to("/dev/zero")
+    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
+    result = run_cli("--config", str(config), "check")  # (run_cli gives up after 120 s)
+    out = result.stdout + result.stderr
+    assert result.returncode == 1 and "not a regular file" in out and "Traceback" not in out
