@@ -24,6 +24,7 @@ __all__ = [
     "append_bytes",
     "open_dir",
     "read_inside",
+    "remove_left_temps",
     "replace_file",
     "write_new",
 ]
@@ -179,6 +180,20 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def remove_left_temps(folder: int, name: str) -> int:
+    """Remove the temporary files :func:`replace_file` left for ``name`` in an open folder
+    (a writer killed between writing one and renaming it); how many. Call only where no
+    other writer of ``name`` can be at work (its lock held)."""
+    removed = 0
+    prefix = f".{name}."
+    for entry in os.listdir(folder):
+        if entry.startswith(prefix) and entry.endswith(".tmp"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry, dir_fd=folder)  # the name itself: a link is never followed
+                removed += 1
+    return removed
 
 
 def replace_file(folder: int, name: str, data: bytes, mode: int = 0o600) -> None:

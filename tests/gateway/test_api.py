@@ -33,6 +33,15 @@ def test_allowlisted_commands_complete_with_their_output(gateway: Gateway) -> No
     assert (run["profile"], run["session_id"], run["context"]) == ("alpha", "s1", "api")
 
 
+def test_output_cut_at_its_cap_says_truncated(gateway: Gateway) -> None:
+    # docs/execution.md: 1 MiB a stream; the API used to return exactly 1 MiB and no flag.
+    api = gateway.profile["alpha"]
+    run = api.wait(api.submit(["printf %01100000d 0", "printf small"]), timeout=30)
+    big, small = run["results"]
+    assert big["truncated"] is True and big["timed_out"] is False
+    assert small["truncated"] is False and small["stdout"] == "small"
+
+
 def test_a_run_without_profile_goes_to_the_default_and_routes_pick_profiles(
     gateway: Gateway,
 ) -> None:

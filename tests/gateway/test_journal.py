@@ -147,6 +147,10 @@ def test_a_kill_9_leaves_every_run_reported_and_nothing_runs_again(tmp_path: Pat
         assert done["status"] == "completed"
         assert done["results"][0]["decision"]["outcome"] == "approved"
 
+        rows = {r["run_id"]: r for r in api.get("/v1/runs").json()}
+        for run_id in parked:  # what was submitted, though nothing of it ran
+            first, second = rows[run_id]["commands"]
+            assert first.startswith("echo parked-") and second == "true", rows[run_id]
         listed = {r["run_id"]: r["status"] for r in api.get("/v1/runs").json()}
         assert {run_id: listed.get(run_id) for run_id in parked} == dict.fromkeys(
             parked, "cancelled"
@@ -416,4 +420,22 @@ def test_a_prompt_answered_just_before_the_crash_is_not_said_unanswered(tmp_path
         assert (ended["status"], ended["error"]) == ("cancelled", RESTARTED_PARKED)
         assert _records(homes["work"])[-1]["answered_by"] == "nobody"
     finally:
+        sup.close()
+
+
+def test_a_compactions_temp_file_left_by_a_kill_is_removed_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    _project(tmp_path)
+    folder = (tmp_path / JOURNAL).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    left = folder / ".gateway.jsonl.4242.139757283773312.tmp"  # a kill -9 mid-compaction
+    left.write_bytes(b"x" * 1000)
+    other = folder / "notes.txt"
+    other.write_text("kept")
+    sup, server, _api = _server(tmp_path)
+    try:
+        assert not left.exists() and other.read_text() == "kept"
+    finally:
+        server.stop()
         sup.close()

@@ -81,7 +81,7 @@ def open_journal(sup: Supervisor, *, keep: int) -> tuple[RunJournal | None, list
         log.warning("cannot compact the run journal %s: %s", journal.path, exc)
     if states:
         log_event("journal.recovered", file=str(journal.path), runs=len(kept), ended=ended)
-    return journal, [restored(entry["run"]) for entry in kept]
+    return journal, [restored(entry["run"], entry.get("commands")) for entry in kept]
 
 
 def _ended(sup: Supervisor, entry: Entry, now: float) -> Entry:
@@ -106,7 +106,7 @@ def _ended(sup: Supervisor, entry: Entry, now: float) -> Entry:
         commands_run=len(doc.get("results") or []),
         error=doc["error"],
     )
-    return {"ts": now, "run": doc}
+    return {"ts": now, "run": doc, "commands": entry.get("commands") or []}
 
 
 def _answered(sup: Supervisor, name: str, pending: dict[str, Any]) -> bool:
@@ -161,9 +161,10 @@ def _record_prompt(
     )
 
 
-def restored(doc: dict[str, Any]) -> Run:
-    """A finished run of an earlier process, as its journal kept it."""
-    run = Run(doc["run_id"], doc["profile"], doc["session_id"], doc["context"], [])
+def restored(doc: dict[str, Any], commands: Any = None) -> Run:
+    """A finished run of an earlier process, as its journal kept it (its commands redacted)."""
+    listed = [c for c in commands if isinstance(c, str)] if isinstance(commands, list) else []
+    run = Run(doc["run_id"], doc["profile"], doc["session_id"], doc["context"], listed)
     run.kind = "code" if doc.get("kind") == "code" else "commands"
     created, finished = doc.get("created_at"), doc.get("finished_at")
     if isinstance(created, int | float):

@@ -31,6 +31,7 @@ from multiplex.gateway.http._json import dumps
 from multiplex.gateway.journal._replay import Entry, last_states, read_entries, retained
 from multiplex.gateway.shared._redacted import redacted
 from multiplex.profiles import append_bytes, open_dir, replace_file
+from multiplex.profiles._nofollow import remove_left_temps
 
 if TYPE_CHECKING:
     from multiplex.approval.waiting._pending import PendingApproval
@@ -96,6 +97,13 @@ class RunJournal:
             os.close(lock)
             raise JournalBusy(f"{self.path} is held by another gateway") from None
         self._lock_fd = lock
+        # Held by this gateway alone now: a compaction's temp file left by a gateway killed
+        # mid-write (kill -9) is nobody's (docs/operations.md#what-survives-a-crash).
+        folder = open_dir(root, Path(relative).parent, create=True)
+        try:
+            remove_left_temps(folder, Path(relative).name)
+        finally:
+            os.close(folder)
         self._thread = threading.Thread(target=self._work, name="multiplex-journal", daemon=True)
         self._thread.start()
 
@@ -126,6 +134,8 @@ class RunJournal:
     ) -> None:
         """Journal ``run`` as it stands (see :meth:`append`); ``request`` is its parked prompt."""
         entry: Entry = {"ts": time.time(), "run": redacted(run.snapshot(), self._redact)}
+        # What was submitted (redacted): a restart lists it, run or not (GET /v1/runs).
+        entry["commands"] = [self._redact(c) for c in run.commands]
         if request is not None:
             entry["prompt"] = {"turn_id": request.turn_id, "approval_id": request.id}
         if moved:

@@ -52,6 +52,9 @@ def result_row(result: RunResult, redact: Callable[[str], str]) -> dict[str, Any
         "exit_code": result.exit_code,
         "stdout": result.stdout,
         "stderr": result.stderr,
+        # Cut at its cap (docs/execution.md): the client must not take it for the whole.
+        "truncated": result.truncated,
+        "timed_out": result.timed_out,
         "output_dropped": None,  # docs/gateway.md#output-kept-and-dropped
         "backend": result.backend,
         "sandbox": result.sandbox,
