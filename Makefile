@@ -69,13 +69,14 @@ run: $(RUN_STAMP) tokens
 
 envs:
 	@for example in profiles/*/.env.example; do \
+	  [ -e "$$example" ] || continue; \
 	  env="$${example%.example}"; [ -e "$$env" ] && continue; \
 	  install -m 600 "$$example" "$$env"; done
 
 tokens: envs
 	@for env in profiles/*/.env; do \
-	  grep -Eq '^MULTIPLEX_TOKEN=.{24,}' "$$env" && continue; \
-	  sed -i '/^MULTIPLEX_TOKEN=/d' "$$env"; \
+	  grep -Eq '^[[:space:]]*(export[[:space:]]+)?MULTIPLEX_TOKEN[[:space:]]*=[[:space:]]*["'"'"']?[^[:space:]"'"'"']{24,}' "$$env" && continue; \
+	  sed -Ei '/^[[:space:]]*(export[[:space:]]+)?MULTIPLEX_TOKEN[[:space:]]*=/d' "$$env"; \
 	  [ -z "$$(tail -c1 "$$env")" ] || echo >> "$$env"; \
 	  echo "MULTIPLEX_TOKEN=$$($(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(32))')" >> "$$env"; \
 	  echo "make run: generated a profile token: MULTIPLEX_TOKEN in $$env"; \

@@ -51,3 +51,24 @@ def test_make_tokens_writes_one_random_token_per_home_once(tmp_path: Path) -> No
     )
     assert "generated" not in second.stdout
     assert {e: parse_dotenv(e.read_text(), file=e)[TOKEN_KEY] for e in envs} == tokens
+
+
+def test_make_tokens_keeps_a_token_the_operator_wrote_in_any_dotenv_form(tmp_path: Path) -> None:
+    # `export MULTIPLEX_TOKEN=…` and `MULTIPLEX_TOKEN = "…"` are tokens the .env reader
+    # takes; `make run` used to append a second one, which won (the operator's got 401).
+    given = "abcdefghijklmnopqrstuvwxyz012345"
+    forms = [f"export MULTIPLEX_TOKEN={given}\n", f'MULTIPLEX_TOKEN = "{given}"\n']
+    for n, form in enumerate(forms):
+        home = tmp_path / "profiles" / f"p{n}"
+        home.mkdir(parents=True)
+        (home / ".env").write_text(form)
+        (home / ".env").chmod(0o600)
+    make = ["make", "-s", "-C", str(tmp_path), "-f", str(REPO / "Makefile"), "tokens"]
+    done = subprocess.run(
+        [*make, f"BIN={REPO / '.venv/bin'}"], capture_output=True, text=True, check=True
+    )
+    assert "generated" not in done.stdout
+    for n, form in enumerate(forms):
+        env = tmp_path / "profiles" / f"p{n}" / ".env"
+        assert env.read_text() == form
+        assert parse_dotenv(env.read_text(), file=env)[TOKEN_KEY] == given
