@@ -113,3 +113,19 @@ def test_a_config_that_is_no_regular_file_is_an_error_not_a_hang(
     result = run_cli("--config", str(config), "check")  # (run_cli gives up after 120 s)
     out = result.stdout + result.stderr
     assert result.returncode == 1 and "not a regular file" in out and "Traceback" not in out
+
+
+def test_an_unreadable_history_is_said_never_an_empty_one(make_home, write_config) -> None:  # type: ignore[no-untyped-def]
+    # A decisions.jsonl that cannot be opened (here a folder: as root no mode stops a
+    # read) printed "no decisions recorded" and policy diff "0 records": all clear.
+    home = make_home("p", "")
+    (home / "logs" / "decisions.jsonl").mkdir(parents=True)
+    config = write_config("profiles_dir: profiles\ndefault_profile: p\n")
+    listed = run_cli("--config", str(config), "decisions")
+    assert "decisions.jsonl: cannot read the file" in listed.stderr, listed.stderr
+    proposed = home.parent.parent / "proposed.yaml"
+    proposed.write_text("approvals: {mode: strict}\n")
+    diff = run_cli(
+        "--config", str(config), "policy", "diff", "-p", "p", "--proposed", str(proposed)
+    )
+    assert "cannot read the file" in diff.stderr, diff.stderr

@@ -57,6 +57,8 @@ class DamagedRecord:
 
     def message(self, shown_path: str) -> str:
         """``<path>:<line>: damaged record (<why>): skipped`` (the CLI's stderr line)."""
+        if not self.line:  # the whole file
+            return f"{shown_path}: {self.why}: its records are not shown"
         return f"{shown_path}:{self.line}: damaged record ({self.why}): skipped"
 
 
@@ -116,8 +118,8 @@ def _lines_backwards(path: Path) -> Iterator[tuple[int, bytes]]:
     """The file's lines that are not blank, last first, each with its byte offset."""
     try:
         handle = path.open("rb")
-    except OSError:
-        return
+    except FileNotFoundError:
+        return  # no record yet (any other error is the caller's: never an empty history)
     with handle:
         end = handle.seek(0, os.SEEK_END)
         rest = b""
@@ -146,18 +148,23 @@ def _rows_newest_first(
     stop_before: float | None,
     damaged: Damaged | None,
 ) -> Iterator[dict[str, Any]]:
-    for offset, raw in _lines_backwards(path):
-        row, why = _why_damaged(raw)
-        if row is None:
-            if damaged is not None:
-                damaged(DamagedRecord(name, path, _line_number(path, offset), why))
-            continue  # reported, never fatal
-        row.setdefault("profile", name)
-        ts = row.get("ts")
-        if stop_before is not None and isinstance(ts, int | float) and ts < stop_before:
-            return  # appended in time order: nothing older can match ``since``
-        if keep.keeps(row):
-            yield row
+    try:
+        for offset, raw in _lines_backwards(path):
+            row, why = _why_damaged(raw)
+            if row is None:
+                if damaged is not None:
+                    damaged(DamagedRecord(name, path, _line_number(path, offset), why))
+                continue  # reported, never fatal
+            row.setdefault("profile", name)
+            ts = row.get("ts")
+            if stop_before is not None and isinstance(ts, int | float) and ts < stop_before:
+                return  # appended in time order: nothing older can match ``since``
+            if keep.keeps(row):
+                yield row
+    except OSError as exc:  # unreadable (its mode, an I/O error): said, never a clean slate
+        if damaged is None:
+            raise
+        damaged(DamagedRecord(name, path, 0, f"cannot read the file: {exc.strerror or exc}"))
 
 
 def read_decisions(

@@ -37,7 +37,14 @@ _ANSWERS: dict[int | str, dict[str, Any]] = {
 
 
 def _replay(name: str, home: Path, body: PolicyDiffIn, config: SupervisorConfig) -> dict[str, Any]:
-    rows = read_decisions({name: home}, keep=DecisionFilter(since=body.since), limit=sys.maxsize)
+    try:
+        rows = read_decisions(
+            {name: home}, keep=DecisionFilter(since=body.since), limit=sys.maxsize
+        )
+    except OSError as exc:  # never replayed as an empty history
+        raise HTTPException(
+            500, f"cannot read logs/decisions.jsonl: {exc.strerror or exc}"
+        ) from None
     with tempfile.TemporaryDirectory(prefix="multiplex-policy-") as folder:
         proposed = Path(folder) / "config.yaml"
         proposed.write_text(body.proposed, encoding="utf-8")

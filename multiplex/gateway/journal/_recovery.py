@@ -116,9 +116,12 @@ def _answered(sup: Supervisor, name: str, pending: dict[str, Any]) -> bool:
     created = pending.get("created_at")
     if profile is None or not isinstance(created, int | float):
         return False
-    rows = read_decisions(
-        {name: profile.home}, keep=DecisionFilter(since=float(created)), limit=10_000
-    )
+    try:
+        rows = read_decisions(
+            {name: profile.home}, keep=DecisionFilter(since=float(created)), limit=10_000
+        )
+    except OSError:
+        return False  # unreadable: the prompt is recorded as unanswered, as before
     wanted = pending.get("approval_id")
     return any(r.get("approval_id") == wanted and r.get("answered_by") != "nobody" for r in rows)
 
