@@ -194,8 +194,11 @@ class McpService:
 
     async def _test(self, who: _Who, args: TestArgs) -> CallToolResult:
         profile = self._profile(who, args.profile)
+        session = self._session(who, args.session)  # the session's grants, as run_command's
         try:
-            verdict = await self.gw.off_loop(self.gw.sup.test, profile, args.command, "api")
+            verdict = await self.gw.off_loop(
+                self.gw.sup.test, profile, args.command, "api", session
+            )
         except (RoutingError, ValueError) as exc:
             raise _Refused(" ".join(str(exc).split())) from None
         doc = verdict.as_dict()

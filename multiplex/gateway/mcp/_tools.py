@@ -35,7 +35,8 @@ _PROFILE = {
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Strict: the schema's types as declared (``timeout_s: true`` is no 1 s, ``"5"`` no 5).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     profile: str | None = Field(default=None, min_length=1, max_length=200)
 
@@ -60,6 +61,7 @@ class TestArgs(_Args):
     """``test_command``'s arguments."""
 
     command: str = Field(min_length=1, max_length=65_536)
+    session: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class ListArgs(_Args):
@@ -151,7 +153,7 @@ def tool_list(*, session: bool, profile: bool, kernels: bool) -> list[Tool]:
                     }
                 },
                 ["command"],
-                session=False,
+                session=session,  # its grants count, as they would for run_command
                 profile=profile,
             ),
             annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True),

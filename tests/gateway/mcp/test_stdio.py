@@ -307,3 +307,21 @@ def test_a_client_that_may_not_answer_cannot_answer_by_naming_the_prompt(
     record = last_for(project, "printf forged", "locked")
     assert record["outcome"] == "timeout" and record["answered_by"] == "nobody"
     assert "printf forged" not in (home / "config.yaml").read_text()
+
+
+def test_test_command_counts_the_sessions_grants_and_arguments_are_strict(project: Path) -> None:
+    # A session answer's grant approves run_command at once; test_command said "ask" (it
+    # judged in another session). And a boolean or a string is no number of seconds.
+    reply = ElicitResult(action="accept", content={"choice": "session"})
+
+    async def body(session: ClientSession) -> tuple[CallToolResult, ...]:
+        ran = await session.call_tool("run_command", {"command": "printf granted"})
+        tested = await session.call_tool("test_command", {"command": "printf granted"})
+        flag = await session.call_tool("run_command", {"command": "echo x", "timeout_s": True})
+        text = await session.call_tool("run_command", {"command": "echo x", "timeout_s": "5"})
+        return ran, tested, flag, text
+
+    ran, tested, flag, text = over_stdio(project, "agent", body, elicit=_asking(reply, []))
+    assert not ran.is_error and "granted" in _text(ran)
+    assert _text(tested).startswith("approved: session grant"), _text(tested)
+    assert flag.is_error and text.is_error
