@@ -25,6 +25,7 @@ __all__ = [
     "DamagedRecord",
     "DecisionFilter",
     "decisions_file",
+    "each_decision",
     "follow_decisions",
     "read_decisions",
 ]
@@ -197,6 +198,17 @@ def read_decisions(
         if len(out) >= limit:
             break
     return out
+
+
+def each_decision(
+    homes: Mapping[str, Path], *, keep: DecisionFilter | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every record of ``homes`` that ``keep`` keeps, home after home, each newest first:
+    one at a time, for a reader that needs no order and must not hold them all."""
+    keep = keep or DecisionFilter()
+    stop = None if keep.since is None else keep.since - 5.0
+    for name, home in homes.items():
+        yield from _rows_newest_first(name, decisions_file(home), keep, stop, None)
 
 
 def follow_decisions(
