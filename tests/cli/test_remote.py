@@ -45,6 +45,10 @@ def test_token_and_url_files_and_a_refused_token(up: Up) -> None:
     nowhere = up.cli("runs", "list", "--url", "http://127.0.0.1:9")
     assert nowhere.returncode == 2 and "cannot reach the gateway" in nowhere.stderr
     assert "Traceback" not in nowhere.stderr
+    # A request the gateway refuses as invalid is one line naming the field, not JSON.
+    bad = up.cli("run", "-p", "default", "--context", "interactive", "--", "true")
+    assert bad.returncode == 2 and "context: " in bad.stderr, bad.stderr
+    assert "[{" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
 def test_list_answer_and_follow_approvals(up: Up) -> None:

@@ -128,7 +128,7 @@ class GatewayClient:
         except (ValueError, AttributeError, OSError):
             detail = exc.reason
         if not isinstance(detail, str):
-            detail = json.dumps(detail)
+            detail = _one_line(detail)
         return GatewayError(f"{detail} (HTTP {exc.code})", exc.code)
 
     def get(self, path: str, **params: Any) -> Any:
@@ -155,3 +155,15 @@ class GatewayClient:
                         continue
                     yield name, data if isinstance(data, dict) else {"value": data}
                     name = None
+
+
+def _one_line(detail: Any) -> str:
+    """A validation error's list (``[{"loc": ["body", "context"], "msg": …}]``) as one line
+    naming each field: ``context: Input should be 'api' or 'gateway'``."""
+    if isinstance(detail, list) and all(isinstance(d, dict) for d in detail):
+        parts = []
+        for item in detail:
+            loc = [str(p) for p in item.get("loc", ()) if p not in ("body", "query", "path")]
+            parts.append(f"{'.'.join(loc) or 'request'}: {item.get('msg', 'invalid')}")
+        return "; ".join(parts)
+    return " ".join(json.dumps(detail).split())
