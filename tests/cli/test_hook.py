@@ -74,6 +74,18 @@ def _answer(result: Any) -> dict[str, str]:
     return inner
 
 
+def _told(result: Any, agent: str) -> str:
+    """What either agent was told (exit 0 and its JSON, as documented)."""
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    told: str = (
+        out["hookSpecificOutput"]["permissionDecision"]
+        if agent == "claude-code"
+        else out["decision"]
+    )
+    return told
+
+
 def _records(config: Path, profile: str = "agent") -> list[dict[str, Any]]:
     path = config.parent / "profiles" / profile / "logs" / "decisions.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
@@ -278,14 +290,7 @@ def test_a_locale_that_cannot_write_the_answer_never_fails_open(
         "--config", str(project), "hook", agent, "-p", "agent",
         stdin=payload, env={"PYTHONIOENCODING": encoding},
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
-    told = (
-        out["hookSpecificOutput"]["permissionDecision"]
-        if agent == "claude-code"
-        else out["decision"]
-    )
-    assert told == "deny"
+    assert _told(result, agent) == "deny"
 
 
 def test_a_lone_surrogate_in_the_command_is_judged_and_recorded(project: Path) -> None:
@@ -308,15 +313,7 @@ def test_another_profiles_home_is_denied_to_a_hook_serving_one_profile(
     other = project.parent / "profiles" / "lax"
     for command in (f"cat {other}/config.yaml", f"ls {project.parent / 'profiles'}"):
         payload = _claude(command) if agent == "claude-code" else _gemini(command)
-        result = _hook(project, payload, agent=agent)
-        assert result.returncode == 0, result.stderr
-        out = json.loads(result.stdout)
-        told = (
-            out["hookSpecificOutput"]["permissionDecision"]
-            if agent == "claude-code"
-            else out["decision"]
-        )
-        assert told == "deny", (command, out)
+        assert _told(_hook(project, payload, agent=agent), agent) == "deny", command
 
 
 def test_a_hook_allow_takes_a_use_of_a_limited_grant(make_home, write_config) -> None:  # type: ignore[no-untyped-def]

@@ -64,6 +64,15 @@ def test_tools_run_redact_fail_and_judge(project: Path) -> None:
     assert last_for(project, "echo token [REDACTED:known]")["context"] == "api"
 
 
+def _server(project: Path, profile: str) -> StdioServerParameters:
+    """``multiplex mcp -p PROFILE`` for the SDK's own ``Client`` (per-request protocol)."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "multiplex", "--config", str(project), "mcp", "-p", profile],
+        cwd=str(project.parent),
+    )
+
+
 def _asking(reply: ElicitResult, seen: list[ElicitRequestParams]):  # type: ignore[no-untyped-def]
     async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult:
         seen.append(params)
@@ -237,11 +246,7 @@ def test_a_per_request_client_is_asked_with_input_required(project: Path) -> Non
         seen.append(params)
         return next(replies)
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "multiplex", "--config", str(project), "mcp", "-p", "agent"],
-        cwd=str(project.parent),
-    )
+    params = _server(project, "agent")
 
     async def main() -> tuple[CallToolResult, CallToolResult]:
         async with Client(params, elicitation_callback=elicit) as client:
@@ -271,11 +276,7 @@ def test_a_client_that_may_not_answer_cannot_answer_by_naming_the_prompt(
     async def elicit(context: Any, params: ElicitRequestParams) -> ElicitResult:
         raise AssertionError("the client was asked")
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "multiplex", "--config", str(project), "mcp", "-p", "locked"],
-        cwd=str(project.parent),
-    )
+    params = _server(project, "locked")
 
     async def main() -> tuple[CallToolResult, CallToolResult]:
         async with Client(params, elicitation_callback=elicit) as client:
