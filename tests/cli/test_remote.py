@@ -45,6 +45,17 @@ def test_token_and_url_files_and_a_refused_token(up: Up) -> None:
     nowhere = up.cli("runs", "list", "--url", "http://127.0.0.1:9")
     assert nowhere.returncode == 2 and "cannot reach the gateway" in nowhere.stderr
     assert "Traceback" not in nowhere.stderr
+    # A broken local multiplex.yaml does not stop answering a gateway named in full.
+    config = up.root / "multiplex.yaml"
+    good = config.read_text()
+    config.write_text(good + "rootes: []\n")
+    try:
+        listed = up.cli("approvals", "list", "--json", "--url", up.url, "--token", up.token)
+        assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
+        local = up.cli("approvals", "list")  # nothing named: the file is read, and said broken
+        assert local.returncode == 2 and "rootes" in local.stderr
+    finally:
+        config.write_text(good)
     # A request the gateway refuses as invalid is one line naming the field, not JSON.
     bad = up.cli("run", "-p", "default", "--context", "interactive", "--", "true")
     assert bad.returncode == 2 and "context: " in bad.stderr, bad.stderr

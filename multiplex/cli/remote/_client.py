@@ -39,10 +39,17 @@ class GatewayError(MultiplexError):
 
 
 def client_for(state: CliState) -> GatewayClient:
-    """The client the global options and the environment point at."""
+    """The client the global options and the environment point at.
+
+    With both a URL and a token given (options or environment) the local
+    ``multiplex.yaml`` is not read: a gateway can be answered while that file is broken.
+    """
+    given = state.url or os.environ.get(URL_ENV) or None
+    found = _given_token(state)
+    if given and found is not None:
+        return GatewayClient(given, found[0], source=found[1])
     config = state.config()
     base = config.base_dir
-    given = state.url or os.environ.get(URL_ENV) or None
     entry = pick_entry(base, url=given, port=config.gateway.port)
     url = given or (entry.url if entry is not None else None)
     if not url:
@@ -56,13 +63,8 @@ def client_for(state: CliState) -> GatewayClient:
         host = config.gateway.host
         host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
         url = f"http://{host if ':' not in host else f'[{host}]'}:{config.gateway.port}"
-    token: str | None
-    if state.token is not None:
-        token, source = state.token or None, "--token" if state.token else "--token was empty"
-    elif os.environ.get(TOKEN_ENV):
-        token, source = os.environ[TOKEN_ENV], f"${TOKEN_ENV}"
-    elif os.environ.get(ADMIN_TOKEN_ENV):
-        token, source = os.environ[ADMIN_TOKEN_ENV], f"${ADMIN_TOKEN_ENV}"
+    if found is not None:
+        token, source = found
     elif entry is not None and entry.token:
         token, source = entry.token, str(entry.token_file)
     else:
@@ -73,6 +75,17 @@ def client_for(state: CliState) -> GatewayClient:
         )
         token, source = None, f"no --token, ${TOKEN_ENV} or ${ADMIN_TOKEN_ENV}, and {where}"
     return GatewayClient(url, token, source=source)
+
+
+def _given_token(state: CliState) -> tuple[str | None, str] | None:
+    """The token ``--token`` or the environment gives, and where from; None if neither."""
+    if state.token is not None:
+        return state.token or None, "--token" if state.token else "--token was empty"
+    if os.environ.get(TOKEN_ENV):
+        return os.environ[TOKEN_ENV], f"${TOKEN_ENV}"
+    if os.environ.get(ADMIN_TOKEN_ENV):
+        return os.environ[ADMIN_TOKEN_ENV], f"${ADMIN_TOKEN_ENV}"
+    return None
 
 
 class GatewayClient:
