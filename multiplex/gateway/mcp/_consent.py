@@ -126,7 +126,9 @@ async def ask_client(
         except MCPError as exc:
             closed = exc.error.code == CONNECTION_CLOSED
             outcome = (
-                CLOSED if closed else f"the MCP client could not ask: {exc.error.message[:200]}"
+                CLOSED
+                if closed  # (the client's own words, on one line: a record is one line)
+                else f"the MCP client could not ask: {' '.join(exc.error.message.split())[:200]}"
             )
         except Exception as exc:  # an unreadable reply: nobody answered
             outcome = f"the MCP client's reply was unusable ({type(exc).__name__})"

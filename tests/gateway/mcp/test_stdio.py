@@ -326,3 +326,19 @@ def test_test_command_counts_the_sessions_grants_and_arguments_are_strict(projec
     assert not ran.is_error and "granted" in _text(ran)
     assert _text(tested).startswith("approved: session grant"), _text(tested)
     assert flag.is_error and text.is_error
+
+
+def test_a_clients_error_reply_is_recorded_on_one_line(project: Path) -> None:
+    from mcp_types import ErrorData
+
+    async def elicit(context: Any, params: ElicitRequestParams) -> ErrorData:
+        return ErrorData(code=-32603, message="boom\nsecond line")
+
+    async def body(session: ClientSession) -> CallToolResult:
+        return await session.call_tool("run_command", {"command": "printf errored"})
+
+    result = over_stdio(project, "agent", body, elicit=elicit)
+    assert result.is_error
+    record = last_for(project, "printf errored")
+    assert record["outcome"] == "cancelled" and record["answered_by"] == "nobody"
+    assert record["cause"] == "the MCP client could not ask: boom second line", record["cause"]
