@@ -24,6 +24,7 @@ without ``-o`` writes the file its input's header names, absolute or not: as ``t
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from tests.shell._carriers import (
     HOME,
     assert_named,
     homes_fixture,
+    judged,
     one_home,
     outcome,
     table_tests,
@@ -232,3 +234,28 @@ def test_the_gate_asks_for_a_protected_write_named_from_a_cd(tmp_path: Path) -> 
         ]
         plain = supervisor.test("p", "cd .github && cp /tmp/x notes.md", context="api")
         assert plain.outcome.value == "approved"
+
+
+# The virtual environment the supervisor runs from holds the program an agent's hook runs:
+# removed, moved, made unexecutable or replaced, the hook exits 126/127 or prints nothing,
+# and Claude Code lets every later call through. Each was approved in a manual profile.
+VENV = sys.prefix
+HOOK_PROGRAM = [
+    f"mv {VENV} /tmp/v",
+    f"rm {VENV}/bin/multiplex",
+    f"cp /bin/true {VENV}/bin/multiplex",
+    f"ln -sf /bin/true {VENV}/bin/multiplex",
+    f"chmod -x {VENV}/bin/multiplex",
+    f"rm -rf {VENV}",
+]
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="the supervisor runs from no venv")
+@pytest.mark.parametrize("line", HOOK_PROGRAM)
+def test_the_supervisors_own_program_is_its_control(line: str) -> None:
+    assert "supervisor-control" in judged(line), (line, judged(line))
+
+
+@pytest.mark.parametrize("line", [f"cat {VENV}/bin/multiplex", f"ls {VENV}/bin"])
+def test_reading_it_is_not(line: str) -> None:
+    assert judged(line) == [], (line, judged(line))

@@ -9,7 +9,8 @@ this profile's records (the ``logs/`` folder of its home: the decision log,
 the cell log, kept output) or what the supervisor reads this profile from (its
 home's ``config.yaml``: its rules; its ``.env``: its gateway token; its
 ``credentials/``: what every run mounts), whatever ``approvals.protected_files``
-says; also from inline code (``open("../config.yaml", "a")``). Under the sandbox these are hidden or read-only;
+says; also the virtual environment it runs from (the program an agent's hook runs); also
+from inline code (``open("../config.yaml", "a")``). Under the sandbox these are hidden or read-only;
 without it only this check stands between an agent and its own approvals.
 Reading the state folder is a ``secret-read`` (``_secret_paths``). A pure
 leaf: stdlib and the shell leaves it imports.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from collections.abc import Iterator
 
 from multiplex.shell.detection._catalogue import SUPERVISOR_CONTROL, Finding
@@ -31,6 +33,12 @@ __all__ = ["each_supervisor_control"]
 _CLI = "multiplex"
 _CONFIG = "multiplex.yaml"
 _STATE = ".multiplex"
+# The virtual environment this supervisor runs from, if it runs from one: its programs are
+# what an agent's own hook runs (``.venv/bin/multiplex``). Removed, moved, made
+# unexecutable or replaced, the hook exits 126/127 or says nothing, and Claude Code then
+# lets every later call through (docs/agents.md#exit-codes). A string of the interpreter's,
+# no file read. Outside a virtual environment the install is the system's (sensitive-write).
+_INSTALL = posixpath.normpath(sys.prefix) if sys.prefix != sys.base_prefix else None
 
 
 def each_supervisor_control(parsed: ParsedLine, place: Place) -> Iterator[Finding]:
@@ -101,5 +109,7 @@ def _kept(target: str, place: Place) -> bool:
         if parts[-1] == _CONFIG or _STATE in parts or norm in inputs:
             return True
         if any(norm == f or norm.startswith(f + "/") for f in folders):
+            return True
+        if _INSTALL is not None and (norm == _INSTALL or norm.startswith(_INSTALL + "/")):
             return True
     return False
