@@ -207,15 +207,19 @@ def test_sandbox_argv_is_reusable_for_other_processes(sup: Supervisor) -> None:
 def test_standalone_exec_is_sandboxed_too(sup: Supervisor, tmp_path: Path) -> None:
     b = sup.profiles["b"].home
     env = {**os.environ, "MULTIPLEX_CONFIG": str(tmp_path / "multiplex.yaml")}
-    done = subprocess.run(
-        [sys.executable, "-m", "multiplex", "exec", "-p", "a", f"cat {b / 'canary.txt'}; echo $$"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-        env=env,
-        timeout=60,
-    )
+
+    def run(line: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "multiplex", "exec", "-p", "a", line],
+            capture_output=True, text=True, check=False, cwd=REPO, env=env, timeout=60,
+        )  # fmt: skip
+
+    # Served alone, profile a still knows b's home from multiplex.yaml: the gate blocks.
+    named = run(f"cat {b / 'canary.txt'}; echo $$")
+    assert named.returncode == 3 and "another profile's home" in named.stderr, named.stderr
+    # A path the gate cannot read (from a file, when the line runs): the sandbox hides b.
+    (sup.profiles["a"].home / "work" / "where.txt").write_text(str(b))
+    done = run('cat "$(cat where.txt)/canary.txt"; echo $$')
     assert "CANARY-B" not in done.stdout
     assert "No such file" in done.stdout + done.stderr, done.stdout + done.stderr
 
