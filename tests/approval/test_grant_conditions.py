@@ -121,3 +121,48 @@ def test_a_line_a_session_grant_helps_approve_still_takes_the_grants_use(sup: Su
     result = sup.run("npm test && ls -la", profile="p", session="s", context="interactive")
     assert result.decision.cause == "session grant"
     assert profile.allowlist.grants()[0].uses == 1
+
+
+def test_always_binds_the_file_as_the_prompt_showed_it(sup: Supervisor) -> None:
+    # The agent rewrites build.py while the human reads the prompt: the rule binds the
+    # file as it was when the prompt opened (what was approved), so the rewritten one asks.
+    from multiplex.approval.waiting._pending import Answer, Choice
+
+    profile = sup.profiles["p"]
+    script = profile.home / "workspace" / "build.py"
+    shown = _digest(script)
+
+    def answer(request: PendingApproval) -> Answer:
+        script.write_text("print('rewritten after the prompt opened')\n")
+        return Answer(Choice.ALWAYS, by="terminal")
+
+    sup.gate.set_prompter(CallbackPrompter(answer))
+    sup.run("python3 build.py", profile="p", context="interactive")
+    (grant,) = profile.allowlist.grants()
+    assert dict(grant.bind) == {"build.py": shown} != {"build.py": _digest(script)}
+    assert sup.test("p", "python3 build.py").outcome == "ask"
+
+
+def test_always_over_the_api_binds_as_the_prompt_showed_it(sup: Supervisor) -> None:
+    import threading
+
+    from multiplex.approval.waiting._pending import Answer, Choice
+
+    profile = sup.profiles["p"]
+    script = profile.home / "workspace" / "build.py"
+    shown = _digest(script)
+    box: list[object] = []
+    thread = threading.Thread(
+        target=lambda: box.append(sup.run("python3 build.py", profile="p", context="api"))
+    )
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not sup.gate.tables().get("p") or not sup.gate.tables()["p"].list_open():
+        assert time.monotonic() < deadline, "no prompt"
+        time.sleep(0.01)
+    (prompt,) = sup.gate.tables()["p"].list_open()
+    script.write_text("print('rewritten')\n")
+    assert sup.gate.answer(prompt, Answer(Choice.ALWAYS, by="admin"))
+    thread.join(10)
+    (grant,) = profile.allowlist.grants()
+    assert dict(grant.bind) == {"build.py": shown}

@@ -16,6 +16,7 @@ import errno
 import threading
 from dataclasses import dataclass
 
+from multiplex._errors import RuleSyntaxError
 from multiplex.approval.grants._bound_files import bindings_for
 from multiplex.approval.records._records import DecisionRecorder
 from multiplex.approval.waiting._answers import rules_to_save
@@ -44,6 +45,25 @@ class AnswerNotSaved(OSError):
 class _Asked:
     scope: ProfileScope
     parsed: ParsedLine
+    # The files each rule it may save runs, hashed when the prompt opened: what the human
+    # was shown is what the rule holds for (docs/allowlist.md#bindings), not the file as
+    # an agent may have changed it before the answer came.
+    bound: dict[str, dict[str, str]]
+
+
+def bound_at_prompt(
+    request: PendingApproval, scope: ProfileScope, parsed: ParsedLine
+) -> dict[str, dict[str, str]]:
+    """The bindings of the rules an "always" answer to ``request`` may save, taken now."""
+    rules = rules_to_save(parsed, Answer(Choice.ALWAYS))
+    rules += [s.rule for s in request.why.suggestions if not s.redacted and s.rule not in rules]
+    bound: dict[str, dict[str, str]] = {}
+    for rule in rules:
+        try:
+            bound[rule] = bindings_for(rule, parsed, scope.cwd)
+        except (OSError, RuleSyntaxError):
+            continue  # taken at the answer instead, as before
+    return bound
 
 
 class AlwaysAnswers:
@@ -57,8 +77,15 @@ class AlwaysAnswers:
 
     def opened(self, request: PendingApproval, scope: ProfileScope, parsed: ParsedLine) -> None:
         """``request`` leads a prompt of ``scope`` about ``parsed``."""
+        bound = bound_at_prompt(request, scope, parsed)
         with self._lock:
-            self._asked[request.id] = _Asked(scope, parsed)
+            self._asked[request.id] = _Asked(scope, parsed, bound)
+
+    def bound(self, request: PendingApproval) -> dict[str, dict[str, str]]:
+        """The bindings taken when ``request``'s prompt opened (empty if none were)."""
+        with self._lock:
+            asked = self._asked.get(request.id)
+        return asked.bound if asked is not None else {}
 
     def closed(self, request: PendingApproval) -> list[str] | None:
         """Forget ``request``; the rules its answer already saved, or None if none was."""
@@ -110,7 +137,9 @@ class AlwaysAnswers:
             raise AnswerNotSaved(exc.errno, f"cannot record the answer: {exc.strerror}") from exc
         try:
             for rule in rules:  # bound to the workspace files it runs (docs/allowlist.md#bindings)
-                bind = bindings_for(rule, asked.parsed, scope.cwd)
+                bind = asked.bound.get(rule)
+                if bind is None:  # a rule typed at the answer: its files as they are now
+                    bind = bindings_for(rule, asked.parsed, scope.cwd)
                 scope.profile.allowlist.grant_saved(rule, bind=bind)
         except OSError as exc:
             where = scope.profile.allowlist.config_path

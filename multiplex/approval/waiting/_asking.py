@@ -170,13 +170,15 @@ class Asking:
         def conclude(resolution: Resolution) -> Decision:
             table.close(request)
             saved = None
+            bound: dict[str, dict[str, str]] = {}
             if leader:
                 self._metrics.pending.labels(scope.name).dec()
+                bound = self.always.bound(request)  # (taken when the prompt opened)
                 saved = self.always.closed(request)
                 if resolution.answer is not None:
                     approved = resolution.answer.choice is not Choice.DENY
                     self._metrics.answered(scope.name, approved, resolution.waited_ms / 1000)
-            decision, choice = self._resolved(scope, view, parsed, resolution, leader, saved)
+            decision, choice = self._resolved(scope, view, parsed, resolution, leader, saved, bound)
             by = resolution.answer.by if resolution.answer is not None else None
             # Which prompt it answered: a restart reads it (docs/gateway.md#after-a-crash).
             ids = {"approval_id": request.id, **({"run_id": run_id} if run_id else {})}
@@ -205,6 +207,7 @@ class Asking:
         res: Resolution,
         leader: bool,
         saved: list[str] | None = None,
+        bound: dict[str, dict[str, str]] | None = None,
     ) -> tuple[Decision, str]:
         if saved is not None:  # an "always" answer saved its rules as it came (Gate.answer)
             return decision_for(res, epoch=view.epoch, timeout=view.approvals.timeout, saved=saved)
@@ -215,7 +218,9 @@ class Asking:
                 self.sessions(scope.profile).grant(scope.session, rules)
             else:
                 for rule in rules:  # bound to the files it runs (docs/allowlist.md#bindings)
-                    bind = bindings_for(rule, parsed, scope.cwd)
+                    bind = (bound or {}).get(rule)
+                    if bind is None:  # not one the prompt offered: its files as they are now
+                        bind = bindings_for(rule, parsed, scope.cwd)
                     scope.profile.allowlist.grant(rule, bind=bind)  # never raises on a failed write
         return decision_for(res, epoch=view.epoch, timeout=view.approvals.timeout, saved=rules)
 
