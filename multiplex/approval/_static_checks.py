@@ -142,12 +142,21 @@ def _allow_match(data: CheckInput, quiet: bool = False) -> tuple[str, bool] | No
             return None
         if rule.as_written and not _as_written(rule, command):
             return None
+        # A grant bound to files of the turn's folder vouches for nothing a cd moved away
+        # from it (cd sub && python3 build.py runs sub/build.py, not the file it bound).
+        if _bound(data.allowlist, rule) and _moves(parsed):
+            return None
         if rule.text not in matched:
             matched.append(rule.text)
     return "; ".join(matched), by_grant
 
 
 _MOVES = frozenset({"cd", "pushd", "popd"})
+
+
+def _bound(rules: RuleSet, rule: Rule) -> bool:
+    bound = getattr(rules, "bound", None)  # (a profile's GrantedRules; plain rule sets bind none)
+    return bool(bound(rule)) if bound is not None else False
 
 
 def _as_written(rule: Rule, command: SimpleCommand) -> bool:

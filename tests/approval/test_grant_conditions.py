@@ -166,3 +166,26 @@ def test_always_over_the_api_binds_as_the_prompt_showed_it(sup: Supervisor) -> N
     thread.join(10)
     (grant,) = profile.allowlist.grants()
     assert dict(grant.bind) == {"build.py": shown}
+
+
+def test_a_bound_grant_vouches_for_nothing_a_cd_moved_away(make_home, supervisor_of) -> None:  # type: ignore[no-untyped-def]
+    # `cd sub && python3 build.py` runs sub/build.py, not the workspace's build.py the
+    # grant is bound to: it asks (it ran, allowlisted, printing what sub/build.py said).
+    home = make_home(
+        "p",
+        "approvals:\n  mode: strict\n",
+        files={
+            "workspace/build.py": "print('build')\n",
+            "workspace/sub/build.py": "print('EVIL')\n",
+        },
+    )
+    digest = _digest(home / "workspace" / "build.py")
+    (home / "config.yaml").write_text(
+        "command_allowlist:\n  - 'cd *'\n"
+        f"  - {{rule: 'python3 build.py', bind: {{build.py: '{digest}'}}}}\n"
+        "approvals:\n  mode: strict\n"
+    )
+    sup = supervisor_of("profiles_dir: profiles\ndefault_profile: p\n")
+    assert sup.test("p", "python3 build.py").outcome == "approved"
+    assert sup.test("p", "cd sub && python3 build.py").outcome == "ask"
+    assert sup.test("p", "cd sub").outcome == "approved"

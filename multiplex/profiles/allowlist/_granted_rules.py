@@ -51,6 +51,10 @@ class GrantedRules(RuleSet):
                 return rule
         return None
 
+    def bound(self, rule: Rule) -> bool:
+        """Whether ``rule`` (as :meth:`match` returned it) is a grant bound to files."""
+        return any(r is rule for r, _ in self._bound)
+
     @property
     def binds(self) -> bool:
         """Some grant in effect is bound to files (only then can :meth:`held` find anything)."""
