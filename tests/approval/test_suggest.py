@@ -110,3 +110,25 @@ def test_the_terminal_prompt_says_what_always_saves_and_takes_a_number(
     assert "or:           [3] npm run *" in shown and "[d]eny or 1-3 > " in shown
     assert result.decision.outcome is Outcome.APPROVED
     assert [g.rule for g in sup.profiles["p"].allowlist.grants()] == ["npm run *"]
+
+
+def test_an_interpreters_script_stays_exact_past_its_options() -> None:
+    # `python3 -W ignore build.py` offered `python3 -W ignore *`: any script at all.
+    assert candidates(["python3", "-W", "ignore", "build.py"]) == ["python3 -W ignore build.py"]
+    assert candidates(["python3", "-X", "dev", "build.py"]) == ["python3 -X dev build.py"]
+    assert candidates(["bash", "-o", "errexit", "run.sh", "x"]) == [
+        "bash -o errexit run.sh x",
+        "bash -o errexit run.sh *",  # the script stays; its arguments may vary
+    ]
+    assert candidates(["python3", "-m", "pytest", "-q"])[1] == "python3 -m pytest *"
+
+
+def test_a_script_after_an_options_value_is_the_one_bound(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from multiplex.approval.grants._bound_files import files_run
+
+    (tmp_path / "build.py").write_text("print(1)\n")
+    (tmp_path / "run.sh").write_text("true\n")
+    (tmp_path / "ignore").write_text("not a script\n")
+    assert files_run(["python3", "-W", "ignore", "build.py"], tmp_path) == ["build.py"]
+    assert files_run(["python3", "-X", "dev", "build.py"], tmp_path) == ["build.py"]
+    assert files_run(["bash", "-o", "errexit", "run.sh"], tmp_path) == ["run.sh"]

@@ -26,13 +26,19 @@ from pathlib import Path
 from multiplex.profiles import binding_digest
 from multiplex.shell import ParsedLine, parse_rule
 
-__all__ = ["bindings_for", "files_run"]
+__all__ = ["bindings_for", "files_run", "script_index"]
 
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")
 _INTERPRETERS = frozenset(
     {"bash", "sh", "zsh", "dash", "ksh", "node", "ruby", "perl", "php", "lua", "Rscript", "bun"}
 )
 _INLINE = frozenset({"-c", "-e", "--eval", "-r", "-E"})  # code on the line, no script file
+# Options whose value is the next word, not the script (python3 -W ignore build.py,
+# bash -o errexit run.sh, node --require x.js app.js, ruby -I lib app.rb).
+_VALUED = frozenset(
+    {"-W", "-X", "--check-hash-based-pycs", "-o", "-O", "+o", "+O", "--rcfile",
+     "--init-file", "--require", "--import", "--loader", "-I", "-C"}
+)  # fmt: skip
 _PACKAGE_RUNNERS = frozenset({"npm", "pnpm", "yarn"})
 _PACKAGE_VERBS = frozenset(
     {"run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart"}
@@ -55,7 +61,14 @@ def _inside(cwd: Path, word: str) -> str | None:
 
 
 def _script(args: Sequence[str], cwd: Path, python: bool) -> list[str]:
+    skip = False
     for index, word in enumerate(args):
+        if skip:  # an option's value
+            skip = False
+            continue
+        if word in _VALUED:
+            skip = True
+            continue
         if word in _INLINE:
             return []
         if python and word == "-m":
@@ -98,6 +111,25 @@ def _conftests(cwd: Path) -> list[str]:
             if len(found) >= _MAX_CONFTESTS:
                 break
     return found
+
+
+def script_index(argv: Sequence[str]) -> int | None:
+    """Where in ``argv`` an interpreter's script is (``python3 -W ignore build.py``: 3), or
+    None: a rule must keep that word exact, or it would run any other file too."""
+    program = posixpath.basename(argv[0]) if argv else ""
+    if not (_PYTHON.fullmatch(program) or program in _INTERPRETERS):
+        return None
+    skip = False
+    for index, word in enumerate(argv[1:], 1):
+        if skip:
+            skip = False
+        elif word in _VALUED:
+            skip = True
+        elif word in _INLINE or word == "-m":
+            return None  # code on the line, or a module: no script
+        elif word != "--" and not word.startswith(("-", "+")):
+            return index
+    return None
 
 
 def files_run(argv: Sequence[str], cwd: Path) -> list[str]:

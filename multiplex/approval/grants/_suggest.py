@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from multiplex._errors import RuleSyntaxError
-from multiplex.approval.grants._bound_files import bindings_for
+from multiplex.approval.grants._bound_files import bindings_for, script_index
 from multiplex.approval.records._history import read_decisions
 from multiplex.shell import ParsedLine, Rule, exact_rule, parse_line, parse_rule
 
@@ -77,8 +77,11 @@ def candidates(argv: Sequence[str]) -> list[str]:
         out = [exact_rule(argv).text]
     except RuleSyntaxError:  # a word no rule can hold (a control character): none
         return []
+    script = script_index(argv)  # python3 -W ignore build.py: never python3 -W ignore *
     for keep in range(len(argv), 1, -1):
         last = argv[keep - 1]
+        if script is not None and keep <= script:
+            break  # a wider rule would run any other script
         if last.startswith("-"):
             continue  # never cut right after an option: its value would be the wildcard
         if keep < len(argv):
