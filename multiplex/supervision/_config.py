@@ -9,7 +9,6 @@ import resource
 import socket
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
 
 from pydantic import (
     BaseModel,
@@ -25,6 +24,7 @@ from multiplex.profiles._settled import BeingWritten, read_settled
 from multiplex.profiles._wording import plain_message
 from multiplex.profiles._yamlread import line_of, load_yaml_bytes
 from multiplex.supervision._homes import homes_in, name_problem
+from multiplex.supervision._redis_url import masked_redis_url, redis_url_authenticates
 
 __all__ = [
     "CONFIG_ENV",
@@ -224,41 +224,6 @@ class ClusterConfig(_Model):
     def unauthenticated(self) -> bool:
         """Whether this node talks to a Redis over the network without credentials."""
         return not redis_url_authenticates(self.redis_url)
-
-
-def redis_url_authenticates(url: str) -> bool:
-    """Whether ``url`` gives Redis credentials (a ``unix://`` socket counts: its file mode guards it)."""
-    if url.startswith("unix://"):
-        return True
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return False
-    return bool(password) or any(v for v in parse_qs(parts.query).get("password", []))
-
-
-def masked_redis_url(url: str) -> str:
-    """``url`` with the password (in the authority or a ``password=`` query) shown as ``***``."""
-    try:
-        parts = urlsplit(url)
-        secret = parts.password
-    except ValueError:
-        return "<a malformed URL>"
-    netloc = parts.netloc
-    if secret:
-        userinfo, _, host = netloc.rpartition("@")
-        netloc = f"{userinfo.partition(':')[0]}:***@{host}"
-    query = "&".join(
-        "password=***" if pair.startswith("password=") and pair != "password=" else pair
-        for pair in parts.query.split("&")
-    )
-    shown = f"{parts.scheme}://{netloc}{parts.path}"
-    return (
-        shown
-        + (f"?{query}" if parts.query else "")
-        + (f"#{parts.fragment}" if parts.fragment else "")
-    )
 
 
 class CodeExecutionConfig(_Model):
