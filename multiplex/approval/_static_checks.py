@@ -155,8 +155,8 @@ _MOVES = frozenset({"cd", "pushd", "popd"})
 
 
 def _bound(rules: RuleSet, rule: Rule) -> bool:
-    bound = getattr(rules, "bound", None)  # (a profile's GrantedRules; plain rule sets bind none)
-    return bool(bound(rule)) if bound is not None else False
+    # (A profile's GrantedRules; a plain rule set, or one with no bound grant, binds none.)
+    return bool(getattr(rules, "binds", False)) and bool(rules.bound(rule))  # type: ignore[attr-defined]
 
 
 def _as_written(rule: Rule, command: SimpleCommand) -> bool:

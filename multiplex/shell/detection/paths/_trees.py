@@ -174,6 +174,8 @@ def extracts_here(prog: str, args: Sequence[str]) -> bool:
     extracted with no folder given (``tar -xf A``, ``unzip A``, ``7z x A``, ``cpio -i``,
     ``borg extract``, ``jar xf``, ``ar x``), a repository cloned with none (into a folder
     of its name there)."""
+    if prog not in _HERE:  # (asked of every command of a line: most are none of these)
+        return False
     words = [a for a in args if not a.startswith("-")]
     if prog in ("tar", "gtar", "bsdtar"):
         flags, longs, extracts = _tar(args)
@@ -243,4 +245,10 @@ def _mirrors(args: Sequence[str]) -> bool:
     )
 
 
+# The programs extracts_here knows; any other writes no tree into its folder.
+_HERE = frozenset(
+    {"tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zz", "unrar", "cpio", "bsdcpio",
+     "git", "borg", "jar", "ar", "lha", "arj", "cabextract", "unar", "aunpack", "patch",
+     "wget", *CHECKOUTS}
+)  # fmt: skip
 _CHECKS_ONLY = frozenset({"--check", "--stat", "--numstat", "--summary", "--cached"})
